@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Installs the testbed's pinned binaries into a cache outside the repository:
+# kube-apiserver, kube-controller-manager, kube-scheduler (built from k8s.io/kubernetes),
+# etcd, kwok, CoreDNS (with the multicluster plugin when the module can be fetched) and moto.
+# Idempotent: every step is skipped when its output already exists.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.33.13}
+ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
+KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+COREDNS_VERSION=${COREDNS_VERSION:-v1.11.4}
+COREDNS_MULTICLUSTER_MODULE=${COREDNS_MULTICLUSTER_MODULE:-github.com/coredns/multicluster}
+COREDNS_MULTICLUSTER_VERSION=${COREDNS_MULTICLUSTER_VERSION:-latest}
+MOTO_VERSION=${MOTO_VERSION:-5.2.5}
+
+CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}
+BIN="$CACHE/bin"
+LOGS="$CACHE/install-logs"
+mkdir -p "$BIN" "$LOGS" "$CACHE/src"
+
+now() { date +%s; }
+step() { printf '[install] %s\n' "$*" >&2; }
+fail() { printf '[install] ERROR: %s\n' "$*" >&2; exit 1; }
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || fail "'$1' is not on PATH: $2"
+}
+
+# Runs a long command with its output in a log file; prints progress every 60 s.
+run_logged() {
+  local name=$1; shift
+  local log="$LOGS/$name.log" start; start=$(now)
+  step "$name: started (log: $log)"
+  ( "$@" ) >"$log" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    local el=$(( $(now) - start ))
+    if (( el % 60 < 5 )) && (( el >= 60 )); then step "$name: still running after ${el}s"; fi
+  done
+  if ! wait "$pid"; then
+    tail -n 30 "$log" >&2 || true
+    fail "$name failed after $(( $(now) - start ))s; full log: $log"
+  fi
+  step "$name: done in $(( $(now) - start ))s"
+}
+
+# ---------- Kubernetes control plane ----------
+k8s_staging_replaces() {
+  local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  local patch=${K8S_VERSION##*.}
+  local mod; mod=$(GOWORK=off go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -f "$mod" ] || fail "could not download k8s.io/kubernetes@$K8S_VERSION's go.mod"
+  # Staging modules are the require lines pinned to v0.0.0; each maps to its published v0.<minor>.<patch>.
+  grep -oE '^\s+k8s\.io/[a-z0-9-]+ v0\.0\.0$' "$mod" | awk -v v="v0.$minor.$patch" '{print "replace " $1 " => " $1 " " v}'
+}
+
+build_kubernetes() {
+  local dir="$CACHE/src/kubernetes-$K8S_VERSION" mod minor
+  minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  mkdir -p "$dir"
+  mod=$(GOWORK=off go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  {
+    echo "module mcs-cloudmap.local/kube-build"
+    grep -E '^go [0-9.]+$' "$mod"
+    grep -E '^godebug ' "$mod" || true
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    k8s_staging_replaces
+  } >"$dir/go.mod"
+  cat >"$dir/tools.go" <<GO
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+  local ld="" p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  (
+    cd "$dir"
+    export GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
+    go mod tidy -e >/dev/null 2>&1 || true
+    go mod download
+    for c in kube-apiserver kube-controller-manager kube-scheduler; do
+      echo "building $c"
+      go build -trimpath -ldflags "-s -w $ld" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c"
+      mv "$BIN/$c.tmp" "$BIN/$c"
+    done
+  )
+}
+
+# ---------- etcd ----------
+build_etcd() {
+  local dir="$CACHE/src/etcd-$ETCD_VERSION"
+  mkdir -p "$dir"
+  cat >"$dir/go.mod" <<MOD
+module mcs-cloudmap.local/etcd-build
+
+go 1.23
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+MOD
+  cat >"$dir/tools.go" <<GO
+//go:build tools
+
+package tools
+
+import _ "go.etcd.io/etcd/server/v3"
+GO
+  (
+    cd "$dir"
+    export GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
+    go mod tidy -e >/dev/null 2>&1 || true
+    go build -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3
+    mv "$BIN/etcd.tmp" "$BIN/etcd"
+  )
+}
+
+# ---------- kwok ----------
+build_kwok() {
+  GOWORK=off CGO_ENABLED=0 GOBIN="$BIN" go install -trimpath "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  # The default Stage definitions ship inside the module.
+  local src; src=$(GOWORK=off go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$CACHE/kwok-stages"
+  cp "$src"/kustomize/stage/node/fast/*.yaml "$src"/kustomize/stage/pod/fast/*.yaml "$CACHE/kwok-stages/"
+  chmod u+w "$CACHE"/kwok-stages/*.yaml
+}
+
+# ---------- CoreDNS ----------
+build_coredns() {
+  local dir="$CACHE/src/coredns-$COREDNS_VERSION"
+  mkdir -p "$dir"
+  cat >"$dir/go.mod" <<MOD
+module mcs-cloudmap.local/coredns-build
+
+go 1.23
+
+require github.com/coredns/coredns $COREDNS_VERSION
+MOD
+  cat >"$dir/main.go" <<GO
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	_ "github.com/coredns/coredns/core/plugin"
+	"github.com/coredns/coredns/coremain"
+	_ "$COREDNS_MULTICLUSTER_MODULE"
+)
+
+func init() {
+	for i, d := range dnsserver.Directives {
+		if d == "kubernetes" {
+			dnsserver.Directives = append(dnsserver.Directives[:i+1], append([]string{"multicluster"}, dnsserver.Directives[i+1:]...)...)
+			return
+		}
+	}
+}
+
+func main() { coremain.Run() }
+GO
+  (
+    cd "$dir"
+    export GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
+    go get "$COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION"
+    go mod tidy
+    go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" .
+    mv "$BIN/coredns.tmp" "$BIN/coredns"
+  )
+}
+
+# ---------- moto ----------
+install_moto() {
+  python3 -m venv "$CACHE/moto-venv"
+  "$CACHE/moto-venv/bin/pip" install --quiet "moto[server]==$MOTO_VERSION"
+  ln -sf "$CACHE/moto-venv/bin/moto_server" "$BIN/moto_server"
+}
+
+total_start=$(now)
+need go "install Go 1.24 or newer (https://go.dev/doc/install, or Debian's golang package)"
+need python3 "install Python 3.9 or newer with the venv module (Debian: apt-get install python3 python3-venv)"
+
+[ -x "$BIN/moto_server" ] || run_logged moto install_moto
+[ -x "$BIN/etcd" ] || run_logged etcd build_etcd
+[ -x "$BIN/kwok" ] || run_logged kwok build_kwok
+if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kube-scheduler" ] \
+   || [ "$(cat "$CACHE/kubernetes.version" 2>/dev/null)" != "$K8S_VERSION" ]; then
+  run_logged kubernetes build_kubernetes
+  echo "$K8S_VERSION" >"$CACHE/kubernetes.version"
+fi
+# CoreDNS is optional: its multicluster plugin is not published on every module proxy.
+if [ ! -x "$BIN/coredns" ] && [ ! -f "$CACHE/coredns.unavailable" ]; then
+  if ! ( run_logged coredns build_coredns ); then
+    echo "$(date -u +%FT%TZ) $COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION could not be built; see $LOGS/coredns.log" >"$CACHE/coredns.unavailable"
+    step "CoreDNS with the multicluster plugin is unavailable: DNS tests will be skipped (delete $CACHE/coredns.unavailable to retry)"
+  fi
+fi
+step "all binaries in $BIN ($(( $(now) - total_start ))s)"
