@@ -29,3 +29,10 @@ export const LABEL_CREATED_BY = 'multicluster.x-k8s.io/created-by';
 export const SERVICE_EXPORT_FINALIZER = 'multicluster.x-k8s.io/service-export-cleanup';
 /** Prefix of derived Service names: `derived-<hash>` as in the AWS controller, kept short and DNS-valid. */
 export const DERIVED_SERVICE_PREFIX = 'imported-';
+
+/** Namespace, Service and cert-manager Certificate of the webhook server (conversion stanzas, webhook configurations). */
+export const SYSTEM_NAMESPACE = 'mcs-cloudmap-system';
+export const WEBHOOK_SERVICE_NAME = 'mcs-cloudmap-webhook';
+export const WEBHOOK_CERTIFICATE_NAME = 'mcs-cloudmap-webhook';
+/** Default identity of the reconcile worker, the only writer of ServiceImports and MCS EndpointSlices (I6). */
+export const WORKER_SERVICE_ACCOUNT = 'system:serviceaccount:mcs-cloudmap-system:mcs-cloudmap-worker';
