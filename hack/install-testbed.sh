@@ -33,10 +33,10 @@ run_logged() {
   step "$name: started (log: $log)"
   ( "$@" ) >"$log" 2>&1 &
   local pid=$!
+  local last=$start
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 5
-    local el=$(( $(now) - start ))
-    if (( el % 60 < 5 )) && (( el >= 60 )); then step "$name: still running after ${el}s"; fi
+    sleep 1
+    if (( $(now) - last >= 60 )); then last=$(now); step "$name: still running after $(( last - start ))s"; fi
   done
   if ! wait "$pid"; then
     tail -n 30 "$log" >&2 || true
@@ -125,14 +125,39 @@ GO
 # ---------- kwok ----------
 build_kwok() {
   GOWORK=off CGO_ENABLED=0 GOBIN="$BIN" go install -trimpath "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-  # The default Stage definitions ship inside the module.
+}
+
+# The Stage definitions ship inside the kwok module: "fast" node initialisation and pod lifecycle, plus the node
+# heartbeat with lease (without it kube-controller-manager's node lifecycle controller marks the fake nodes NotReady
+# after the grace period and evicts their pods).
+install_kwok_stages() {
   local src; src=$(GOWORK=off go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-  mkdir -p "$CACHE/kwok-stages"
-  cp "$src"/kustomize/stage/node/fast/*.yaml "$src"/kustomize/stage/pod/fast/*.yaml "$CACHE/kwok-stages/"
-  chmod u+w "$CACHE"/kwok-stages/*.yaml
+  [ -d "$src/kustomize/stage" ] || fail "sigs.k8s.io/kwok@$KWOK_VERSION has no kustomize/stage directory (module dir: '$src')"
+  rm -rf "$CACHE/kwok-stages.tmp" && mkdir -p "$CACHE/kwok-stages.tmp"
+  local f
+  for f in "$src"/kustomize/stage/node/fast/*.yaml "$src"/kustomize/stage/node/heartbeat-with-lease/*.yaml \
+           "$src"/kustomize/stage/pod/fast/*.yaml; do
+    [ "$(basename "$f")" = kustomization.yaml ] || cp "$f" "$CACHE/kwok-stages.tmp/"
+  done
+  chmod u+w "$CACHE"/kwok-stages.tmp/*.yaml
+  rm -rf "$CACHE/kwok-stages" && mv "$CACHE/kwok-stages.tmp" "$CACHE/kwok-stages"
 }
 
 # ---------- CoreDNS ----------
+# Asks the module proxy for the plugin first (seconds), so an unavailable plugin does not cost a download of CoreDNS's
+# dependencies. The proxy's answer goes into coredns.unavailable, which the harness prints when it skips DNS tests.
+coredns_plugin_available() {
+  local answer
+  if answer=$(cd "$CACHE/src" && GOWORK=off GOFLAGS=-mod=mod go list -m -json "$COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION" 2>&1); then
+    return 0
+  fi
+  # The proxy's URL is left out of the message: only its answer matters to the reader.
+  printf '%s %s@%s is not available from the Go module proxy: %s\n' "$(date -u +%FT%TZ)" \
+    "$COREDNS_MULTICLUSTER_MODULE" "$COREDNS_MULTICLUSTER_VERSION" \
+    "$(printf '%s' "$answer" | tr '\n\t' '  ' | sed -E 's#https?://[^ ]*#<proxy>#g; s/ +/ /g')" >"$CACHE/coredns.unavailable"
+  return 1
+}
+
 build_coredns() {
   local dir="$CACHE/src/coredns-$COREDNS_VERSION"
   mkdir -p "$dir"
@@ -164,14 +189,12 @@ func init() {
 
 func main() { coremain.Run() }
 GO
-  (
-    cd "$dir"
-    export GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
-    go get "$COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION"
-    go mod tidy
-    go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" .
-    mv "$BIN/coredns.tmp" "$BIN/coredns"
-  )
+  # Chained with && because this runs inside an if-condition, where bash ignores set -e.
+  cd "$dir" && export GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod \
+    && go get "$COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION" \
+    && go mod tidy \
+    && go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" . \
+    && mv "$BIN/coredns.tmp" "$BIN/coredns"
 }
 
 # ---------- moto ----------
@@ -188,6 +211,7 @@ need python3 "install Python 3.9 or newer with the venv module (Debian: apt-get 
 [ -x "$BIN/moto_server" ] || run_logged moto install_moto
 [ -x "$BIN/etcd" ] || run_logged etcd build_etcd
 [ -x "$BIN/kwok" ] || run_logged kwok build_kwok
+[ -f "$CACHE/kwok-stages/node-heartbeat-with-lease.yaml" ] || run_logged kwok-stages install_kwok_stages
 if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kube-scheduler" ] \
    || [ "$(cat "$CACHE/kubernetes.version" 2>/dev/null)" != "$K8S_VERSION" ]; then
   run_logged kubernetes build_kubernetes
@@ -195,8 +219,12 @@ if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || 
 fi
 # CoreDNS is optional: its multicluster plugin is not published on every module proxy.
 if [ ! -x "$BIN/coredns" ] && [ ! -f "$CACHE/coredns.unavailable" ]; then
-  if ! ( run_logged coredns build_coredns ); then
-    echo "$(date -u +%FT%TZ) $COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION could not be built; see $LOGS/coredns.log" >"$CACHE/coredns.unavailable"
+  if ! coredns_plugin_available; then
+    step "CoreDNS skipped: $(cat "$CACHE/coredns.unavailable")"
+  elif ! ( run_logged coredns build_coredns ); then
+    echo "$(date -u +%FT%TZ) $COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION failed to build; see $LOGS/coredns.log" >"$CACHE/coredns.unavailable"
+  fi
+  if [ -f "$CACHE/coredns.unavailable" ]; then
     step "CoreDNS with the multicluster plugin is unavailable: DNS tests will be skipped (delete $CACHE/coredns.unavailable to retry)"
   fi
 fi
