@@ -36,3 +36,7 @@ export const WEBHOOK_SERVICE_NAME = 'mcs-cloudmap-webhook';
 export const WEBHOOK_CERTIFICATE_NAME = 'mcs-cloudmap-webhook';
 /** Default identity of the reconcile worker, the only writer of ServiceImports and MCS EndpointSlices (I6). */
 export const WORKER_SERVICE_ACCOUNT = 'system:serviceaccount:mcs-cloudmap-system:mcs-cloudmap-worker';
+
+/** Cloud Map instance attributes that say which cluster and ClusterSet an instance belongs to (M2, M4, M5). */
+export const ATTR_CLUSTER_ID = 'CLUSTER_ID';
+export const ATTR_CLUSTERSET_ID = 'CLUSTERSET_ID';
