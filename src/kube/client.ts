@@ -1,0 +1,200 @@
+// A small REST client for the Kubernetes API on top of @kubernetes/client-node's KubeConfig (which resolves the
+// cluster, TLS material and credentials, including exec plugins and token refresh).
+//
+// Why not client-node's generated API classes and Watch: in 2.x they build a new undici Agent, hence a new TLS
+// connection, for every request; and Watch aborts any stream that is quiet for 30 s (a fixed private timeout). The
+// worker makes thousands of calls and keeps several long watches open, so this client keeps one keep-alive agent per
+// KubeConfig and gives watches their own idle timeout. Use `kubeClientFor(kubeConfig)` so every adapter built on one
+// KubeConfig shares that agent.
+
+import http from 'node:http';
+import https from 'node:https';
+import { createInterface } from 'node:readline';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError } from './api-error.ts';
+
+export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+export const CONTENT_JSON = 'application/json';
+export const CONTENT_MERGE_PATCH = 'application/merge-patch+json';
+export const CONTENT_APPLY_PATCH = 'application/apply-patch+yaml';
+
+export interface KubeRequest {
+  method: Verb;
+  path: string;
+  query?: Query;
+  /** Serialised as JSON (also for apply patches: JSON is YAML). */
+  body?: unknown;
+  contentType?: string;
+  /** Names the object in errors (`ServiceImport demo/nginx`); defaults to the path. */
+  target?: string;
+  signal?: AbortSignal;
+}
+
+export interface WatchEvent<T = unknown> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+export interface ClientOptions {
+  /** Cluster name used in errors and logs; defaults to the KubeConfig's current cluster name. */
+  cluster?: string;
+  /** Deadline of ordinary requests (not watches). */
+  requestTimeoutMs?: number;
+}
+
+function withQuery(path: string, query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+/** The apiserver's metav1.Status reason and message, when the body is one. */
+function parseStatus(body: string): { reason?: string; message?: string } {
+  try {
+    const s = JSON.parse(body) as { kind?: string; reason?: string; message?: string };
+    return s && s.kind === 'Status' ? { reason: s.reason, message: s.message } : {};
+  } catch {
+    return {};
+  }
+}
+
+export class KubeClient {
+  readonly cluster: string;
+  readonly server: URL;
+  readonly #kubeConfig: KubeConfig;
+  readonly #requestTimeoutMs: number;
+  #agent: http.Agent | undefined;
+
+  constructor(kubeConfig: KubeConfig, options: ClientOptions = {}) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster: set current-context or pass --kubeconfig');
+    this.#kubeConfig = kubeConfig;
+    this.server = new URL(cluster.server);
+    this.cluster = options.cluster ?? cluster.name;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /** One request; resolves with the parsed JSON body (undefined when empty), rejects with KubeApiError. */
+  async request<T>(req: KubeRequest): Promise<T> {
+    const res = await this.#send(req, this.#requestTimeoutMs);
+    const text = await readBody(res).catch((err: unknown) => {
+      throw this.#error(req, undefined, err);
+    });
+    if (res.statusCode! >= 200 && res.statusCode! < 300) return (text ? JSON.parse(text) : undefined) as T;
+    throw this.#httpError(req, res.statusCode!, text);
+  }
+
+  /**
+   * Streams a watch until the server ends it (resolves), the connection fails or stays silent for `idleTimeoutMs`
+   * (rejects), or `signal` aborts (resolves). `onEvent` runs synchronously for every event, in order.
+   */
+  async watch<T>(path: string, query: Query, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal, idleTimeoutMs: number): Promise<void> {
+    const req: KubeRequest = { method: 'GET', path, query: { ...query, watch: true }, signal };
+    const res = await this.#send(req, idleTimeoutMs);
+    if (res.statusCode !== 200) throw this.#httpError(req, res.statusCode!, await readBody(res).catch(() => ''));
+    await new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const finish = (err?: unknown) => {
+        if (settled) return;
+        settled = true;
+        if (err && !signal.aborted) reject(this.#error(req, 200, err));
+        else resolve();
+      };
+      res.setTimeout(idleTimeoutMs, () => res.destroy(new Error(`watch stream silent for ${idleTimeoutMs} ms`)));
+      res.on('error', finish);
+      res.on('aborted', () => finish(new Error('watch stream aborted')));
+      const lines = createInterface({ input: res, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        if (settled || !line) return;
+        let event: WatchEvent<T>;
+        try {
+          event = JSON.parse(line) as WatchEvent<T>;
+        } catch (err) {
+          res.destroy(new Error(`unparseable watch event: ${String(err)}`));
+          return;
+        }
+        onEvent(event);
+      });
+      lines.on('close', () => finish(res.errored ?? undefined));
+    });
+  }
+
+  async #send(req: KubeRequest, timeoutMs: number): Promise<http.IncomingMessage> {
+    const opts: https.RequestOptions = {};
+    await this.#kubeConfig.applyToHTTPSOptions(opts);
+    this.#agent ??= this.#createAgent(opts);
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: CONTENT_JSON };
+    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    if (body !== undefined) {
+      headers['Content-Type'] = req.contentType ?? CONTENT_JSON;
+      headers['Content-Length'] = Buffer.byteLength(body);
+    }
+    const transport = this.server.protocol === 'http:' ? http : https;
+    const basePath = this.server.pathname.replace(/\/$/, '');
+    return new Promise((resolve, reject) => {
+      const r = transport.request({
+        protocol: this.server.protocol,
+        hostname: this.server.hostname,
+        port: this.server.port,
+        method: req.method,
+        path: basePath + withQuery(req.path, req.query),
+        headers,
+        agent: this.#agent,
+        signal: req.signal,
+        timeout: timeoutMs,
+      }, resolve);
+      r.on('timeout', () => r.destroy(new Error(`no response within ${timeoutMs} ms`)));
+      r.on('error', (err) => reject(this.#error(req, undefined, err)));
+      r.end(body);
+    });
+  }
+
+  /** One keep-alive agent with the TLS material the KubeConfig resolved (reused for every request). */
+  #createAgent(opts: https.RequestOptions): http.Agent {
+    if (this.server.protocol === 'http:') return new http.Agent({ keepAlive: true });
+    const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = opts;
+    return new https.Agent({ keepAlive: true, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername });
+  }
+
+  #httpError(req: KubeRequest, statusCode: number, body: string): KubeApiError {
+    const { reason, message } = parseStatus(body);
+    return new KubeApiError({
+      verb: req.method, target: req.target ?? req.path, cluster: this.cluster, statusCode, reason,
+      detail: message ?? (body.slice(0, 300) || http.STATUS_CODES[statusCode] || 'error'),
+    });
+  }
+
+  #error(req: KubeRequest, statusCode: number | undefined, cause: unknown): KubeApiError {
+    if (cause instanceof KubeApiError) return cause;
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    return new KubeApiError({ verb: req.method, target: req.target ?? req.path, cluster: this.cluster, statusCode, detail, cause });
+  }
+
+  /** Closes idle keep-alive connections (tests, shutdown). */
+  close(): void {
+    this.#agent?.destroy();
+    this.#agent = undefined;
+  }
+}
+
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+const clients = new WeakMap<KubeConfig, KubeClient>();
+
+/** The shared client of a KubeConfig (created on first use), so adapters built on one KubeConfig share connections. */
+export function kubeClientFor(kubeConfig: KubeConfig): KubeClient {
+  let client = clients.get(kubeConfig);
+  if (!client) clients.set(kubeConfig, (client = new KubeClient(kubeConfig)));
+  return client;
+}
