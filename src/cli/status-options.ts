@@ -1,0 +1,27 @@
+// Flags of `mcs-cloudmap status`, each with an MCS_* environment fallback (same names as the worker's where they mean
+// the same thing, so one environment serves both).
+import { boolOption, enumOption, formatHelp, parseOptions, stringOption, type OptionValues } from '../config/options.ts';
+
+export const statusOptionSpecs = {
+  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config.'),
+  context: stringOption('context', 'MCS_CONTEXT', '', 'Comma-separated kubeconfig contexts to inspect, one per cluster of the ClusterSet; empty: the current context.'),
+  cloudMap: boolOption('cloudmap', 'MCS_STATUS_CLOUDMAP', true, 'Also show the Cloud Map instances of the same services (needs AWS credentials); false shows the clusters only.'),
+  cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),
+  region: stringOption('region', 'MCS_AWS_REGION', '', 'AWS region of the Cloud Map namespaces; empty: AWS_REGION.'),
+  output: enumOption('output', 'MCS_OUTPUT', 'table', ['table', 'json'] as const, 'table for people, json for programs.'),
+};
+
+export type StatusOptions = OptionValues<typeof statusOptionSpecs>;
+
+export function parseStatusOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): StatusOptions {
+  return parseOptions(statusOptionSpecs, argv, env);
+}
+
+export function statusHelp(): string {
+  return [
+    formatHelp('mcs-cloudmap status: exports, imports and Cloud Map instances of a ClusterSet, per namespace.', statusOptionSpecs),
+    '',
+    'Exit status: 0 when every cluster (and Cloud Map) could be read, 1 when one could not, 2 on bad flags.',
+    'Example: mcs-cloudmap status --context cls1,cls2 --region us-west-2',
+  ].join('\n');
+}
