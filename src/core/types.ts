@@ -11,6 +11,11 @@ export interface ServicePort {
   protocol: Protocol;
   port: number;
   appProtocol?: string;
+  /**
+   * The Service's targetPort (number or name, as text) on the export side; written to SERVICE_TARGET_PORT because the
+   * AWS controller v0.3.1 reads it (M3). Not part of ServiceImport ports and not compared when merging ports (X2).
+   */
+  targetPort?: string;
 }
 
 /** One endpoint port (EndpointSlice `ports[]`), matched to a ServicePort by name. */
