@@ -1,0 +1,123 @@
+// One testbed cluster: etcd → kube-apiserver → (controller-manager, scheduler, kwok, fake Nodes) → ready, meaning the
+// fake Nodes are Ready and schedulable and the `default` ServiceAccount exists, so a Deployment gets Running pods.
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startApiserver } from './apiserver.ts';
+import { startControllerManager } from './controller-manager.ts';
+import { startEtcd } from './etcd.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { createFakeNodes, startKwok } from './kwok.ts';
+import { clusterNetwork, type ClusterNetwork } from './network.ts';
+import { createClusterPki } from './pki.ts';
+import { freePorts } from './ports.ts';
+import { startScheduler } from './scheduler.ts';
+import type { Supervisor } from './supervisor.ts';
+import { waitFor } from './wait.ts';
+
+export interface TestCluster {
+  /** Cluster id (`cls1`, `cls2`, ...), also the kubeconfig's context name. */
+  id: string;
+  /** 1-based position in the ClusterSet. */
+  index: number;
+  kubeconfigPath: string;
+  context: string;
+  /** kube-apiserver URL, https://127.0.0.1:<port>. */
+  server: string;
+  podCidr: string;
+  serviceCidr: string;
+  /** One log file per component: etcd.log, kube-apiserver.log, kube-controller-manager.log, kube-scheduler.log, kwok.log. */
+  logsDir: string;
+  /** CA that signed the apiserver's certificate (and every client certificate of this cluster). */
+  caCertPath: string;
+  /** Names of the fake Nodes, each with its own /24 of podCidr. */
+  nodeNames: string[];
+  /** Health endpoints of the other components. */
+  endpoints: { etcd: string; controllerManager: string; scheduler: string; kwok: string };
+  /** A fresh client configuration for this cluster (admin, system:masters). */
+  kubeConfig(): KubeConfig;
+}
+
+export interface ClusterStartOptions {
+  index: number;
+  /** The ClusterSet's directory; this cluster uses <dir>/<id>. */
+  dir: string;
+  sharedPodCidr: boolean;
+  region: string;
+  timeoutMs: number;
+}
+
+function loadKubeConfig(path: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
+
+async function waitUntilSchedulable(kc: KubeConfig, network: ClusterNetwork, timeoutMs: number): Promise<void> {
+  const api = kc.makeApiClient(CoreV1Api);
+  const expected = new Set(network.nodes.map((n) => n.name));
+  await waitFor(`${network.clusterId}: fake nodes Ready without taints`, async () => {
+    const nodes = await api.listNode();
+    const ready = nodes.items.filter((n) =>
+      expected.has(n.metadata?.name ?? '')
+      && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+      && (n.spec?.taints ?? []).length === 0);
+    return ready.length === expected.size;
+  }, { timeoutMs });
+  await waitFor(`${network.clusterId}: ServiceAccount default/default`, async () => {
+    await api.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
+    return true;
+  }, { timeoutMs });
+}
+
+export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): Promise<TestCluster> {
+  const network = clusterNetwork(opts.index, opts.sharedPodCidr, opts.region);
+  const id = network.clusterId;
+  const base = join(opts.dir, id);
+  const logsDir = join(base, 'logs');
+  mkdirSync(logsDir, { recursive: true });
+  const [etcdClient, etcdPeer, apiserverPort, controllerManagerPort, schedulerPort, kwokPort] = await freePorts(6) as
+    [number, number, number, number, number, number];
+  const server = `https://127.0.0.1:${apiserverPort}`;
+
+  const [pki, etcd] = await Promise.all([
+    createClusterPki(join(base, 'pki'), id, network.apiserverServiceIp),
+    startEtcd(sup, { clusterId: id, dataDir: join(base, 'etcd'), logsDir, clientPort: etcdClient, peerPort: etcdPeer }, opts.timeoutMs),
+  ]);
+  const kubeconfigPath = join(base, 'kubeconfig');
+  const controllerManagerKubeconfig = join(base, 'controller-manager.kubeconfig');
+  const schedulerKubeconfig = join(base, 'scheduler.kubeconfig');
+  writeKubeconfig(kubeconfigPath, { context: id, server, caCert: pki.ca.cert, client: pki.admin });
+  writeKubeconfig(controllerManagerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.controllerManager });
+  writeKubeconfig(schedulerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.scheduler });
+
+  await startApiserver(sup, { clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidr: network.serviceCidr, pki }, opts.timeoutMs);
+  const kc = loadKubeConfig(kubeconfigPath);
+  await Promise.all([
+    createFakeNodes(kc, network, opts.region),
+    startControllerManager(sup, { network, logsDir, kubeconfig: controllerManagerKubeconfig, port: controllerManagerPort, pki }, opts.timeoutMs),
+    startScheduler(sup, { clusterId: id, logsDir, kubeconfig: schedulerKubeconfig, port: schedulerPort, pki }, opts.timeoutMs),
+    startKwok(sup, { network, region: opts.region, logsDir, kubeconfig: kubeconfigPath, port: kwokPort }, opts.timeoutMs),
+  ]);
+  await waitUntilSchedulable(kc, network, opts.timeoutMs);
+
+  return {
+    id,
+    index: opts.index,
+    kubeconfigPath,
+    context: id,
+    server,
+    podCidr: network.podCidr,
+    serviceCidr: network.serviceCidr,
+    logsDir,
+    caCertPath: pki.ca.cert,
+    nodeNames: network.nodes.map((n) => n.name),
+    endpoints: {
+      etcd: etcd.url,
+      controllerManager: `https://127.0.0.1:${controllerManagerPort}`,
+      scheduler: `https://127.0.0.1:${schedulerPort}`,
+      kwok: `http://127.0.0.1:${kwokPort}`,
+    },
+    kubeConfig: () => loadKubeConfig(kubeconfigPath),
+  };
+}

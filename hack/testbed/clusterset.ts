@@ -1,0 +1,128 @@
+// A ClusterSet on this machine: N clusters started in parallel plus one Cloud Map emulator, all supervised together.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCluster, type TestCluster } from './cluster.ts';
+import { MAX_CLUSTERS } from './network.ts';
+import { startMoto } from './moto.ts';
+import { freePorts } from './ports.ts';
+import { Supervisor } from './supervisor.ts';
+
+export type { TestCluster } from './cluster.ts';
+
+export const CLUSTERSET_ID = 'clusterset1';
+export const REGION = 'us-east-1';
+/** How long one component may take to become ready before the start fails (the whole start targets 30 s). */
+const COMPONENT_TIMEOUT_MS = 90_000;
+
+export interface TestClusterSet {
+  clusters: TestCluster[];
+  clustersetId: string;
+  /** moto's URL: give it to the AWS SDK as `endpoint`, with `disableHostPrefix: true` and any credentials. */
+  cloudMapEndpoint: string;
+  region: string;
+  /** Holds every cluster's kubeconfig, certificates, data and logs; removed by stop() unless logs are kept. */
+  dir: string;
+  /** Wall-clock time from startClusterSet() being called to every cluster being ready. */
+  startupMs: number;
+  stop(opts?: { keepLogs?: boolean }): Promise<void>;
+}
+
+export interface ClusterSetOptions {
+  /** Number of clusters, default 2. */
+  clusters?: number;
+  /** Every cluster gets cluster 1's pod CIDR (overlapping pod IPs, a real case). */
+  sharedPodCidr?: boolean;
+  /** Where to put everything; must be absent or empty. Default: a new directory under the system temp dir. */
+  dir?: string;
+  /** Progress and problem lines; default: stderr with a [testbed] prefix. */
+  log?: (line: string) => void;
+}
+
+/** What `testbed.json` in the ClusterSet's directory records, for `npm run testbed -- status` and for humans. */
+export interface ClusterSetState {
+  clustersetId: string;
+  region: string;
+  cloudMapEndpoint: string;
+  startupMs: number;
+  /** The process that owns (supervises) the ClusterSet. */
+  ownerPid: number;
+  pids: Record<string, number>;
+  clusters: Omit<TestCluster, 'kubeConfig'>[];
+}
+
+export const STATE_FILE = 'testbed.json';
+
+function prepareDir(dir: string | undefined): string {
+  if (dir === undefined) return mkdtempSync(join(tmpdir(), 'mcs-cloudmap-testbed-'));
+  mkdirSync(dir, { recursive: true });
+  if (readdirSync(dir).length > 0) {
+    throw new Error(`testbed directory ${dir} is not empty: is a testbed already running there? Stop it (npm run testbed -- down) or remove the directory`);
+  }
+  return dir;
+}
+
+export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<TestClusterSet> {
+  const started = Date.now();
+  const count = opts.clusters ?? 2;
+  if (!Number.isInteger(count) || count < 1 || count > MAX_CLUSTERS) {
+    throw new RangeError(`clusters must be a whole number from 1 to ${MAX_CLUSTERS}, got ${count}`);
+  }
+  const log = opts.log ?? ((line: string) => process.stderr.write(`[testbed] ${line}\n`));
+  const dir = prepareDir(opts.dir);
+  const sup = new Supervisor(dir, {
+    onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`),
+    onInterrupted: (signal) => log(`${signal}: killed every testbed process; logs kept in ${dir}`),
+  });
+  log(`starting ${count} cluster(s) and the Cloud Map emulator in ${dir}`);
+
+  let clusters: TestCluster[];
+  let cloudMapEndpoint: string;
+  try {
+    const [motoPort] = await freePorts(1) as [number];
+    const motoLogs = join(dir, 'moto');
+    mkdirSync(motoLogs);
+    const [moto, all] = await Promise.all([
+      startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS),
+      Promise.all(Array.from({ length: count }, (_, i) => startCluster(sup, {
+        index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: REGION, timeoutMs: COMPONENT_TIMEOUT_MS,
+      }))),
+    ]);
+    cloudMapEndpoint = moto.endpoint;
+    clusters = all;
+  } catch (err) {
+    await sup.stopAll(1000);
+    throw new Error(`the testbed did not start (logs kept in ${dir}): ${(err as Error).message}`, { cause: err });
+  }
+
+  const startupMs = Date.now() - started;
+  const state: ClusterSetState = {
+    clustersetId: CLUSTERSET_ID,
+    region: REGION,
+    cloudMapEndpoint,
+    startupMs,
+    ownerPid: process.pid,
+    pids: Object.fromEntries(sup.processes.map((p) => [p.name, p.pid])),
+    clusters: clusters.map(({ kubeConfig: _, ...rest }) => rest),
+  };
+  writeFileSync(join(dir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+  log(`ready in ${(startupMs / 1000).toFixed(1)} s: ${clusters.map((c) => `${c.id} ${c.server}`).join(', ')}; Cloud Map ${cloudMapEndpoint}`);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    clusters,
+    clustersetId: CLUSTERSET_ID,
+    cloudMapEndpoint,
+    region: REGION,
+    dir,
+    startupMs,
+    stop(stopOpts = {}) {
+      stopped ??= (async () => {
+        await sup.stopAll();
+        if (stopOpts.keepLogs) log(`stopped; logs kept in ${dir}`);
+        else rmSync(dir, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}

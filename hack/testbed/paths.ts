@@ -1,0 +1,51 @@
+// Where the installer puts the testbed binaries, and the checks that say what to run when one is missing.
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** Same rule as hack/install-testbed.sh: $MCS_CLOUDMAP_CACHE, else $XDG_CACHE_HOME/mcs-cloudmap, else ~/.cache/mcs-cloudmap. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.MCS_CLOUDMAP_CACHE) return env.MCS_CLOUDMAP_CACHE;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'mcs-cloudmap');
+}
+
+export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok' | 'moto_server' | 'coredns';
+
+export class MissingBinaryError extends Error {
+  override name = 'MissingBinaryError';
+}
+
+/** Absolute path of an installed binary; throws with the command that installs it when it is missing. */
+export function binary(name: BinaryName): string {
+  const path = join(cacheDir(), 'bin', name);
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new MissingBinaryError(`${name} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`);
+  }
+  return path;
+}
+
+/** The kwok Stage files copied by the installer (node initialise + heartbeat with lease, pod lifecycle). */
+export function kwokStageFiles(): string[] {
+  const dir = join(cacheDir(), 'kwok-stages');
+  const names = ['node-initialize.yaml', 'node-heartbeat-with-lease.yaml', 'pod-ready.yaml', 'pod-complete.yaml', 'pod-delete.yaml'];
+  const missing = names.filter((n) => !existsSync(join(dir, n)));
+  if (missing.length > 0) {
+    throw new MissingBinaryError(`kwok stages ${missing.join(', ')} are missing from ${dir}: run "bash hack/install-testbed.sh"`);
+  }
+  return names.map((n) => join(dir, n));
+}
+
+export type CoreDnsAvailability = { available: true; path: string } | { available: false; reason: string };
+
+/** CoreDNS with the multicluster plugin is optional: the installer records why it could not be built. */
+export function coreDnsAvailability(): CoreDnsAvailability {
+  const marker = join(cacheDir(), 'coredns.unavailable');
+  if (existsSync(marker)) return { available: false, reason: readFileSync(marker, 'utf8').trim() };
+  try {
+    return { available: true, path: binary('coredns') };
+  } catch (err) {
+    return { available: false, reason: (err as Error).message };
+  }
+}
