@@ -1,0 +1,129 @@
+// Port rules of the MCS API: merging the ports of every exporting cluster into the ServiceImport's ports (X2), and the
+// JSON shape and semantic comparison of ports shared by ServiceImports, derived Services and EndpointSlices.
+import type { Protocol, ServicePort } from './types.ts';
+
+/** Why a port was left out of the merge (X2). */
+export type PortClashKind =
+  /** Same name, different protocol or port number. */
+  | 'name'
+  /** Same protocol and port number, different name (empty counts as a name). */
+  | 'protocolPort'
+  /** Same name, protocol and port, but a different appProtocol (an unset appProtocol agrees with any). */
+  | 'appProtocol';
+
+/** One port of a newer export that lost against a port of an older one. */
+export interface PortClash {
+  kind: PortClashKind;
+  kept: ServicePort;
+  keptBy: string;
+  dropped: ServicePort;
+  droppedBy: string;
+}
+
+export interface PortMerge {
+  /** The union: the first export's ports in its order, then every new port in precedence order. */
+  ports: ServicePort[];
+  conflicting: boolean;
+  clashes: PortClash[];
+}
+
+/**
+ * X2: the union of the exports' ports, given in precedence order (oldest export first). A port joins an existing one with
+ * the same name when protocol and port agree; otherwise, or when its (protocol, port) is already taken under another
+ * name, it clashes and the older port wins. The oldest export's ports therefore always survive unchanged.
+ */
+export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: string; ports: readonly ServicePort[] }>): PortMerge {
+  const ports: ServicePort[] = [];
+  const byName = new Map<string, number>();
+  const byProtocolPort = new Map<string, number>();
+  // The first appProtocol set for each merged port, and who set it: a later, different one clashes with it.
+  const appProtocol: Array<{ value: string; by: string } | undefined> = [];
+  const addedBy: string[] = [];
+  const clashes: PortClash[] = [];
+
+  for (const { clusterId, ports: exported } of exportsInPrecedenceOrder) {
+    for (const port of exported) {
+      const named = byName.get(port.name);
+      if (named !== undefined) {
+        const kept = ports[named]!;
+        const seen = appProtocol[named];
+        if (kept.protocol !== port.protocol || kept.port !== port.port) {
+          clashes.push({ kind: 'name', kept, keptBy: addedBy[named]!, dropped: port, droppedBy: clusterId });
+        } else if (port.appProtocol !== undefined && seen !== undefined && seen.value !== port.appProtocol) {
+          clashes.push({ kind: 'appProtocol', kept: { ...kept, appProtocol: seen.value }, keptBy: seen.by, dropped: port, droppedBy: clusterId });
+        } else if (port.appProtocol !== undefined && seen === undefined) {
+          appProtocol[named] = { value: port.appProtocol, by: clusterId };
+        }
+        continue;
+      }
+      const taken = byProtocolPort.get(protocolPortKey(port));
+      if (taken !== undefined) {
+        clashes.push({ kind: 'protocolPort', kept: ports[taken]!, keptBy: addedBy[taken]!, dropped: port, droppedBy: clusterId });
+        continue;
+      }
+      byName.set(port.name, ports.length);
+      byProtocolPort.set(protocolPortKey(port), ports.length);
+      appProtocol.push(port.appProtocol === undefined ? undefined : { value: port.appProtocol, by: clusterId });
+      addedBy.push(clusterId);
+      ports.push(port);
+    }
+  }
+  return { ports, conflicting: clashes.length > 0, clashes };
+}
+
+export function protocolPortKey(port: { protocol: Protocol; port: number }): string {
+  return `${port.protocol}/${port.port}`;
+}
+
+/** `"http" TCP/80`, or `TCP/80` for the unnamed port: how ports are named in conflict messages. */
+export function formatPort(port: ServicePort): string {
+  return port.name === '' ? protocolPortKey(port) : `"${port.name}" ${protocolPortKey(port)}`;
+}
+
+/** A port as written to the Kubernetes API: `name` left out when empty, `appProtocol` when unset. */
+export interface PortSpec {
+  name?: string;
+  protocol: Protocol;
+  port: number;
+  appProtocol?: string;
+}
+
+export function toPortSpec(port: { name: string; protocol: Protocol; port: number; appProtocol?: string | undefined }): PortSpec {
+  return {
+    ...(port.name === '' ? {} : { name: port.name }),
+    protocol: port.protocol,
+    port: port.port,
+    ...(port.appProtocol === undefined ? {} : { appProtocol: port.appProtocol }),
+  };
+}
+
+/** A port as read back from the API server (client-node's V1ServicePort, V1EndpointPort and our CRD's port fit). */
+export interface StoredPort {
+  name?: string | undefined;
+  protocol?: string | undefined;
+  port?: number | undefined;
+  appProtocol?: string | undefined;
+}
+
+/** Order-insensitive identity of a list of ports, with the API's defaults applied (no name = '', no protocol = TCP). */
+export function portListKey(ports: readonly StoredPort[] | null | undefined): string {
+  return JSON.stringify((ports ?? []).map(portTuple).sort(compareTuples));
+}
+
+/** A total order on ports (name, protocol, port, appProtocol), for deterministic output. */
+export function comparePorts(a: StoredPort, b: StoredPort): number {
+  return compareTuples(portTuple(a), portTuple(b));
+}
+
+function portTuple(p: StoredPort): [string, string, number, string] {
+  return [p.name ?? '', p.protocol ?? 'TCP', p.port ?? 0, p.appProtocol ?? ''];
+}
+
+function compareTuples(a: ReadonlyArray<string | number>, b: ReadonlyArray<string | number>): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}

@@ -1,0 +1,239 @@
+// The ServiceImport of one multi-cluster service (I1–I5): what it should say given the resolved exports and the derived
+// Service, and whether the stored object needs a write.
+import type { ExportFacts, ImportResolution } from './conflicts.ts';
+import { CONTROLLER_NAME, LABEL_CREATED_BY, MCS_GROUP, STORAGE_VERSION } from './names.ts';
+import { portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
+import type { Condition, ExportedServiceProperties, IPFamily, Protocol, ServiceType } from './types.ts';
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+/** Makes the ServiceImport the owner of what is derived from it, so Kubernetes deletes those objects with it. */
+export function serviceImportOwnerReference(name: string, uid: string): OwnerReference {
+  return { apiVersion: `${MCS_GROUP}/${STORAGE_VERSION}`, kind: 'ServiceImport', name, uid, controller: true };
+}
+
+export interface ServiceImportSpec {
+  ports: PortSpec[];
+  ips?: string[];
+  type: ServiceType;
+  sessionAffinity: 'ClientIP' | 'None';
+  sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
+  ipFamilies?: IPFamily[];
+  internalTrafficPolicy?: 'Cluster' | 'Local';
+  trafficDistribution?: string;
+}
+
+export interface DesiredServiceImport {
+  spec: ServiceImportSpec;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  status: { clusters: Array<{ cluster: string }>; conditions: Condition[] };
+}
+
+export interface ServiceImportInput {
+  namespace: string;
+  name: string;
+  resolution: Pick<ImportResolution, 'properties' | 'clusters'>;
+  derivedServiceName: string;
+  /** The derived Service as stored now; undefined while it does not exist. */
+  derivedService?: { clusterIPs: readonly string[]; ipFamilies: readonly string[] } | undefined;
+  /** The API server's reason for refusing the derived Service's IP families (I5), when it did. */
+  ipFamilyNotSupported?: string | undefined;
+  /** metadata.generation of the stored ServiceImport, for the condition's observedGeneration. */
+  generation?: number | undefined;
+  /** Conditions stored now: a Ready condition whose status does not change keeps its lastTransitionTime. */
+  currentConditions?: readonly Condition[] | undefined;
+  /** RFC 3339 time of this reconcile. */
+  now: string;
+}
+
+/** Condition type and reasons of I5. */
+export const READY = 'Ready';
+export type ServiceImportReadyReason = 'Ready' | 'Pending' | 'IPFamilyNotSupported';
+
+/**
+ * I1–I5: spec from the resolved properties (oldest export wins, ports merged), `spec.ips` = the derived Service's
+ * ClusterIPs in ipFamilies order for ClusterSetIP and none for Headless (I4), labels and annotations = the exported ones
+ * (E7) plus our created-by label, `status.clusters` = the exporting clusters (I3) and a Ready condition (I5).
+ * When the exports state no IP families (peers running a controller that does not record them), the derived Service's
+ * families are used.
+ */
+export function desiredServiceImport(input: ServiceImportInput): DesiredServiceImport {
+  const p = input.resolution.properties;
+  const ipFamilies = p.ipFamilies.length > 0 ? p.ipFamilies : knownFamilies(input.derivedService?.ipFamilies ?? []);
+  const ips = p.type === 'ClusterSetIP' ? ipsInFamilyOrder(input.derivedService?.clusterIPs ?? [], ipFamilies) : [];
+  const spec: ServiceImportSpec = {
+    ports: p.ports.map(toPortSpec),
+    ...(ips.length > 0 ? { ips } : {}),
+    type: p.type,
+    sessionAffinity: p.sessionAffinity,
+    ...(p.sessionAffinity === 'ClientIP' && p.sessionAffinityTimeoutSeconds !== undefined
+      ? { sessionAffinityConfig: { clientIP: { timeoutSeconds: p.sessionAffinityTimeoutSeconds } } }
+      : {}),
+    ...(ipFamilies.length > 0 ? { ipFamilies: [...ipFamilies] } : {}),
+    ...(p.internalTrafficPolicy === undefined ? {} : { internalTrafficPolicy: p.internalTrafficPolicy }),
+    ...(p.trafficDistribution === undefined ? {} : { trafficDistribution: p.trafficDistribution }),
+  };
+  const ready = readyCondition(input, ipFamilies, ips);
+  const current = input.currentConditions?.find((c) => c.type === READY);
+  const condition: Condition = {
+    type: READY,
+    status: ready.status,
+    reason: ready.reason,
+    message: ready.message,
+    lastTransitionTime: current !== undefined && current.status === ready.status ? current.lastTransitionTime : input.now,
+    ...(input.generation === undefined ? {} : { observedGeneration: input.generation }),
+  };
+  return {
+    spec,
+    labels: { ...p.exportedLabels, [LABEL_CREATED_BY]: CONTROLLER_NAME },
+    annotations: { ...p.exportedAnnotations },
+    status: {
+      clusters: input.resolution.clusters.map((cluster) => ({ cluster })),
+      conditions: [...(input.currentConditions ?? []).filter((c) => c.type !== READY), condition],
+    },
+  };
+}
+
+function readyCondition(
+  input: ServiceImportInput,
+  ipFamilies: readonly IPFamily[],
+  ips: readonly string[],
+): { status: Condition['status']; reason: ServiceImportReadyReason; message: string } {
+  const derived = `derived Service ${input.namespace}/${input.derivedServiceName}`;
+  if (input.ipFamilyNotSupported !== undefined) {
+    return {
+      status: 'False',
+      reason: 'IPFamilyNotSupported',
+      message:
+        `This cluster refused the ${derived} for IP families ${ipFamilies.join(',') || '(cluster default)'} (${input.ipFamilyNotSupported}); ` +
+        'enable those families on this cluster or export the service with families it supports.',
+    };
+  }
+  if (input.derivedService === undefined) {
+    return { status: 'False', reason: 'Pending', message: `Waiting for the ${derived} to be created.` };
+  }
+  if (input.resolution.properties.type === 'ClusterSetIP') {
+    const missing = ipFamilies.length > 0 ? ipFamilies.filter((f) => !ips.some((ip) => familyOf(ip) === f)) : ips.length > 0 ? [] : ['any'];
+    if (missing.length > 0) {
+      return { status: 'False', reason: 'Pending', message: `Waiting for the ${derived} to be given a ClusterIP (${missing.join(', ')}).` };
+    }
+  }
+  return { status: 'True', reason: 'Ready', message: `Imported from ${plural(input.resolution.clusters.length, 'cluster')} ${input.resolution.clusters.join(', ')}.` };
+}
+
+function ipsInFamilyOrder(clusterIPs: readonly string[], ipFamilies: readonly IPFamily[]): string[] {
+  const assigned = clusterIPs.filter((ip) => ip !== '' && ip !== 'None');
+  if (ipFamilies.length === 0) return [...assigned];
+  return ipFamilies.flatMap((f) => assigned.filter((ip) => familyOf(ip) === f).slice(0, 1));
+}
+
+function familyOf(ip: string): IPFamily {
+  return ip.includes(':') ? 'IPv6' : 'IPv4';
+}
+
+function knownFamilies(families: readonly string[]): IPFamily[] {
+  return families.filter((f): f is IPFamily => f === 'IPv4' || f === 'IPv6');
+}
+
+function plural(n: number, noun: string): string {
+  return n === 1 ? noun : `${noun}s`;
+}
+
+/** A ServiceImport read back from the API server (metadata, spec and status as JSON). */
+export interface StoredServiceImport {
+  metadata?: { labels?: Record<string, string> | undefined; annotations?: Record<string, string> | undefined } | undefined;
+  spec?: {
+    ports?: StoredPort[] | undefined;
+    ips?: string[] | undefined;
+    type?: string | undefined;
+    sessionAffinity?: string | undefined;
+    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined;
+    ipFamilies?: string[] | undefined;
+    internalTrafficPolicy?: string | undefined;
+    trafficDistribution?: string | undefined;
+  } | undefined;
+  status?: {
+    clusters?: Array<{ cluster?: string | undefined }> | undefined;
+    conditions?: Array<Partial<Condition>> | undefined;
+  } | undefined;
+}
+
+/** Which parts of the stored ServiceImport differ from the desired one; `status` is written through the status subresource. */
+export interface ServiceImportChanges {
+  metadata: boolean;
+  spec: boolean;
+  status: boolean;
+}
+
+/**
+ * Compares what this controller owns: labels and annotations exactly (only the controller writes ServiceImports, I6, and
+ * an unexported label must disappear, E7), the spec fields we set (port order and unknown fields of newer peers do
+ * not count), the exporting clusters as a set and our conditions without their lastTransitionTime.
+ */
+export function serviceImportNeedsUpdate(desired: DesiredServiceImport, existing: StoredServiceImport): ServiceImportChanges {
+  return {
+    metadata: !sameMap(desired.labels, existing.metadata?.labels) || !sameMap(desired.annotations, existing.metadata?.annotations),
+    spec: specKey(desired.spec) !== specKey(existing.spec ?? {}),
+    status: statusKey(desired.status, desired.status.conditions.map((c) => c.type)) !== statusKey(existing.status ?? {}, desired.status.conditions.map((c) => c.type)),
+  };
+}
+
+function specKey(spec: NonNullable<StoredServiceImport['spec']>): string {
+  return JSON.stringify([
+    portListKey(spec.ports),
+    spec.ips ?? [],
+    spec.type ?? '',
+    spec.sessionAffinity ?? 'None',
+    spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? null,
+    spec.ipFamilies ?? [],
+    spec.internalTrafficPolicy ?? null,
+    spec.trafficDistribution ?? null,
+  ]);
+}
+
+function statusKey(status: NonNullable<StoredServiceImport['status']>, conditionTypes: readonly string[]): string {
+  const clusters = (status.clusters ?? []).map((c) => c.cluster ?? '').sort();
+  const conditions = conditionTypes.map((type) => {
+    const c = status.conditions?.find((x) => x.type === type);
+    return c === undefined ? null : [c.status, c.reason, c.message, c.observedGeneration ?? null];
+  });
+  return JSON.stringify([clusters, conditions]);
+}
+
+function sameMap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>> | undefined): boolean {
+  const other = b ?? {};
+  return Object.keys(a).length === Object.keys(other).length && Object.entries(a).every(([k, v]) => other[k] === v);
+}
+
+/**
+ * For admission checks (issue 3), which see the ServiceImport but not the per-cluster exports: each cluster in
+ * status.clusters stands for an export with the import's (winning) values and the earliest possible creation time, so a
+ * candidate export (see checkExportAgainstImport) is judged as the newest one. This is exact for a new export and
+ * errs towards warning for an update of an existing one.
+ */
+export function exportFactsFromServiceImport(serviceImport: StoredServiceImport): ExportFacts[] {
+  const spec = serviceImport.spec ?? {};
+  const labels = { ...serviceImport.metadata?.labels };
+  delete labels[LABEL_CREATED_BY];
+  const timeout = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
+  const policy = spec.internalTrafficPolicy;
+  const facts: ExportedServiceProperties = {
+    type: spec.type === 'Headless' ? ('Headless' as const) : ('ClusterSetIP' as const),
+    ports: (spec.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: (p.protocol ?? 'TCP') as Protocol, port: p.port ?? 0, ...(p.appProtocol === undefined ? {} : { appProtocol: p.appProtocol }) })),
+    sessionAffinity: spec.sessionAffinity === 'ClientIP' ? ('ClientIP' as const) : ('None' as const),
+    ...(timeout === undefined ? {} : { sessionAffinityTimeoutSeconds: timeout }),
+    ...(policy === 'Local' || policy === 'Cluster' ? { internalTrafficPolicy: policy } : {}),
+    ...(spec.trafficDistribution === undefined ? {} : { trafficDistribution: spec.trafficDistribution }),
+    ipFamilies: knownFamilies(spec.ipFamilies ?? []),
+    exportedLabels: labels,
+    exportedAnnotations: { ...serviceImport.metadata?.annotations },
+  };
+  return (serviceImport.status?.clusters ?? []).flatMap((c) => (c.cluster === undefined ? [] : [{ ...facts, clusterId: c.cluster, exportCreationTimestamp: 0 }]));
+}

@@ -1,0 +1,174 @@
+import { expect } from 'chai';
+import { checkExportAgainstImport, resolveImport } from '../../../src/core/conflicts.ts';
+import { CONTROLLER_NAME, LABEL_CREATED_BY } from '../../../src/core/names.ts';
+import {
+  desiredServiceImport,
+  exportFactsFromServiceImport,
+  serviceImportNeedsUpdate,
+  type ServiceImportInput,
+  type StoredServiceImport,
+} from '../../../src/core/service-import.ts';
+import type { ClusterExport } from '../../../src/core/types.ts';
+import { clusterExport, port } from './import-fixtures.ts';
+
+const T0 = '2026-01-01T00:00:00Z';
+const T1 = '2026-01-01T00:05:00Z';
+
+function input(exports: ClusterExport[], overrides: Partial<ServiceImportInput> = {}): ServiceImportInput {
+  return {
+    namespace: 'demo',
+    name: 'web',
+    resolution: resolveImport(exports),
+    derivedServiceName: 'imported-web-0123456789',
+    derivedService: { clusterIPs: ['10.96.0.10'], ipFamilies: ['IPv4'] },
+    generation: 1,
+    now: T0,
+    ...overrides,
+  };
+}
+
+/** The ServiceImport as stored after writing `desired` (metadata, spec, status as JSON). */
+function asStored(desired: ReturnType<typeof desiredServiceImport>): StoredServiceImport {
+  return JSON.parse(JSON.stringify({ metadata: { labels: desired.labels, annotations: desired.annotations, uid: 'u' }, spec: desired.spec, status: desired.status }));
+}
+
+describe('core/service-import', () => {
+  describe('desiredServiceImport (I1–I5)', () => {
+    it('I3/I4/I5: a ClusterSetIP import carries the derived Service IP, the clusters and Ready=True', () => {
+      const si = desiredServiceImport(input([clusterExport('east', 1000), clusterExport('west', 2000)]));
+      expect(si.spec).to.deep.equal({ ports: [{ name: 'http', protocol: 'TCP', port: 80 }], ips: ['10.96.0.10'], type: 'ClusterSetIP', sessionAffinity: 'None', ipFamilies: ['IPv4'] });
+      expect(si.status.clusters).to.deep.equal([{ cluster: 'east' }, { cluster: 'west' }]);
+      expect(si.status.conditions).to.deep.equal([
+        { type: 'Ready', status: 'True', reason: 'Ready', message: 'Imported from clusters east, west.', lastTransitionTime: T0, observedGeneration: 1 },
+      ]);
+    });
+
+    it('I4: dual-stack IPs follow the ipFamilies order, whatever order the Service lists them in', () => {
+      const si = desiredServiceImport(
+        input([clusterExport('east', 1000, { ipFamilies: ['IPv6', 'IPv4'] })], { derivedService: { clusterIPs: ['10.96.0.10', 'fd00::a'], ipFamilies: ['IPv4', 'IPv6'] } }),
+      );
+      expect(si.spec.ips).to.deep.equal(['fd00::a', '10.96.0.10']);
+      expect(si.spec.ipFamilies).to.deep.equal(['IPv6', 'IPv4']);
+    });
+
+    it('I4: Headless imports carry no IPs and are Ready once the derived Service exists', () => {
+      const si = desiredServiceImport(input([clusterExport('east', 1000, { type: 'Headless' })], { derivedService: { clusterIPs: ['None'], ipFamilies: ['IPv4'] } }));
+      expect(si.spec).not.to.have.property('ips');
+      expect(si.status.conditions[0]).to.include({ status: 'True', reason: 'Ready' });
+    });
+
+    it('I5: Pending while the derived Service does not exist or has no IP yet', () => {
+      const missing = desiredServiceImport(input([clusterExport('east', 1000)], { derivedService: undefined }));
+      expect(missing.spec).not.to.have.property('ips');
+      expect(missing.status.conditions[0]).to.include({
+        status: 'False',
+        reason: 'Pending',
+        message: 'Waiting for the derived Service demo/imported-web-0123456789 to be created.',
+      });
+      const noIP = desiredServiceImport(input([clusterExport('east', 1000, { ipFamilies: ['IPv4', 'IPv6'] })], { derivedService: { clusterIPs: ['10.96.0.10'], ipFamilies: ['IPv4'] } }));
+      expect(noIP.spec.ips).to.deep.equal(['10.96.0.10']);
+      expect(noIP.status.conditions[0]).to.include({ status: 'False', reason: 'Pending' });
+      expect(noIP.status.conditions[0]?.message).to.contain('(IPv6)');
+    });
+
+    it('I5: IPFamilyNotSupported when the cluster refused the families, with the server\'s reason and what to do', () => {
+      const si = desiredServiceImport(
+        input([clusterExport('east', 1000, { ipFamilies: ['IPv6'] })], { derivedService: undefined, ipFamilyNotSupported: 'spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster' }),
+      );
+      expect(si.status.conditions[0]).to.include({ status: 'False', reason: 'IPFamilyNotSupported' });
+      expect(si.status.conditions[0]?.message).to.equal(
+        'This cluster refused the derived Service demo/imported-web-0123456789 for IP families IPv6 ' +
+          '(spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster); enable those families on this cluster or export the service with families it supports.',
+      );
+    });
+
+    it('uses the derived Service\'s families when no export states any', () => {
+      const si = desiredServiceImport(input([clusterExport('east', 1000, { ipFamilies: [] })]));
+      expect(si.spec).to.deep.include({ ips: ['10.96.0.10'], ipFamilies: ['IPv4'] });
+      expect(si.status.conditions[0]).to.include({ reason: 'Ready' });
+    });
+
+    it('E7: labels and annotations are the exported ones of the winning export, plus our created-by label', () => {
+      const si = desiredServiceImport(input([clusterExport('east', 1000, { exportedLabels: { team: 'a' }, exportedAnnotations: { note: 'x' } })]));
+      expect(si.labels).to.deep.equal({ team: 'a', [LABEL_CREATED_BY]: CONTROLLER_NAME });
+      expect(si.annotations).to.deep.equal({ note: 'x' });
+    });
+
+    it('X3: ClientIP affinity, its timeout, traffic policy and distribution come from the winning export', () => {
+      const si = desiredServiceImport(
+        input([clusterExport('east', 1000, { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 60, internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose' })]),
+      );
+      expect(si.spec).to.deep.include({
+        sessionAffinity: 'ClientIP',
+        sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } },
+        internalTrafficPolicy: 'Local',
+        trafficDistribution: 'PreferClose',
+      });
+    });
+
+    it('keeps lastTransitionTime while the Ready status holds, and other condition types as they are', () => {
+      const first = desiredServiceImport(input([clusterExport('east', 1000)]));
+      const other = { type: 'Custom', status: 'True' as const, reason: 'X', message: 'x', lastTransitionTime: T0 };
+      const again = desiredServiceImport(input([clusterExport('east', 1000), clusterExport('west', 2000)], { now: T1, currentConditions: [other, ...first.status.conditions] }));
+      expect(again.status.conditions).to.deep.equal([
+        other,
+        { type: 'Ready', status: 'True', reason: 'Ready', message: 'Imported from clusters east, west.', lastTransitionTime: T0, observedGeneration: 1 },
+      ]);
+      const pending = desiredServiceImport(input([clusterExport('east', 1000)], { now: T1, derivedService: undefined, currentConditions: first.status.conditions }));
+      expect(pending.status.conditions[0]?.lastTransitionTime).to.equal(T1);
+    });
+  });
+
+  describe('serviceImportNeedsUpdate', () => {
+    const desired = desiredServiceImport(input([clusterExport('east', 1000, { ports: [port('http', 80), port('https', 443)] })]));
+
+    it('nothing to write when the stored object matches (port order, cluster order and lastTransitionTime do not count)', () => {
+      const stored = asStored(desired);
+      stored.spec!.ports!.reverse();
+      stored.status!.conditions![0]!.lastTransitionTime = T1;
+      expect(serviceImportNeedsUpdate(desired, stored)).to.deep.equal({ metadata: false, spec: false, status: false });
+    });
+
+    it('E7: an unexported label or annotation must go (metadata write)', () => {
+      const stored = asStored(desired);
+      stored.metadata!.labels = { ...stored.metadata!.labels, old: 'label' };
+      expect(serviceImportNeedsUpdate(desired, stored)).to.deep.equal({ metadata: true, spec: false, status: false });
+    });
+
+    it('a changed spec field or IP is a spec write', () => {
+      for (const change of [{ type: 'Headless' }, { ips: ['10.96.0.11'] }, { sessionAffinity: 'ClientIP' }, { ports: [{ name: 'http', port: 80 }] }]) {
+        const stored = asStored(desired);
+        Object.assign(stored.spec!, change);
+        expect(serviceImportNeedsUpdate(desired, stored).spec, JSON.stringify(change)).to.equal(true);
+      }
+    });
+
+    it('I3/I5: a change of clusters or of the Ready condition is a status write', () => {
+      const clusters = asStored(desired);
+      clusters.status!.clusters = [{ cluster: 'east' }, { cluster: 'gone' }];
+      expect(serviceImportNeedsUpdate(desired, clusters)).to.deep.equal({ metadata: false, spec: false, status: true });
+      const condition = asStored(desired);
+      condition.status!.conditions = [];
+      expect(serviceImportNeedsUpdate(desired, condition).status).to.equal(true);
+    });
+  });
+
+  describe('exportFactsFromServiceImport (issue 3 admission)', () => {
+    const stored = asStored(
+      desiredServiceImport(input([clusterExport('east', 1000, { exportedLabels: { team: 'a' } }), clusterExport('west', 2000, { exportedLabels: { team: 'a' } })])),
+    );
+
+    it('gives one fact per exporting cluster with the import\'s values, without our own label', () => {
+      const facts = exportFactsFromServiceImport(stored);
+      expect(facts.map((f) => f.clusterId)).to.deep.equal(['east', 'west']);
+      expect(facts[0]).to.deep.equal({ ...resolveImport([clusterExport('east', 1000, { exportedLabels: { team: 'a' } })]).properties, clusterId: 'east', exportCreationTimestamp: 0 });
+    });
+
+    it('X1: with checkExportAgainstImport, a new conflicting export is judged the newest and loses', () => {
+      const check = checkExportAgainstImport(clusterExport('north', Date.now(), { type: 'Headless', exportedLabels: { team: 'a' } }), exportFactsFromServiceImport(stored));
+      expect(check.loses).to.equal(true);
+      expect(check.conflict?.reasons).to.deep.equal(['TypeConflict']);
+      expect(check.conflict?.details[0]?.description).to.equal('type ClusterSetIP from cluster east (oldest export) wins over Headless from north');
+    });
+  });
+});
