@@ -3,12 +3,10 @@
 // webhook server running outside the cluster.
 
 import {
-  ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE,
-  VERSIONS, WEBHOOK_CERTIFICATE_NAME, WEBHOOK_SERVICE_NAME,
+  ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, VERSIONS,
 } from '../../src/core/names.ts';
+import { caInjectionAnnotations, clientConfig, CONVERT_PATH, IN_CLUSTER, type WebhookTarget } from '../client-config.ts';
 import { SCHEMAS, type CustomKind, type JsonSchema } from './schemas.ts';
-
-export const CONVERT_PATH = '/convert';
 
 interface PrinterColumn { name: string; type: 'string' | 'date'; jsonPath: string; description: string }
 
@@ -47,13 +45,6 @@ export const KINDS: readonly KindInfo[] = [
   },
 ];
 
-/** Where the apiserver sends ConversionReviews: the in-cluster Service (default) or a URL (tests, demo). */
-export type ConversionTarget =
-  | { service: { namespace: string; name: string; port?: number }; caBundle?: string }
-  | { url: string; caBundle: string };
-
-const inCluster: ConversionTarget = { service: { namespace: SYSTEM_NAMESPACE, name: WEBHOOK_SERVICE_NAME, port: 443 } };
-
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';
   kind: 'CustomResourceDefinition';
@@ -61,17 +52,9 @@ export interface CustomResourceDefinition {
   spec: Record<string, unknown>;
 }
 
-function clientConfig(target: ConversionTarget): Record<string, unknown> {
-  const caBundle = target.caBundle === undefined ? {} : { caBundle: target.caBundle };
-  if ('url' in target) return { url: target.url + CONVERT_PATH, ...caBundle };
-  return { service: { ...target.service, path: CONVERT_PATH }, ...caBundle };
-}
-
-function definition(info: KindInfo, schema: JsonSchema, target: ConversionTarget): CustomResourceDefinition {
+function definition(info: KindInfo, schema: JsonSchema, target: WebhookTarget): CustomResourceDefinition {
   const name = `${info.plural}.${info.group}`;
-  // cert-manager's cainjector fills caBundle only for the in-cluster Service form; a URL target brings its own.
-  const inject: Record<string, string> = 'url' in target ? {} : { 'cert-manager.io/inject-ca-from': `${SYSTEM_NAMESPACE}/${WEBHOOK_CERTIFICATE_NAME}` };
-  const annotations: Record<string, string> = { ...info.annotations, ...inject };
+  const annotations: Record<string, string> = { ...info.annotations, ...caInjectionAnnotations(target) };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -96,13 +79,13 @@ function definition(info: KindInfo, schema: JsonSchema, target: ConversionTarget
       })),
       conversion: {
         strategy: 'Webhook',
-        webhook: { conversionReviewVersions: ['v1'], clientConfig: clientConfig(target) },
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: clientConfig(target, CONVERT_PATH) },
       },
     },
   };
 }
 
 /** The three CRDs; conversion goes to the in-cluster webhook Service unless another target is given. */
-export function customResourceDefinitions(target: ConversionTarget = inCluster): CustomResourceDefinition[] {
+export function customResourceDefinitions(target: WebhookTarget = IN_CLUSTER): CustomResourceDefinition[] {
   return KINDS.map((info) => definition(info, SCHEMAS[info.kind], target));
 }

@@ -1,0 +1,116 @@
+// Runs the webhook server in-process on loopback against one real cluster, with a throwaway CA made by openssl, and
+// registers it there (webhook configurations and CRD conversion with url + caBundle) exactly as webhook/registration.ts
+// and webhook/crd/definitions.ts produce them. Tests then drive it with kubectl.
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from '../../../hack/testbed/wait.ts';
+import { createLogger } from '../../../src/observability/log.ts';
+import { informerView, type InformerView } from '../../../webhook/cluster-view.ts';
+import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
+import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-certificates.ts';
+import type { ConflictPolicy } from '../../../webhook/options.ts';
+import { webhookConfigurations } from '../../../webhook/registration.ts';
+import { startWebhookServer, type WebhookServer } from '../../../webhook/server.ts';
+
+export interface KubectlResult { status: number; stdout: string; stderr: string }
+
+/** `kubectl --kubeconfig <path> ...args`, with `input` on stdin; never throws on a non-zero exit. */
+export function kubectl(kubeconfigPath: string, args: readonly string[], input?: string): KubectlResult {
+  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfigPath, ...args], { input, encoding: 'utf8', timeout: 60_000 });
+  if (r.error) throw new Error(`kubectl ${args.join(' ')}: ${r.error.message}`);
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** kubectl that must succeed; returns stdout and stderr (where kubectl prints `Warning:` lines). */
+export function kubectlOk(kubeconfigPath: string, args: readonly string[], input?: string): KubectlResult {
+  const r = kubectl(kubeconfigPath, args, input);
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status}): ${r.stderr.trim()}`);
+  return r;
+}
+
+export interface RegisteredWebhook {
+  server: WebhookServer;
+  informers: InformerView;
+  certs: DevCertificates;
+  /** Removes the webhook configurations, points the CRDs back at the in-cluster Service, stops the server. */
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  kubeconfigPath: string;
+  policy: ConflictPolicy;
+  /** User name treated as the reconcile worker (I6). */
+  worker: string;
+}
+
+/**
+ * Writes each object as given (replace, or create when missing): unlike apply, no field another manager set earlier
+ * (such as a conversion `service` where we now want `url`) survives.
+ */
+function put(kubeconfigPath: string, objects: readonly unknown[]): void {
+  for (const object of objects) {
+    const json = JSON.stringify(object);
+    const replaced = kubectl(kubeconfigPath, ['replace', '-f', '-'], json);
+    if (replaced.status === 0) continue;
+    if (!/NotFound|not found/.test(replaced.stderr)) throw new Error(`kubectl replace failed: ${replaced.stderr.trim()}`);
+    kubectlOk(kubeconfigPath, ['create', '-f', '-'], json);
+  }
+}
+
+/** Waits until every CRD is Established, so the next kubectl knows the kinds. */
+function waitEstablished(kubeconfigPath: string): void {
+  const names = customResourceDefinitions().map((c) => `crd/${c.metadata.name}`);
+  kubectlOk(kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=60s', ...names]);
+}
+
+export async function startRegisteredWebhook(options: HarnessOptions): Promise<RegisteredWebhook> {
+  const dir = mkdtempSync(join(tmpdir(), 'mcs-webhook-it-'));
+  const certs = makeDevCertificates(dir);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(options.kubeconfigPath);
+  const logger = createLogger('webhook-it', process.env.LOG_LEVEL ?? 'warn');
+
+  // CRDs first (with conversion already aimed at the server we are about to start), so the informers find them.
+  const port = await freePortHint();
+  const target = { url: `https://127.0.0.1:${port}`, caBundle: certs.caBundle };
+  put(options.kubeconfigPath, customResourceDefinitions(target));
+  waitEstablished(options.kubeconfigPath);
+
+  const informers = informerView(kubeConfig, logger);
+  informers.start();
+  const server = await startWebhookServer({
+    port, bindAddress: '127.0.0.1', tlsCertFile: certs.certFile, tlsKeyFile: certs.keyFile, tlsReloadIntervalMs: 500,
+    metricsPort: 0, conflictPolicy: options.policy, writers: { worker: options.worker, deleters: [] },
+    maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000,
+  }, informers.view, informers.synced, logger);
+  await waitFor('the webhook informer caches to sync', async () => informers.synced(), { timeoutMs: 30_000, intervalMs: 100 });
+  put(options.kubeconfigPath, webhookConfigurations(target));
+
+  return {
+    server, informers, certs,
+    async stop() {
+      kubectl(options.kubeconfigPath, ['delete', '--ignore-not-found', 'validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating']);
+      put(options.kubeconfigPath, customResourceDefinitions());
+      await server.shutdown();
+      await informers.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A port that was free a moment ago: the CRDs need the URL before the server listens. */
+async function freePortHint(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}

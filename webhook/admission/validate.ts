@@ -1,0 +1,105 @@
+// The validating webhook: routes an AdmissionRequest to the rules of its kind. Objects of our kinds are checked against
+// the CRD schema first, so the rules only ever see well-formed data; a request for a kind we do not handle is denied
+// with a pointer to the webhook configuration rather than silently allowed.
+
+import { ABOUT_GROUP, MCS_GROUP } from '../../src/core/names.ts';
+import type { ClusterView } from '../cluster-view.ts';
+import { customObjectError } from '../crd/object-validation.ts';
+import type { CustomKind } from '../crd/schemas.ts';
+import { metadataError, serviceError, type ClusterPropertyObject, type KubeObject, type ServiceExportObject, type ServiceObject } from '../objects.ts';
+import type { ConflictPolicy } from '../options.ts';
+import { checkClusterPropertyChange } from './cluster-property-change.ts';
+import { allow, deny, type Decision } from './decision.ts';
+import { admitService, admitServiceExport } from './export-admission.ts';
+import type { AdmissionRequest } from './review.ts';
+import { checkWorkerOnlyWrite, type WriterIdentities } from './worker-only-writes.ts';
+
+export interface ValidationContext {
+  view: ClusterView;
+  policy: ConflictPolicy;
+  writers: WriterIdentities;
+  now: () => number;
+}
+
+/** `namespace/name` (or `name`) of the request's object, falling back to metadata.generateName for unnamed creates. */
+export function requestRef(request: AdmissionRequest): string {
+  const meta = ((request.object ?? request.oldObject) as { metadata?: { name?: unknown; generateName?: unknown } } | null)?.metadata;
+  const name = request.name || (typeof meta?.name === 'string' ? meta.name : '') || `${typeof meta?.generateName === 'string' ? meta.generateName : ''}*`;
+  return request.namespace ? `${request.namespace}/${name}` : name;
+}
+
+/**
+ * Why the object being written fails `check`, or the stored one (UPDATE, DELETE) lacks readable metadata; undefined when
+ * both can be read. Stored objects are not held to the full schema: a legacy object must stay updatable.
+ */
+function objectError(request: AdmissionRequest, check: (object: unknown) => string | undefined): string | undefined {
+  const written = request.operation === 'DELETE' ? undefined : check(request.object);
+  const stored = request.operation === 'CREATE' ? undefined : metadataError(request.oldObject);
+  return written ?? (stored === undefined ? undefined : `stored object: ${stored}`);
+}
+
+function unreadable(request: AdmissionRequest, error: string): Decision {
+  return deny(`${request.kind.kind} ${requestRef(request)} does not parse: ${error}`, 400);
+}
+
+const customCheck = (kind: CustomKind) => (object: unknown) => metadataError(object) ?? customObjectError(kind, object);
+
+function validateServiceExport(request: AdmissionRequest, ctx: ValidationContext): Decision {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
+  const error = objectError(request, customCheck('ServiceExport'));
+  if (error !== undefined) return unreadable(request, error);
+  const object = request.object as ServiceExportObject & { metadata: { deletionTimestamp?: string } };
+  const old = request.oldObject as ServiceExportObject | null;
+  // Status and metadata-only writes (the worker's finalizer and conditions, a deletion in progress) export nothing new.
+  if (request.subResource !== '' || object.metadata.deletionTimestamp !== undefined) return allow();
+  if (old !== null && JSON.stringify(old.spec ?? {}) === JSON.stringify(object.spec ?? {})) return allow();
+  const target = { namespace: request.namespace, name: request.name || object.metadata?.name || '', ref: requestRef(request) };
+  return admitServiceExport({ view: ctx.view, policy: ctx.policy, now: ctx.now() }, target, object, old ?? undefined);
+}
+
+function validateService(request: AdmissionRequest, ctx: ValidationContext): Decision {
+  if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || request.subResource !== '') return allow();
+  const error = objectError(request, serviceError);
+  if (error !== undefined) return unreadable(request, error);
+  const target = { namespace: request.namespace, name: request.name, ref: requestRef(request) };
+  return admitService({ view: ctx.view, policy: ctx.policy, now: ctx.now() }, target, request.object as ServiceObject, (request.oldObject as ServiceObject | null) ?? undefined);
+}
+
+function validateClusterProperty(request: AdmissionRequest, ctx: ValidationContext): Decision {
+  if (request.subResource !== '') return allow();
+  const error = objectError(request, customCheck('ClusterProperty'));
+  if (error !== undefined) return unreadable(request, error);
+  const value = (o: unknown) => (o as ClusterPropertyObject | null)?.spec.value;
+  return checkClusterPropertyChange({
+    operation: request.operation,
+    name: request.name || ((request.object ?? request.oldObject) as KubeObject).metadata?.name || '',
+    value: value(request.object),
+    oldValue: value(request.oldObject),
+    exports: ctx.view.serviceExports.list().map((e) => `${e.metadata?.namespace}/${e.metadata?.name}`),
+  });
+}
+
+function guardWorkerWrite(request: AdmissionRequest, ctx: ValidationContext, kind: 'ServiceImport' | 'EndpointSlice'): Decision {
+  const error = objectError(request, metadataError);
+  if (error !== undefined) return unreadable(request, error);
+  const labels = (o: unknown) => (o as KubeObject | null)?.metadata?.labels ?? undefined;
+  return checkWorkerOnlyWrite({
+    kind, target: requestRef(request), operation: request.operation, username: request.username,
+    labels: labels(request.object), oldLabels: labels(request.oldObject),
+  }, ctx.writers);
+}
+
+export function validateAdmission(request: AdmissionRequest, ctx: ValidationContext): Decision {
+  const { group, kind } = request.kind;
+  if (group === MCS_GROUP && kind === 'ServiceExport') return validateServiceExport(request, ctx);
+  if (group === MCS_GROUP && kind === 'ServiceImport') return guardWorkerWrite(request, ctx, 'ServiceImport');
+  if (group === 'discovery.k8s.io' && kind === 'EndpointSlice') return guardWorkerWrite(request, ctx, 'EndpointSlice');
+  if (group === ABOUT_GROUP && kind === 'ClusterProperty') return validateClusterProperty(request, ctx);
+  if (group === '' && kind === 'Service') return validateService(request, ctx);
+  return unhandled(request, 'validate');
+}
+
+export function unhandled(request: AdmissionRequest, webhook: string): Decision {
+  const gk = request.kind.group ? `${request.kind.kind}.${request.kind.group}` : request.kind.kind;
+  return deny(`the mcs-cloudmap ${webhook} webhook does not handle ${gk}: remove it from the webhook configuration's rules`, 400);
+}

@@ -1,0 +1,131 @@
+// The express application: /validate, /mutate and /convert (AdmissionReview and ConversionReview over JSON), plus
+// /healthz, /readyz and /metrics. Anything that is not a well-formed review gets a 4xx with a metav1.Status saying what
+// is wrong; a rule that throws becomes a denial that says so, never a crash.
+
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from '../src/observability/log.ts';
+import { deny, type Decision } from './admission/decision.ts';
+import { mutateAdmission } from './admission/mutate.ts';
+import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from './admission/review.ts';
+import { requestRef, validateAdmission, type ValidationContext } from './admission/validate.ts';
+import { convertReview, parseConversionReview } from './conversion/review.ts';
+import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
+
+export interface AppOptions {
+  validation: ValidationContext;
+  metrics: WebhookMetrics;
+  logger: Logger;
+  /** True once the caches are synced and until shutdown starts. */
+  ready: () => boolean;
+  maxRequestBytes: number;
+}
+
+/** Kinds named in metrics; anything else counts as `other` so a stray caller cannot grow the label set. */
+const METRIC_KINDS = new Set(['ServiceExport', 'ServiceImport', 'ClusterProperty', 'Service', 'EndpointSlice']);
+
+function status(res: Response, code: number, message: string): void {
+  res.status(code).json({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message });
+}
+
+/** What body-parser's errors mean, in words a caller can act on. */
+function bodyErrorMessage(err: { type?: string; message?: string; limit?: number }): string {
+  switch (err.type) {
+    case 'entity.too.large': return `request body is larger than the limit of ${err.limit} bytes (--max-request-bytes)`;
+    case 'entity.parse.failed': return `request body is not valid JSON: ${err.message}`;
+    case 'encoding.unsupported':
+    case 'charset.unsupported': return `unsupported request body encoding: ${err.message}; send UTF-8 JSON`;
+    case 'request.aborted': return 'the client aborted the request before the body was complete';
+    default: return `cannot read the request body: ${err.message}`;
+  }
+}
+
+export function createApp(options: AppOptions): express.Express {
+  const { metrics, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  const json = express.json({ limit: options.maxRequestBytes, strict: false, type: () => true });
+  const requireJson = (req: Request, res: Response, next: NextFunction) => {
+    if (!req.is('application/json')) return status(res, 415, `Content-Type must be application/json, got "${req.get('content-type') ?? '(none)'}"`);
+    next();
+  };
+  const timed = (webhook: WebhookName) => (req: Request, res: Response, next: NextFunction) => {
+    const start = performance.now();
+    res.locals.webhook = webhook;
+    res.on('finish', () => {
+      const { kind = '', operation = '', result = 'invalid' } = res.locals as { kind?: string; operation?: string; result?: RequestResult };
+      metrics.observe(webhook, METRIC_KINDS.has(kind) ? kind : kind === '' ? '' : 'other', operation, result, (performance.now() - start) / 1000);
+    });
+    next();
+  };
+
+  const admission = (webhook: 'validate' | 'mutate', decide: (request: AdmissionRequest) => Decision) => (req: Request, res: Response) => {
+    const parsed = parseAdmissionReview(req.body);
+    if (!parsed.ok) return status(res, 400, parsed.message);
+    const request = parsed.request;
+    let decision: Decision;
+    try {
+      decision = decide(request);
+    } catch (err) {
+      logger.error({ event: 'rule-error', webhook, uid: request.uid, kind: request.kind.kind, object: requestRef(request), err: (err as Error).stack }, 'admission rule threw');
+      decision = deny(`mcs-cloudmap could not evaluate ${request.kind.kind} ${requestRef(request)}: ${(err as Error).message}`, 500);
+    }
+    const result: RequestResult = !decision.allowed ? 'denied' : decision.warnings.length > 0 ? 'warned' : 'allowed';
+    Object.assign(res.locals, { kind: request.kind.kind, operation: request.operation, result });
+    const level = result === 'allowed' ? 'debug' : 'info';
+    logger[level]({
+      event: 'admission', webhook, uid: request.uid, kind: request.kind.kind, operation: request.operation, object: requestRef(request),
+      user: request.username, dryRun: request.dryRun, result, ...(decision.allowed ? {} : { message: decision.message }),
+      ...(decision.warnings.length > 0 ? { warnings: decision.warnings } : {}), ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
+    }, `${webhook} ${result}`);
+    res.json(admissionResponse(parsed.apiVersion, request.uid, decision));
+  };
+
+  app.post('/validate', timed('validate'), requireJson, json, admission('validate', (r) => validateAdmission(r, options.validation)));
+  app.post('/mutate', timed('mutate'), requireJson, json, admission('mutate', mutateAdmission));
+  app.post('/convert', timed('convert'), requireJson, json, (req: Request, res: Response) => {
+    const parsed = parseConversionReview(req.body);
+    if (!parsed.ok) return status(res, 400, parsed.message);
+    const outcome = convertReview(parsed.apiVersion, parsed.request);
+    Object.assign(res.locals, { kind: outcome.kind, operation: 'CONVERT', result: outcome.succeeded ? 'converted' : 'failed' });
+    if (!outcome.succeeded) {
+      logger.warn({ event: 'conversion-failed', uid: parsed.request.uid, desiredAPIVersion: parsed.request.desiredAPIVersion, response: outcome.body.response }, 'conversion failed');
+    }
+    res.json(outcome.body);
+  });
+  for (const path of ['/validate', '/mutate', '/convert']) {
+    app.all(path, (req, res) => status(res, 405, `${req.method} is not allowed on ${path}: POST a review`));
+  }
+
+  mountProbes(app, options);
+  app.use((req, res) => status(res, 404, `no route ${req.method} ${req.path}: use POST /validate, /mutate or /convert`));
+  app.use((err: { status?: number; statusCode?: number; type?: string; message?: string }, req: Request, res: Response, _next: NextFunction) => {
+    const code = err.status ?? err.statusCode ?? 500;
+    if (code >= 400 && code < 500) return status(res, code, bodyErrorMessage(err));
+    if (err.type !== undefined) return status(res, 400, bodyErrorMessage(err));
+    logger.error({ event: 'http-error', path: req.path, err: err.message }, 'unexpected error');
+    status(res, 500, `internal error: ${err.message}`);
+  });
+  return app;
+}
+
+/** /healthz, /readyz and /metrics: on the HTTPS app and on the plain metrics listener. */
+export function mountProbes(app: express.Express, options: Pick<AppOptions, 'metrics' | 'ready'>): void {
+  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok'); });
+  app.get('/readyz', (_req, res) => {
+    if (options.ready()) res.type('text/plain').send('ok');
+    else res.status(503).type('text/plain').send('not ready: informer caches not synced yet, or shutting down');
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
+  });
+}
+
+/** A bare app with only the probes, for --metrics-port. */
+export function createProbeApp(options: Pick<AppOptions, 'metrics' | 'ready'>): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  mountProbes(app, options);
+  return app;
+}

@@ -1,0 +1,54 @@
+// What the admission rules may look up: Services, ServiceExports, ServiceImports and ClusterProperties of this cluster,
+// always from informer caches (never a live API call per request). Tests and the benchmark fill ObjectCaches directly.
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createInformer, type Informer } from '../src/kube/informer.ts';
+import { ObjectCache } from '../src/kube/object-cache.ts';
+import { CLUSTER_PROPERTIES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject, type ResourceType } from '../src/kube/resources.ts';
+import type { Logger } from '../src/observability/log.ts';
+import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
+
+export interface Store<T> {
+  /** '' as namespace for cluster-scoped objects. */
+  get(namespace: string, name: string): T | undefined;
+  list(namespace?: string): T[];
+}
+
+export interface ClusterView {
+  services: Store<ServiceObject>;
+  serviceExports: Store<ServiceExportObject>;
+  serviceImports: Store<ServiceImportObject>;
+  clusterProperties: Store<ClusterPropertyObject>;
+}
+
+/** A view over plain caches, filled by the caller (unit tests, benchmark). */
+export function memoryView(): { [K in keyof ClusterView]: ObjectCache<ClusterView[K] extends Store<infer T> ? T & KubeObject : never> } {
+  return { services: new ObjectCache(), serviceExports: new ObjectCache(), serviceImports: new ObjectCache(), clusterProperties: new ObjectCache() };
+}
+
+export interface InformerView {
+  view: ClusterView;
+  /** True once every informer has stored its first list: /readyz waits for it. */
+  synced(): boolean;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Self-healing informers (src/kube/informer.ts) on the four resources; no periodic resync (the webhook only reads). */
+export function informerView(kubeConfig: KubeConfig, logger: Logger): InformerView {
+  const make = <T extends KubeObject>(resource: ResourceType): Informer<T> =>
+    createInformer<T>({ kubeConfig, path: resourcePath(resource), resyncMs: 0, logger });
+  const informers = {
+    services: make<ServiceObject & KubeObject>(SERVICES),
+    serviceExports: make<ServiceExportObject & KubeObject>(SERVICE_EXPORTS),
+    serviceImports: make<ServiceImportObject & KubeObject>(SERVICE_IMPORTS),
+    clusterProperties: make<ClusterPropertyObject & KubeObject>(CLUSTER_PROPERTIES),
+  };
+  const all = Object.values(informers);
+  return {
+    view: informers,
+    synced: () => all.every((i) => i.hasSynced()),
+    start: () => all.forEach((i) => i.start()),
+    stop: async () => { await Promise.all(all.map((i) => i.stop())); },
+  };
+}

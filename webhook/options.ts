@@ -1,0 +1,51 @@
+// Flags of the webhook server (`npm run webhook -- --help`), each with an MCS_* environment fallback.
+import {
+  durationOption, enumOption, formatHelp, intOption, parseOptions, stringOption, type OptionValues,
+} from '../src/config/options.ts';
+import { WORKER_SERVICE_ACCOUNT } from '../src/core/names.ts';
+
+export const CONFLICT_POLICIES = ['Warn', 'Reject'] as const;
+export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number];
+
+/**
+ * Identities allowed to delete ServiceImports and MCS EndpointSlices besides the worker: the namespace controller and the
+ * garbage collector (as service accounts, or as kube-controller-manager itself when it runs without per-controller
+ * credentials). Refusing them would block namespace deletion and owner-reference clean-up.
+ */
+export const DEFAULT_SYSTEM_DELETERS = [
+  'system:serviceaccount:kube-system:namespace-controller',
+  'system:serviceaccount:kube-system:generic-garbage-collector',
+  'system:kube-controller-manager',
+];
+
+export const webhookOptionSpecs = {
+  port: intOption('port', 'MCS_PORT', 9443, 'HTTPS port of /validate, /mutate, /convert, /healthz, /readyz and /metrics.', 0, 65535),
+  bindAddress: stringOption('bind-address', 'MCS_BIND_ADDRESS', '0.0.0.0', 'Address the HTTPS and metrics listeners bind to.'),
+  tlsCertFile: stringOption('tls-cert-file', 'MCS_TLS_CERT_FILE', '/var/run/mcs-cloudmap/tls/tls.crt', 'PEM serving certificate (chain); re-read when it changes, without a restart.'),
+  tlsKeyFile: stringOption('tls-key-file', 'MCS_TLS_KEY_FILE', '/var/run/mcs-cloudmap/tls/tls.key', 'PEM private key of the serving certificate; re-read with it.'),
+  tlsReloadInterval: durationOption('tls-reload-interval', 'MCS_TLS_RELOAD_INTERVAL', 5_000, 'How often the certificate and key files are checked for changes.'),
+  conflictPolicy: enumOption('conflict-policy', 'MCS_CONFLICT_POLICY', 'Warn', CONFLICT_POLICIES, 'What to do when an export conflicts with the ClusterSet\'s ServiceImport (X1-X3): Warn admits with warnings, Reject refuses.'),
+  workerServiceAccount: stringOption('worker-service-account', 'MCS_WORKER_SERVICE_ACCOUNT', WORKER_SERVICE_ACCOUNT, 'User name of the reconcile worker: the only identity allowed to write ServiceImports and MCS EndpointSlices (I6).'),
+  systemDeleters: stringOption('system-deleters', 'MCS_SYSTEM_DELETERS', DEFAULT_SYSTEM_DELETERS.join(','), 'Comma-separated user names also allowed to delete ServiceImports and MCS EndpointSlices (namespace deletion, garbage collection).'),
+  metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Plain-HTTP port of /metrics, /healthz and /readyz for scrapers and probes; 0 turns it off.', 0, 65535),
+  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
+  maxRequestBytes: intOption('max-request-bytes', 'MCS_MAX_REQUEST_BYTES', 16 * 1024 * 1024, 'Largest request body accepted; larger ones get 413.', 1024),
+  shutdownDelay: durationOption('shutdown-delay', 'MCS_SHUTDOWN_DELAY', 5_000, 'On SIGTERM, how long to report unready before closing the listener, so endpoints stop sending requests first.'),
+  shutdownTimeout: durationOption('shutdown-timeout', 'MCS_SHUTDOWN_TIMEOUT', 30_000, 'On SIGTERM, how long in-flight requests may take before connections are closed.'),
+  logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
+};
+
+export type WebhookOptions = OptionValues<typeof webhookOptionSpecs>;
+
+export function parseWebhookOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): WebhookOptions {
+  return parseOptions(webhookOptionSpecs, argv, env);
+}
+
+export function webhookHelp(): string {
+  return formatHelp('mcs-cloudmap webhook: admission (ServiceExport, ClusterProperty, ServiceImport, EndpointSlice) and CRD conversion.', webhookOptionSpecs);
+}
+
+/** The comma-separated --system-deleters value as a list. */
+export function splitList(raw: string): string[] {
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}

@@ -1,0 +1,99 @@
+// The webhook server process minus its wiring to a cluster: HTTPS listener with reloadable certificate, optional plain
+// metrics listener, and graceful shutdown (unready, wait for endpoints to notice, finish in-flight requests, close).
+// main.ts feeds it informer caches; tests and the benchmark feed it in-memory ones.
+
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../src/observability/log.ts';
+import type { WriterIdentities } from './admission/worker-only-writes.ts';
+import { createApp, createProbeApp } from './app.ts';
+import type { ClusterView } from './cluster-view.ts';
+import { createWebhookMetrics, type WebhookMetrics } from './metrics.ts';
+import type { ConflictPolicy } from './options.ts';
+import { notAfter, readKeyPair, watchKeyPair } from './tls.ts';
+
+export interface ServerOptions {
+  port: number;
+  bindAddress: string;
+  tlsCertFile: string;
+  tlsKeyFile: string;
+  tlsReloadIntervalMs: number;
+  /** 0: no plain metrics listener. */
+  metricsPort: number;
+  conflictPolicy: ConflictPolicy;
+  writers: WriterIdentities;
+  maxRequestBytes: number;
+  shutdownDelayMs: number;
+  shutdownTimeoutMs: number;
+}
+
+export interface WebhookServer {
+  /** The HTTPS port actually bound (useful with port 0). */
+  port: number;
+  /** The metrics port actually bound, or 0 when off. */
+  metricsPort: number;
+  metrics: WebhookMetrics;
+  /** Unready, wait shutdownDelayMs, stop accepting, finish in-flight requests (at most shutdownTimeoutMs), close. */
+  shutdown(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Stops accepting; resolves once open requests are answered, or force-closes connections after `timeoutMs`. */
+async function drain(server: Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}
+
+export async function startWebhookServer(
+  options: ServerOptions, view: ClusterView, cachesSynced: () => boolean, logger: Logger,
+): Promise<WebhookServer> {
+  const metrics = createWebhookMetrics();
+  let shuttingDown = false;
+  const ready = () => !shuttingDown && cachesSynced();
+  const pair = readKeyPair(options.tlsCertFile, options.tlsKeyFile);
+  metrics.setCertificateExpiry(notAfter(pair.cert));
+
+  const app = createApp({
+    validation: { view, policy: options.conflictPolicy, writers: options.writers, now: Date.now },
+    metrics, logger, ready, maxRequestBytes: options.maxRequestBytes,
+  });
+  const https = createHttpsServer({ ...pair, minVersion: 'TLSv1.2' }, app);
+  // The apiserver keeps connections open between requests; a longer idle timeout than its own avoids reset races.
+  https.keepAliveTimeout = 120_000;
+  const port = await listen(https, options.port, options.bindAddress);
+  const watch = watchKeyPair(options.tlsCertFile, options.tlsKeyFile, pair, options.tlsReloadIntervalMs, logger, (next) => {
+    https.setSecureContext({ ...next, minVersion: 'TLSv1.2' });
+    metrics.setCertificateExpiry(notAfter(next.cert));
+  });
+
+  const probes = options.metricsPort > 0 ? createHttpServer(createProbeApp({ metrics, ready })) : undefined;
+  const metricsPort = probes ? await listen(probes, options.metricsPort, options.bindAddress) : 0;
+  logger.info({ event: 'listening', port, metricsPort, conflictPolicy: options.conflictPolicy, worker: options.writers.worker }, 'webhook server listening');
+
+  return {
+    port, metricsPort, metrics,
+    async shutdown() {
+      if (shuttingDown) return;
+      shuttingDown = true;
+      logger.info({ event: 'shutdown', delayMs: options.shutdownDelayMs }, 'unready; closing after the delay');
+      await delay(options.shutdownDelayMs);
+      watch.stop();
+      await Promise.all([drain(https, options.shutdownTimeoutMs), probes ? drain(probes, 1_000) : undefined]);
+      logger.info({ event: 'stopped' }, 'webhook server stopped');
+    },
+  };
+}
