@@ -1,9 +1,9 @@
 // The ServiceImport of one multi-cluster service (I1–I5): what it should say given the resolved exports and the derived
 // Service, and whether the stored object needs a write.
-import type { ExportFacts, ImportResolution } from './conflicts.ts';
+import type { ImportResolution } from './conflicts.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, MCS_GROUP, STORAGE_VERSION } from './names.ts';
 import { portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
-import type { Condition, ExportedServiceProperties, IPFamily, Protocol, ServiceType } from './types.ts';
+import type { Condition, IPFamily, ServiceType } from './types.ts';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -210,30 +210,4 @@ function statusKey(status: NonNullable<StoredServiceImport['status']>, condition
 function sameMap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>> | undefined): boolean {
   const other = b ?? {};
   return Object.keys(a).length === Object.keys(other).length && Object.entries(a).every(([k, v]) => other[k] === v);
-}
-
-/**
- * For admission checks (issue 3), which see the ServiceImport but not the per-cluster exports: each cluster in
- * status.clusters stands for an export with the import's (winning) values and the earliest possible creation time, so a
- * candidate export (see checkExportAgainstImport) is judged as the newest one. This is exact for a new export and
- * errs towards warning for an update of an existing one.
- */
-export function exportFactsFromServiceImport(serviceImport: StoredServiceImport): ExportFacts[] {
-  const spec = serviceImport.spec ?? {};
-  const labels = { ...serviceImport.metadata?.labels };
-  delete labels[LABEL_CREATED_BY];
-  const timeout = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
-  const policy = spec.internalTrafficPolicy;
-  const facts: ExportedServiceProperties = {
-    type: spec.type === 'Headless' ? ('Headless' as const) : ('ClusterSetIP' as const),
-    ports: (spec.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: (p.protocol ?? 'TCP') as Protocol, port: p.port ?? 0, ...(p.appProtocol === undefined ? {} : { appProtocol: p.appProtocol }) })),
-    sessionAffinity: spec.sessionAffinity === 'ClientIP' ? ('ClientIP' as const) : ('None' as const),
-    ...(timeout === undefined ? {} : { sessionAffinityTimeoutSeconds: timeout }),
-    ...(policy === 'Local' || policy === 'Cluster' ? { internalTrafficPolicy: policy } : {}),
-    ...(spec.trafficDistribution === undefined ? {} : { trafficDistribution: spec.trafficDistribution }),
-    ipFamilies: knownFamilies(spec.ipFamilies ?? []),
-    exportedLabels: labels,
-    exportedAnnotations: { ...serviceImport.metadata?.annotations },
-  };
-  return (serviceImport.status?.clusters ?? []).flatMap((c) => (c.cluster === undefined ? [] : [{ ...facts, clusterId: c.cluster, exportCreationTimestamp: 0 }]));
 }

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import { checkExportAgainstImport, resolveImport } from '../../../src/core/conflicts.ts';
+import { resolveImport } from '../../../src/core/conflicts.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY } from '../../../src/core/names.ts';
 import {
   desiredServiceImport,
-  exportFactsFromServiceImport,
   serviceImportNeedsUpdate,
   type ServiceImportInput,
   type StoredServiceImport,
@@ -150,25 +149,6 @@ describe('core/service-import', () => {
       const condition = asStored(desired);
       condition.status!.conditions = [];
       expect(serviceImportNeedsUpdate(desired, condition).status).to.equal(true);
-    });
-  });
-
-  describe('exportFactsFromServiceImport (issue 3 admission)', () => {
-    const stored = asStored(
-      desiredServiceImport(input([clusterExport('east', 1000, { exportedLabels: { team: 'a' } }), clusterExport('west', 2000, { exportedLabels: { team: 'a' } })])),
-    );
-
-    it('gives one fact per exporting cluster with the import\'s values, without our own label', () => {
-      const facts = exportFactsFromServiceImport(stored);
-      expect(facts.map((f) => f.clusterId)).to.deep.equal(['east', 'west']);
-      expect(facts[0]).to.deep.equal({ ...resolveImport([clusterExport('east', 1000, { exportedLabels: { team: 'a' } })]).properties, clusterId: 'east', exportCreationTimestamp: 0 });
-    });
-
-    it('X1: with checkExportAgainstImport, a new conflicting export is judged the newest and loses', () => {
-      const check = checkExportAgainstImport(clusterExport('north', Date.now(), { type: 'Headless', exportedLabels: { team: 'a' } }), exportFactsFromServiceImport(stored));
-      expect(check.loses).to.equal(true);
-      expect(check.conflict?.reasons).to.deep.equal(['TypeConflict']);
-      expect(check.conflict?.details[0]?.description).to.equal('type ClusterSetIP from cluster east (oldest export) wins over Headless from north');
     });
   });
 });
