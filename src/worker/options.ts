@@ -1,0 +1,53 @@
+// Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
+import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
+
+/**
+ * Client-side Cloud Map request rates per API (requests per second). Every cluster of a ClusterSet shares one account's
+ * quotas (M6), so the write APIs are kept well below them; throttling responses slow the worker further with backoff.
+ */
+export const DEFAULT_RATE_LIMITS: Readonly<Record<string, number>> = {
+  DiscoverInstances: 100,
+  DiscoverInstancesRevision: 100,
+  ListInstances: 20,
+  ListNamespaces: 5,
+  ListServices: 5,
+  GetOperation: 50,
+  RegisterInstance: 50,
+  DeregisterInstance: 50,
+  CreateHttpNamespace: 2,
+  CreateService: 10,
+  DeleteService: 10,
+  DeleteNamespace: 2,
+  UpdateService: 10,
+};
+
+export const workerOptionSpecs = {
+  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: in-cluster service account, then $KUBECONFIG, then ~/.kube/config.'),
+  namespace: stringOption('namespace', 'MCS_NAMESPACE', 'mcs-cloudmap-system', 'Namespace the worker runs in: holds the leader-election Lease and the Events about missing cluster identity.'),
+  leaderElect: boolOption('leader-elect', 'MCS_LEADER_ELECT', true, 'Take a coordination.k8s.io Lease before reconciling, so several replicas can run and only one writes.'),
+  leaseName: stringOption('lease-name', 'MCS_LEASE_NAME', 'mcs-cloudmap-worker', 'Name of the leader-election Lease.'),
+  leaseDuration: durationOption('lease-duration', 'MCS_LEASE_DURATION', 15_000, 'How long a Lease stays valid without renewal; a standby replica takes over after it.'),
+  identity: stringOption('identity', 'MCS_IDENTITY', '', 'Holder identity written into the Lease; empty: the host name and process id.'),
+  cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),
+  region: stringOption('region', 'MCS_AWS_REGION', '', 'AWS region of the Cloud Map namespaces; empty: the AWS SDK default chain (AWS_REGION, profile).'),
+  rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', { ...DEFAULT_RATE_LIMITS }, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs; named APIs override the defaults.'),
+  pollInterval: durationOption('poll-interval', 'MCS_POLL_INTERVAL', 1_000, 'How often the ClusterSet change marker in Cloud Map is read (one cheap call per poll, whatever the number of services).'),
+  fullResyncInterval: durationOption('full-resync-interval', 'MCS_FULL_RESYNC_INTERVAL', 300_000, 'How often every Cloud Map service is re-read in full, to catch writers that do not bump the change marker (e.g. the AWS controller v0.3.1).'),
+  kubeResyncInterval: durationOption('kube-resync-interval', 'MCS_KUBE_RESYNC_INTERVAL', 600_000, 'How often every ServiceExport and import is reconciled again from the caches, to repair anything missed.'),
+  workers: intOption('workers', 'MCS_WORKERS', 4, 'Keys reconciled in parallel per queue (export and import); one key is never reconciled twice at once.', 1, 256),
+  metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Port of /metrics (Prometheus); 0 picks a free port.', 0, 65535),
+  healthPort: intOption('health-port', 'MCS_HEALTH_PORT', 8081, 'Port of /healthz and /readyz; 0 picks a free port.', 0, 65535),
+  namespaceCleanup: boolOption('namespace-cleanup', 'MCS_NAMESPACE_CLEANUP', false, 'Delete a Cloud Map namespace once it holds no services (off: namespaces may be shared with non-Kubernetes users).'),
+  controllerVersion: stringOption('controller-version', 'MCS_CONTROLLER_VERSION', '', 'Version written into the K8S_CONTROLLER instance attribute; empty: the package version.'),
+  logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
+};
+
+export type WorkerOptions = OptionValues<typeof workerOptionSpecs>;
+
+export function parseWorkerOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): WorkerOptions {
+  return parseOptions(workerOptionSpecs, argv, env);
+}
+
+export function workerHelp(): string {
+  return formatHelp('mcs-cloudmap worker: syncs ServiceExports to AWS Cloud Map and Cloud Map to ServiceImports (KEP-1645).', workerOptionSpecs);
+}
