@@ -1,0 +1,35 @@
+// Builds kustomizations with the kubectl on PATH (kustomize v5 built in) and parses the output into plain objects.
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+
+export const KUSTOMIZE_DIR = fileURLToPath(new URL('../../../kustomize/', import.meta.url));
+
+/** base plus every folder of kustomize/overlays: a new overlay is tested without touching the tests. */
+export function kustomizations(): string[] {
+  const overlays = readdirSync(`${KUSTOMIZE_DIR}overlays`, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `overlays/${d.name}`);
+  return ['base', ...overlays.sort()];
+}
+
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+export function kustomizeBuild(dir: string): { yaml: string; objects: Manifest[] } {
+  const yaml = execFileSync('kubectl', ['kustomize', `${KUSTOMIZE_DIR}${dir}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const objects = parseAllDocuments(yaml).map((d) => {
+    if (d.errors.length > 0) throw new Error(`kubectl kustomize ${dir} printed invalid YAML: ${d.errors[0]!.message}`);
+    return d.toJS() as Manifest;
+  });
+  return { yaml, objects };
+}
+
+export function find(objects: readonly Manifest[], kind: string, name: string): Manifest {
+  const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) throw new Error(`${kind} ${name} is not in the build output`);
+  return o;
+}
