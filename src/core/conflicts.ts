@@ -1,6 +1,7 @@
 // Conflict resolution of the MCS API (X1–X3): the oldest export wins every property, ports are merged, and every
 // disagreement is reported with the field, the clusters involved and whose value is used. The reconcile worker calls
 // resolveImport to build ServiceImports and Conflict conditions; the webhook calls checkExportAgainstImport at admission.
+import { compareText } from './cluster-export.ts';
 import { formatPort, mergePorts, type PortClash } from './ports.ts';
 import type { ClusterExport, ExportedServiceProperties } from './types.ts';
 
@@ -59,7 +60,7 @@ export interface ImportResolution {
 /** X1: oldest ServiceExport first; equal creation times are ordered by cluster id. */
 export function comparePrecedence(a: ExportPrecedence, b: ExportPrecedence): number {
   if (a.exportCreationTimestamp !== b.exportCreationTimestamp) return a.exportCreationTimestamp - b.exportCreationTimestamp;
-  return a.clusterId < b.clusterId ? -1 : a.clusterId > b.clusterId ? 1 : 0;
+  return compareText(a.clusterId, b.clusterId);
 }
 
 /** X1: a sorted copy, oldest export first. */
@@ -210,13 +211,16 @@ function portName(name: string): string {
   return name === '' ? 'the unnamed port' : `"${name}"`;
 }
 
+function sortedEntries(map: Readonly<Record<string, string>>): Array<[string, string]> {
+  return Object.entries(map).sort(([a], [b]) => compareText(a, b));
+}
+
 function mapKey(map: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return JSON.stringify(sortedEntries(map));
 }
 
 function showMap(map: Readonly<Record<string, string>>): string {
-  const entries = Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${k}=${v}`).join(', ')}}`;
+  return `{${sortedEntries(map).map(([k, v]) => `${k}=${v}`).join(', ')}}`;
 }
 
 function sortedUnique(values: readonly string[]): string[] {

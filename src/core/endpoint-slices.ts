@@ -1,6 +1,7 @@
 // EndpointSlices on the importing side (S1–S4): the slices that should exist for one ServiceImport, and the creates,
 // updates and deletes that bring the slices we manage there.
 import { isIPv4, isIPv6 } from 'node:net';
+import { compareText } from './cluster-export.ts';
 import { hashedName, shortHash } from './hashed-names.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from './names.ts';
 import { comparePorts, portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
@@ -108,12 +109,12 @@ export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlice
 
   const slices: DesiredEndpointSlice[] = [];
   for (const clusterId of [...groups.keys()].sort()) {
-    for (const [family, byPorts] of [...groups.get(clusterId)!].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [family, byPorts] of [...groups.get(clusterId)!].sort(([a], [b]) => compareText(a, b))) {
       const base = `${input.importName}-${clusterId}`;
       const hash = shortHash([input.importName, clusterId, family]);
       let n = 0;
-      for (const [, group] of [...byPorts].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        const endpoints = [...group.endpoints.values()].sort((a, b) => (a.addresses[0] < b.addresses[0] ? -1 : 1));
+      for (const [, group] of [...byPorts].sort(([a], [b]) => compareText(a, b))) {
+        const endpoints = [...group.endpoints.values()].sort((a, b) => compareText(a.addresses[0], b.addresses[0]));
         for (let start = 0; start < endpoints.length; start += MAX_ENDPOINTS_PER_SLICE) {
           slices.push({
             apiVersion: 'discovery.k8s.io/v1',

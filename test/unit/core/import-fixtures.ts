@@ -1,24 +1,11 @@
 // Builders and fast-check arbitraries for the import-side core tests (conflicts, ports, slices, ServiceImport).
 import fc from 'fast-check';
+import { tutorialExport } from './export-fixtures.ts';
 import type { ClusterExport, EndpointPort, ExportedEndpoint, IPFamily, ServicePort } from '../../../src/core/types.ts';
 
-/** A ClusterSetIP export of default/web from `clusterId` with one TCP port 80 named http; override anything. */
+/** A ClusterSetIP export of the tutorial's service from `clusterId` with one TCP port 80 named http; override anything. */
 export function clusterExport(clusterId: string, exportCreationTimestamp: number, overrides: Partial<ClusterExport> = {}): ClusterExport {
-  return {
-    clusterId,
-    clustersetId: 'set1',
-    namespace: 'default',
-    name: 'web',
-    exportCreationTimestamp,
-    type: 'ClusterSetIP',
-    ports: [port('http', 80)],
-    sessionAffinity: 'None',
-    ipFamilies: ['IPv4'],
-    exportedLabels: {},
-    exportedAnnotations: {},
-    endpoints: [],
-    ...overrides,
-  };
+  return tutorialExport({ clusterId, exportCreationTimestamp, ports: [port('http', 80)], ...overrides });
 }
 
 export function port(name: string, number: number, protocol: ServicePort['protocol'] = 'TCP', appProtocol?: string): ServicePort {
