@@ -1,0 +1,119 @@
+// The Cloud Map adapter as the worker uses it: one object per cluster that wires the SDK client, rate limits and
+// retries, the namespace/service registry, instance reads and writes, operation polling and change detection.
+// Only plain data (CloudMapInstance, ids, names) crosses this boundary; SDK types stay in src/cloudmap.
+import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import type { CloudMapInstance } from '../core/types.ts';
+import type { Logger } from '../observability/log.ts';
+import { CloudMapCaller, type CallerOptions } from './call.ts';
+import { createCloudMapClient, type CloudMapClientOptions } from './client.ts';
+import { systemClock } from './clock.ts';
+import { CloudMapInstances, type DiscoveredInstances } from './instances.ts';
+import { DEFAULT_OPERATION_POLLING, OperationWaiter, type OperationPolling } from './operations.ts';
+import type { Identity } from './ownership.ts';
+import { CloudMapRegistry, type NamespaceSummary, type ServiceSummary } from './registry.ts';
+import { CloudMapWatcher, type CloudMapWatcherOptions } from './watcher.ts';
+
+export interface CloudMapAdapterOptions extends CallerOptions, Identity {
+  /** Used to create the SDK client unless `sdkClient` is given. */
+  client?: CloudMapClientOptions;
+  sdkClient?: ServiceDiscoveryClient;
+  operationPolling?: Partial<OperationPolling>;
+  logger?: Logger;
+}
+
+export type WatchOptions = Omit<CloudMapWatcherOptions, 'registry' | 'instances' | 'operations' | 'identity' | 'clock' | 'logger'>;
+
+export class CloudMapAdapter {
+  readonly identity: Identity;
+  readonly caller: CloudMapCaller;
+  readonly registry: CloudMapRegistry;
+  readonly instances: CloudMapInstances;
+  readonly operations: OperationWaiter;
+  private readonly client: ServiceDiscoveryClient;
+  private readonly options: CloudMapAdapterOptions;
+
+  constructor(options: CloudMapAdapterOptions) {
+    if (!options.sdkClient && !options.client) throw new Error('CloudMapAdapter needs either client options (region, endpoint) or an SDK client');
+    this.options = options;
+    this.identity = { clusterId: options.clusterId, clustersetId: options.clustersetId };
+    this.client = options.sdkClient ?? createCloudMapClient(options.client!);
+    this.caller = new CloudMapCaller(options);
+    this.operations = new OperationWaiter(this.client, this.caller, options.clock ?? systemClock, { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling });
+    this.registry = new CloudMapRegistry(this.client, this.caller, this.operations, options.logger);
+    this.instances = new CloudMapInstances(this.client, this.caller, this.registry, this.operations, this.identity);
+  }
+
+  /** A change watcher over the ClusterSet's namespaces (not started). */
+  watch(options: WatchOptions): CloudMapWatcher {
+    return new CloudMapWatcher({
+      ...options,
+      registry: this.registry,
+      instances: this.instances,
+      operations: this.operations,
+      identity: this.identity,
+      clock: this.options.clock ?? systemClock,
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+    });
+  }
+
+  ensureNamespace(name: string): Promise<string> {
+    return this.registry.ensureNamespace(name);
+  }
+
+  ensureService(namespaceId: string, name: string): Promise<string> {
+    return this.registry.ensureService(namespaceId, name);
+  }
+
+  findNamespace(name: string): Promise<string | undefined> {
+    return this.registry.findNamespace(name);
+  }
+
+  findService(namespaceId: string, name: string): Promise<string | undefined> {
+    return this.registry.findService(namespaceId, name);
+  }
+
+  listNamespaces(): Promise<NamespaceSummary[]> {
+    return this.registry.listNamespaces();
+  }
+
+  listServices(namespaceId: string): Promise<ServiceSummary[]> {
+    return this.registry.listServices(namespaceId);
+  }
+
+  listInstances(serviceId: string): Promise<CloudMapInstance[]> {
+    return this.instances.listInstances(serviceId);
+  }
+
+  discoverInstances(namespace: string, service: string, options: { clustersetId?: string } = {}): Promise<DiscoveredInstances | undefined> {
+    return this.instances.discoverInstances(namespace, service, options);
+  }
+
+  registerInstance(serviceId: string, instance: CloudMapInstance): Promise<string> {
+    return this.instances.registerInstance(serviceId, instance);
+  }
+
+  deregisterInstance(serviceId: string, instanceId: string): Promise<string | undefined> {
+    return this.instances.deregisterInstance(serviceId, instanceId);
+  }
+
+  deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
+    return this.instances.deregisterInstances(serviceId, instanceIds);
+  }
+
+  waitForOperations(operationIds: readonly string[]): Promise<void> {
+    return this.operations.wait(operationIds);
+  }
+
+  deleteServiceIfEmpty(serviceId: string): Promise<boolean> {
+    return this.registry.deleteServiceIfEmpty(serviceId);
+  }
+
+  deleteNamespaceIfEmpty(namespaceId: string): Promise<boolean> {
+    return this.registry.deleteNamespaceIfEmpty(namespaceId);
+  }
+
+  /** Closes the SDK client's sockets. */
+  destroy(): void {
+    this.client.destroy();
+  }
+}

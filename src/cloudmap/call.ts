@@ -1,0 +1,78 @@
+// Every Cloud Map request goes through here: wait for the API's token bucket, send, count the outcome, and on a
+// throttling or transient failure retry with full-jitter exponential backoff (slowing the API down on throttles).
+// Final failures and exhausted retries surface as CloudMapCallError with the call's context.
+import type { Logger } from '../observability/log.ts';
+import type { AdaptiveRateConfig } from './adaptive-rate.ts';
+import { backoffDelay, type BackoffPolicy } from '../kube/backoff.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { classifyError, CloudMapCallError, describeContext, type CallContext } from './errors.ts';
+import { noMetrics, type CallOutcome, type CloudMapMetrics } from './metrics.ts';
+import { RateLimiter } from './rate-limits.ts';
+
+export interface CallerOptions {
+  /** Requests per second per API name, merged over DEFAULT_RATE_LIMITS. */
+  rateLimits?: Readonly<Record<string, number>>;
+  rateTuning?: Partial<AdaptiveRateConfig>;
+  backoff?: BackoffPolicy;
+  /** Attempts per call before a retryable failure is handed to the caller (default 8). */
+  maxAttempts?: number;
+  metrics?: CloudMapMetrics;
+  logger?: Logger;
+  clock?: Clock;
+  random?: () => number;
+}
+
+/** Full jitter (uniform in [0, min(cap, base × 2^n)]): callers throttled together do not come back in lockstep. */
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 10_000, jitter: 1 };
+
+const OUTCOME = { throttle: 'throttled', transient: 'transient', final: 'error' } as const satisfies Record<string, CallOutcome>;
+
+export class CloudMapCaller {
+  private readonly limiter: RateLimiter;
+  private readonly backoff: BackoffPolicy;
+  private readonly maxAttempts: number;
+  private readonly metrics: CloudMapMetrics;
+  private readonly logger: Logger | undefined;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+
+  constructor(options: CallerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.limiter = new RateLimiter(options.rateLimits ?? {}, this.clock, options.rateTuning);
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? 8);
+    this.metrics = options.metrics ?? noMetrics;
+    this.logger = options.logger;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Runs `send` (one request to `api`) under the API's rate limit, retrying throttles and transient failures. */
+  async call<T>(api: string, context: CallContext, send: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      await this.limiter.acquire(api);
+      const started = this.clock.now();
+      try {
+        const result = await send();
+        this.metrics.onCall(api, 'success', this.clock.now() - started);
+        return result;
+      } catch (err) {
+        const errorClass = classifyError(err);
+        this.metrics.onCall(api, OUTCOME[errorClass], this.clock.now() - started);
+        if (errorClass === 'final' || attempt + 1 >= this.maxAttempts) throw new CloudMapCallError(api, context, err, attempt + 1);
+        if (errorClass === 'throttle' && this.limiter.onThrottle(api)) {
+          const rate = this.limiter.rate(api);
+          this.metrics.onRateChange(api, rate);
+          this.logger?.warn({ api, ratePerSecond: Number(rate.toFixed(2)) }, 'Cloud Map throttled requests; slowing this API down');
+        }
+        const delay = backoffDelay(this.backoff, attempt + 1, this.random);
+        this.logger?.debug({ api, attempt: attempt + 1, delayMs: delay, errorClass, target: describeContext(context) }, 'retrying Cloud Map call');
+        await this.clock.sleep(delay);
+      }
+    }
+  }
+
+  /** The rate each API used so far is currently allowed (requests per second), for gauges. */
+  rate(api: string): number {
+    return this.limiter.rate(api);
+  }
+}

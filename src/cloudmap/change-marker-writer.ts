@@ -1,0 +1,106 @@
+// The writer side of the ClusterSet change marker: after this cluster's writes in a namespace completed, bump this
+// cluster's marker instance for that namespace. Bumps of one namespace run one at a time; changes reported while a
+// bump is in flight are folded into the next one, so a burst of writes costs a few bumps, not one each.
+import type { Logger } from '../observability/log.ts';
+import type { Clock } from './clock.ts';
+import {
+  appendBump, EMPTY_HISTORY, MARKER_SERVICE, markerInstance, markerInstanceId, markerNamespaceName, nextRevision,
+  type BumpHistory, type MarkerEntry,
+} from './change-marker.ts';
+import { isNotFound } from './errors.ts';
+import type { CloudMapInstances } from './instances.ts';
+import type { OperationWaiter } from './operations.ts';
+import type { Identity } from './ownership.ts';
+import type { CloudMapRegistry } from './registry.ts';
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+interface NamespaceState {
+  /** Services changed since the last bump started; 'all' when a caller did not say which. */
+  pending: Set<string> | 'all' | undefined;
+  waiters: Waiter[];
+  running: boolean;
+  /** What this process last wrote; undefined until its first bump (then the last read marker is used). */
+  written: { revision: string; history: BumpHistory } | undefined;
+}
+
+export interface ChangeMarkerWriterOptions {
+  registry: CloudMapRegistry;
+  instances: CloudMapInstances;
+  operations: OperationWaiter;
+  identity: Identity;
+  clock: Clock;
+  /** The marker instance as last read from Cloud Map (by the watcher), used after a restart. */
+  lastSeen: (markerId: string) => MarkerEntry | undefined;
+  logger?: Logger;
+}
+
+export class ChangeMarkerWriter {
+  private readonly options: ChangeMarkerWriterOptions;
+  private readonly namespaces = new Map<string, NamespaceState>();
+
+  constructor(options: ChangeMarkerWriterOptions) {
+    this.options = options;
+  }
+
+  /**
+   * Records that this cluster changed `services` (any service when omitted) of `namespace` and resolves once a marker
+   * bump covering the change is in Cloud Map. Call it after the writes themselves completed. A rejection means the
+   * bump failed; the change is still folded into the next bump, and the full resync of every cluster catches it.
+   */
+  markChanged(namespace: string, services?: readonly string[]): Promise<void> {
+    let state = this.namespaces.get(namespace);
+    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, written: undefined }));
+    state.pending = merge(state.pending, services);
+    const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
+    if (!state.running) void this.run(namespace, state);
+    return done;
+  }
+
+  private async run(namespace: string, state: NamespaceState): Promise<void> {
+    state.running = true;
+    while (state.waiters.length > 0) {
+      const waiters = state.waiters.splice(0);
+      const pending = state.pending;
+      state.pending = undefined;
+      try {
+        await this.bump(namespace, state, pending);
+        for (const w of waiters) w.resolve();
+      } catch (err) {
+        state.pending = merge(state.pending, pending === 'all' || pending === undefined ? undefined : [...pending]);
+        this.options.logger?.warn({ namespace, err: String(err) }, 'could not bump the ClusterSet change marker; peers will see the change at their next full resync');
+        for (const w of waiters) w.reject(err);
+      }
+    }
+    state.running = false;
+  }
+
+  private async bump(namespace: string, state: NamespaceState, pending: Set<string> | 'all' | undefined): Promise<void> {
+    const { registry, instances, operations, identity, clock } = this.options;
+    const seen = state.written === undefined ? this.options.lastSeen(markerInstanceId(identity.clusterId, namespace)) : undefined;
+    const previous = state.written?.revision ?? seen?.revision;
+    const revision = nextRevision(previous, clock.now());
+    const history = appendBump(state.written?.history ?? seen ?? EMPTY_HISTORY, previous, revision, pending === 'all' || pending === undefined ? undefined : [...pending]);
+    const instance = markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history);
+    for (let attempt = 0; ; attempt++) {
+      const namespaceId = await registry.ensureNamespace(markerNamespaceName(identity.clustersetId));
+      const serviceId = await registry.ensureService(namespaceId, MARKER_SERVICE);
+      try {
+        await operations.wait([await instances.registerInstance(serviceId, instance)]);
+        break;
+      } catch (err) {
+        // The marker service was deleted under us: its cached id is dropped, so the next attempt recreates it.
+        if (attempt > 0 || !isNotFound(err, 'ServiceNotFound')) throw err;
+      }
+    }
+    state.written = { revision, history };
+  }
+}
+
+function merge(pending: Set<string> | 'all' | undefined, services: readonly string[] | undefined): Set<string> | 'all' {
+  if (pending === 'all' || services === undefined) return 'all';
+  return new Set([...(pending ?? []), ...services]);
+}

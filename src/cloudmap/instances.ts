@@ -1,0 +1,184 @@
+// Cloud Map instances: read (ListInstances, DiscoverInstances, DiscoverInstancesRevision) and write
+// (RegisterInstance, DeregisterInstance) with the ownership check of M4 on every write.
+import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import {
+  DeregisterInstanceCommand, DiscoverInstancesCommand, DiscoverInstancesRevisionCommand, GetInstanceCommand,
+  ListInstancesCommand, RegisterInstanceCommand,
+} from '@aws-sdk/client-servicediscovery';
+import { ATTR_CLUSTERSET_ID } from '../core/names.ts';
+import type { CloudMapInstance } from '../core/types.ts';
+import type { CloudMapCaller } from './call.ts';
+import { describeContext, isNotFound, type CallContext } from './errors.ts';
+import { dedupeById, inClusterset, sameInstances } from './instance-set.ts';
+import type { OperationWaiter } from './operations.ts';
+import { assertOwnInstance, type Identity } from './ownership.ts';
+import { collectPages } from './paging.ts';
+import type { CloudMapRegistry } from './registry.ts';
+
+/** DiscoverInstances returns at most this many instances; a full page may be truncated. */
+export const DISCOVER_MAX_RESULTS = 1000;
+
+export interface DiscoveredInstances {
+  readonly instances: CloudMapInstance[];
+  /** Cloud Map's InstancesRevision of the service, when the response carried it. */
+  readonly revision: number | undefined;
+}
+
+function toInstance(id: string | undefined, attributes: Record<string, string> | undefined): CloudMapInstance[] {
+  return id === undefined ? [] : [{ id, attributes: { ...attributes } }];
+}
+
+export class CloudMapInstances {
+  private readonly client: ServiceDiscoveryClient;
+  private readonly caller: CloudMapCaller;
+  private readonly registry: CloudMapRegistry;
+  private readonly operations: OperationWaiter;
+  private readonly identity: Identity;
+
+  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, registry: CloudMapRegistry, operations: OperationWaiter, identity: Identity) {
+    this.client = client;
+    this.caller = caller;
+    this.registry = registry;
+    this.operations = operations;
+    this.identity = identity;
+  }
+
+  /** Runs a call on a service id; a ServiceNotFound drops the cached id so the next ensureService looks again. */
+  private async onService<T>(api: string, context: CallContext & { serviceId: string }, send: () => Promise<T>): Promise<T> {
+    try {
+      return await this.caller.call(api, context, send);
+    } catch (err) {
+      if (isNotFound(err, 'ServiceNotFound')) this.registry.forgetService(context.serviceId);
+      throw err;
+    }
+  }
+
+  /** Every instance of the service (all clusters, all ClusterSets), paged, one entry per id. */
+  async listInstances(serviceId: string): Promise<CloudMapInstance[]> {
+    const all = await collectPages(async (NextToken) => {
+      const out = await this.onService('ListInstances', { serviceId },
+        () => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 })));
+      return { items: (out.Instances ?? []).flatMap((i) => toInstance(i.Id, i.Attributes)), nextToken: out.NextToken };
+    });
+    return dedupeById(all);
+  }
+
+  /**
+   * Instances of `namespace/service` in the ClusterSet (M5), every health status, one entry per id; undefined when
+   * the namespace or service does not exist. A full DiscoverInstances page may hide instances past the API's limit
+   * (SPEC S4, §9), so then the service is read with paged ListInstances instead.
+   */
+  async discoverInstances(namespace: string, service: string, options: { clustersetId?: string } = {}): Promise<DiscoveredInstances | undefined> {
+    const clustersetId = options.clustersetId ?? this.identity.clustersetId;
+    const context = { namespace, service };
+    let out;
+    try {
+      out = await this.caller.call('DiscoverInstances', context, () => this.client.send(new DiscoverInstancesCommand({
+        NamespaceName: namespace, ServiceName: service, HealthStatus: 'ALL', MaxResults: DISCOVER_MAX_RESULTS,
+        QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
+      })));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    const revision = out.InstancesRevision;
+    const found = out.Instances ?? [];
+    if (found.length < DISCOVER_MAX_RESULTS) {
+      return { instances: dedupeById(found.flatMap((i) => toInstance(i.InstanceId, i.Attributes))), revision };
+    }
+    const namespaceId = await this.registry.findNamespace(namespace);
+    const serviceId = namespaceId === undefined ? undefined : await this.registry.findService(namespaceId, service);
+    if (serviceId === undefined) return undefined;
+    try {
+      return { instances: inClusterset(await this.listInstances(serviceId), clustersetId), revision };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Cloud Map's InstancesRevision of `namespace/service`, or undefined when it does not exist. */
+  async discoverRevision(namespace: string, service: string): Promise<number | undefined> {
+    try {
+      const out = await this.caller.call('DiscoverInstancesRevision', { namespace, service },
+        () => this.client.send(new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service })));
+      return out.InstancesRevision;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private async getInstance(serviceId: string, instanceId: string): Promise<CloudMapInstance | undefined> {
+    try {
+      const out = await this.onService('GetInstance', { serviceId, instanceId },
+        () => this.client.send(new GetInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId })));
+      return toInstance(out.Instance?.Id, out.Instance?.Attributes)[0];
+    } catch (err) {
+      if (isNotFound(err, 'InstanceNotFound')) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Registers (or updates in place) one of this cluster's instances and returns the operation id to wait for.
+   * Refuses an instance whose CLUSTER_ID or CLUSTERSET_ID is not this cluster's (M4).
+   */
+  async registerInstance(serviceId: string, instance: CloudMapInstance): Promise<string> {
+    const context = { serviceId, instanceId: instance.id };
+    assertOwnInstance(instance, this.identity, 'register', describeContext({ serviceId }));
+    const out = await this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
+      ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes,
+    })));
+    const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
+    this.operations.track(operationId, context, async () => {
+      const current = await this.getInstance(serviceId, instance.id);
+      return current !== undefined && sameInstances([current], [instance]);
+    });
+    return operationId;
+  }
+
+  /**
+   * Deregisters one of this cluster's instances and returns the operation id, or undefined when it is already gone.
+   * The instance is read first and refused unless its CLUSTER_ID and CLUSTERSET_ID are this cluster's (M4): an id
+   * alone does not prove ownership, since the AWS controller's id format repeats across clusters.
+   */
+  async deregisterInstance(serviceId: string, instanceId: string): Promise<string | undefined> {
+    const current = await this.getInstance(serviceId, instanceId);
+    return current === undefined ? undefined : this.deregisterOwned(serviceId, current);
+  }
+
+  /**
+   * Deregisters several instances of one service with a single listing for the ownership check. Returns the
+   * operation ids; ids already gone are skipped. Throws OwnershipError, before writing anything, if any id belongs
+   * to another cluster.
+   */
+  async deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
+    const wanted = new Set(instanceIds);
+    const targets = (await this.listInstances(serviceId)).filter((i) => wanted.has(i.id));
+    for (const instance of targets) assertOwnInstance(instance, this.identity, 'deregister', describeContext({ serviceId }));
+    const operations = await Promise.all(targets.map((instance) => this.deregisterOwned(serviceId, instance)));
+    return operations.filter((id): id is string => id !== undefined);
+  }
+
+  private async deregisterOwned(serviceId: string, instance: CloudMapInstance): Promise<string | undefined> {
+    const context = { serviceId, instanceId: instance.id };
+    assertOwnInstance(instance, this.identity, 'deregister', describeContext({ serviceId }));
+    let out;
+    try {
+      out = await this.onService('DeregisterInstance', context,
+        () => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id })));
+    } catch (err) {
+      if (isNotFound(err, 'InstanceNotFound')) return undefined;
+      throw err;
+    }
+    const operationId = this.requireOperationId(out.OperationId, 'DeregisterInstance', context);
+    this.operations.track(operationId, context, async () => (await this.getInstance(serviceId, instance.id)) === undefined);
+    return operationId;
+  }
+
+  private requireOperationId(operationId: string | undefined, api: string, context: CallContext): string {
+    if (operationId === undefined) throw new Error(`Cloud Map ${api} for ${describeContext(context)} returned no operation id; it will be retried`);
+    return operationId;
+  }
+}

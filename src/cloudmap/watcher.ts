@@ -1,0 +1,319 @@
+// Change detection at low cost (M6, docs/design.md "Change detection and Cloud Map cost"). The watcher keeps every
+// Cloud Map service of the ClusterSet's namespaces in a cache and calls back with { namespace, service } whenever a
+// service's instances (of this ClusterSet, all clusters) change, appear or disappear.
+//
+// - Every poll (default 1 s): one DiscoverInstancesRevision of the ClusterSet's change marker. Only when it moved:
+//   read the markers, re-read the services their histories name (DiscoverInstances), or, for a namespace whose
+//   history does not reach back far enough, compare every service's DiscoverInstancesRevision and read those that
+//   moved. Marker-driven reads are checked again a few seconds later (Cloud Map reads are eventually consistent).
+// - Every full resync (default 5 min): every namespace and service, revision first; every few resyncs, a deep one
+//   that reads every service regardless of revision (the emulator's revisions can repeat). This catches writers
+//   that never bump the marker (the AWS controller v0.3.1) and anything missed.
+import { sleep } from '../kube/backoff.ts';
+import type { CloudMapInstance } from '../core/types.ts';
+import type { Logger } from '../observability/log.ts';
+import { ChangeMarkerWriter } from './change-marker-writer.ts';
+import {
+  changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, type DirtyNamespaces, type MarkerEntry,
+} from './change-marker.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { forEachLimited } from './for-each-limited.ts';
+import { sameInstances } from './instance-set.ts';
+import type { CloudMapInstances } from './instances.ts';
+import type { OperationWaiter } from './operations.ts';
+import type { Identity } from './ownership.ts';
+import type { CloudMapRegistry } from './registry.ts';
+
+export interface ServiceKey {
+  readonly namespace: string;
+  readonly service: string;
+}
+
+export interface CloudMapWatcherOptions {
+  registry: CloudMapRegistry;
+  instances: CloudMapInstances;
+  operations: OperationWaiter;
+  identity: Identity;
+  /** Called (synchronously, never concurrently) when a service's instances changed; read them with snapshot(). */
+  onChange: (change: ServiceKey) => void;
+  pollIntervalMs?: number;
+  fullResyncIntervalMs?: number;
+  /** Every n-th full resync (the first included) reads every service's instances regardless of its revision. */
+  deepResyncEvery?: number;
+  /** Marker-driven reads are repeated (revision first) this long after, for Cloud Map's eventual consistency. */
+  recheckAfterMs?: number;
+  /** Services read in parallel. */
+  concurrency?: number;
+  logger?: Logger;
+  clock?: Clock;
+}
+
+interface Cached {
+  readonly revision: number | undefined;
+  readonly instances: readonly CloudMapInstance[];
+}
+
+/** Cloud Map namespaces that can match a Kubernetes namespace (RFC 1123 labels); the marker namespace cannot. */
+const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+const FULL_RESYNC_RETRY_MS = { min: 1000, max: 30_000 };
+
+export class CloudMapWatcher {
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger'>> & { logger: Logger | undefined };
+  private readonly markerNamespace: string;
+  private readonly cache = new Map<string, Map<string, Cached>>();
+  /** Last DiscoverInstancesRevision of the marker service; null until read once. */
+  private markerRevision: number | undefined | null = null;
+  private markerSeen = new Map<string, MarkerEntry>();
+  private readonly dirty: DirtyNamespaces = new Map();
+  private rechecks: { due: number; dirty: DirtyNamespaces }[] = [];
+  private nextFullResync = 0;
+  private fullResyncs = 0;
+  private fullResyncFailures = 0;
+  private abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private firstSync: Promise<void> | undefined;
+  private resolveFirstSync: (() => void) | undefined;
+  private isSynced = false;
+  private readonly writer: ChangeMarkerWriter;
+
+  constructor(options: CloudMapWatcherOptions) {
+    this.opts = {
+      pollIntervalMs: 1000,
+      fullResyncIntervalMs: 300_000,
+      deepResyncEvery: 6,
+      recheckAfterMs: 5000,
+      concurrency: 16,
+      clock: systemClock,
+      ...options,
+      logger: options.logger,
+    };
+    this.markerNamespace = markerNamespaceName(options.identity.clustersetId);
+    this.writer = new ChangeMarkerWriter({
+      registry: options.registry,
+      instances: options.instances,
+      operations: options.operations,
+      identity: options.identity,
+      clock: this.opts.clock,
+      lastSeen: (id) => this.markerSeen.get(id),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+  }
+
+  /** Starts polling; resolves once the first full read of Cloud Map completed (retried until it does). */
+  start(): Promise<void> {
+    if (!this.firstSync) {
+      this.abort = new AbortController();
+      this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
+      this.loop = this.run();
+    }
+    return this.firstSync;
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+    this.loop = undefined;
+    this.firstSync = undefined;
+  }
+
+  /** True once the first full read of Cloud Map completed. */
+  get synced(): boolean {
+    return this.isSynced;
+  }
+
+  /** The instances of `namespace/service` in this ClusterSet, all clusters, as last read (empty when none). */
+  snapshot(namespace: string, service: string): readonly CloudMapInstance[] {
+    return this.cache.get(namespace)?.get(service)?.instances ?? [];
+  }
+
+  /** Every service that has instances in this ClusterSet. */
+  services(): ServiceKey[] {
+    const out: ServiceKey[] = [];
+    for (const [namespace, services] of this.cache) {
+      for (const [service, cached] of services) if (cached.instances.length > 0) out.push({ namespace, service });
+    }
+    return out;
+  }
+
+  /**
+   * For the writer side: this cluster changed `services` (any when omitted) in `namespace`, and those writes have
+   * completed. Resolves once the ClusterSet change marker says so.
+   */
+  markChanged(namespace: string, services?: readonly string[]): Promise<void> {
+    return this.writer.markChanged(namespace, services);
+  }
+
+  private get log(): Logger | undefined {
+    return this.opts.logger;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    await this.guard('read the change marker', () => this.pollMarker(false));
+    while (!signal.aborted) {
+      await this.tick();
+      await sleep(this.opts.pollIntervalMs, signal);
+    }
+  }
+
+  private async guard(what: string, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (err) {
+      this.log?.warn({ err: String(err) }, `could not ${what}; retrying at the next poll`);
+    }
+  }
+
+  private async tick(): Promise<void> {
+    await this.guard('poll the change marker', () => this.pollMarker(true));
+    if (this.opts.clock.now() >= this.nextFullResync) await this.guard('resync with Cloud Map', () => this.fullResync());
+    else await this.guard('re-read changed services', () => this.processDirty());
+    await this.guard('recheck changed services', () => this.processRechecks());
+  }
+
+  /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
+  private async pollMarker(track: boolean): Promise<void> {
+    const revision = await this.opts.instances.discoverRevision(this.markerNamespace, MARKER_SERVICE);
+    if (revision === this.markerRevision) return;
+    const found = revision === undefined ? undefined : await this.opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
+    const entries = (found?.instances ?? []).flatMap((i) => parseMarker(i) ?? []);
+    if (track) {
+      for (const [namespace, services] of changedNamespaces(this.markerSeen, entries)) markDirty(this.dirty, namespace, services);
+    }
+    this.markerSeen = new Map(entries.map((e) => [e.id, e]));
+    this.markerRevision = revision;
+  }
+
+  private takeDirty(): DirtyNamespaces {
+    const taken = new Map(this.dirty);
+    this.dirty.clear();
+    return taken;
+  }
+
+  private async processDirty(): Promise<void> {
+    const work = this.takeDirty();
+    if (work.size === 0) return;
+    await this.refreshDirty(work, true);
+    this.rechecks.push({ due: this.opts.clock.now() + this.opts.recheckAfterMs, dirty: work });
+  }
+
+  private async processRechecks(): Promise<void> {
+    const now = this.opts.clock.now();
+    const due = this.rechecks.filter((r) => r.due <= now);
+    if (due.length === 0) return;
+    this.rechecks = this.rechecks.filter((r) => r.due > now);
+    const merged: DirtyNamespaces = new Map();
+    for (const r of due) for (const [namespace, services] of r.dirty) markDirty(merged, namespace, services);
+    await this.refreshDirty(merged, false);
+  }
+
+  /**
+   * Re-reads what the markers named. Named services are read directly (we know they changed). A namespace marked
+   * as a whole is compared by revision; when `suspectRepeats` and no revision in it moved although its marker did,
+   * the revisions are not trusted (they may repeat) and every service in it is read.
+   */
+  private async refreshDirty(work: DirtyNamespaces, suspectRepeats: boolean): Promise<void> {
+    for (const [namespace, services] of work) {
+      if (services === 'all') {
+        const moved = await this.scanNamespace(namespace, false);
+        if (moved === false && suspectRepeats) await this.scanNamespace(namespace, true);
+        continue;
+      }
+      const failures = await forEachLimited(services, this.opts.concurrency, (service) => this.refreshService(namespace, service, suspectRepeats).then(() => {}));
+      this.requeue(namespace, failures.map((f) => f.item));
+    }
+  }
+
+  /**
+   * Refreshes every service of `namespace` (listed, or cached from before); `deep` reads instances regardless of
+   * revisions. Returns whether any revision moved (or a service appeared or vanished), or undefined if some failed.
+   */
+  private async scanNamespace(namespace: string, deep: boolean): Promise<boolean | undefined> {
+    const namespaceId = await this.opts.registry.findNamespace(namespace);
+    const listed = new Set(namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name));
+    const names = new Set([...listed, ...(this.cache.get(namespace)?.keys() ?? [])]);
+    let moved = false;
+    const failures = await forEachLimited(names, this.opts.concurrency, async (service) => {
+      if (await this.refreshService(namespace, service, deep && listed.has(service))) moved = true;
+    });
+    if (failures.length > 0) {
+      this.requeue(namespace, 'all');
+      this.log?.warn({ namespace, failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying at the next poll');
+      return undefined;
+    }
+    return moved;
+  }
+
+  private requeue(namespace: string, services: readonly string[] | 'all'): void {
+    if (services === 'all' || services.length > 0) markDirty(this.dirty, namespace, services);
+  }
+
+  /**
+   * Reads one service: its revision first unless `direct`, then its instances when the revision moved. Returns
+   * true when the revision moved, the service appeared or vanished, or (direct) the instances changed.
+   */
+  private async refreshService(namespace: string, service: string, direct: boolean): Promise<boolean> {
+    const cached = this.cache.get(namespace)?.get(service);
+    let revision: number | undefined;
+    if (!direct) {
+      revision = await this.opts.instances.discoverRevision(namespace, service);
+      if (revision === undefined) return this.update(namespace, service, undefined) || cached !== undefined;
+      if (cached !== undefined && revision === cached.revision) return false;
+    }
+    const found = await this.opts.instances.discoverInstances(namespace, service);
+    if (found === undefined) return this.update(namespace, service, undefined) || cached !== undefined;
+    const changed = this.update(namespace, service, { revision: found.revision ?? revision, instances: found.instances });
+    return direct ? changed : true;
+  }
+
+  /** Stores a service's state (undefined: gone); calls back and returns true when its instances changed. */
+  private update(namespace: string, service: string, next: Cached | undefined): boolean {
+    let services = this.cache.get(namespace);
+    const before = services?.get(service)?.instances ?? [];
+    if (next === undefined) {
+      services?.delete(service);
+      if (services?.size === 0) this.cache.delete(namespace);
+    } else {
+      if (!services) this.cache.set(namespace, (services = new Map()));
+      services.set(service, next);
+    }
+    if (sameInstances(before, next?.instances ?? [])) return false;
+    try {
+      this.opts.onChange({ namespace, service });
+    } catch (err) {
+      this.log?.error({ namespace, service, err: String(err) }, 'Cloud Map change callback failed');
+    }
+    return true;
+  }
+
+  private async fullResync(): Promise<void> {
+    const deep = this.fullResyncs % this.opts.deepResyncEvery === 0;
+    const started = this.opts.clock.now();
+    this.takeDirty(); // covered by this resync; marks arriving meanwhile stay for the next poll
+    let failed = false;
+    try {
+      const listed = (await this.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
+      for (const namespace of new Set([...listed, ...this.cache.keys()])) {
+        if ((await this.scanNamespace(namespace, deep)) === undefined) failed = true;
+      }
+    } catch (err) {
+      failed = true;
+      throw err;
+    } finally {
+      this.scheduleFullResync(failed);
+    }
+    this.fullResyncs++;
+    this.log?.info({ deep, namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map full resync done');
+    if (!failed && !this.isSynced) {
+      this.isSynced = true;
+      this.resolveFirstSync?.();
+    }
+  }
+
+  private scheduleFullResync(failed: boolean): void {
+    this.fullResyncFailures = failed ? this.fullResyncFailures + 1 : 0;
+    const retry = Math.min(FULL_RESYNC_RETRY_MS.max, FULL_RESYNC_RETRY_MS.min * 2 ** Math.max(0, this.fullResyncFailures - 1));
+    this.nextFullResync = this.opts.clock.now() + (failed && !this.isSynced ? retry : this.opts.fullResyncIntervalMs);
+  }
+}

@@ -1,0 +1,117 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { AdaptiveRate, adaptiveRateConfig } from '../../../src/cloudmap/adaptive-rate.ts';
+import { DEFAULT_RATE_LIMITS, OTHER_APIS, RateLimiter } from '../../../src/cloudmap/rate-limits.ts';
+import { TokenBucket } from '../../../src/cloudmap/token-bucket.ts';
+import { FakeClock } from './fake-clock.ts';
+
+const T0 = 1_000_000;
+
+function bucket(rate: number, overrides = {}): { bucket: TokenBucket; limiter: AdaptiveRate } {
+  const limiter = new AdaptiveRate(adaptiveRateConfig(rate, overrides), T0);
+  return { bucket: new TokenBucket(limiter, T0), limiter };
+}
+
+describe('cloudmap token bucket (M6)', () => {
+  it('grants a full second of burst at once, then spaces callers 1/rate apart', () => {
+    const { bucket: b } = bucket(10);
+    const waits = Array.from({ length: 13 }, () => b.reserve(T0));
+    expect(waits.slice(0, 10)).to.deep.equal(Array(10).fill(0));
+    expect(waits.slice(10)).to.deep.equal([100, 200, 300]);
+  });
+
+  it('refills with time up to its capacity', () => {
+    const { bucket: b } = bucket(10);
+    for (let i = 0; i < 10; i++) b.reserve(T0);
+    expect(b.available(T0 + 500)).to.be.closeTo(5, 1e-9);
+    expect(b.available(T0 + 60_000)).to.equal(10);
+  });
+
+  it('never grants more than capacity + rate × elapsed (property)', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 500 }),
+      fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 300 }),
+      (rate, gaps) => {
+        const { bucket: b } = bucket(rate);
+        let now = T0;
+        const sendTimes: number[] = [];
+        for (const gap of gaps) {
+          now += gap;
+          sendTimes.push(now + b.reserve(now));
+        }
+        // Within any window starting at T0, the granted sends fit the budget (one token of rounding slack).
+        const end = Math.max(...sendTimes);
+        const inWindow = sendTimes.filter((t) => t <= end).length;
+        return inWindow <= rate + (rate * (end - T0)) / 1000 + 1;
+      },
+    ));
+  });
+
+  it('drops the saved-up burst after a throttle', () => {
+    const { bucket: b } = bucket(100);
+    expect(b.available(T0)).to.equal(100);
+    expect(b.onThrottle(T0)).to.equal(true);
+    expect(b.available(T0)).to.equal(0);
+    expect(b.reserve(T0)).to.equal(20); // halved to 50/s
+  });
+});
+
+describe('cloudmap AIMD rate (M6)', () => {
+  it('halves on a throttle and counts throttles within the cooldown once', () => {
+    const r = new AdaptiveRate(adaptiveRateConfig(100), T0);
+    expect(r.onThrottle(T0)).to.equal(true);
+    expect(r.rate(T0)).to.equal(50);
+    expect(r.onThrottle(T0 + 999)).to.equal(false);
+    expect(r.onThrottle(T0 + 1000)).to.equal(true);
+    expect(r.rate(T0 + 1000)).to.be.closeTo((50 + 5) / 2, 1e-9); // recovered 5/s for 1 s, then halved
+  });
+
+  it('recovers linearly to the configured rate and no further', () => {
+    const r = new AdaptiveRate(adaptiveRateConfig(100), T0);
+    r.onThrottle(T0);
+    expect(r.rate(T0 + 2000)).to.be.closeTo(60, 1e-9); // 100/20 per second
+    expect(r.rate(T0 + 10_000)).to.equal(100);
+    expect(r.rate(T0 + 1_000_000)).to.equal(100);
+  });
+
+  it('never leaves [minRate, maxRate] whatever the throttle pattern (property)', () => {
+    fc.assert(fc.property(
+      fc.double({ min: 0.5, max: 5000, noNaN: true }),
+      fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), throttle: fc.boolean() }), { maxLength: 200 }),
+      (max, steps) => {
+        const r = new AdaptiveRate(adaptiveRateConfig(max), T0);
+        let now = T0;
+        for (const step of steps) {
+          now += step.gap;
+          if (step.throttle) r.onThrottle(now);
+          const rate = r.rate(now);
+          if (rate < r.config.minRate - 1e-9 || rate > max + 1e-9) return false;
+        }
+        return true;
+      },
+    ));
+  });
+
+  it('rejects a rate that is not positive', () => {
+    expect(() => adaptiveRateConfig(0)).to.throw(/positive/);
+  });
+});
+
+describe('cloudmap rate limiter per API (M6)', () => {
+  it('uses the configured rate per API, the defaults for others, and the * rate for unknown APIs', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new RateLimiter({ RegisterInstance: 2 }, clock);
+    expect(limiter.rate('RegisterInstance')).to.equal(2);
+    expect(limiter.rate('DiscoverInstances')).to.equal(DEFAULT_RATE_LIMITS.DiscoverInstances);
+    expect(limiter.rate('SomethingNew')).to.equal(DEFAULT_RATE_LIMITS[OTHER_APIS]);
+    for (let i = 0; i < 4; i++) await limiter.acquire('RegisterInstance');
+    expect(clock.sleeps).to.deep.equal([500, 500]); // burst of 2, then one every 500 ms
+  });
+
+  it('slows only the throttled API down', () => {
+    const limiter = new RateLimiter({}, new FakeClock(T0));
+    limiter.onThrottle('RegisterInstance');
+    expect(limiter.rate('RegisterInstance')).to.equal(DEFAULT_RATE_LIMITS.RegisterInstance! / 2);
+    expect(limiter.rate('DeregisterInstance')).to.equal(DEFAULT_RATE_LIMITS.DeregisterInstance);
+  });
+});
