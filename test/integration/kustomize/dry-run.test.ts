@@ -1,0 +1,206 @@
+// Each kustomization's output is accepted by a real kube-apiserver (server-side apply, dry run): every object passes the
+// apiserver's validation, our CRD schemas and cert-manager's published CRDs. Then the webhook server, started exactly as
+// the Deployment configures it, answers on every path the webhook configurations and conversion stanzas call
+// (issue 5 item 2, SPEC §10).
+//
+// The suite has a 1-cluster testbed of its own: it installs CRDs whose conversion calls an in-cluster Service, which
+// would break the shared ClusterSet's suites that run the webhook on the host.
+import { expect } from 'chai';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { freePorts } from '../../../hack/testbed/ports.ts';
+import { withOwnClusterSet } from '../../support/clusterset.ts';
+import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
+import { find, kustomizations, kustomizeBuild, type Manifest } from './build.ts';
+import { certManagerCrds, CERT_MANAGER_VERSION } from './cert-manager-crds.ts';
+import { effectiveEnv, type Deployment } from './deployment-checks.ts';
+
+const REPO = new URL('../../../', import.meta.url).pathname;
+
+/** A kubeadm-style CoreDNS, owned by another field manager, for the coredns-multicluster component to merge into. */
+const KUBEADM_COREDNS = [
+  { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'coredns', namespace: 'kube-system' } },
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns', namespace: 'kube-system' }, data: { Corefile: '.:53 {\n    kubernetes cluster.local\n}\n' } },
+  {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'coredns', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } },
+    spec: {
+      replicas: 0, selector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+      template: { metadata: { labels: { 'k8s-app': 'kube-dns' } }, spec: { serviceAccountName: 'coredns', containers: [{ name: 'coredns', image: 'registry.k8s.io/coredns/coredns:v1.11.3', args: ['-conf', '/etc/coredns/Corefile'] }] } },
+    },
+  },
+];
+
+function toYaml(objects: readonly unknown[]): string {
+  return objects.map((o) => stringify(o)).join('---\n');
+}
+
+describe('kustomize output against a real kube-apiserver (issue 5 item 2)', function () {
+  this.timeout(120_000);
+  const clusterSet = withOwnClusterSet({ clusters: 1 });
+  let kubectlBase: string[] = [];
+  let certManagerSkip: string | undefined;
+
+  function kubectl(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
+    const r = spawnSync('kubectl', [...kubectlBase, ...args], { input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  function mustKubectl(args: string[], input?: string): string {
+    const r = kubectl(args, input);
+    if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
+    return r.stdout;
+  }
+
+  before(function () {
+    const cluster = clusterSet().clusters[0]!;
+    kubectlBase = ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.context];
+    // Installed for real: what a dry run of a namespaced object or a custom resource needs to exist already.
+    const base = kustomizeBuild('base').objects;
+    mustKubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], toYaml([
+      find(base, 'Namespace', 'mcs-cloudmap-system'),
+      ...base.filter((o) => o.kind === 'CustomResourceDefinition'),
+    ]));
+    const cm = certManagerCrds();
+    if ('skipped' in cm) {
+      certManagerSkip = cm.skipped;
+      console.log(`    cert-manager Issuers and Certificates are left out of the dry run: ${cm.skipped}`);
+    } else {
+      mustKubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], toYaml(cm.crds));
+    }
+    mustKubectl(['create', '--field-manager=kubeadm', '-f', '-'], toYaml(KUBEADM_COREDNS));
+    mustKubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  });
+
+  for (const name of kustomizations()) {
+    it(`${name}: every object passes server-side apply --dry-run=server${name === 'base' ? '' : ` (cert-manager ${CERT_MANAGER_VERSION} CRDs)`}`, () => {
+      const objects = kustomizeBuild(name).objects.filter((o) => certManagerSkip === undefined || !o.apiVersion.startsWith('cert-manager.io/'));
+      // --force-conflicts: the CoreDNS ConfigMap and Deployment fields belong to the cluster's installer (kubeadm here).
+      const r = kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '--field-manager=mcs-cloudmap', '-o', 'json', '-f', '-'], toYaml(objects));
+      expect(r.stderr).to.equal('');
+      expect(r.status).to.equal(0);
+      const out = JSON.parse(r.stdout) as { items?: Manifest[] } & Manifest;
+      const items = out.items ?? [out];
+      expect(items.map((o) => `${o.kind}/${o.metadata.name}`)).to.deep.equal(objects.map((o) => `${o.kind}/${o.metadata.name}`));
+      if (name !== 'base') {
+        // D3: merged into the installer's CoreDNS, not replacing it: selector and args stay, only the image changes.
+        const coredns = find(items, 'Deployment', 'coredns') as Deployment;
+        expect(coredns.spec.selector.matchLabels).to.deep.equal({ 'k8s-app': 'kube-dns' });
+        expect(coredns.spec.template.spec.containers[0]!.args).to.deep.equal(['-conf', '/etc/coredns/Corefile']);
+        const wanted = (find(objects, 'Deployment', 'coredns') as Deployment).spec.template.spec.containers[0]!.image;
+        expect(coredns.spec.template.spec.containers[0]!.image).to.equal(wanted);
+      }
+    });
+  }
+
+  it('the dry run rejects what the apiserver would reject (the check can fail)', () => {
+    const broken = kustomizeBuild('base').objects.map((o) => (o.kind === 'Service' ? { ...o, spec: { ...(o.spec as object), ports: [{ port: 443, targetPort: 'not a port name!' }] } } : o));
+    const r = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=mcs-cloudmap', '-f', '-'], toYaml(broken));
+    expect(r.status).to.not.equal(0);
+    expect(r.stderr).to.contain('targetPort');
+  });
+
+  describe('the webhook server as the Deployment starts it', () => {
+    let server: ChildProcess | undefined;
+    let port = 0;
+    let ca = '';
+    const objects = () => kustomizeBuild('base').objects;
+
+    before(async function () {
+      this.timeout(60_000);
+      const deploy = find(objects(), 'Deployment', 'mcs-cloudmap-webhook') as Deployment;
+      const container = deploy.spec.template.spec.containers[0]!;
+      const configMap = objects().find((o) => o.kind === 'ConfigMap')!.data as Record<string, string>;
+      const certs = makeDevCertificates(mkdtempSync(join(tmpdir(), 'mcs-webhook-tls-')));
+      ca = certs.caFile;
+      const [httpsPort, metricsPort] = await freePorts(2) as [number, number];
+      port = httpsPort;
+      // The image runs dist/webhook/main.js; its source is webhook/main.ts. Ports and files are the host's, the rest is
+      // the Deployment's environment.
+      const entry = container.command![1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+      server = spawn(join(REPO, 'node_modules/.bin/node'), [join(REPO, entry), ...(container.args ?? [])], {
+        env: {
+          ...process.env, ...effectiveEnv(container, configMap),
+          MCS_PORT: String(port), MCS_METRICS_PORT: String(metricsPort), MCS_BIND_ADDRESS: '127.0.0.1',
+          MCS_TLS_CERT_FILE: certs.certFile, MCS_TLS_KEY_FILE: certs.keyFile, MCS_KUBECONFIG: clusterSet().clusters[0]!.kubeconfigPath,
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const readyPath = container.readinessProbe!.httpGet.path;
+      const deadline = Date.now() + 50_000;
+      for (;;) {
+        const ok = await fetch(`http://127.0.0.1:${metricsPort}${readyPath}`).then((r) => r.ok, () => false);
+        if (ok) break;
+        if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the webhook server did not become ready on ${readyPath} (exit code ${server.exitCode})`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    });
+
+    after(() => { server?.kill('SIGTERM'); });
+
+    function post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+      return new Promise((resolve, reject) => {
+        const data = JSON.stringify(body);
+        const req = request({ host: '127.0.0.1', port, path, method: 'POST', ca: [readFileSync(ca, 'utf8')], servername: 'localhost', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> }));
+        });
+        req.on('error', reject);
+        req.end(data);
+      });
+    }
+
+    const KINDS: Record<string, { group: string; version: string; kind: string; namespaced: boolean; labels?: Record<string, string> }> = {
+      serviceexports: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport', namespaced: true },
+      serviceimports: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceImport', namespaced: true },
+      clusterproperties: { group: 'about.k8s.io', version: 'v1beta1', kind: 'ClusterProperty', namespaced: false },
+      services: { group: '', version: 'v1', kind: 'Service', namespaced: true },
+      endpointslices: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', namespaced: true, labels: { 'multicluster.kubernetes.io/service-name': 'web' } },
+    };
+
+    it('answers an AdmissionReview on the path and port of every configured webhook', async () => {
+      const hooks = objects().filter((o) => o.kind.endsWith('WebhookConfiguration')).flatMap((c) => c.webhooks as { name: string; clientConfig: { service: { path: string } }; rules: { resources: string[]; operations: string[] }[] }[]);
+      expect(hooks.length).to.be.greaterThan(0);
+      for (const hook of hooks) {
+        const resource = hook.rules[0]!.resources[0]!;
+        const k = KINDS[resource];
+        expect(k, `a sample object for ${resource}`).to.not.equal(undefined);
+        const uid = `uid-${hook.name}`;
+        const object = { apiVersion: k!.group ? `${k!.group}/${k!.version}` : k!.version, kind: k!.kind, metadata: { name: 'web', ...(k!.namespaced ? { namespace: 'demo' } : {}), labels: k!.labels ?? {} }, spec: {} };
+        const { status, body } = await post(hook.clientConfig.service.path, {
+          apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+          request: {
+            uid, kind: { group: k!.group, version: k!.version, kind: k!.kind }, resource: { group: k!.group, version: k!.version, resource },
+            name: 'web', ...(k!.namespaced ? { namespace: 'demo' } : {}), operation: hook.rules[0]!.operations[0], userInfo: { username: 'someone' },
+            object, oldObject: hook.rules[0]!.operations[0] === 'CREATE' ? null : object, dryRun: true,
+          },
+        });
+        expect(status, hook.name).to.equal(200);
+        expect((body.response as { uid: string }).uid, hook.name).to.equal(uid);
+        expect((body.response as { allowed: unknown }).allowed, hook.name).to.be.a('boolean');
+      }
+    });
+
+    it('converts on the path and port every CRD conversion stanza calls', async () => {
+      const crds = objects().filter((o) => o.kind === 'CustomResourceDefinition');
+      for (const crd of crds) {
+        const spec = crd.spec as { group: string; names: { kind: string }; scope: string; conversion: { webhook: { clientConfig: { service: { path: string } } } } };
+        const { status, body } = await post(spec.conversion.webhook.clientConfig.service.path, {
+          apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview',
+          request: {
+            uid: `uid-${crd.metadata.name}`, desiredAPIVersion: `${spec.group}/v1alpha1`,
+            objects: [{ apiVersion: `${spec.group}/v1beta1`, kind: spec.names.kind, metadata: { name: 'web', ...(spec.scope === 'Namespaced' ? { namespace: 'demo' } : {}) }, spec: spec.names.kind === 'ClusterProperty' ? { value: 'x' } : {} }],
+          },
+        });
+        expect(status, crd.metadata.name).to.equal(200);
+        const response = body.response as { uid: string; result: { status: string }; convertedObjects: { apiVersion: string }[] };
+        expect(response.result.status, crd.metadata.name).to.equal('Success');
+        expect(response.convertedObjects.map((o) => o.apiVersion)).to.deep.equal([`${spec.group}/v1alpha1`]);
+      }
+    });
+  });
+});
