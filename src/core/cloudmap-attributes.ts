@@ -139,8 +139,8 @@ function serviceLevelAttributes(x: ClusterExport, controllerVersion: string): Re
     [ATTR.SERVICE_EXPORT_CREATION_TIMESTAMP]: String(x.exportCreationTimestamp),
     [ATTR.K8S_CONTROLLER]: `${K8S_CONTROLLER_NAME} ${controllerVersion}`,
     [ATTR.SESSION_AFFINITY]: x.sessionAffinity,
-    [ATTR.IP_FAMILIES]: x.ipFamilies.join(','),
   };
+  if (x.ipFamilies.length > 0) a[ATTR.IP_FAMILIES] = x.ipFamilies.join(',');
   if (x.sessionAffinityTimeoutSeconds !== undefined) a[ATTR.SESSION_AFFINITY_TIMEOUT_SECONDS] = String(x.sessionAffinityTimeoutSeconds);
   if (x.internalTrafficPolicy !== undefined) a[ATTR.INTERNAL_TRAFFIC_POLICY] = x.internalTrafficPolicy;
   if (x.trafficDistribution !== undefined) a[ATTR.TRAFFIC_DISTRIBUTION] = x.trafficDistribution;
@@ -305,10 +305,8 @@ const SERVICE_TYPES: readonly ServiceType[] = ['ClusterSetIP', 'Headless'];
 const MAX_PORT = 65535;
 
 /** Service-level facts as one instance states them. */
-type InstanceServiceProperties = Omit<ExportedServiceProperties, 'ports' | 'ipFamilies'> & {
+type InstanceServiceProperties = Omit<ExportedServiceProperties, 'ports'> & {
   exportCreationTimestamp: number;
-  /** Absent on v0.3.1 instances: derived from the addresses instead. */
-  ipFamilies?: IPFamily[];
 };
 
 interface DecodedInstance {
@@ -330,6 +328,8 @@ function readServiceProperties(r: AttributeReader): InstanceServiceProperties {
     sessionAffinity: r.oneOf(ATTR.SESSION_AFFINITY, ['ClientIP', 'None'] as const) ?? 'None',
     exportedLabels: r.stringMap(ATTR.EXPORTED_LABELS),
     exportedAnnotations: r.stringMap(ATTR.EXPORTED_ANNOTATIONS),
+    // v0.3.1 does not record families: none stated, which agrees with any family in conflict checks (conflicts.ts).
+    ipFamilies: [],
   };
   const timeout = r.int(ATTR.SESSION_AFFINITY_TIMEOUT_SECONDS, 0, Number.MAX_SAFE_INTEGER);
   if (timeout !== undefined) service.sessionAffinityTimeoutSeconds = timeout;
@@ -407,13 +407,6 @@ function decodeInstance(instance: CloudMapInstance, clusterId: string): DecodedI
   return decoded;
 }
 
-function familiesOf(endpoints: readonly ExportedEndpoint[]): IPFamily[] {
-  const families: IPFamily[] = [];
-  if (endpoints.some((e) => isIP(e.address) === 4)) families.push('IPv4');
-  if (endpoints.some((e) => isIP(e.address) === 6)) families.push('IPv6');
-  return families.length > 0 ? families : ['IPv4'];
-}
-
 /** One cluster's instances → its ClusterExport. Instances come ours first, then by id; the first one says it wins. */
 function assembleExport(decoded: readonly DecodedInstance[], clustersetId: string, namespace: string, name: string): ClusterExport {
   const first = decoded[0]!;
@@ -430,17 +423,14 @@ function assembleExport(decoded: readonly DecodedInstance[], clustersetId: strin
     }
     if (port !== undefined && !endpoint.ports.some((p) => portKey(p) === portKey(port))) endpoint.ports.push(port);
   }
-  const { ipFamilies, ...service } = first.service;
-  const exportedEndpoints = [...endpoints.values()];
   return normalizeClusterExport({
-    ...service,
+    ...first.service,
     clusterId: first.clusterId,
     clustersetId,
     namespace,
     name,
     ports: [...ports.values()],
-    ipFamilies: ipFamilies ?? familiesOf(exportedEndpoints),
-    endpoints: exportedEndpoints,
+    endpoints: [...endpoints.values()],
   });
 }
 

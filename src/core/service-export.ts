@@ -118,9 +118,9 @@ function servicePorts(service: ServiceLike, where: string): ServicePort[] {
   });
 }
 
+/** The apiserver fills ipFamilies; when it is absent the export states none (agreeing with any, see conflicts.ts). */
 function ipFamilies(service: ServiceLike): IPFamily[] {
-  const families = (service.spec?.ipFamilies ?? []).filter((f): f is IPFamily => f === 'IPv4' || f === 'IPv6');
-  return families.length > 0 ? families : ['IPv4'];
+  return (service.spec?.ipFamilies ?? []).filter((f): f is IPFamily => f === 'IPv4' || f === 'IPv6');
 }
 
 /**

@@ -166,14 +166,15 @@ describe('Cloud Map data model (M2, M3, M5)', () => {
       const { exports, skipped } = exportsFromInstances([legacyInstance('10.10.78.125'), legacyInstance('10.10.66.181')], target);
       expect(skipped).to.deep.equal([]);
       expect(exports).to.deep.equal([tutorialExport({
+        ipFamilies: [],
         endpoints: ['10.10.66.181', '10.10.78.125'].map((address) => readyEndpoint(address, 80, { nodeName: 'ip-10-10-77-143.ap-southeast-2.compute.internal' })),
       })]);
     });
 
-    it('M3: v0.3.1 instances without READY, protocols or names get Kubernetes defaults; IPv6-only means IPv6', () => {
+    it('M3: v0.3.1 instances without READY, protocols or names get Kubernetes defaults; IP families are not stated', () => {
       const bare = { id: 'tcp-fd00__1-80', attributes: { AWS_INSTANCE_IPV6: 'fd00::1', AWS_INSTANCE_PORT: '8080', SERVICE_PORT: '80', CLUSTER_ID: 'c9', CLUSTERSET_ID: 'clusterset1', SERVICE_EXPORT_CREATION_TIMESTAMP: '5' } };
       const [x] = exportsFromInstances([bare], target).exports;
-      expect(x).to.deep.include({ type: 'ClusterSetIP', ipFamilies: ['IPv6'], ports: [{ name: '', protocol: 'TCP', port: 80, targetPort: '80' }] });
+      expect(x).to.deep.include({ type: 'ClusterSetIP', ipFamilies: [], ports: [{ name: '', protocol: 'TCP', port: 80, targetPort: '80' }] });
       expect(x?.endpoints).to.deep.equal([{ address: 'fd00::1', ready: true, ports: [{ name: '', protocol: 'TCP', port: 8080 }] }]);
     });
 

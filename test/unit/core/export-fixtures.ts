@@ -85,7 +85,7 @@ export function clusterExportArb(endpoints: { min: number; max: number }, cluste
       sessionAffinityTimeoutSeconds: fc.option(fc.integer({ min: 1, max: 86400 }), { nil: undefined }),
       internalTrafficPolicy: fc.option(fc.constantFrom('Cluster' as const, 'Local' as const), { nil: undefined }),
       trafficDistribution: fc.option(fc.constantFrom('PreferClose', 'PreferSameZone'), { nil: undefined }),
-      ipFamilies: fc.constantFrom<IPFamily[]>(['IPv4'], ['IPv6'], ['IPv4', 'IPv6'], ['IPv6', 'IPv4']),
+      ipFamilies: fc.constantFrom<IPFamily[]>([], ['IPv4'], ['IPv6'], ['IPv4', 'IPv6'], ['IPv6', 'IPv4']),
       exportedLabels: labelsArb,
       exportedAnnotations: annotationsArb,
     })

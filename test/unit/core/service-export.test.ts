@@ -15,7 +15,7 @@ void typedService;
 void typedSlice;
 
 function service(spec: NonNullable<ServiceLike['spec']> = {}, name = 'nginx-hello', namespace = 'demo'): ServiceLike {
-  return { metadata: { name, namespace }, spec: { type: 'ClusterIP', clusterIP: '172.20.0.10', ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }], ...spec } };
+  return { metadata: { name, namespace }, spec: { type: 'ClusterIP', clusterIP: '172.20.0.10', ipFamilies: ['IPv4'], ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }], ...spec } };
 }
 
 function slice(name: string, overrides: Partial<EndpointSliceLike> = {}, serviceName = 'nginx-hello', namespace = 'demo'): EndpointSliceLike {
@@ -160,6 +160,7 @@ describe('export side: ServiceExport → ClusterExport (E4–E8)', () => {
       const none = build(service({ sessionAffinity: 'None', sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } } }));
       expect(none).to.not.have.property('sessionAffinityTimeoutSeconds');
       expect(none).to.not.have.property('internalTrafficPolicy');
+      expect(build(service({ ipFamilies: undefined })).ipFamilies, 'no families stated').to.deep.equal([]);
     });
 
     it('X1: exportCreationTimestamp is the ServiceExport creationTimestamp in ms (Date or RFC 3339 text)', () => {
