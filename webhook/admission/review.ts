@@ -33,7 +33,7 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** The request part of a review body, or why the body is not a review of one of the accepted apiVersions. */
 export function reviewRequest(body: unknown, kind: string, versions: readonly string[]): ParsedReview<Record<string, unknown>> {
-  if (!isRecord(body)) return { ok: false, message: `expected a ${kind} JSON object` };
+  if (!isRecord(body)) return { ok: false, message: `the body must be a JSON object (${kind})` };
   const apiVersion = str(body.apiVersion);
   if (!versions.includes(apiVersion)) {
     return { ok: false, message: `unsupported ${kind} apiVersion "${apiVersion}": expected ${versions.join(' or ')}` };

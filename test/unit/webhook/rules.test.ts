@@ -1,0 +1,244 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { ExportFacts } from '../../../src/core/conflicts.ts';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
+import { checkClusterPropertiesPresent, createPropertyCommand } from '../../../webhook/admission/cluster-properties-present.ts';
+import { checkClusterPropertyChange } from '../../../webhook/admission/cluster-property-change.ts';
+import { allow, combine, deny, WARNING_MAX } from '../../../webhook/admission/decision.ts';
+import { checkExportConflicts, type ExportConflictCheck } from '../../../webhook/admission/export-conflicts.ts';
+import { addExportFinalizer } from '../../../webhook/admission/export-finalizer.ts';
+import { checkExportedService, checkServiceTypeChange } from '../../../webhook/admission/exported-service.ts';
+import { checkWorkerOnlyWrite, type GuardedWrite } from '../../../webhook/admission/worker-only-writes.ts';
+import { service, serviceImport, WORKER } from './fixtures.ts';
+
+describe('webhook admission rules', () => {
+  describe('decisions', () => {
+    it('the first denial wins; otherwise warnings and patches add up', () => {
+      const patch = [{ op: 'add' as const, path: '/x', value: 1 }];
+      expect(combine([allow(['a']), allow(['b'], patch)])).to.deep.include({ allowed: true, warnings: ['a', 'b'], patch });
+      expect(combine([allow(['a']), deny('no'), deny('later')])).to.deep.include({ allowed: false, message: 'no', code: 403 });
+    });
+    it('SPEC §10: warnings never exceed the length Kubernetes keeps', () => {
+      fc.assert(fc.property(fc.string({ maxLength: 400 }), (w) => {
+        const [out] = allow([w]).warnings;
+        expect(out!.length).to.be.at.most(WARNING_MAX);
+        if (w.length <= WARNING_MAX) expect(out).to.equal(w);
+      }));
+    });
+  });
+
+  describe('C1: both well-known ClusterProperties before any export', () => {
+    it('admits when both exist', () => {
+      expect(checkClusterPropertiesPresent({ clusterId: 'east', clustersetId: 'set1' }, 'demo/web').allowed).to.equal(true);
+    });
+    const rows = [
+      { clusterId: undefined, clustersetId: 'set1', missing: [CLUSTER_ID_PROPERTY] },
+      { clusterId: 'east', clustersetId: undefined, missing: [CLUSTERSET_ID_PROPERTY] },
+      { clusterId: undefined, clustersetId: undefined, missing: [CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY] },
+    ];
+    for (const row of rows) {
+      it(`C1: refuses without ${row.missing.join(' and ')}, naming it and the command that creates it`, () => {
+        const d = checkClusterPropertiesPresent(row, 'demo/web');
+        expect(d.allowed).to.equal(false);
+        expect(d.code).to.equal(403);
+        expect(d.message).to.contain('ServiceExport demo/web').and.contain('(C1)');
+        for (const name of row.missing) expect(d.message).to.contain(`ClusterProperty ${name}`).and.contain(createPropertyCommand(name));
+        const present = [CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY].filter((n) => !row.missing.includes(n));
+        for (const name of present) expect(d.message).not.to.contain(`"name":"${name}"`);
+      });
+    }
+    it('C1: the command is a kubectl apply of a valid ClusterProperty', () => {
+      const cmd = createPropertyCommand(CLUSTER_ID_PROPERTY);
+      const m = /^echo '(.*)' \| kubectl apply -f -$/.exec(cmd);
+      expect(m, cmd).to.not.equal(null);
+      expect(JSON.parse(m![1]!)).to.deep.equal({
+        apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY }, spec: { value: '<this-cluster-id>' },
+      });
+    });
+  });
+
+  describe('E4, E5: the Service behind the export', () => {
+    it('E4: a missing Service is admitted with a warning', () => {
+      const d = checkExportedService(undefined, 'demo/web');
+      expect(d.allowed).to.equal(true);
+      expect(d.warnings).to.deep.equal(['Service demo/web does not exist yet; it is exported as soon as it is created (E4).']);
+    });
+    it('E5: an ExternalName Service is refused, saying what can be exported', () => {
+      const d = checkExportedService(service('web', { type: 'ExternalName', externalName: 'x.example.com' } as never), 'demo/web');
+      expect(d.allowed).to.equal(false);
+      expect(d.message).to.contain('ExternalName').and.contain('(E5)').and.contain('ClusterIP, NodePort, LoadBalancer or headless');
+    });
+    for (const spec of [{ type: 'ClusterIP' }, { type: 'NodePort' }, { type: 'LoadBalancer' }, { clusterIP: 'None' }]) {
+      it(`E6: ${JSON.stringify(spec)} is admitted without warnings`, () => {
+        expect(checkExportedService(service('web', spec), 'demo/web')).to.deep.include({ allowed: true, warnings: [] });
+      });
+    }
+    it('E5: an exported Service turned ExternalName is admitted with the consequence', () => {
+      expect(checkServiceTypeChange(service('web', { type: 'ExternalName' }), 'demo/web').warnings[0]).to.match(/becomes invalid.*\(E5\)/);
+      expect(checkServiceTypeChange(service('web'), 'demo/web').warnings).to.deep.equal([]);
+    });
+  });
+
+  describe('C2, C3, C5: ClusterProperty changes', () => {
+    const base = { name: CLUSTER_ID_PROPERTY, value: undefined, oldValue: undefined, exports: [] as string[] };
+    it('C2: refuses a cluster id that is not a DNS label, with the core message', () => {
+      for (const value of ['East_1', 'a'.repeat(64), '-x', 'x.y']) {
+        const d = checkClusterPropertyChange({ ...base, operation: 'CREATE', value });
+        expect(d.allowed, value).to.equal(false);
+        expect(d.message).to.contain('(C2)').and.contain(CLUSTER_ID_PROPERTY);
+      }
+      expect(checkClusterPropertyChange({ ...base, operation: 'CREATE', value: 'east-1' }).allowed).to.equal(true);
+    });
+    it('C2: only the cluster id is held to the DNS label rule', () => {
+      expect(checkClusterPropertyChange({ ...base, name: CLUSTERSET_ID_PROPERTY, operation: 'CREATE', value: 'My ClusterSet' }).allowed).to.equal(true);
+    });
+    for (const name of [CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY]) {
+      it(`C3: ${name} may not change value or be deleted while exports exist; the message lists a few`, () => {
+        const exports = ['demo/e', 'demo/a', 'x/b', 'x/c', 'y/d'];
+        const changed = checkClusterPropertyChange({ ...base, name, operation: 'UPDATE', value: 'west', oldValue: 'east', exports });
+        expect(changed.allowed).to.equal(false);
+        expect(changed.message).to.contain(`ClusterProperty ${name} cannot change from "east" to "west"`)
+          .and.contain('(C3): demo/a, demo/e, x/b and 2 more.');
+        const deleted = checkClusterPropertyChange({ ...base, name, operation: 'DELETE', oldValue: 'east', exports: ['demo/a'] });
+        expect(deleted.allowed).to.equal(false);
+        expect(deleted.message).to.contain('cannot be deleted').and.contain('(C3): demo/a.');
+      });
+      it(`C3: ${name} may change or go when there are no exports, and keep its value with them`, () => {
+        expect(checkClusterPropertyChange({ ...base, name, operation: 'UPDATE', value: 'west', oldValue: 'east' }).allowed).to.equal(true);
+        expect(checkClusterPropertyChange({ ...base, name, operation: 'DELETE', oldValue: 'east' }).allowed).to.equal(true);
+        expect(checkClusterPropertyChange({ ...base, name, operation: 'UPDATE', value: 'east', oldValue: 'east', exports: ['demo/a'] }).allowed).to.equal(true);
+      });
+    }
+    it('C5: other names under k8s.io are admitted with a warning; ordinary names silently', () => {
+      expect(checkClusterPropertyChange({ ...base, name: 'region.k8s.io', operation: 'CREATE', value: 'x' }).warnings[0]).to.contain('(C5)');
+      expect(checkClusterPropertyChange({ ...base, name: 'zone.example.com', operation: 'CREATE', value: 'x' })).to.deep.include({ allowed: true, warnings: [] });
+      expect(checkClusterPropertyChange({ ...base, name: 'other.k8s.io', operation: 'DELETE', exports: ['a/b'] }).allowed).to.equal(true);
+    });
+  });
+
+  describe('I6: only the worker writes ServiceImports and MCS EndpointSlices', () => {
+    const writers = { worker: WORKER, deleters: ['system:serviceaccount:kube-system:namespace-controller'] };
+    const write = (w: Partial<GuardedWrite>): GuardedWrite => ({
+      kind: 'ServiceImport', target: 'demo/web', operation: 'CREATE', username: 'alice', labels: undefined, oldLabels: undefined, ...w,
+    });
+    it('I6: refuses a user, naming the object, the user and the allowed identity', () => {
+      for (const operation of ['CREATE', 'UPDATE', 'DELETE'] as const) {
+        const d = checkWorkerOnlyWrite(write({ operation }), writers);
+        expect(d.allowed, operation).to.equal(false);
+        expect(d.message).to.contain('ServiceImport demo/web').and.contain('user "alice"').and.contain(WORKER).and.contain('(I6)');
+      }
+    });
+    it('I6: admits the configured worker identity for every operation', () => {
+      for (const operation of ['CREATE', 'UPDATE', 'DELETE'] as const) {
+        expect(checkWorkerOnlyWrite(write({ operation, username: WORKER }), writers).allowed).to.equal(true);
+      }
+      expect(checkWorkerOnlyWrite(write({ username: 'bob' }), { ...writers, worker: 'bob' }).allowed, 'identity is configuration').to.equal(true);
+    });
+    it('I6: system deleters may delete but not write', () => {
+      const username = writers.deleters[0]!;
+      expect(checkWorkerOnlyWrite(write({ operation: 'DELETE', username }), writers).allowed).to.equal(true);
+      expect(checkWorkerOnlyWrite(write({ operation: 'UPDATE', username }), writers).allowed).to.equal(false);
+    });
+    it('I6: EndpointSlices are guarded only when labelled, before or after the write', () => {
+      const labelled = { [LABEL_SERVICE_NAME]: 'web' };
+      expect(checkWorkerOnlyWrite(write({ kind: 'EndpointSlice', labels: { 'kubernetes.io/service-name': 'web' } }), writers).allowed).to.equal(true);
+      expect(checkWorkerOnlyWrite(write({ kind: 'EndpointSlice', labels: labelled }), writers).allowed).to.equal(false);
+      const relabel = checkWorkerOnlyWrite(write({ kind: 'EndpointSlice', operation: 'UPDATE', labels: {}, oldLabels: labelled }), writers);
+      expect(relabel.allowed).to.equal(false);
+      expect(relabel.message).to.contain(`EndpointSlice demo/web (labelled ${LABEL_SERVICE_NAME})`);
+    });
+  });
+
+  describe('E3: the clean-up finalizer on new ServiceExports', () => {
+    it('adds the finalizer list when there is none', () => {
+      expect(addExportFinalizer({ name: 'web' }).patch).to.deep.equal([{ op: 'add', path: '/metadata/finalizers', value: [SERVICE_EXPORT_FINALIZER] }]);
+    });
+    it('appends to other finalizers', () => {
+      expect(addExportFinalizer({ finalizers: ['x/y'] }).patch).to.deep.equal([{ op: 'add', path: '/metadata/finalizers/-', value: SERVICE_EXPORT_FINALIZER }]);
+    });
+    it('is idempotent: applying its patch and asking again patches nothing', () => {
+      fc.assert(fc.property(fc.option(fc.array(fc.constantFrom('a/b', 'c/d', SERVICE_EXPORT_FINALIZER), { maxLength: 4 }), { nil: undefined }), (finalizers) => {
+        const first = addExportFinalizer(finalizers === undefined ? {} : { finalizers });
+        const after: string[] = [...(finalizers ?? [])];
+        for (const op of first.patch) {
+          if (op.path === '/metadata/finalizers') after.push(...(op.value as string[]));
+          else after.push(op.value as string);
+        }
+        expect(after.filter((f) => f === SERVICE_EXPORT_FINALIZER)).to.have.length.at.least(1);
+        expect(addExportFinalizer({ finalizers: after }).patch).to.deep.equal([]);
+        expect(first.allowed).to.equal(true);
+      }));
+    });
+  });
+
+  describe('X1–X3: conflicts with the current ServiceImport', () => {
+    const facts = (over: Partial<ExportFacts> = {}): ExportFacts => ({
+      clusterId: 'east', exportCreationTimestamp: Date.parse('2026-01-01T11:00:00Z'), type: 'ClusterSetIP',
+      ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None', ipFamilies: ['IPv4'],
+      internalTrafficPolicy: 'Cluster', exportedLabels: {}, exportedAnnotations: {}, ...over,
+    });
+    const check = (over: Partial<ExportConflictCheck>): ExportConflictCheck => ({
+      clusterId: 'east', exportRef: 'demo/web', candidate: facts(), previous: undefined,
+      serviceImport: serviceImport('web', ['west']), policy: 'Warn', ...over,
+    });
+
+    it('admits silently without an import, without peers, or when the export agrees', () => {
+      expect(checkExportConflicts(check({ serviceImport: undefined }))).to.deep.include({ allowed: true, warnings: [] });
+      expect(checkExportConflicts(check({ serviceImport: serviceImport('web', ['east'], { type: 'Headless' }) }))).to.deep.include({ allowed: true, warnings: [] });
+      expect(checkExportConflicts(check({}))).to.deep.include({ allowed: true, warnings: [] });
+    });
+
+    const rows: Array<{ id: string; reason: string; candidate: Partial<ExportFacts>; imported?: object; field: RegExp }> = [
+      { id: 'X2', reason: 'PortConflict (same name)', candidate: { ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] }, field: /port "http" is TCP\/80 in cluster west \(older export, wins\) but TCP\/8080 in cluster east/ },
+      { id: 'X2', reason: 'PortConflict (same port)', candidate: { ports: [{ name: 'web', protocol: 'TCP', port: 80 }] }, field: /TCP\/80 is "http" in cluster west \(older export, wins\) but "web" in cluster east/ },
+      {
+        id: 'X3', reason: 'SessionAffinityConfigConflict', candidate: { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 60 },
+        imported: { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 30 } } },
+        field: /sessionAffinityConfig timeoutSeconds 30 from cluster west \(oldest export\) wins over timeoutSeconds 60 from east/,
+      },
+      { id: 'X3', reason: 'TypeConflict', candidate: { type: 'Headless' }, field: /type ClusterSetIP from cluster west \(oldest export\) wins over Headless from east/ },
+      { id: 'X3', reason: 'SessionAffinityConflict', candidate: { sessionAffinity: 'ClientIP' }, field: /sessionAffinity None from cluster west/ },
+      { id: 'X3', reason: 'InternalTrafficPolicyConflict', candidate: { internalTrafficPolicy: 'Local' }, field: /internalTrafficPolicy Cluster from cluster west/ },
+      { id: 'X3', reason: 'TrafficDistributionConflict', candidate: { trafficDistribution: 'PreferClose' }, field: /trafficDistribution \(unset\) from cluster west/ },
+      { id: 'X3', reason: 'IPFamilyConflict', candidate: { ipFamilies: ['IPv6'] }, field: /ipFamilies IPv4 from cluster west/ },
+    ];
+    for (const row of rows) {
+      it(`${row.id}: ${row.reason} — Warn admits with a warning naming the field, the clusters and the winner`, () => {
+        const d = checkExportConflicts(check({ candidate: facts(row.candidate), serviceImport: serviceImport('web', ['west'], row.imported) }));
+        expect(d.allowed).to.equal(true);
+        expect(d.warnings).to.have.length(1);
+        expect(d.warnings[0]).to.match(row.field).and.to.match(new RegExp(`\\(${row.id}\\)$`));
+        expect(d.warnings[0]!.length).to.be.at.most(WARNING_MAX);
+      });
+      it(`${row.id}: ${row.reason} — Reject refuses with the same facts and the reason`, () => {
+        const d = checkExportConflicts(check({ candidate: facts(row.candidate), serviceImport: serviceImport('web', ['west'], row.imported), policy: 'Reject' }));
+        expect(d.allowed).to.equal(false);
+        expect(d.message).to.match(row.field).and.contain(row.reason.split(' ')[0]!).and.contain('ServiceExport demo/web').and.contain('conflict policy Reject');
+      });
+    }
+
+    it('X3: several disagreements give one warning each', () => {
+      const d = checkExportConflicts(check({ candidate: facts({ type: 'Headless', sessionAffinity: 'ClientIP' }) }));
+      expect(d.warnings).to.have.length(2);
+    });
+
+    it('X2: a new port joins the union without conflict', () => {
+      const d = checkExportConflicts(check({ candidate: facts({ ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }] }) }));
+      expect(d).to.deep.include({ allowed: true, warnings: [] });
+    });
+
+    it('X2: changing a port only this cluster contributed is not a clash with itself', () => {
+      const imported = serviceImport('web', ['east', 'west'], { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'admin', protocol: 'TCP', port: 8000 }] });
+      const previous = facts({ ports: [{ name: 'admin', protocol: 'TCP', port: 8000 }] });
+      const candidate = facts({ ports: [{ name: 'admin', protocol: 'TCP', port: 8001 }] });
+      expect(checkExportConflicts(check({ serviceImport: imported, previous, candidate }))).to.deep.include({ allowed: true, warnings: [] });
+      // Without knowing what this cluster exported before, the old port looks like a peer's.
+      expect(checkExportConflicts(check({ serviceImport: imported, candidate })).warnings).to.have.length(1);
+    });
+
+    it('X1: several peers are named together as the established value', () => {
+      const d = checkExportConflicts(check({ serviceImport: serviceImport('web', ['west', 'north', 'east']), candidate: facts({ type: 'Headless' }), policy: 'Reject' }));
+      expect(d.message).to.contain('exported by north, west').and.contain('from cluster north, west (oldest export)');
+    });
+  });
+});
