@@ -1,32 +1,28 @@
 // Cloud Map instance ids (M3). Every cluster registers into the same Cloud Map service, so ids must be unique across
 // clusters; Cloud Map allows at most 64 characters from [0-9a-zA-Z_/:.@-].
 //
-// Formats written by this controller (`<tag>` = first 12 hex digits of sha256("<clustersetId>/<clusterId>"), so ids of two
+// Formats written by this controller (`<tag>` = first 12 hex digits of sha256(clustersetId NUL clusterId), so ids of two
 // clusters never collide even when they reuse pod IPs, nor those of two ClusterSets sharing an account and reusing a
 // cluster id; protocols lowercase; addresses verbatim):
-//   <proto>-<address>-<port>-<tag>   one endpoint address × endpoint port, <port> being the Service port it serves
-//                                    (one endpoint port may serve two Service ports; Service ports are unique)
-//                                                                                   tcp-10.0.0.5-80-3f9a1c0b7d2e
-//   ip-<address>-<tag>               an endpoint of a Service without ports         ip-fd00::5-3f9a1c0b7d2e
-//   svc-<proto>-<port>-<tag>         a Service port no endpoint serves (see cloudmap-attributes.ts)
-//   svc-<tag>                        a Service without ports and without endpoints
+//   <proto>-<address>-<port>-<tag>  an endpoint address × endpoint port; <port> is the Service port it serves, since one
+//                                   endpoint port may serve two Service ports while Service ports are unique
+//   ip-<address>-<tag>              an endpoint of a Service without ports
+//   svc-<proto>-<port>-<tag>        a Service port no endpoint serves (see cloudmap-attributes.ts)
+//   svc-<tag>                       a Service without ports and without endpoints
+// e.g. tcp-10.0.0.5-80-14757f89808b for cluster cls1 of ClusterSet clusterset1.
 // When an unusual address spelling would push an id past 64 characters, the address part becomes `h` + 16 hex digits of
 // sha256(address) (still deterministic and unique per address).
 //
 // Format of the AWS controller v0.3.1, read but never written: `<proto>-<ip with . and : as _>-<port>`, e.g.
 // `tcp-10_10_28_116-80`. It collides when two clusters reuse a pod IP, which is why we do not write it.
 
-import { createHash } from 'node:crypto';
+import { shortHash } from './hashed-names.ts';
 import type { CloudMapInstance, Protocol } from './types.ts';
 
 export const MAX_INSTANCE_ID_LENGTH = 64;
 const CLUSTER_TAG_LENGTH = 12;
 const ADDRESS_HASH_LENGTH = 16;
 const INSTANCE_ID_CHARS = /^[0-9a-zA-Z_/:.@-]+$/;
-
-function sha256Hex(text: string, length: number): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
-}
 
 /** The cluster whose instance an id names; a ClusterExport is one. */
 export interface InstanceOwner {
@@ -36,13 +32,13 @@ export interface InstanceOwner {
 
 /** The short, fixed-length stand-in for a cluster (in its ClusterSet) that ends every id this controller writes. */
 export function clusterTag(owner: InstanceOwner): string {
-  return sha256Hex(`${owner.clustersetId}/${owner.clusterId}`, CLUSTER_TAG_LENGTH);
+  return shortHash([owner.clustersetId, owner.clusterId], CLUSTER_TAG_LENGTH);
 }
 
 function withAddress(build: (address: string) => string, address: string): string {
   const readable = build(address);
   if (readable.length <= MAX_INSTANCE_ID_LENGTH && INSTANCE_ID_CHARS.test(readable)) return readable;
-  return build(`h${sha256Hex(address, ADDRESS_HASH_LENGTH)}`);
+  return build(`h${shortHash([address], ADDRESS_HASH_LENGTH)}`);
 }
 
 /** Id of the instance for one endpoint address × endpoint port of a cluster, keyed by the Service port it serves. */
