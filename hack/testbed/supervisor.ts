@@ -77,10 +77,11 @@ export class ManagedProcess {
   }
 }
 
+// POSIX sh (dash here): its kill takes no "--"; a negative pid signals the group.
 const WATCHDOG = `
 while kill -0 "$1" 2>/dev/null; do sleep 1; done
 [ -f "$2" ] || exit 0
-while read -r g; do kill -9 -- "-$g" 2>/dev/null; done < "$2"
+while read -r g; do kill -9 "-$g" 2>/dev/null; done < "$2"
 `;
 
 const live = new Set<Supervisor>();

@@ -1,6 +1,6 @@
 // One 2-cluster ClusterSet shared by every integration and e2e suite of a mocha run: started on first use, stopped by
 // the root hooks in hooks.ts (logs kept, and their path printed, when a test failed).
-import type { TestClusterSet } from '../../hack/testbed/index.ts';
+import type { ClusterSetOptions, TestClusterSet } from '../../hack/testbed/index.ts';
 
 let shared: Promise<TestClusterSet> | undefined;
 
@@ -40,6 +40,31 @@ export function withClusterSet(): () => TestClusterSet {
   });
   return () => {
     if (!cs) throw new Error('the shared ClusterSet is not started: call withClusterSet() inside describe(), not inside a test');
+    return cs;
+  };
+}
+
+/**
+ * Call inside describe() for a suite that needs a ClusterSet of its own (another size, shared pod CIDR): started before
+ * the suite's tests, stopped after them, logs kept (and their path printed) when one of them failed.
+ */
+export function withOwnClusterSet(opts: ClusterSetOptions): () => TestClusterSet {
+  let cs: TestClusterSet | undefined;
+  let failed = false;
+  before(async function () {
+    this.timeout(CLUSTERSET_START_TIMEOUT_MS);
+    const { startClusterSet } = await import('../../hack/testbed/index.ts');
+    cs = await startClusterSet(opts);
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+  after(async function () {
+    this.timeout(30_000);
+    await cs?.stop({ keepLogs: failed });
+  });
+  return () => {
+    if (!cs) throw new Error('this suite\'s ClusterSet is not started: call withOwnClusterSet() inside describe(), not inside a test');
     return cs;
   };
 }

@@ -1,0 +1,47 @@
+// Issue 2, item 2: with sharedPodCidr two clusters use the same pod range, so pod IPs really overlap between clusters
+// (what M3's per-cluster instance ids must cope with).
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { ipv4InCidr } from '../../../hack/testbed/index.ts';
+import { waitFor } from '../../../hack/testbed/wait.ts';
+import { withOwnClusterSet } from '../../support/clusterset.ts';
+
+async function runPinnedPod(kc: KubeConfig, nodeName: string): Promise<string> {
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'overlap' },
+      spec: { nodeName, containers: [{ name: 'hello', image: 'nginxdemos/hello' }] },
+    },
+  });
+  let ip = '';
+  await waitFor(`pod default/overlap Running on ${nodeName}`, async () => {
+    const pod = await core.readNamespacedPod({ name: 'overlap', namespace: 'default' });
+    ip = pod.status?.podIP ?? '';
+    return pod.status?.phase === 'Running' && ip !== '';
+  }, { timeoutMs: 30_000 });
+  return ip;
+}
+
+describe('testbed with sharedPodCidr (issue 2 item 2: overlapping pod CIDRs)', function () {
+  this.timeout(60_000);
+  const testbed = withOwnClusterSet({ clusters: 2, sharedPodCidr: true });
+
+  it('gives both clusters the same pod CIDR and node ranges', async () => {
+    const [cls1, cls2] = testbed().clusters;
+    expect(cls1!.podCidr).to.equal(cls2!.podCidr);
+    const nodeCidrs = async (kc: KubeConfig) =>
+      (await kc.makeApiClient(CoreV1Api).listNode()).items.map((n) => n.spec?.podCIDR).sort();
+    expect(await nodeCidrs(cls1!.kubeConfig())).to.deep.equal(await nodeCidrs(cls2!.kubeConfig()));
+    expect(cls1!.serviceCidr, 'service CIDRs stay distinct').to.not.equal(cls2!.serviceCidr);
+  });
+
+  it('hands out the same pod IP in both clusters', async () => {
+    const [cls1, cls2] = testbed().clusters;
+    const ip1 = await runPinnedPod(cls1!.kubeConfig(), cls1!.nodeNames[0]!);
+    const ip2 = await runPinnedPod(cls2!.kubeConfig(), cls2!.nodeNames[0]!);
+    expect(ipv4InCidr(ip1, cls1!.podCidr), `${ip1} in ${cls1!.podCidr}`).to.equal(true);
+    expect(ip2).to.equal(ip1);
+  });
+});
