@@ -15,6 +15,10 @@ export interface DiffInstancesInput {
   clustersetId: string;
 }
 
+/**
+ * Carry out `register` before `deregister`: when the last endpoint goes, the address-less instances then exist before the
+ * endpoint instances leave, so the cluster never drops out of the import's cluster list in between (I3).
+ */
 export interface InstancePlan {
   /** New and changed instances, with attributes other writers added to an existing instance kept. */
   register: CloudMapInstance[];
