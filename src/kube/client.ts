@@ -107,6 +107,8 @@ export class KubeClient {
       res.on('error', finish);
       res.on('aborted', () => finish(new Error('watch stream aborted')));
       const lines = createInterface({ input: res, crlfDelay: Infinity });
+      // readline re-emits the stream's errors; unhandled they would crash the process.
+      lines.on('error', finish);
       lines.on('line', (line) => {
         if (settled || !line) return;
         let event: WatchEvent<T>;

@@ -93,15 +93,19 @@ export class EventRecorder {
     this.#track(this.#create(entry, object, type, reason, message, action));
   }
 
-  /** Resolves when every write started so far has finished, writing pending series counts first. */
+  /** Resolves once every Event recorded so far is written, series counts included (shutdown, tests). */
   async flush(): Promise<void> {
+    await this.#drain();
     for (const entry of this.#tracked.values()) {
-      if (entry.timer && entry.count > entry.writtenCount) {
-        clearTimeout(entry.timer);
-        entry.timer = undefined;
-        this.#track(this.#writeSeries(entry));
-      }
+      if (entry.name === undefined || entry.count <= entry.writtenCount) continue;
+      clearTimeout(entry.timer);
+      entry.timer = undefined;
+      this.#track(this.#writeSeries(entry));
     }
+    await this.#drain();
+  }
+
+  async #drain(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
 

@@ -4,6 +4,7 @@
 import {
   ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION,
 } from '../core/names.ts';
+import type { OwnerReference } from '../core/service-import.ts';
 
 /** Object metadata as far as the adapters need it; everything else passes through untouched. */
 export interface ObjectMeta {
@@ -19,15 +20,6 @@ export interface ObjectMeta {
   finalizers?: string[];
   ownerReferences?: OwnerReference[];
   [field: string]: unknown;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
 }
 
 /** Any Kubernetes object: typed metadata, the rest left to the caller's own type. */
