@@ -1,0 +1,45 @@
+// Shared setup of the Cloud Map adapter's integration tests: adapters for pretend clusters on one emulator, instances
+// labelled as a cluster's, and polling helpers that count rather than time.
+import { CloudMapAdapter, type CloudMapAdapterOptions } from '../../../src/cloudmap/adapter.ts';
+import { CallCounter } from '../../../src/cloudmap/metrics.ts';
+import type { CloudMapInstance } from '../../../src/core/types.ts';
+
+export const CLUSTERSET = 'clusterset-it';
+export const REGION = 'us-east-1';
+
+export interface TestAdapter {
+  adapter: CloudMapAdapter;
+  calls: CallCounter;
+}
+
+export function adapterFor(endpoint: string, clusterId: string, extra: Partial<CloudMapAdapterOptions> = {}): TestAdapter {
+  const calls = new CallCounter();
+  const adapter = new CloudMapAdapter({
+    clusterId,
+    clustersetId: CLUSTERSET,
+    client: { region: REGION, endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } },
+    metrics: calls,
+    ...extra,
+  });
+  return { adapter, calls };
+}
+
+/** An instance as cluster `clusterId` of the test ClusterSet would register it. */
+export function instanceOf(clusterId: string, id: string, extra: Record<string, string> = {}): CloudMapInstance {
+  return { id, attributes: { CLUSTER_ID: clusterId, CLUSTERSET_ID: CLUSTERSET, AWS_INSTANCE_IPV4: '10.0.0.1', AWS_INSTANCE_PORT: '80', ...extra } };
+}
+
+/** Registers instances for one cluster and waits for their operations. */
+export async function registerAll(adapter: CloudMapAdapter, serviceId: string, instances: readonly CloudMapInstance[]): Promise<void> {
+  const ops = await Promise.all(instances.map((i) => adapter.registerInstance(serviceId, i)));
+  await adapter.waitForOperations(ops);
+}
+
+/** Resolves once `check` is true; polls every 20 ms; rejects with `what` after `timeoutMs`. */
+export async function eventually(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

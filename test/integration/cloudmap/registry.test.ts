@@ -1,0 +1,148 @@
+// The Cloud Map adapter against the real emulator (moto) through the real AWS SDK: namespaces, services, instances,
+// operations and the ownership guard.
+import {
+  CreateHttpNamespaceCommand, CreateServiceCommand, DeregisterInstanceCommand, ListOperationsCommand, ServiceDiscoveryClient,
+} from '@aws-sdk/client-servicediscovery';
+import { expect } from 'chai';
+import { OperationsFailedError, OwnershipError } from '../../../src/cloudmap/errors.ts';
+import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
+import { adapterFor, instanceOf, REGION, registerAll } from './fixtures.ts';
+
+describe('cloudmap adapter on the emulator: registry and instances', function () {
+  this.timeout(60_000);
+  let moto: StandaloneMoto;
+  let raw: ServiceDiscoveryClient;
+
+  before(async () => {
+    moto = await startStandaloneMoto();
+    raw = new ServiceDiscoveryClient({ region: REGION, endpoint: moto.endpoint, disableHostPrefix: true, credentials: { accessKeyId: 't', secretAccessKey: 't' } });
+  });
+  after(async () => {
+    raw?.destroy();
+    await moto?.stop();
+  });
+  beforeEach(() => moto.reset());
+
+  it('M1: ensureNamespace and ensureService are idempotent and two concurrent creators converge on one', async () => {
+    const a = adapterFor(moto.endpoint, 'cls1').adapter;
+    const b = adapterFor(moto.endpoint, 'cls2').adapter;
+    const [nsA, nsB] = await Promise.all([a.ensureNamespace('demo'), b.ensureNamespace('demo')]);
+    expect(nsA).to.equal(nsB);
+    expect(await a.ensureNamespace('demo')).to.equal(nsA);
+    expect(await adapterFor(moto.endpoint, 'cls3').adapter.ensureNamespace('demo')).to.equal(nsA);
+
+    const [svcA, svcB] = await Promise.all([a.ensureService(nsA, 'web'), b.ensureService(nsA, 'web')]);
+    expect(svcA).to.equal(svcB);
+    expect(await b.ensureService(nsA, 'web')).to.equal(svcA);
+    // The emulator lets both creations through; the loser removed its empty duplicate.
+    expect((await a.listServices(nsA)).filter((s) => s.name === 'web').map((s) => s.id)).to.deep.equal([svcA]);
+    // A same-named service in another namespace is a different service.
+    const other = await a.ensureNamespace('other');
+    expect(await a.ensureService(other, 'web')).to.not.equal(svcA);
+    expect((await a.listServices(nsA)).map((s) => s.name)).to.deep.equal(['web']);
+  });
+
+  it('M1: picks the oldest of same-named namespaces and services, as every cluster (and the emulator\'s reads) do', async () => {
+    await raw.send(new CreateHttpNamespaceCommand({ Name: 'dup' }));
+    await new Promise((r) => setTimeout(r, 10));
+    await raw.send(new CreateHttpNamespaceCommand({ Name: 'dup' }));
+    const { adapter } = adapterFor(moto.endpoint, 'cls1');
+    const namespaces = (await adapter.listNamespaces()).filter((n) => n.name === 'dup').sort((x, y) => x.createdAt - y.createdAt);
+    expect(namespaces).to.have.length(2);
+    const ns = await adapterFor(moto.endpoint, 'cls2').adapter.ensureNamespace('dup');
+    expect(ns).to.equal(namespaces[0]!.id);
+    const first = await raw.send(new CreateServiceCommand({ Name: 'web', NamespaceId: ns }));
+    await new Promise((r) => setTimeout(r, 10));
+    await raw.send(new CreateServiceCommand({ Name: 'web', NamespaceId: ns }));
+    expect(await adapterFor(moto.endpoint, 'cls2').adapter.ensureService(ns, 'web')).to.equal(first.Service!.Id);
+  });
+
+  it('M2/M5: registers, updates in place, reads back by ClusterSet and deregisters', async () => {
+    const { adapter } = adapterFor(moto.endpoint, 'cls1');
+    const svc = await adapter.ensureService(await adapter.ensureNamespace('demo'), 'web');
+    await registerAll(adapter, svc, [instanceOf('cls1', 'i-1'), instanceOf('cls1', 'i-2')]);
+    // Re-registering updates the instance (the emulator appends a copy; the last one wins).
+    await registerAll(adapter, svc, [instanceOf('cls1', 'i-1', { READY: 'false' })]);
+    const other = adapterFor(moto.endpoint, 'cls9', { clustersetId: 'another-set' }).adapter;
+    await registerAll(other, svc, [{ id: 'foreign', attributes: { CLUSTER_ID: 'cls9', CLUSTERSET_ID: 'another-set' } }]);
+
+    const listed = await adapter.listInstances(svc);
+    expect(listed.map((i) => i.id).sort()).to.deep.equal(['foreign', 'i-1', 'i-2']);
+    expect(listed.find((i) => i.id === 'i-1')!.attributes.READY).to.equal('false');
+    const discovered = await adapter.discoverInstances('demo', 'web');
+    expect(discovered!.instances.map((i) => i.id).sort()).to.deep.equal(['i-1', 'i-2']);
+    expect(discovered!.instances.find((i) => i.id === 'i-1')!.attributes.READY).to.equal('false');
+
+    const ops = await Promise.all(['i-1', 'i-2'].map((id) => adapter.deregisterInstance(svc, id)));
+    await adapter.waitForOperations(ops.filter((o): o is string => o !== undefined));
+    // The emulator keeps the older copy of i-1 after one deregistration; a second one removes it.
+    const again = await adapter.deregisterInstances(svc, (await adapter.listInstances(svc)).filter((i) => i.attributes.CLUSTER_ID === 'cls1').map((i) => i.id));
+    await adapter.waitForOperations(again);
+    expect((await adapter.discoverInstances('demo', 'web'))!.instances).to.deep.equal([]);
+    expect(await adapter.deregisterInstance(svc, 'i-2')).to.equal(undefined);
+    expect(await adapter.discoverInstances('demo', 'missing')).to.equal(undefined);
+    expect(await adapter.discoverInstances('missing', 'web')).to.equal(undefined);
+  });
+
+  it('M4: refuses to register or deregister another cluster\'s instance, and writes nothing', async () => {
+    const a = adapterFor(moto.endpoint, 'cls1').adapter;
+    const b = adapterFor(moto.endpoint, 'cls2').adapter;
+    const svc = await a.ensureService(await a.ensureNamespace('demo'), 'web');
+    await registerAll(b, svc, [instanceOf('cls2', 'tcp-10_0_0_5-80')]);
+
+    const refusedRegister = await a.registerInstance(svc, instanceOf('cls2', 'tcp-10_0_0_5-80', { READY: 'false' })).catch((e: unknown) => e);
+    expect(refusedRegister).to.be.instanceOf(OwnershipError);
+    expect((refusedRegister as Error).message).to.match(/refusing to register .*CLUSTER_ID="cls2".* this cluster is "cls1"/);
+    const refusedDeregister = await a.deregisterInstance(svc, 'tcp-10_0_0_5-80').catch((e: unknown) => e);
+    expect(refusedDeregister).to.be.instanceOf(OwnershipError);
+    expect(await a.deregisterInstances(svc, ['tcp-10_0_0_5-80']).catch((e: unknown) => e)).to.be.instanceOf(OwnershipError);
+
+    const left = await a.listInstances(svc);
+    expect(left).to.have.length(1);
+    expect(left[0]!.attributes).to.include({ CLUSTER_ID: 'cls2' });
+    expect(left[0]!.attributes).to.not.have.property('READY');
+  });
+
+  it('S4/§9: reads back every instance of a service with more than 1000', async () => {
+    const { adapter, calls } = adapterFor(moto.endpoint, 'cls1', { rateLimits: { RegisterInstance: 10_000, GetOperation: 10_000 } });
+    const svc = await adapter.ensureService(await adapter.ensureNamespace('big'), 'many');
+    const instances = Array.from({ length: 1234 }, (_, n) => instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.1.${n >> 8}.${n & 255}` }));
+    for (let i = 0; i < instances.length; i += 200) await registerAll(adapter, svc, instances.slice(i, i + 200));
+    calls.reset();
+    const discovered = await adapter.discoverInstances('big', 'many');
+    expect(discovered!.instances).to.have.length(1234);
+    expect(new Set(discovered!.instances.map((i) => i.id)).size).to.equal(1234);
+    expect(calls.count('ListInstances')).to.be.at.least(13); // the DiscoverInstances page was full: paged fallback
+    expect(await adapter.listInstances(svc)).to.have.length(1234);
+  });
+
+  it('waits for operations, confirming ones the emulator forgot by reading the instance', async () => {
+    const { adapter } = adapterFor(moto.endpoint, 'cls1');
+    const svc = await adapter.ensureService(await adapter.ensureNamespace('demo'), 'web');
+    const landed = await adapter.registerInstance(svc, instanceOf('cls1', 'kept'));
+    const undone = await adapter.registerInstance(svc, instanceOf('cls1', 'undone'));
+    await raw.send(new DeregisterInstanceCommand({ ServiceId: svc, InstanceId: 'undone' }));
+    await raw.send(new ListOperationsCommand({})); // the emulator prunes instance operations here
+    await adapter.waitForOperations([landed]);
+    const err = await adapter.waitForOperations([undone]).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OperationsFailedError);
+    expect((err as Error).message).to.match(/instance "undone".*no longer known to Cloud Map and its write is not visible/);
+  });
+
+  it('deletes a service or namespace only when it is empty', async () => {
+    const { adapter } = adapterFor(moto.endpoint, 'cls1');
+    const ns = await adapter.ensureNamespace('cleanup');
+    const svc = await adapter.ensureService(ns, 'web');
+    await registerAll(adapter, svc, [instanceOf('cls1', 'i-1')]);
+    expect(await adapter.deleteServiceIfEmpty(svc)).to.equal(false);
+    expect(await adapter.deleteNamespaceIfEmpty(ns)).to.equal(false);
+    await adapter.waitForOperations(await adapter.deregisterInstances(svc, ['i-1']));
+    expect(await adapter.deleteServiceIfEmpty(svc)).to.equal(true);
+    expect(await adapter.deleteNamespaceIfEmpty(ns)).to.equal(true);
+    expect(await adapter.findNamespace('cleanup')).to.equal(undefined);
+    // Recreated after deletion: the cached ids were dropped.
+    const again = await adapter.ensureNamespace('cleanup');
+    expect(again).to.not.equal(ns);
+    expect(await adapter.ensureService(again, 'web')).to.not.equal(svc);
+  });
+});

@@ -1,0 +1,65 @@
+// M6: a Cloud Map that throttles a third of all requests (a proxy in front of the emulator answering with
+// ThrottlingException) slows the adapter down, and every write still lands.
+import { expect } from 'chai';
+import { CloudMapCallError, OperationsFailedError } from '../../../src/cloudmap/errors.ts';
+import type { CloudMapMetrics } from '../../../src/cloudmap/metrics.ts';
+import { CallCounter } from '../../../src/cloudmap/metrics.ts';
+import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
+import { adapterFor, instanceOf } from './fixtures.ts';
+import { startThrottlingProxy, type ThrottlingProxy } from './throttling-proxy.ts';
+
+/** Like the worker: a write that failed with a retryable error is tried again later, never dropped. */
+async function untilLanded<T>(attempt: () => Promise<T>, failures: Error[]): Promise<T> {
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const retryable = (err instanceof CloudMapCallError && err.retryable) || err instanceof OperationsFailedError;
+      if (!retryable) throw err;
+      failures.push(err as Error);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+describe('cloudmap adapter under throttling (M6)', function () {
+  this.timeout(120_000);
+  let moto: StandaloneMoto;
+  let proxy: ThrottlingProxy;
+
+  before(async () => {
+    moto = await startStandaloneMoto();
+    proxy = await startThrottlingProxy(moto.endpoint, 1 / 3);
+  });
+  after(async () => {
+    await proxy?.close();
+    await moto?.stop();
+  });
+
+  it('slows the throttled APIs down, retries with backoff and lands every write', async () => {
+    const counter = new CallCounter();
+    const lowered: string[] = [];
+    const metrics: CloudMapMetrics = {
+      onCall: (api, outcome) => counter.onCall(api, outcome),
+      onRateChange: (api) => lowered.push(api),
+    };
+    // Few attempts per call, so some calls do give up and the caller's retry (the worker's requeue) is exercised too.
+    const { adapter } = adapterFor(proxy.endpoint, 'cls1', { metrics, maxAttempts: 3, backoff: { baseMs: 20, maxMs: 500, jitter: 1 } });
+    const failures: Error[] = [];
+    const ns = await untilLanded(() => adapter.ensureNamespace('throttled'), failures);
+    const svc = await untilLanded(() => adapter.ensureService(ns, 'web'), failures);
+
+    const wanted = Array.from({ length: 80 }, (_, n) => instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.9.0.${n}` }));
+    await Promise.all(wanted.map((instance) => untilLanded(async () => {
+      await adapter.waitForOperations([await adapter.registerInstance(svc, instance)]);
+    }, failures)));
+
+    const landed = await untilLanded(() => adapter.listInstances(svc), failures);
+    expect(landed.map((i) => i.id).sort()).to.deep.equal(wanted.map((i) => i.id).sort());
+    expect(counter.count('RegisterInstance', 'throttled')).to.be.greaterThan(0);
+    expect(counter.count(undefined, 'throttled')).to.equal([...proxy.throttled.values()].reduce((a, b) => a + b, 0));
+    expect(lowered).to.include('RegisterInstance');
+    console.log(`      throttled: ${JSON.stringify(Object.fromEntries(proxy.throttled))}; calls: ${JSON.stringify(counter.byApi())}; handed back to the caller: ${failures.length}`);
+    for (const err of failures) expect(err.message).to.match(/will retry|will be retried/);
+  });
+});
