@@ -49,12 +49,17 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-/** Stops accepting; resolves once open requests are answered, or force-closes connections after `timeoutMs`. */
+/**
+ * Stops accepting; resolves once open requests are answered, or force-closes connections after `timeoutMs`. Keep-alive
+ * connections are closed as soon as they fall idle (a request finishing after close() leaves its connection idle).
+ */
 async function drain(server: Server, timeoutMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
   const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
   await closed;
+  clearInterval(sweep);
   clearTimeout(timer);
 }
 

@@ -70,8 +70,9 @@ export function parseAdmissionReview(body: unknown): ParsedReview<AdmissionReque
       namespace: str(r.namespace),
       operation: operation as Operation,
       username: isRecord(r.userInfo) ? str(r.userInfo.username) : '',
-      object: r.object ?? null,
-      oldObject: r.oldObject ?? null,
+      // Only what the operation defines: a stray oldObject on CREATE (or object on DELETE) is not a stored object.
+      object: operation === 'DELETE' ? null : r.object ?? null,
+      oldObject: operation === 'CREATE' ? null : r.oldObject ?? null,
       dryRun: r.dryRun === true,
     },
   };

@@ -69,7 +69,11 @@ function validateClusterProperty(request: AdmissionRequest, ctx: ValidationConte
   if (request.subResource !== '') return allow();
   const error = objectError(request, customCheck('ClusterProperty'));
   if (error !== undefined) return unreadable(request, error);
-  const value = (o: unknown) => (o as ClusterPropertyObject | null)?.spec.value;
+  // A stored object is only known to have metadata (objectError); its value may be anything.
+  const value = (o: unknown) => {
+    const v = (o as Partial<ClusterPropertyObject> | null)?.spec?.value;
+    return typeof v === 'string' ? v : undefined;
+  };
   return checkClusterPropertyChange({
     operation: request.operation,
     name: request.name || ((request.object ?? request.oldObject) as KubeObject).metadata?.name || '',
