@@ -1,0 +1,185 @@
+// `npm run demo`: the two-cluster tutorial (shared/seeds/003) on this machine. Brings up the testbed ClusterSet and the
+// Cloud Map emulator, runs each cluster's webhook server and worker as host processes configured like the in-cluster
+// Deployments, then replays the tutorial and shows the import appear in cls2 and its clusterset.local name resolve.
+// Stays up until Ctrl-C; `--once` exits after the replay (used by a test).
+import { execFileSync } from 'node:child_process';
+import { Resolver } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
+import { LABEL_SERVICE_NAME, MCS_GROUP, SERVICE_IMPORT_PLURAL, STORAGE_VERSION } from '../src/core/names.ts';
+import { clusterProperties } from './demo/cluster-properties.ts';
+import { deployLocally, type LocalDeployment } from './local/deploy.ts';
+import { coreDnsAvailability, startClusterSet, startCoreDns, type TestCluster, type TestClusterSet } from './testbed/index.ts';
+import { waitFor } from './testbed/wait.ts';
+
+const once = process.argv.includes('--once');
+const keepLogs = process.argv.includes('--keep-logs');
+const unknown = process.argv.slice(2).filter((a) => !['--once', '--keep-logs'].includes(a));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown argument(s) ${unknown.join(' ')}; usage: npm run demo [-- --once] [--keep-logs]\n`);
+  process.exit(2);
+}
+
+const started = Date.now();
+const clock = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s]`;
+const say = (line: string) => process.stdout.write(`${clock()} ${line}\n`);
+
+async function step<T>(title: string, run: () => Promise<T> | T): Promise<T> {
+  say(`▶ ${title}`);
+  const t0 = Date.now();
+  const result = await run();
+  say(`✓ ${title} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+  return result;
+}
+
+function kubectl(cluster: TestCluster, args: string[], input?: string): string {
+  return execFileSync('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/** kubectl apply, returning kubectl's refusal text instead of throwing when the apiserver says no. */
+function tryApply(cluster: TestCluster, yaml: string): { ok: true; out: string } | { ok: false; error: string } {
+  try {
+    return { ok: true, out: kubectl(cluster, ['apply', '-f', '-'], yaml) };
+  } catch (err) {
+    return { ok: false, error: ((err as { stderr?: string }).stderr ?? String(err)).trim() };
+  }
+}
+
+const manifest = (name: string) => readFileSync(join(import.meta.dirname, 'demo', name), 'utf8');
+
+interface ImportView { type: string; ips: string[]; ports: string; clusters: string[]; ready?: string }
+
+async function readImport(cluster: TestCluster): Promise<ImportView | undefined> {
+  const api = cluster.kubeConfig().makeApiClient(CustomObjectsApi);
+  try {
+    const si = await api.getNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace: 'demo', plural: SERVICE_IMPORT_PLURAL, name: 'nginx-hello' }) as {
+      spec: { type: string; ips?: string[]; ports: { port: number; protocol?: string }[] };
+      status?: { clusters?: { cluster: string }[]; conditions?: { type: string; status: string; reason: string }[] };
+    };
+    const ready = si.status?.conditions?.find((c) => c.type === 'Ready');
+    return {
+      type: si.spec.type, ips: si.spec.ips ?? [], ports: si.spec.ports.map((p) => `${p.port}/${p.protocol ?? 'TCP'}`).join(','),
+      clusters: (si.status?.clusters ?? []).map((c) => c.cluster), ready: ready && `${ready.status} (${ready.reason})`,
+    };
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+
+async function replay(set: TestClusterSet): Promise<void> {
+  const [cls1, cls2] = set.clusters as [TestCluster, TestCluster];
+
+  await step('Create namespace demo in cls1 and cls2', () => {
+    for (const c of set.clusters) kubectl(c, ['create', 'namespace', 'demo']);
+  });
+  await step('Deploy nginx-demo (3 replicas) and Service nginx-hello in cls1', async () => {
+    kubectl(cls1, ['apply', '-f', '-'], manifest('nginx-hello.yaml'));
+    const discovery = cls1.kubeConfig().makeApiClient(DiscoveryV1Api);
+    await waitFor('3 ready endpoints of nginx-hello in cls1', async () => {
+      const slices = await discovery.listNamespacedEndpointSlice({ namespace: 'demo', labelSelector: 'kubernetes.io/service-name=nginx-hello' });
+      return slices.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length === 3;
+    }, { timeoutMs: 60_000 });
+    say(`  pods: ${kubectl(cls1, ['get', 'pods', '-n', 'demo', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.podIP} {end}']).trim()}`);
+  });
+  await step('Export nginx-hello from cls1 before the ClusterProperties exist (expected: refused)', () => {
+    const res = tryApply(cls1, manifest('nginx-hello-export.yaml'));
+    if (res.ok) throw new Error('the ServiceExport was admitted although cls1 has no ClusterProperties: the validating webhook is not working');
+    say(`  refused: ${res.error.split('\n')[0]}`);
+  });
+  await step('Create the ClusterProperties (cluster id, ClusterSet id) in cls1 and cls2', () => {
+    for (const c of set.clusters) kubectl(c, ['apply', '-f', '-'], clusterProperties(c.id, set.clustersetId));
+  });
+  await step('Export nginx-hello from cls1', () => {
+    const res = tryApply(cls1, manifest('nginx-hello-export.yaml'));
+    if (!res.ok) throw new Error(`the ServiceExport was refused: ${res.error}`);
+    const finalizers = kubectl(cls1, ['get', 'serviceexport', 'nginx-hello', '-n', 'demo', '-o', 'jsonpath={.metadata.finalizers}']);
+    say(`  admitted; finalizers: ${finalizers}`);
+  });
+  const exportedAt = Date.now();
+
+  const imported = await step('Wait for the ServiceImport in cls2', async () => {
+    let view: ImportView | undefined;
+    await waitFor('ServiceImport demo/nginx-hello in cls2 with an IP', async () => {
+      view = await readImport(cls2);
+      return view !== undefined && view.ips.length > 0;
+    }, { timeoutMs: 60_000, intervalMs: 50 });
+    say(`  ServiceImport demo/nginx-hello in cls2: type ${view!.type}, ips ${view!.ips.join(',')}, ports ${view!.ports}, clusters ${view!.clusters.join(',')}, Ready ${view!.ready ?? '-'}`);
+    say(`  export-to-import latency: ${Date.now() - exportedAt} ms`);
+    return view!;
+  });
+  await step('Check the derived Service and EndpointSlices in cls2', async () => {
+    const core = cls2.kubeConfig().makeApiClient(CoreV1Api);
+    const discovery = cls2.kubeConfig().makeApiClient(DiscoveryV1Api);
+    await waitFor('3 endpoints of cls1 in cls2', async () => {
+      const slices = await discovery.listNamespacedEndpointSlice({ namespace: 'demo', labelSelector: `${LABEL_SERVICE_NAME}=nginx-hello` });
+      return slices.items.flatMap((s) => s.endpoints ?? []).length === 3;
+    }, { timeoutMs: 60_000, intervalMs: 50 });
+    const services = await core.listNamespacedService({ namespace: 'demo', labelSelector: `${LABEL_SERVICE_NAME}=nginx-hello` });
+    for (const s of services.items) say(`  derived Service ${s.metadata?.name}: clusterIP ${s.spec?.clusterIP}, ports ${(s.spec?.ports ?? []).map((p) => p.port).join(',')}`);
+    const slices = await discovery.listNamespacedEndpointSlice({ namespace: 'demo', labelSelector: `${LABEL_SERVICE_NAME}=nginx-hello` });
+    for (const s of slices.items) {
+      say(`  EndpointSlice ${s.metadata?.name} (source ${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster']}): ${(s.endpoints ?? []).map((e) => `${e.addresses[0]}${e.conditions?.ready === false ? ' (not ready)' : ''}`).join(', ')}`);
+    }
+  });
+  await step('Resolve nginx-hello.demo.svc.clusterset.local in cls2', async () => {
+    const availability = coreDnsAvailability();
+    if (!availability.available) {
+      say(`  CoreDNS with the clusterset.local plugin is unavailable on this machine (${availability.reason}); the name would resolve to ${imported.ips.join(',')}`);
+      return;
+    }
+    const dns = await startCoreDns({ kubeconfigPath: cls2.kubeconfigPath, context: cls2.context, dir: join(set.dir, 'coredns-cls2') });
+    try {
+      const resolver = new Resolver({ timeout: 500, tries: 1 });
+      resolver.setServers([dns.address]);
+      let answer: string[] = [];
+      await waitFor('an A record for nginx-hello.demo.svc.clusterset.local', async () => {
+        answer = await resolver.resolve4('nginx-hello.demo.svc.clusterset.local');
+        return answer.length > 0;
+      }, { timeoutMs: 30_000, intervalMs: 100 });
+      say(`  nginx-hello.demo.svc.clusterset.local → ${answer.join(', ')} (CoreDNS at ${dns.address}; ServiceImport IP ${imported.ips.join(',')})`);
+    } finally {
+      await dns.stop();
+    }
+  });
+}
+
+function usage(set: TestClusterSet): string {
+  return [
+    '',
+    'The ClusterSet is up. In another shell:',
+    ...set.clusters.map((c) => `  export KUBECONFIG=${c.kubeconfigPath}   # ${c.id}`),
+    '  kubectl get serviceexports,serviceimports,endpointslices -n demo',
+    `  npm run cli -- status --kubeconfig ${set.clusters.map((c) => c.kubeconfigPath).join(',')} --cloudmap-endpoint ${set.cloudMapEndpoint}`,
+    `Cloud Map emulator: ${set.cloudMapEndpoint} (region ${set.region}); logs: ${set.dir}`,
+    'Press Ctrl-C to stop everything.',
+  ].join('\n');
+}
+
+let set: TestClusterSet | undefined;
+let deployment: LocalDeployment | undefined;
+let failed = false;
+try {
+  set = await step('Start a 2-cluster ClusterSet (cls1, cls2) and the Cloud Map emulator', () => startClusterSet({ log: (l) => say(`  ${l}`) }));
+  say(`  ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)}s`);
+  const s = set;
+  deployment = await step('Install mcs-cloudmap in both clusters (webhook server and worker on the host)', () => deployLocally(s, { log: (l) => say(`  ${l}`) }));
+  await replay(set);
+  say('Tutorial replay complete.');
+  if (!once) {
+    process.stdout.write(`${usage(set)}\n`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+  }
+} catch (err) {
+  failed = true;
+  process.stderr.write(`demo failed: ${(err as Error).stack ?? String(err)}\n`);
+} finally {
+  await deployment?.stop();
+  await set?.stop({ keepLogs: keepLogs || failed });
+  if (failed && set) process.stderr.write(`logs kept in ${set.dir}\n`);
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,69 @@
+// Installs mcs-cloudmap into every cluster of a testbed ClusterSet with both processes running on the host:
+// CRDs, namespace, RBAC and ConfigMap from kustomize/base; each process under its own service account; webhooks and CRD
+// conversion registered with a throwaway CA. Used by the demo and by end-to-end tests.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SYSTEM_NAMESPACE } from '../../src/core/names.ts';
+import { makeDevCertificates } from '../../webhook/dev-certificates.ts';
+import type { TestClusterSet } from '../testbed/clusterset.ts';
+import { freePorts } from '../testbed/ports.ts';
+import { Supervisor } from '../testbed/supervisor.ts';
+import { applyManifests, serviceAccountKubeconfig, waitForCrds } from './kubectl.ts';
+import { configMapEnv, hostInstallManifests, kustomizeBase } from './manifests.ts';
+import { startWebhookProcess, startWorkerProcess, type HostProcess } from './processes.ts';
+
+/** The ServiceAccounts kustomize/base gives each Deployment. */
+const WEBHOOK_SA = 'mcs-cloudmap-webhook';
+const WORKER_SA = 'mcs-cloudmap-worker';
+
+export interface LocalInstall {
+  clusterId: string;
+  webhook: HostProcess;
+  worker: HostProcess;
+  webhookUrl: string;
+}
+
+export interface LocalDeployment {
+  installs: LocalInstall[];
+  /** Stops the host processes (the ClusterSet itself is stopped by its owner). */
+  stop(): Promise<void>;
+}
+
+export async function deployLocally(clusterSet: TestClusterSet, opts: { log?: (line: string) => void; configEnv?: Record<string, string> } = {}): Promise<LocalDeployment> {
+  const log = opts.log ?? (() => {});
+  const base = kustomizeBase();
+  const configEnv = { ...configMapEnv(base), ...opts.configEnv };
+  const dir = join(clusterSet.dir, 'mcs-cloudmap');
+  mkdirSync(dir, { recursive: true });
+  const sup = new Supervisor(dir, { onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`) });
+  try {
+    const installs = await Promise.all(clusterSet.clusters.map(async (cluster) => {
+      const cdir = join(dir, cluster.id);
+      mkdirSync(cdir, { recursive: true });
+      const [port, webhookMetrics, workerMetrics, workerHealth] = await freePorts(4) as [number, number, number, number];
+      const certs = makeDevCertificates(cdir, ['127.0.0.1', 'localhost']);
+      const webhookUrl = `https://127.0.0.1:${port}`;
+      const manifests = hostInstallManifests(base, { url: webhookUrl, caBundle: certs.caBundle });
+      // CRDs and RBAC first; the webhook configurations only once the server answers, or every guarded write would fail.
+      const setup = manifests.filter((m) => !m.kind.endsWith('WebhookConfiguration'));
+      applyManifests(cluster.kubeconfigPath, setup);
+      waitForCrds(cluster.kubeconfigPath, setup);
+      const webhook = await startWebhookProcess(sup, {
+        clusterId: cluster.id, configEnv, port, metricsPort: webhookMetrics, certFile: certs.certFile, keyFile: certs.keyFile, logsDir: cdir,
+        kubeconfig: serviceAccountKubeconfig(cluster.kubeconfigPath, SYSTEM_NAMESPACE, WEBHOOK_SA, join(cdir, 'webhook.kubeconfig')),
+      });
+      applyManifests(cluster.kubeconfigPath, manifests.filter((m) => m.kind.endsWith('WebhookConfiguration')));
+      const worker = await startWorkerProcess(sup, {
+        clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort: workerMetrics, healthPort: workerHealth, logsDir: cdir,
+        cloudMapEndpoint: clusterSet.cloudMapEndpoint, region: clusterSet.region,
+        kubeconfig: serviceAccountKubeconfig(cluster.kubeconfigPath, SYSTEM_NAMESPACE, WORKER_SA, join(cdir, 'worker.kubeconfig')),
+      });
+      log(`${cluster.id}: webhook at ${webhookUrl}, worker health at ${worker.healthUrl} (logs in ${cdir})`);
+      return { clusterId: cluster.id, webhook, worker, webhookUrl };
+    }));
+    return { installs, stop: () => sup.stopAll() };
+  } catch (err) {
+    await sup.stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,38 @@
+// The in-cluster install (kustomize/base) adapted for processes running on the host: the same CRDs, namespace, service
+// accounts, RBAC and ConfigMap, with the Deployments and the webhook Service left out and every webhook stanza pointed at
+// a URL with its own CA instead of the in-cluster Service. What the demo runs is therefore what a cluster gets.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { clientConfig, CONVERT_PATH, type WebhookTarget } from '../../webhook/client-config.ts';
+import { webhookConfigurations } from '../../webhook/registration.ts';
+
+export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [key: string]: unknown };
+
+const REPO = join(import.meta.dirname, '..', '..');
+/** Kinds of the base that the host processes need in the cluster; the rest run on the host instead. */
+const KEPT_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap']);
+
+export function kustomizeBase(): Manifest[] {
+  const out = execFileSync('kubectl', ['kustomize', join(REPO, 'kustomize', 'base')], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  return parseAllDocuments(out).map((d) => d.toJSON() as Manifest).filter((m) => m !== null);
+}
+
+/** The mcs-cloudmap-config ConfigMap's data: the settings both Deployments read with envFrom. */
+export function configMapEnv(base: Manifest[]): Record<string, string> {
+  const cm = base.find((m) => m.kind === 'ConfigMap' && m.metadata.name.startsWith('mcs-cloudmap-config'));
+  if (!cm) throw new Error('kustomize/base has no mcs-cloudmap-config ConfigMap: the local processes would run unconfigured');
+  return { ...(cm.data as Record<string, string>) };
+}
+
+/** Objects to apply to a cluster so host processes behave like the in-cluster Deployments, webhooks served at `target`. */
+export function hostInstallManifests(base: Manifest[], target: WebhookTarget): Manifest[] {
+  const kept = base.filter((m) => KEPT_KINDS.has(m.kind)).map((m) => {
+    if (m.kind !== 'CustomResourceDefinition') return m;
+    const spec = structuredClone(m.spec) as { conversion?: { webhook?: { clientConfig?: unknown } } };
+    if (spec.conversion?.webhook) spec.conversion.webhook.clientConfig = clientConfig(target, CONVERT_PATH);
+    const { annotations: _injected, ...metadata } = m.metadata as Manifest['metadata'] & { annotations?: unknown };
+    return { ...m, metadata, spec };
+  });
+  return [...kept, ...(webhookConfigurations(target) as unknown as Manifest[])];
+}
