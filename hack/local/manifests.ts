@@ -31,8 +31,10 @@ export function hostInstallManifests(base: Manifest[], target: WebhookTarget): M
     if (m.kind !== 'CustomResourceDefinition') return m;
     const spec = structuredClone(m.spec) as { conversion?: { webhook?: { clientConfig?: unknown } } };
     if (spec.conversion?.webhook) spec.conversion.webhook.clientConfig = clientConfig(target, CONVERT_PATH);
-    const { annotations: _injected, ...metadata } = m.metadata as Manifest['metadata'] & { annotations?: unknown };
-    return { ...m, metadata, spec };
+    // cert-manager is not there to inject a CA; the URL target carries its own.
+    const annotations = { ...(m.metadata as { annotations?: Record<string, string> }).annotations };
+    delete annotations['cert-manager.io/inject-ca-from'];
+    return { ...m, metadata: { ...m.metadata, annotations }, spec };
   });
   return [...kept, ...(webhookConfigurations(target) as unknown as Manifest[])];
 }
