@@ -1,6 +1,8 @@
 // The writer side of the ClusterSet change marker: after this cluster's writes in a namespace completed, bump this
-// cluster's marker instance for that namespace. Bumps of one namespace run one at a time; changes reported while a
-// bump is in flight are folded into the next one, so a burst of writes costs a few bumps, not one each.
+// cluster's marker instance for that namespace. Bumps of one namespace run one at a time and at most one per
+// minBumpIntervalMs; changes reported meanwhile are folded into the next bump, so a burst of writes costs a few
+// bumps (write quota is the scarcest, and the emulator keeps a copy of the marker per bump), not one each. A change
+// after a quiet period is bumped at once.
 import type { Logger } from '../observability/log.ts';
 import type { Clock } from './clock.ts';
 import {
@@ -23,6 +25,7 @@ interface NamespaceState {
   pending: Set<string> | 'all' | undefined;
   waiters: Waiter[];
   running: boolean;
+  lastBumpStart: number;
   /** What this process last wrote; undefined until its first bump (then the last read marker is used). */
   written: { revision: string; history: BumpHistory } | undefined;
 }
@@ -35,6 +38,8 @@ export interface ChangeMarkerWriterOptions {
   clock: Clock;
   /** The marker instance as last read from Cloud Map (by the watcher), used after a restart. */
   lastSeen: (markerId: string) => MarkerEntry | undefined;
+  /** Least time between the starts of two bumps of one namespace (default 200 ms). */
+  minBumpIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -53,7 +58,7 @@ export class ChangeMarkerWriter {
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
     let state = this.namespaces.get(namespace);
-    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, written: undefined }));
+    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, lastBumpStart: Number.NEGATIVE_INFINITY, written: undefined }));
     state.pending = merge(state.pending, services);
     const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
     if (!state.running) void this.run(namespace, state);
@@ -62,7 +67,10 @@ export class ChangeMarkerWriter {
 
   private async run(namespace: string, state: NamespaceState): Promise<void> {
     state.running = true;
+    const { clock, minBumpIntervalMs = 200 } = this.options;
     while (state.waiters.length > 0) {
+      await clock.sleep(state.lastBumpStart + minBumpIntervalMs - clock.now());
+      state.lastBumpStart = clock.now();
       const waiters = state.waiters.splice(0);
       const pending = state.pending;
       state.pending = undefined;

@@ -44,8 +44,21 @@ export interface CloudMapWatcherOptions {
   recheckAfterMs?: number;
   /** Services read in parallel. */
   concurrency?: number;
+  /** Least time between two bumps of this cluster's marker for one namespace (markChanged). */
+  minBumpIntervalMs?: number;
   logger?: Logger;
   clock?: Clock;
+}
+
+/** What the watcher did so far, for tests, benchmarks and gauges. */
+export interface WatcherStats {
+  /** DiscoverInstancesRevision calls on the marker service. */
+  polls: number;
+  /** Polls that found the marker moved (and read it). */
+  markerChanges: number;
+  /** Namespaces re-read service by service (revisions compared, or every service read). */
+  namespaceScans: number;
+  fullResyncs: number;
 }
 
 interface Cached {
@@ -68,7 +81,6 @@ export class CloudMapWatcher {
   private readonly dirty: DirtyNamespaces = new Map();
   private rechecks: { due: number; dirty: DirtyNamespaces }[] = [];
   private nextFullResync = 0;
-  private fullResyncs = 0;
   private fullResyncFailures = 0;
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
@@ -76,6 +88,7 @@ export class CloudMapWatcher {
   private resolveFirstSync: (() => void) | undefined;
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
+  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0 };
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -84,6 +97,7 @@ export class CloudMapWatcher {
       deepResyncEvery: 6,
       recheckAfterMs: 5000,
       concurrency: 16,
+      minBumpIntervalMs: 200,
       clock: systemClock,
       ...options,
       logger: options.logger,
@@ -96,6 +110,7 @@ export class CloudMapWatcher {
       identity: options.identity,
       clock: this.opts.clock,
       lastSeen: (id) => this.markerSeen.get(id),
+      minBumpIntervalMs: this.opts.minBumpIntervalMs,
       ...(options.logger ? { logger: options.logger } : {}),
     });
   }
@@ -125,6 +140,10 @@ export class CloudMapWatcher {
   /** The instances of `namespace/service` in this ClusterSet, all clusters, as last read (empty when none). */
   snapshot(namespace: string, service: string): readonly CloudMapInstance[] {
     return this.cache.get(namespace)?.get(service)?.instances ?? [];
+  }
+
+  get stats(): Readonly<WatcherStats> {
+    return { ...this.counts };
   }
 
   /** Every service that has instances in this ClusterSet. */
@@ -174,8 +193,10 @@ export class CloudMapWatcher {
 
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
   private async pollMarker(track: boolean): Promise<void> {
+    this.counts.polls++;
     const revision = await this.opts.instances.discoverRevision(this.markerNamespace, MARKER_SERVICE);
     if (revision === this.markerRevision) return;
+    this.counts.markerChanges++;
     const found = revision === undefined ? undefined : await this.opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
     const entries = (found?.instances ?? []).flatMap((i) => parseMarker(i) ?? []);
     if (track) {
@@ -230,6 +251,7 @@ export class CloudMapWatcher {
    * revisions. Returns whether any revision moved (or a service appeared or vanished), or undefined if some failed.
    */
   private async scanNamespace(namespace: string, deep: boolean): Promise<boolean | undefined> {
+    this.counts.namespaceScans++;
     const namespaceId = await this.opts.registry.findNamespace(namespace);
     const listed = new Set(namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name));
     const names = new Set([...listed, ...(this.cache.get(namespace)?.keys() ?? [])]);
@@ -288,7 +310,7 @@ export class CloudMapWatcher {
   }
 
   private async fullResync(): Promise<void> {
-    const deep = this.fullResyncs % this.opts.deepResyncEvery === 0;
+    const deep = this.counts.fullResyncs % this.opts.deepResyncEvery === 0;
     const started = this.opts.clock.now();
     this.takeDirty(); // covered by this resync; marks arriving meanwhile stay for the next poll
     let failed = false;
@@ -303,7 +325,7 @@ export class CloudMapWatcher {
     } finally {
       this.scheduleFullResync(failed);
     }
-    this.fullResyncs++;
+    this.counts.fullResyncs++;
     this.log?.info({ deep, namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map full resync done');
     if (!failed && !this.isSynced) {
       this.isSynced = true;
