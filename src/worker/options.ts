@@ -1,25 +1,6 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
+import { DEFAULT_RATE_LIMITS } from '../cloudmap/rate-limits.ts';
 import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
-
-/**
- * Client-side Cloud Map request rates per API (requests per second). Every cluster of a ClusterSet shares one account's
- * quotas (M6), so the write APIs are kept well below them; throttling responses slow the worker further with backoff.
- */
-export const DEFAULT_RATE_LIMITS: Readonly<Record<string, number>> = {
-  DiscoverInstances: 100,
-  DiscoverInstancesRevision: 100,
-  ListInstances: 20,
-  ListNamespaces: 5,
-  ListServices: 5,
-  GetOperation: 50,
-  RegisterInstance: 50,
-  DeregisterInstance: 50,
-  CreateHttpNamespace: 2,
-  CreateService: 10,
-  DeleteService: 10,
-  DeleteNamespace: 2,
-  UpdateService: 10,
-};
 
 export const workerOptionSpecs = {
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: in-cluster service account, then $KUBECONFIG, then ~/.kube/config.'),
@@ -30,7 +11,7 @@ export const workerOptionSpecs = {
   identity: stringOption('identity', 'MCS_IDENTITY', '', 'Holder identity written into the Lease; empty: the host name and process id.'),
   cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),
   region: stringOption('region', 'MCS_AWS_REGION', '', 'AWS region of the Cloud Map namespaces; empty: the AWS SDK default chain (AWS_REGION, profile).'),
-  rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', { ...DEFAULT_RATE_LIMITS }, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs; named APIs override the defaults.'),
+  rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', { ...DEFAULT_RATE_LIMITS }, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs (* = any other API); named APIs override the defaults. Every cluster of a ClusterSet shares one account\'s quotas (M6).'),
   pollInterval: durationOption('poll-interval', 'MCS_POLL_INTERVAL', 1_000, 'How often the ClusterSet change marker in Cloud Map is read (one cheap call per poll, whatever the number of services).'),
   fullResyncInterval: durationOption('full-resync-interval', 'MCS_FULL_RESYNC_INTERVAL', 300_000, 'How often every Cloud Map service is re-read in full, to catch writers that do not bump the change marker (e.g. the AWS controller v0.3.1).'),
   kubeResyncInterval: durationOption('kube-resync-interval', 'MCS_KUBE_RESYNC_INTERVAL', 600_000, 'How often every ServiceExport and import is reconciled again from the caches, to repair anything missed.'),

@@ -1,0 +1,193 @@
+// Export side of one ServiceExport (E1–E8, M1–M4, X4): keep this cluster's Cloud Map instances of the service equal to
+// its endpoints × ports, report Valid / Ready / Conflict, and clean up behind the finalizer.
+//   watch (informer caches, Cloud Map view) → desired (buildClusterExport, instancesForExport) → diff (diffInstances)
+//   → apply (register / deregister, wait for the operations, bump the ClusterSet change marker).
+import { exportsFromInstances, instancesForExport } from '../core/cloudmap-attributes.ts';
+import { conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
+import { resolveImport } from '../core/conflicts.ts';
+import { diffInstances, type InstancePlan } from '../core/instance-diff.ts';
+import { latestById } from '../core/instance-id.ts';
+import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXPORT_FINALIZER } from '../core/names.ts';
+import { buildClusterExport, exportValidity } from '../core/service-export.ts';
+import type { CloudMapInstance } from '../core/types.ts';
+import type { CloudMapAdapter } from '../cloudmap/adapter.ts';
+import { errorText } from '../kube/api-error.ts';
+import type { Informer } from '../kube/informer.ts';
+import type { ObjectWriter } from '../kube/object-writer.ts';
+import { SERVICE_EXPORTS } from '../kube/resources.ts';
+import type { Logger } from '../observability/log.ts';
+import type { Identity } from './cluster-identity.ts';
+import type { ExportStatusWriter } from './export-status.ts';
+import type { InstanceView } from './instance-view.ts';
+import { keyOf, parseKey, type EndpointSliceObject, type ServiceExportObject, type ServiceObject } from './objects.ts';
+
+export interface ExportReconcilerOptions {
+  identity: Identity;
+  /** The C3 message while the cluster's identity changed under its exports (then nothing new is written). */
+  frozen: () => string | undefined;
+  serviceExports: Informer<ServiceExportObject>;
+  services: Informer<ServiceObject>;
+  endpointSlices: Informer<EndpointSliceObject>;
+  cloudMap: CloudMapAdapter;
+  view: InstanceView;
+  /** Tells peers (through the ClusterSet change marker) that this cluster changed `service` in `namespace`. */
+  markChanged: (namespace: string, service: string) => void;
+  /** Called after this cluster's instances of a service changed, so the local import follows at once. */
+  onWritten: (key: string) => void;
+  writer: ObjectWriter;
+  status: ExportStatusWriter;
+  controllerVersion: string;
+  /** Delete a Cloud Map namespace once it holds no services. */
+  namespaceCleanup: boolean;
+  log: Logger;
+}
+
+/** What one write pass did, for logs. */
+interface Applied {
+  registered: number;
+  deregistered: number;
+}
+
+export class ExportReconciler {
+  readonly #o: ExportReconcilerOptions;
+
+  constructor(options: ExportReconcilerOptions) {
+    this.#o = options;
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const { namespace, name } = parseKey(key);
+    const serviceExport = this.#o.serviceExports.get(namespace, name);
+    if (serviceExport === undefined) {
+      // Normally the finalizer brought us here before the export went; this covers exports deleted without it (E3).
+      await this.#withdraw(namespace, name, 'ServiceExport is gone');
+      return;
+    }
+    const finalizers = serviceExport.metadata.finalizers ?? [];
+    if (serviceExport.metadata.deletionTimestamp !== undefined) {
+      if (!finalizers.includes(SERVICE_EXPORT_FINALIZER)) return;
+      await this.#withdraw(namespace, name, 'ServiceExport is being deleted');
+      await this.#o.writer.removeFinalizer(SERVICE_EXPORTS, namespace, name, SERVICE_EXPORT_FINALIZER);
+      this.#o.log.info({ event: 'export-removed', namespace, name }, 'ServiceExport deleted: this cluster\'s Cloud Map instances removed, finalizer released');
+      return;
+    }
+    // The webhook adds the finalizer at admission; without the webhook, add it before anything is registered.
+    if (!finalizers.includes(SERVICE_EXPORT_FINALIZER)) await this.#o.writer.addFinalizer(SERVICE_EXPORTS, namespace, name, SERVICE_EXPORT_FINALIZER);
+
+    const generation = serviceExport.metadata.generation ?? 0;
+    const frozen = this.#o.frozen();
+    if (frozen !== undefined) {
+      await this.#o.status.update(serviceExport, [readyCondition('Failed', generation, frozen)]);
+      return;
+    }
+    const service = this.#o.services.get(namespace, name);
+    const validity = exportValidity(service);
+    if (service === undefined || !validity.valid) {
+      // E4, E5: nothing of an unexportable Service stays in Cloud Map; it is exported as soon as it becomes valid.
+      await this.#withdraw(namespace, name, `Service ${validity.reason}`);
+      const ready = validity.reason === 'NoService'
+        ? readyCondition('Pending', generation, `Service ${namespace}/${name} to be created`)
+        : readyCondition('Failed', generation, `Service ${namespace}/${name} is of type ExternalName, which cannot be exported`);
+      await this.#o.status.update(serviceExport, [validCondition(validity, generation), ready, conflictCondition([], generation)]);
+      return;
+    }
+
+    let desired: CloudMapInstance[];
+    try {
+      desired = instancesForExport(buildClusterExport({
+        service, serviceExport, endpointSlices: this.#localSlices(namespace, name), ...this.#o.identity,
+      }), this.#o.controllerVersion);
+    } catch (err) {
+      // Data this cluster's objects hold that Cloud Map cannot carry: retrying cannot help, a change of them will.
+      this.#o.log.warn({ event: 'export-invalid-data', namespace, name, err: errorText(err) }, 'cannot build the Cloud Map instances of this export');
+      await this.#o.status.update(serviceExport, [validCondition(validity, generation), readyCondition('Failed', generation, errorText(err))]);
+      return;
+    }
+
+    const plan = diffInstances({ desired, current: this.#o.view.instances(namespace, name), ...this.#o.identity });
+    const updates: ConditionUpdate[] = [validCondition(validity, generation)];
+    try {
+      const applied = await this.#apply(namespace, name, plan);
+      if (applied.registered + applied.deregistered > 0) {
+        this.#o.log.info({ event: 'export-synced', namespace, name, ...applied, instances: desired.length }, 'Cloud Map instances updated');
+      }
+    } catch (err) {
+      await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
+      throw err;
+    }
+    if (plan.blocked.length > 0) {
+      const owners = [...new Set(plan.blocked.map((b) => b.owner))].join(', ');
+      updates.push(readyCondition('Failed', generation,
+        `${plan.blocked.length} Cloud Map instance id(s) of this export are held by ${owners}; two clusters may share a cluster id (C4), give each cluster its own`));
+    } else {
+      updates.push(readyCondition('Exported', generation));
+    }
+    updates.push(this.#conflict(namespace, name, generation));
+    await this.#o.status.update(serviceExport, updates);
+  }
+
+  /** EndpointSlices of the exported Service, never the ones this controller writes for imports. */
+  #localSlices(namespace: string, name: string): EndpointSliceObject[] {
+    return this.#o.endpointSlices.listByLabel(LABEL_KUBE_SERVICE_NAME, name, namespace)
+      .filter((s) => s.metadata.labels?.[LABEL_MANAGED_BY] !== CONTROLLER_NAME);
+  }
+
+  /** X1–X3 from every cluster's instances, ours as just written; the condition goes on every exporting cluster. */
+  #conflict(namespace: string, name: string, generation: number): ConditionUpdate {
+    const { exports } = exportsFromInstances(this.#o.view.instances(namespace, name), { clustersetId: this.#o.identity.clustersetId, namespace, name });
+    const conflict = exports.length > 0 ? resolveImport(exports).conflict : undefined;
+    return conflict === undefined ? conflictCondition([], generation) : conflictCondition(conflict.reasons, generation, conflict.message);
+  }
+
+  /** Carries out `plan` on the Cloud Map service namespace/name (created when something is to be registered, M1). */
+  async #apply(namespace: string, name: string, plan: InstancePlan): Promise<Applied> {
+    if (plan.register.length === 0 && plan.deregister.length === 0) return { registered: 0, deregistered: 0 };
+    const { cloudMap } = this.#o;
+    const serviceId = plan.register.length > 0
+      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name)
+      : await this.#findService(namespace, name);
+    if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0 });
+    const operations = await Promise.all([
+      ...plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance)),
+      plan.deregister.length > 0 ? cloudMap.deregisterInstances(serviceId, plan.deregister) : Promise.resolve([]),
+    ]);
+    await cloudMap.waitForOperations(operations.flat());
+    return this.#written(namespace, name, plan, { registered: plan.register.length, deregistered: plan.deregister.length });
+  }
+
+  /** Records our instances after `plan` and tells the local import and the peers. */
+  #written(namespace: string, name: string, plan: InstancePlan, applied: Applied): Applied {
+    const ours = latestById(this.#o.view.ours(namespace, name));
+    for (const id of plan.deregister) ours.delete(id);
+    for (const instance of plan.register) ours.set(instance.id, instance);
+    this.#o.view.recordWritten(namespace, name, [...ours.values()]);
+    this.#o.markChanged(namespace, name);
+    this.#o.onWritten(keyOf(namespace, name));
+    return applied;
+  }
+
+  async #findService(namespace: string, name: string): Promise<string | undefined> {
+    const namespaceId = await this.#o.cloudMap.findNamespace(namespace);
+    return namespaceId === undefined ? undefined : this.#o.cloudMap.findService(namespaceId, name);
+  }
+
+  /**
+   * E3: removes this cluster's instances of namespace/name (never another's, M4); then deletes the Cloud Map service
+   * when no cluster has instances left (issue 232), and the namespace when it is empty and clean-up is on.
+   */
+  async #withdraw(namespace: string, name: string, why: string): Promise<void> {
+    const ours = this.#o.view.ours(namespace, name);
+    if (ours.length === 0) return;
+    const plan: InstancePlan = { register: [], deregister: ours.map((i) => i.id), blocked: [] };
+    await this.#apply(namespace, name, plan);
+    this.#o.log.info({ event: 'export-withdrawn', namespace, name, why, deregistered: ours.length }, 'this cluster\'s Cloud Map instances removed');
+    if (this.#o.view.instances(namespace, name).length > 0) return;
+    const namespaceId = await this.#o.cloudMap.findNamespace(namespace);
+    const serviceId = namespaceId === undefined ? undefined : await this.#o.cloudMap.findService(namespaceId, name);
+    if (serviceId === undefined || !(await this.#o.cloudMap.deleteServiceIfEmpty(serviceId))) return;
+    this.#o.log.info({ event: 'cloudmap-service-deleted', namespace, name }, 'Cloud Map service deleted: no cluster exports it any more');
+    if (this.#o.namespaceCleanup && namespaceId !== undefined && (await this.#o.cloudMap.deleteNamespaceIfEmpty(namespaceId))) {
+      this.#o.log.info({ event: 'cloudmap-namespace-deleted', namespace }, 'Cloud Map namespace deleted: it holds no services');
+    }
+  }
+}

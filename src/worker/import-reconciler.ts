@@ -1,0 +1,200 @@
+// Import side of one multi-cluster service (I1–I5, S1–S4): in a namespace that exists here, the ServiceImport, its
+// derived Service and one set of EndpointSlices per exporting cluster, all computed from every cluster's Cloud Map
+// instances; all of it removed once no cluster exports the service. Objects this controller did not create are never
+// touched.
+//   watch (Cloud Map view, informer caches) → desired (exportsFromInstances, resolveImport, desired*) → diff
+//   (serviceImportNeedsUpdate, derivedServiceNeedsUpdate, diffEndpointSlices) → apply (server-side apply, patch, delete).
+import { exportsFromInstances } from '../core/cloudmap-attributes.ts';
+import { resolveImport, type ImportResolution } from '../core/conflicts.ts';
+import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DesiredDerivedService } from '../core/derived-service.ts';
+import { diffEndpointSlices, planEndpointSlices } from '../core/endpoint-slices.ts';
+import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
+import {
+  desiredServiceImport, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
+} from '../core/service-import.ts';
+import type { ClusterExport } from '../core/types.ts';
+import { KubeApiError } from '../kube/api-error.ts';
+import { CONTENT_MERGE_PATCH, type KubeClient } from '../kube/client.ts';
+import type { Informer } from '../kube/informer.ts';
+import type { ObjectWriter } from '../kube/object-writer.ts';
+import { ENDPOINT_SLICES, resourcePath, SERVICE_IMPORTS, SERVICES } from '../kube/resources.ts';
+import type { Logger } from '../observability/log.ts';
+import type { Identity } from './cluster-identity.ts';
+import type { InstanceView } from './instance-view.ts';
+import {
+  keyOf, parseKey, type EndpointSliceObject, type NamespaceObject, type ServiceImportObject, type ServiceObject,
+} from './objects.ts';
+
+export interface ImportReconcilerOptions {
+  identity: Identity;
+  view: InstanceView;
+  namespaces: Informer<NamespaceObject>;
+  serviceImports: Informer<ServiceImportObject>;
+  services: Informer<ServiceObject>;
+  endpointSlices: Informer<EndpointSliceObject>;
+  writer: ObjectWriter;
+  /** For JSON merge patches of the derived Service (which keep its ClusterIPs). */
+  client: KubeClient;
+  /** Called with the number of imported services and endpoints whenever they change (metrics). */
+  onTotals?: (services: number, endpoints: number) => void;
+  /** Called after a ServiceImport and its slices were written (export-to-import lag). */
+  onImported?: (key: string) => void;
+  log: Logger;
+}
+
+export function createdByUs(object: { metadata: { labels?: Record<string, string> } } | undefined): boolean {
+  return object?.metadata.labels?.[LABEL_CREATED_BY] === CONTROLLER_NAME;
+}
+
+/** The derived Service as the ServiceImport needs it, or why this cluster refused its IP families (I5). */
+type DerivedState = { clusterIPs: string[]; ipFamilies: string[] } | { ipFamilyNotSupported: string };
+
+export class ImportReconciler {
+  readonly #o: ImportReconcilerOptions;
+  /** Endpoints imported per service, for the totals. */
+  readonly #endpoints = new Map<string, number>();
+  /** ServiceImports someone else created, already reported (reported once each). */
+  readonly #foreign = new Set<string>();
+
+  constructor(options: ImportReconcilerOptions) {
+    this.#o = options;
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const { namespace, name } = parseKey(key);
+    const ns = this.#o.namespaces.get(undefined, namespace);
+    // I1: only where the namespace exists; never created by us. A terminating namespace refuses new objects.
+    if (ns === undefined || ns.metadata.deletionTimestamp !== undefined) return this.#setEndpoints(key, undefined);
+    const existing = this.#o.serviceImports.get(namespace, name);
+    if (existing !== undefined && !createdByUs(existing)) {
+      if (!this.#foreign.has(key)) {
+        this.#foreign.add(key);
+        this.#o.log.warn({ event: 'import-not-ours', namespace, name }, 'a ServiceImport this controller did not create exists; leaving it and its service alone');
+      }
+      return;
+    }
+    this.#foreign.delete(key);
+    const { exports, skipped } = exportsFromInstances(this.#o.view.instances(namespace, name), { clustersetId: this.#o.identity.clustersetId, namespace, name });
+    if (skipped.length > 0) {
+      this.#o.log.debug({ event: 'instances-skipped', namespace, name, skipped: skipped.slice(0, 5), count: skipped.length }, 'malformed Cloud Map instances left out of the import');
+    }
+    if (exports.length === 0) {
+      await this.#remove(namespace, name, existing);
+      return this.#setEndpoints(key, undefined);
+    }
+    await this.#sync(namespace, name, existing, resolveImport(exports), exports);
+    this.#o.onImported?.(key);
+  }
+
+  async #sync(namespace: string, name: string, existing: ServiceImportObject | undefined, resolution: ImportResolution, exports: ClusterExport[]): Promise<void> {
+    const derivedName = derivedServiceName(namespace, name);
+    const desiredFor = (stored: ServiceImportObject | undefined, derived: DerivedState | undefined): DesiredServiceImport => desiredServiceImport({
+      namespace, name, resolution, derivedServiceName: derivedName,
+      derivedService: derived !== undefined && 'clusterIPs' in derived ? derived : undefined,
+      ipFamilyNotSupported: derived !== undefined && 'ipFamilyNotSupported' in derived ? derived.ipFamilyNotSupported : undefined,
+      generation: stored?.metadata.generation,
+      currentConditions: stored?.status?.conditions,
+      now: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    });
+
+    // The ServiceImport owns what is derived from it, so it must exist (with a uid) first.
+    let serviceImport = existing;
+    if (serviceImport?.metadata.uid === undefined) serviceImport = await this.#applyServiceImport(namespace, name, desiredFor(undefined, undefined));
+    const owner = serviceImportOwnerReference(name, serviceImport.metadata.uid!);
+
+    const derived = await this.#syncDerivedService(desiredDerivedService({ namespace, importName: name, owner, properties: resolution.properties }));
+    const desired = desiredFor(serviceImport, derived);
+    const changes = serviceImportNeedsUpdate(desired, serviceImport);
+    if (changes.metadata || changes.spec) serviceImport = await this.#applyServiceImport(namespace, name, desired);
+    if (changes.status) await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
+    await this.#syncSlices(namespace, name, derivedName, owner, exports);
+  }
+
+  async #applyServiceImport(namespace: string, name: string, desired: DesiredServiceImport): Promise<ServiceImportObject> {
+    return this.#o.writer.apply<ServiceImportObject>(SERVICE_IMPORTS, {
+      metadata: { namespace, name, labels: desired.labels, annotations: desired.annotations },
+      spec: desired.spec,
+    });
+  }
+
+  /** I4: creates, patches or (Headless ⇄ ClusterSetIP, new primary family) recreates the derived Service. */
+  async #syncDerivedService(desired: DesiredDerivedService): Promise<DerivedState> {
+    const { namespace, name } = desired.metadata;
+    const current = this.#o.services.get(namespace, name);
+    if (current !== undefined && !createdByUs(current)) {
+      throw new Error(`Service ${namespace}/${name} exists but was not created by ${CONTROLLER_NAME}; rename or delete it so the derived Service of ServiceImport ${namespace}/${desired.metadata.labels[LABEL_SERVICE_NAME]} can be created`);
+    }
+    try {
+      if (current === undefined) return derivedState(await this.#o.writer.apply<ServiceObject>(SERVICES, { metadata: desired.metadata, spec: desired.spec }));
+      const change = derivedServiceNeedsUpdate(desired, current);
+      switch (change.action) {
+        case 'none':
+          return derivedState(current);
+        case 'update':
+          return derivedState(await this.#o.client.request<ServiceObject>({
+            method: 'PATCH', path: resourcePath(SERVICES, namespace, name), contentType: CONTENT_MERGE_PATCH, body: change.patch,
+            target: `Service ${namespace}/${name}`,
+          }));
+        case 'recreate':
+          this.#o.log.info({ event: 'derived-service-recreated', namespace, name, why: change.why }, 'recreating the derived Service');
+          await this.#o.writer.delete(SERVICES, namespace, name, current.metadata.uid === undefined ? {} : { uid: current.metadata.uid });
+          return derivedState(await this.#o.writer.apply<ServiceObject>(SERVICES, { metadata: desired.metadata, spec: desired.spec }));
+      }
+    } catch (err) {
+      // I5: the apiserver refuses IP families this cluster is not configured for (422 on spec.ipFamilies).
+      if (err instanceof KubeApiError && err.statusCode === 422 && /ipFamil/i.test(err.message)) return { ipFamilyNotSupported: err.message };
+      throw err;
+    }
+  }
+
+  /** S1–S4: our slices of the import equal to the plan; deletes first (an addressType change reuses the name). */
+  async #syncSlices(namespace: string, name: string, derivedName: string, owner: OwnerReference, exports: ClusterExport[]): Promise<void> {
+    const plan = planEndpointSlices({ namespace, importName: name, derivedServiceName: derivedName, owner, exports });
+    if (plan.problems.length > 0) {
+      this.#o.log.warn({ event: 'endpoints-left-out', namespace, name, problems: plan.problems.slice(0, 5), count: plan.problems.length }, 'some exported endpoints cannot be imported');
+    }
+    const diff = diffEndpointSlices(plan.slices, this.#ourSlices(namespace, name));
+    await Promise.all(diff.delete.map((slice) => this.#o.writer.delete(ENDPOINT_SLICES, namespace, slice)));
+    // We are the only writer of these slices (I6): apply without resourceVersion so a lagging cache causes no conflict.
+    await Promise.all([...diff.create, ...diff.update].map(({ metadata: { resourceVersion: _, ...metadata }, ...slice }) =>
+      this.#o.writer.apply(ENDPOINT_SLICES, { ...slice, metadata })));
+    this.#setEndpoints(keyOf(namespace, name), plan.slices.reduce((n, s) => n + s.endpoints.length, 0));
+  }
+
+  #ourSlices(namespace: string, name: string): EndpointSliceObject[] {
+    return this.#o.endpointSlices.listByLabel(LABEL_SERVICE_NAME, name, namespace)
+      .filter((s) => s.metadata.labels?.[LABEL_MANAGED_BY] === CONTROLLER_NAME);
+  }
+
+  /** I2, S3: nobody exports the service any more; our slices, derived Service and ServiceImport go. */
+  async #remove(namespace: string, name: string, existing: ServiceImportObject | undefined): Promise<void> {
+    const slices = this.#ourSlices(namespace, name);
+    const derived = this.#o.services.get(namespace, derivedServiceName(namespace, name));
+    await Promise.all(slices.map((s) => this.#o.writer.delete(ENDPOINT_SLICES, namespace, s.metadata.name, uidOf(s))));
+    if (derived !== undefined && createdByUs(derived)) await this.#o.writer.delete(SERVICES, namespace, derived.metadata.name, uidOf(derived));
+    if (existing !== undefined) await this.#o.writer.delete(SERVICE_IMPORTS, namespace, name, uidOf(existing));
+    if (slices.length > 0 || derived !== undefined || existing !== undefined) {
+      this.#o.log.info({ event: 'import-removed', namespace, name }, 'no cluster exports this service any more: ServiceImport, derived Service and EndpointSlices removed');
+    }
+  }
+
+  #setEndpoints(key: string, endpoints: number | undefined): void {
+    const before = this.#endpoints.get(key);
+    if (before === endpoints) return;
+    if (endpoints === undefined) this.#endpoints.delete(key);
+    else this.#endpoints.set(key, endpoints);
+    let total = 0;
+    for (const n of this.#endpoints.values()) total += n;
+    this.#o.onTotals?.(this.#endpoints.size, total);
+  }
+}
+
+function uidOf(object: { metadata: { uid?: string } }): { uid?: string } {
+  return object.metadata.uid === undefined ? {} : { uid: object.metadata.uid };
+}
+
+function derivedState(service: ServiceObject): DerivedState {
+  const spec = service.spec ?? {};
+  const clusterIPs = spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : []);
+  return { clusterIPs, ipFamilies: spec.ipFamilies ?? [] };
+}

@@ -1,0 +1,65 @@
+// The worker's view of one Cloud Map service: every cluster's instances as the CloudMapWatcher last read them, with
+// this cluster's own instances replaced by what this process just wrote. The watcher learns of our writes only after
+// the change marker moved and it re-read the service; until then the export reconciler must diff against what it
+// wrote (not re-register it, nor miss deregistering it) and the local import must already show it.
+import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
+import { latestById } from '../core/instance-id.ts';
+import type { CloudMapInstance } from '../core/types.ts';
+import { sameInstances } from '../cloudmap/instance-set.ts';
+import type { Identity } from './cluster-identity.ts';
+import { keyOf } from './objects.ts';
+
+export type SnapshotSource = (namespace: string, service: string) => readonly CloudMapInstance[];
+
+interface Written {
+  readonly instances: readonly CloudMapInstance[];
+  readonly at: number;
+}
+
+export class InstanceView {
+  readonly #snapshot: SnapshotSource;
+  readonly #identity: Identity;
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  readonly #written = new Map<string, Written>();
+
+  /**
+   * `ttlMs` bounds how long a write overrides the watcher: long enough for a marker poll and re-read, short enough
+   * that a later external change to our instances (seen by a resync) is repaired.
+   */
+  constructor(snapshot: SnapshotSource, identity: Identity, ttlMs: number, now: () => number = Date.now) {
+    this.#snapshot = snapshot;
+    this.#identity = identity;
+    this.#ttlMs = ttlMs;
+    this.#now = now;
+  }
+
+  isOurs(instance: CloudMapInstance): boolean {
+    return instance.attributes[ATTR_CLUSTER_ID] === this.#identity.clusterId && instance.attributes[ATTR_CLUSTERSET_ID] === this.#identity.clustersetId;
+  }
+
+  /** Every cluster's instances of `namespace/service` (one per id), ours as last written when that is fresher. */
+  instances(namespace: string, service: string): CloudMapInstance[] {
+    const seen = [...latestById(this.#snapshot(namespace, service)).values()];
+    const key = keyOf(namespace, service);
+    const written = this.#written.get(key);
+    if (written === undefined) return seen;
+    const ours = seen.filter((i) => this.isOurs(i));
+    if (this.#now() - written.at >= this.#ttlMs || sameInstances(ours, written.instances)) {
+      // The watcher caught up (or the write is old enough that the watcher's later reads are the better source).
+      this.#written.delete(key);
+      return seen;
+    }
+    return [...seen.filter((i) => !this.isOurs(i)), ...written.instances];
+  }
+
+  /** This cluster's instances of `namespace/service`. */
+  ours(namespace: string, service: string): CloudMapInstance[] {
+    return this.instances(namespace, service).filter((i) => this.isOurs(i));
+  }
+
+  /** Records this cluster's instances of the service after writes to Cloud Map completed. */
+  recordWritten(namespace: string, service: string, ours: readonly CloudMapInstance[]): void {
+    this.#written.set(keyOf(namespace, service), { instances: [...ours], at: this.#now() });
+  }
+}

@@ -1,0 +1,224 @@
+// The reconcile worker process: health and metrics endpoints, informers, leader election, and the cluster identity
+// state machine that starts, freezes and stops the reconcilers (Member) as ClusterProperties come and go (C1–C3).
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from '../core/names.ts';
+import { errorText } from '../kube/api-error.ts';
+import { kubeClientFor } from '../kube/client.ts';
+import { EventRecorder } from '../kube/event-recorder.ts';
+import { runLeaderElection, type LeaderElection } from '../kube/leader-election.ts';
+import { ObjectWriter } from '../kube/object-writer.ts';
+import { startHealthServer, type HealthServer } from '../observability/health-server.ts';
+import { createLogger, type Logger } from '../observability/log.ts';
+import { createWorkerMetrics, type WorkerMetrics } from '../observability/metrics.ts';
+import { decideIdentity, readIdentity, type IdentityStatus } from './cluster-identity.ts';
+import { createWorkerInformers, type WorkerInformers } from './informers.ts';
+import { Member } from './member.ts';
+import type { WorkerOptions } from './options.ts';
+
+export interface RunningWorker {
+  /** Base URL of /healthz and /readyz. */
+  readonly healthUrl: string;
+  /** Base URL of /metrics. */
+  readonly metricsUrl: string;
+  readonly metrics: WorkerMetrics;
+  /** Graceful shutdown: stop reconciling (in-flight keys finish), release the Lease, flush Events, close servers. */
+  stop(): Promise<void>;
+}
+
+function loadKubeConfig(path: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The region from the flag or the SDK's usual variables; the SDK has no usable default for Cloud Map. */
+function cloudMapRegion(options: WorkerOptions): string {
+  const region = options.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION;
+  if (!region) throw new Error('no AWS region: pass --region (or set MCS_AWS_REGION or AWS_REGION) to the region of the Cloud Map namespaces');
+  return region;
+}
+
+class Worker {
+  readonly #options: WorkerOptions;
+  readonly #log: Logger;
+  readonly #kubeConfig: KubeConfig;
+  readonly #region: string;
+  readonly metrics: WorkerMetrics;
+  readonly #informers: WorkerInformers;
+  readonly #writer: ObjectWriter;
+  readonly #events: EventRecorder;
+  #status: IdentityStatus = { kind: 'idle' };
+  #member: Member | undefined;
+  #leading = false;
+  #stopping = false;
+  #lastMissing: string | undefined;
+  /** Identity decisions run one at a time, in order. */
+  #chain: Promise<void> = Promise.resolve();
+  #election: LeaderElection | undefined;
+
+  constructor(options: WorkerOptions, log: Logger) {
+    this.#options = { ...options, controllerVersion: options.controllerVersion || packageVersion() };
+    this.#log = log;
+    this.#region = cloudMapRegion(options);
+    this.#kubeConfig = loadKubeConfig(options.kubeconfig);
+    this.metrics = createWorkerMetrics();
+    this.#informers = createWorkerInformers({
+      kubeConfig: this.#kubeConfig, resyncMs: options.kubeResyncInterval, metrics: this.metrics.informer, logger: log.child({ component: 'informer' }),
+    });
+    this.#writer = new ObjectWriter({ kubeConfig: this.#kubeConfig });
+    const identity = options.identity || `${hostname()}-${process.pid}`;
+    this.#events = new EventRecorder({ kubeConfig: this.#kubeConfig, reportingInstance: identity, logger: log.child({ component: 'events' }) });
+    const evaluate = () => this.#evaluate();
+    this.#informers.clusterProperties.addHandlers({ onAdd: evaluate, onUpdate: evaluate, onDelete: evaluate });
+    // While frozen (C3), the last ServiceExport going lets the worker follow the new identity.
+    this.#informers.serviceExports.addHandlers({ onDelete: evaluate });
+
+    if (options.leaderElect) {
+      const leaseMs = options.leaseDuration;
+      this.#election = runLeaderElection({
+        kubeConfig: this.#kubeConfig, namespace: options.namespace, name: options.leaseName, identity,
+        leaseDurationMs: leaseMs, renewDeadlineMs: Math.round((leaseMs * 2) / 3), retryPeriodMs: Math.round((leaseMs * 2) / 15),
+        logger: log.child({ component: 'leader-election' }),
+        onStartedLeading: () => this.#setLeading(true),
+        onStoppedLeading: () => this.#setLeading(false),
+      });
+    } else {
+      this.#leading = true;
+    }
+    this.#informers.start();
+  }
+
+  #setLeading(leading: boolean): Promise<void> {
+    this.#leading = leading;
+    this.metrics.leader.set(leading ? 1 : 0);
+    return this.#evaluate();
+  }
+
+  /** Readiness: caches synced, and, when this replica reconciles, Cloud Map read once. */
+  ready(): true | string {
+    if (!this.#informers.synced()) return 'waiting for the first list of every watched kind';
+    if (this.#member !== undefined && !this.#member.synced) return 'waiting for the first full read of Cloud Map';
+    return true;
+  }
+
+  #evaluate(): Promise<void> {
+    this.#chain = this.#chain.then(() => this.#decide()).catch((err: unknown) => {
+      this.#log.error({ event: 'identity-error', err: errorText(err) }, 'could not act on the cluster identity; retrying at the next change');
+    });
+    return this.#chain;
+  }
+
+  async #decide(): Promise<void> {
+    if (!this.#leading || this.#stopping || !this.#informers.synced()) {
+      if (this.#member !== undefined) await this.#stopMember();
+      return;
+    }
+    const properties = this.#informers.clusterProperties;
+    const reading = readIdentity(properties.get(undefined, CLUSTER_ID_PROPERTY), properties.get(undefined, CLUSTERSET_ID_PROPERTY));
+    this.metrics.clusterPropertiesMissing.set(reading.kind === 'missing' ? 1 : 0);
+    if (reading.kind === 'missing' && reading.message !== this.#lastMissing) {
+      // One log line and one Event per distinct problem (issue 315: no silent loop), then idle until the properties change.
+      this.#log.warn({ event: 'cluster-identity-missing', reason: reading.reason }, reading.message);
+      const regarding = { apiVersion: `${ABOUT_GROUP}/${STORAGE_VERSION}`, kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY } };
+      this.#events.record(regarding, 'Warning', reading.reason, reading.message, 'WaitForClusterIdentity');
+    }
+    this.#lastMissing = reading.kind === 'missing' ? reading.message : undefined;
+
+    const decision = decideIdentity(this.#status, reading, this.#informers.serviceExports.list().length > 0);
+    switch (decision.action) {
+      case 'none':
+        return;
+      case 'start':
+        if (this.#member !== undefined) await this.#stopMember();
+        this.#startMember(decision.identity);
+        return;
+      case 'stop':
+        await this.#stopMember();
+        return;
+      case 'freeze':
+        if (this.#status.kind === 'idle' || this.#member === undefined) return;
+        this.#status = { kind: 'frozen', identity: this.#status.identity, message: decision.message };
+        this.#member.freeze(decision.message);
+        return;
+      case 'thaw':
+        if (this.#status.kind === 'idle' || this.#member === undefined) return;
+        this.#status = { kind: 'running', identity: this.#status.identity };
+        this.#member.thaw();
+        return;
+    }
+  }
+
+  #startMember(identity: { clusterId: string; clustersetId: string }): void {
+    this.#log.info({ event: 'cluster-identity', ...identity }, 'cluster identity known; starting the reconcilers');
+    const member = new Member({
+      identity, options: this.#options, region: this.#region, kubeConfig: this.#kubeConfig, informers: this.#informers,
+      writer: this.#writer, events: this.#events, metrics: this.metrics, log: this.#log,
+    });
+    this.#member = member;
+    this.#status = { kind: 'running', identity };
+    // Not awaited: the first read of Cloud Map may take long (or wait for Cloud Map), and must not hold up a stop.
+    member.start().catch((err: unknown) => this.#log.error({ event: 'member-start-failed', err: errorText(err) }, 'could not start the reconcilers'));
+  }
+
+  async #stopMember(): Promise<void> {
+    const member = this.#member;
+    this.#member = undefined;
+    this.#status = { kind: 'idle' };
+    await member?.stop();
+  }
+
+  async start(): Promise<void> {
+    await this.#informers.waitForSync();
+    await this.#evaluate();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#election !== undefined) await this.#election.stop();
+    await this.#evaluate();
+    await this.#informers.stop();
+    await this.#events.flush();
+    kubeClientFor(this.#kubeConfig).close();
+  }
+}
+
+/**
+ * Starts the worker and its health/metrics endpoints; resolves once the informers listed everything (reconciling then
+ * starts as soon as this replica leads and the cluster identity is known).
+ */
+export async function startWorker(options: WorkerOptions, log: Logger = createLogger('worker', options.logLevel)): Promise<RunningWorker> {
+  const worker = new Worker(options, log);
+  const servers: HealthServer[] = [];
+  const serve = (port: number) => startHealthServer({ port, registry: worker.metrics.registry, ready: () => worker.ready() });
+  try {
+    servers.push(await serve(options.metricsPort));
+    if (options.healthPort !== options.metricsPort || options.healthPort === 0) servers.push(await serve(options.healthPort));
+    await worker.start();
+  } catch (err) {
+    await worker.stop();
+    await Promise.all(servers.map((s) => s.close()));
+    throw err;
+  }
+  log.info({ event: 'worker-started', metrics: servers[0]!.url, health: servers.at(-1)!.url, leaderElect: options.leaderElect }, 'worker started');
+  return {
+    metricsUrl: servers[0]!.url,
+    healthUrl: servers.at(-1)!.url,
+    metrics: worker.metrics,
+    async stop() {
+      await worker.stop();
+      await Promise.all(servers.map((s) => s.close()));
+      log.info({ event: 'worker-stopped' }, 'worker stopped');
+    },
+  };
+}
