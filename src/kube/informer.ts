@@ -5,7 +5,9 @@
 //   adds, updates and deletes, so handlers also hear about deletions they missed.
 // - any other failure (refused, reset, 5xx, 403): reconnect after exponential backoff with jitter, watching from the
 //   last resourceVersion seen (a stale one ends in 410 and a relist).
-// - a watch the server ends (timeoutSeconds) or that goes silent: watch again at once from the last resourceVersion.
+// - a watch the server ends (timeoutSeconds, 2–4 min): watch again at once from the last resourceVersion. A watch that
+//   stays silent 30 s past its timeoutSeconds is a dead connection (no FIN/RST ever came) and counts as a failure.
+//   (Quiet watches get no bookmarks from the apiserver's cache before their deadline, so silence alone is normal.)
 // - every `resyncMs`, every cached object is re-delivered to onUpdate(obj, obj) so a handler that dropped work (a
 //   failed reconcile that was forgotten) catches up.
 // Each reconnect and relist is one JSON log line with the resource and the error.
@@ -50,8 +52,6 @@ export interface InformerOptions {
   backoff?: BackoffPolicy;
   /** Items per list page. */
   pageSize?: number;
-  /** A watch that delivers nothing (not even a bookmark) for this long is reopened. */
-  idleTimeoutMs?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
 }
@@ -238,18 +238,22 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
 
   /** One watch from the last resourceVersion, until the server ends it; throws on failure or in-stream 410. */
   async #watch(): Promise<void> {
-    // Spread watch renewals of many informers and replicas over time, as client-go does (5–10 min).
-    const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+    // Randomised so renewals of many informers and replicas spread out; short enough that a dead connection is
+    // noticed within minutes.
+    const timeoutSeconds = 120 + Math.floor(Math.random() * 120);
     const abort = new AbortController();
     const onStop = () => abort.abort();
     this.#stop.signal.addEventListener('abort', onStop, { once: true });
     let failure: Error | undefined;
+    let delivered = false;
+    const started = Date.now();
     try {
       await this.#client.watch<T | Status>(this.path, {
         resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
         labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector,
       }, (event) => {
         if (failure) return;
+        delivered = true;
         if (event.type !== 'ERROR') {
           this.#failures = 0;
           this.#apply(event as WatchEvent<T>);
@@ -261,11 +265,15 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
           : new KubeApiError({ verb: 'WATCH', target: this.path, cluster: this.#client.cluster, statusCode: status.code,
             reason: status.reason, detail: status.message ?? 'error event in watch stream' });
         abort.abort();
-      }, abort.signal, this.#opts.idleTimeoutMs ?? 90_000);
+      }, abort.signal, (timeoutSeconds + 30) * 1000);
     } finally {
       this.#stop.signal.removeEventListener('abort', onStop);
     }
     if (failure) throw failure;
+    // Something between us and the apiserver that ends every watch at once must not turn this into a busy loop.
+    if (!delivered && !this.#stop.signal.aborted && Date.now() - started < 1000) {
+      throw new Error('watch ended by the server at once without any event');
+    }
   }
 
   #apply(event: WatchEvent<T>): void {
