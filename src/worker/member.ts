@@ -39,6 +39,8 @@ export interface MemberOptions {
   events: EventRecorder;
   metrics: WorkerMetrics;
   log: Logger;
+  /** Logger of the Cloud Map adapter. */
+  cloudMapLog: Logger;
 }
 
 export class Member {
@@ -68,7 +70,7 @@ export class Member {
       client: { region: o.region, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
       rateLimits: options.rateLimits,
       metrics: o.metrics.cloudMap,
-      logger: this.#log.child({ component: 'cloudmap' }),
+      logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId }),
     });
     this.#watcher = this.#cloudMap.watch({
       onChange: (change) => this.#onCloudMapChange(change),

@@ -74,11 +74,11 @@ class Worker {
     this.#kubeConfig = loadKubeConfig(options.kubeconfig);
     this.metrics = createWorkerMetrics();
     this.#informers = createWorkerInformers({
-      kubeConfig: this.#kubeConfig, resyncMs: options.kubeResyncInterval, metrics: this.metrics.informer, logger: log.child({ component: 'informer' }),
+      kubeConfig: this.#kubeConfig, resyncMs: options.kubeResyncInterval, metrics: this.metrics.informer, logger: createLogger('informer', options.logLevel),
     });
     this.#writer = new ObjectWriter({ kubeConfig: this.#kubeConfig });
     const identity = options.identity || `${hostname()}-${process.pid}`;
-    this.#events = new EventRecorder({ kubeConfig: this.#kubeConfig, reportingInstance: identity, logger: log.child({ component: 'events' }) });
+    this.#events = new EventRecorder({ kubeConfig: this.#kubeConfig, reportingInstance: identity, logger: createLogger('events', options.logLevel) });
     const evaluate = () => this.#evaluate();
     this.#informers.clusterProperties.addHandlers({ onAdd: evaluate, onUpdate: evaluate, onDelete: evaluate });
     // While frozen (C3), the last ServiceExport going lets the worker follow the new identity.
@@ -89,7 +89,7 @@ class Worker {
       this.#election = runLeaderElection({
         kubeConfig: this.#kubeConfig, namespace: options.namespace, name: options.leaseName, identity,
         leaseDurationMs: leaseMs, renewDeadlineMs: Math.round((leaseMs * 2) / 3), retryPeriodMs: Math.round((leaseMs * 2) / 15),
-        logger: log.child({ component: 'leader-election' }),
+        logger: createLogger('leader-election', options.logLevel),
         onStartedLeading: () => this.#setLeading(true),
         onStoppedLeading: () => this.#setLeading(false),
       });
@@ -164,6 +164,7 @@ class Worker {
     const member = new Member({
       identity, options: this.#options, region: this.#region, kubeConfig: this.#kubeConfig, informers: this.#informers,
       writer: this.#writer, events: this.#events, metrics: this.metrics, log: this.#log,
+      cloudMapLog: createLogger('cloudmap', this.#options.logLevel),
     });
     this.#member = member;
     this.#status = { kind: 'running', identity };
