@@ -50,6 +50,25 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     return ids;
   }
 
+  /** Writer cluster `cls2` with `count` services in `namespace`, its watcher started (for markChanged). */
+  async function writer(namespace: string, count: number): Promise<TestAdapter & { ids: Map<string, string>; marker: CloudMapWatcher }> {
+    const t = adapterFor(moto.endpoint, 'cls2');
+    const ids = await populate(t, namespace, count, 'cls2');
+    const marker = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
+    running.push(marker);
+    await marker.start();
+    return { ...t, ids, marker };
+  }
+
+  /** A writer whose marker for `namespace` exists before cls1's watcher starts, as in a running ClusterSet. */
+  async function writerThenReader(namespace: string, count: number) {
+    const b = await writer(namespace, count);
+    await b.marker.markChanged(namespace, ['svc-0']);
+    const a = watch('cls1');
+    await a.watcher.start();
+    return { a, b };
+  }
+
   it('reads every existing service at start and reports each once', async () => {
     const writer = adapterFor(moto.endpoint, 'cls2');
     await populate(writer, 'alpha', 3, 'cls2');
@@ -63,20 +82,12 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   });
 
   it('sees another cluster\'s marked change within one poll, reading only the changed service', async () => {
-    const b = adapterFor(moto.endpoint, 'cls2');
-    const ids = await populate(b, 'demo', 5, 'cls2');
-    const bWatcher = b.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
-    running.push(bWatcher);
-    await bWatcher.start();
-    // cls2's marker for demo exists before cls1 starts, as in a running ClusterSet (a first marker means "re-read all").
-    await bWatcher.markChanged('demo', ['svc-0']);
-    const a = watch('cls1');
-    await a.watcher.start();
+    const { a, b } = await writerThenReader('demo', 5);
     const before = a.eventsFor('demo', 'svc-3');
 
-    await registerAll(b.adapter, ids.get('svc-3')!, [instanceOf('cls2', 'cls2-3-c')]);
+    await registerAll(b.adapter, b.ids.get('svc-3')!, [instanceOf('cls2', 'cls2-3-c')]);
     a.calls.reset();
-    await bWatcher.markChanged('demo', ['svc-3']);
+    await b.marker.markChanged('demo', ['svc-3']);
     await eventually('the event for demo/svc-3', () => a.eventsFor('demo', 'svc-3') > before);
 
     // At most the poll in flight when the marker moved, plus the one that saw it.
@@ -87,39 +98,27 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   });
 
   it('folds a burst of changes into a few marker bumps and still names every changed service', async () => {
-    const b = adapterFor(moto.endpoint, 'cls2');
-    const ids = await populate(b, 'demo', 12, 'cls2');
-    const bWatcher = b.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
-    running.push(bWatcher);
-    await bWatcher.start();
-    await bWatcher.markChanged('demo', ['svc-0']);
-    const a = watch('cls1');
-    await a.watcher.start();
+    const { a, b } = await writerThenReader('demo', 12);
 
     b.calls.reset();
     const scansBefore = a.watcher.stats.namespaceScans;
-    await Promise.all([...ids].map(async ([name, svc], n) => {
+    await Promise.all([...b.ids].map(async ([name, svc], n) => {
       await registerAll(b.adapter, svc, [instanceOf('cls2', `cls2-${n}-burst`)]);
-      await bWatcher.markChanged('demo', [name]);
+      await b.marker.markChanged('demo', [name]);
     }));
     // 12 instance registrations plus the marker bumps: one at once, the rest folded into at most a couple more.
     expect(b.calls.count('RegisterInstance') - 12).to.be.within(1, 3);
-    await eventually('every burst service to be seen', () => [...ids.keys()].every((name) => a.watcher.snapshot('demo', name).length === 3));
+    await eventually('every burst service to be seen', () => [...b.ids.keys()].every((name) => a.watcher.snapshot('demo', name).length === 3));
     // Read by name from the marker's history, never by scanning the namespace.
     expect(a.watcher.stats.namespaceScans).to.equal(scansBefore);
   });
 
   it('costs one DiscoverInstancesRevision per poll while nothing changes, whatever the number of services', async () => {
-    const writer = adapterFor(moto.endpoint, 'cls2');
-    await populate(writer, 'one', 10, 'cls2');
-    await populate(writer, 'two', 10, 'cls2');
-    const ws = writer.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
-    running.push(ws);
-    await ws.start();
-    await ws.markChanged('one', ['svc-0']); // the marker exists, as in a live ClusterSet
+    const b = await writer('one', 10);
+    await populate(b, 'two', 10, 'cls2');
+    await b.marker.markChanged('one', ['svc-0']); // the marker exists, as in a live ClusterSet
     const a = watch('cls1');
     await a.watcher.start();
-    await new Promise((r) => setTimeout(r, 1500)); // past the recheck of anything seen at start
     a.calls.reset();
     const pollsBefore = a.watcher.stats.polls;
     await eventually('8 idle polls', () => a.calls.count('DiscoverInstancesRevision') >= 8);
@@ -146,38 +145,30 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   });
 
   it('reports services that disappear, marked or found by the full resync', async () => {
-    const b = adapterFor(moto.endpoint, 'cls2');
-    const ids = await populate(b, 'demo', 2, 'cls2');
+    const b = await writer('demo', 2);
     const a = watch('cls1', 1500);
     await a.watcher.start();
-    const bWatcher = b.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
-    running.push(bWatcher);
-    await bWatcher.start();
 
-    await b.adapter.waitForOperations(await b.adapter.deregisterInstances(ids.get('svc-0')!, ['cls2-0-a', 'cls2-0-b']));
-    await b.adapter.deleteServiceIfEmpty(ids.get('svc-0')!);
-    await bWatcher.markChanged('demo', ['svc-0']);
+    await b.adapter.waitForOperations(await b.adapter.deregisterInstances(b.ids.get('svc-0')!, ['cls2-0-a', 'cls2-0-b']));
+    await b.adapter.deleteServiceIfEmpty(b.ids.get('svc-0')!);
+    await b.marker.markChanged('demo', ['svc-0']);
     await eventually('demo/svc-0 to vanish', () => a.eventsFor('demo', 'svc-0') === 2);
     expect(a.watcher.snapshot('demo', 'svc-0')).to.deep.equal([]);
 
     // Unmarked: the whole Cloud Map service goes, instances and all.
-    await b.adapter.waitForOperations(await b.adapter.deregisterInstances(ids.get('svc-1')!, ['cls2-1-a', 'cls2-1-b']));
-    await b.adapter.deleteServiceIfEmpty(ids.get('svc-1')!);
+    await b.adapter.waitForOperations(await b.adapter.deregisterInstances(b.ids.get('svc-1')!, ['cls2-1-a', 'cls2-1-b']));
+    await b.adapter.deleteServiceIfEmpty(b.ids.get('svc-1')!);
     await eventually('demo/svc-1 to vanish at the full resync', () => a.eventsFor('demo', 'svc-1') === 2);
     expect(a.watcher.services()).to.deep.equal([]);
   });
 
   it('re-reads a whole namespace when a marker does not say which service changed', async () => {
-    const b = adapterFor(moto.endpoint, 'cls2');
-    const ids = await populate(b, 'demo', 4, 'cls2');
+    const b = await writer('demo', 4);
     const a = watch('cls1');
     await a.watcher.start();
-    const bWatcher = b.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
-    running.push(bWatcher);
-    await bWatcher.start();
 
-    await registerAll(b.adapter, ids.get('svc-2')!, [instanceOf('cls2', 'cls2-2-a', { READY: 'false' })]);
-    await bWatcher.markChanged('demo');
+    await registerAll(b.adapter, b.ids.get('svc-2')!, [instanceOf('cls2', 'cls2-2-a', { READY: 'false' })]);
+    await b.marker.markChanged('demo');
     await eventually('the event for demo/svc-2', () => a.eventsFor('demo', 'svc-2') === 2);
     expect(a.watcher.snapshot('demo', 'svc-2').find((i) => i.id === 'cls2-2-a')!.attributes.READY).to.equal('false');
     expect(a.eventsFor('demo', 'svc-0')).to.equal(1);
