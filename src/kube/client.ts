@@ -11,7 +11,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError } from './api-error.ts';
+import { errorText, KubeApiError } from './api-error.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -83,8 +83,12 @@ export class KubeClient {
     const text = await readBody(res).catch((err: unknown) => {
       throw this.#error(req, undefined, err);
     });
-    if (res.statusCode! >= 200 && res.statusCode! < 300) return (text ? JSON.parse(text) : undefined) as T;
-    throw this.#httpError(req, res.statusCode!, text);
+    if (res.statusCode! < 200 || res.statusCode! >= 300) throw this.#httpError(req, res.statusCode!, text);
+    try {
+      return (text ? JSON.parse(text) : undefined) as T;
+    } catch (err) {
+      throw this.#error(req, res.statusCode, new Error(`unparseable response body: ${errorText(err)}`));
+    }
   }
 
   /**
@@ -103,7 +107,6 @@ export class KubeClient {
         if (err && !signal.aborted) reject(this.#error(req, 200, err));
         else resolve();
       };
-      res.setTimeout(idleTimeoutMs, () => res.destroy(new Error(`watch stream silent for ${idleTimeoutMs} ms`)));
       res.on('error', finish);
       res.on('aborted', () => finish(new Error('watch stream aborted')));
       const lines = createInterface({ input: res, crlfDelay: Infinity });
@@ -149,7 +152,8 @@ export class KubeClient {
         signal: req.signal,
         timeout: timeoutMs,
       }, resolve);
-      r.on('timeout', () => r.destroy(new Error(`no response within ${timeoutMs} ms`)));
+      // A socket-level idle timeout: no byte received for this long, before or during the response.
+      r.on('timeout', () => r.destroy(new Error(`connection silent for ${timeoutMs} ms`)));
       r.on('error', (err) => reject(this.#error(req, undefined, err)));
       r.end(body);
     });
