@@ -41,13 +41,14 @@ function importPorts(serviceImport: ServiceImportObject): ServicePort[] {
 const samePort = (a: ServicePort, b: ServicePort) => a.name === b.name && protocolPortKey(a) === protocolPortKey(b);
 
 /**
- * The other exporting clusters as one export with the ServiceImport's values. Ports this cluster contributed before the
- * write are taken out of the union, so changing them is not mistaken for a clash with itself. Exported labels and
- * annotations cannot be told apart from the import's own metadata, so they are left to the worker.
+ * The other exporting clusters as one export with the ServiceImport's values. When this cluster is among the exporters,
+ * the ports it contributed before the write are taken out of the union, so changing them is not mistaken for a clash
+ * with itself. Exported labels and annotations cannot be told apart from the import's own metadata, so they are left
+ * to the worker.
  */
-function peersAsExport(serviceImport: ServiceImportObject, peers: string[], check: ExportConflictCheck): ExportFacts {
+function peersAsExport(serviceImport: ServiceImportObject, peers: string[], check: ExportConflictCheck, exporting: boolean): ExportFacts {
   const spec = serviceImport.spec;
-  const ownBefore = check.previous?.ports ?? [];
+  const ownBefore = exporting ? check.previous?.ports ?? [] : [];
   const timeout = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
   return {
     clusterId: peers.join(', '),
@@ -67,10 +68,12 @@ function peersAsExport(serviceImport: ServiceImportObject, peers: string[], chec
 export function checkExportConflicts(check: ExportConflictCheck): Decision {
   const { serviceImport, clusterId, exportRef, policy } = check;
   if (serviceImport === undefined) return allow();
-  const peers = (serviceImport.status?.clusters ?? []).map((c) => c.cluster).filter((c) => c !== clusterId).sort();
+  const clusters = (serviceImport.status?.clusters ?? []).map((c) => c.cluster);
+  const peers = clusters.filter((c) => c !== clusterId).sort();
   if (peers.length === 0) return allow();
 
-  const { conflict } = checkExportAgainstImport(check.candidate, [peersAsExport(serviceImport, peers, check)]);
+  const peerExport = peersAsExport(serviceImport, peers, check, clusters.includes(clusterId));
+  const { conflict } = checkExportAgainstImport(check.candidate, [peerExport]);
   if (conflict === undefined) return allow();
   // X2 covers ports, X3 every other property.
   const facts = conflict.details.map((d) => `${d.description} (${d.reason === 'PortConflict' ? 'X2' : 'X3'})`);

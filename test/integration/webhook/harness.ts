@@ -3,7 +3,7 @@
 // and webhook/crd/definitions.ts produce them. Tests then drive it with kubectl.
 
 import { KubeConfig } from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,16 +18,27 @@ import { startWebhookServer, type WebhookServer } from '../../../webhook/server.
 
 export interface KubectlResult { status: number; stdout: string; stderr: string }
 
-/** `kubectl --kubeconfig <path> ...args`, with `input` on stdin; never throws on a non-zero exit. */
-export function kubectl(kubeconfigPath: string, args: readonly string[], input?: string): KubectlResult {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfigPath, ...args], { input, encoding: 'utf8', timeout: 60_000 });
-  if (r.error) throw new Error(`kubectl ${args.join(' ')}: ${r.error.message}`);
-  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+/**
+ * `kubectl --kubeconfig <path> ...args`, with `input` on stdin; never throws on a non-zero exit. Asynchronous on purpose:
+ * the webhook server answering the apiserver runs in this process, so a blocking child would deadlock it.
+ */
+export function kubectl(kubeconfigPath: string, args: readonly string[], input?: string): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', ['--kubeconfig', kubeconfigPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.stdout.on('data', (c: Buffer) => { stdout += c; });
+    child.stderr.on('data', (c: Buffer) => { stderr += c; });
+    child.on('error', (err) => { clearTimeout(timer); reject(new Error(`kubectl ${args.join(' ')}: ${err.message}`)); });
+    child.on('close', (code) => { clearTimeout(timer); resolve({ status: code ?? -1, stdout, stderr }); });
+    child.stdin.end(input ?? '');
+  });
 }
 
 /** kubectl that must succeed; returns stdout and stderr (where kubectl prints `Warning:` lines). */
-export function kubectlOk(kubeconfigPath: string, args: readonly string[], input?: string): KubectlResult {
-  const r = kubectl(kubeconfigPath, args, input);
+export async function kubectlOk(kubeconfigPath: string, args: readonly string[], input?: string): Promise<KubectlResult> {
+  const r = await kubectl(kubeconfigPath, args, input);
   if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status}): ${r.stderr.trim()}`);
   return r;
 }
@@ -51,20 +62,20 @@ export interface HarnessOptions {
  * Writes each object as given (replace, or create when missing): unlike apply, no field another manager set earlier
  * (such as a conversion `service` where we now want `url`) survives.
  */
-function put(kubeconfigPath: string, objects: readonly unknown[]): void {
+async function put(kubeconfigPath: string, objects: readonly unknown[]): Promise<void> {
   for (const object of objects) {
     const json = JSON.stringify(object);
-    const replaced = kubectl(kubeconfigPath, ['replace', '-f', '-'], json);
+    const replaced = await kubectl(kubeconfigPath, ['replace', '-f', '-'], json);
     if (replaced.status === 0) continue;
     if (!/NotFound|not found/.test(replaced.stderr)) throw new Error(`kubectl replace failed: ${replaced.stderr.trim()}`);
-    kubectlOk(kubeconfigPath, ['create', '-f', '-'], json);
+    await kubectlOk(kubeconfigPath, ['create', '-f', '-'], json);
   }
 }
 
 /** Waits until every CRD is Established, so the next kubectl knows the kinds. */
-function waitEstablished(kubeconfigPath: string): void {
+async function waitEstablished(kubeconfigPath: string): Promise<void> {
   const names = customResourceDefinitions().map((c) => `crd/${c.metadata.name}`);
-  kubectlOk(kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=60s', ...names]);
+  await kubectlOk(kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=60s', ...names]);
 }
 
 export async function startRegisteredWebhook(options: HarnessOptions): Promise<RegisteredWebhook> {
@@ -77,8 +88,8 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
   // CRDs first (with conversion already aimed at the server we are about to start), so the informers find them.
   const port = await freePortHint();
   const target = { url: `https://127.0.0.1:${port}`, caBundle: certs.caBundle };
-  put(options.kubeconfigPath, customResourceDefinitions(target));
-  waitEstablished(options.kubeconfigPath);
+  await put(options.kubeconfigPath, customResourceDefinitions(target));
+  await waitEstablished(options.kubeconfigPath);
 
   const informers = informerView(kubeConfig, logger);
   informers.start();
@@ -88,13 +99,13 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
     maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000,
   }, informers.view, informers.synced, logger);
   await waitFor('the webhook informer caches to sync', async () => informers.synced(), { timeoutMs: 30_000, intervalMs: 100 });
-  put(options.kubeconfigPath, webhookConfigurations(target));
+  await put(options.kubeconfigPath, webhookConfigurations(target));
 
   return {
     server, informers, certs,
     async stop() {
-      kubectl(options.kubeconfigPath, ['delete', '--ignore-not-found', 'validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating']);
-      put(options.kubeconfigPath, customResourceDefinitions());
+      await kubectl(options.kubeconfigPath, ['delete', '--ignore-not-found', 'validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating']);
+      await put(options.kubeconfigPath, customResourceDefinitions());
       await server.shutdown();
       await informers.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -234,6 +234,9 @@ describe('webhook admission rules', () => {
       expect(checkExportConflicts(check({ serviceImport: imported, previous, candidate }))).to.deep.include({ allowed: true, warnings: [] });
       // Without knowing what this cluster exported before, the old port looks like a peer's.
       expect(checkExportConflicts(check({ serviceImport: imported, candidate })).warnings).to.have.length(1);
+      // Nor when this cluster is not (yet) among the exporters: then every port in the union is a peer's.
+      const peersOnly = serviceImport('web', ['west'], { ports: [{ name: 'admin', protocol: 'TCP', port: 8000 }] });
+      expect(checkExportConflicts(check({ serviceImport: peersOnly, previous, candidate })).warnings).to.have.length(1);
     });
 
     it('X1: several peers are named together as the established value', () => {

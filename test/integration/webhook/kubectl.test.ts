@@ -1,0 +1,165 @@
+// The webhooks registered in a real kube-apiserver of the testbed (caBundle from a throwaway CA), driven by kubectl as a
+// user would: every rule of issue 3 through the real admission chain, and conversion served for v1alpha1 reads with
+// objects stored as v1beta1 in etcd.
+
+import { expect } from 'chai';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER, WORKER_SERVICE_ACCOUNT } from '../../../src/core/names.ts';
+import type { TestCluster } from '../../../hack/testbed/index.ts';
+import { withClusterSet } from '../../support/clusterset.ts';
+import { createNamespace, deleteNamespace } from '../../support/kube.ts';
+import { kubectl, kubectlOk, startRegisteredWebhook, type RegisteredWebhook } from './harness.ts';
+
+const NS = 'webhook-it';
+/** Acts as the reconcile worker: its user name, with rights to write anything (RBAC is not what is tested here). */
+const AS_WORKER = ['--as', WORKER_SERVICE_ACCOUNT, '--as-group', 'system:masters'];
+
+const yaml = (o: unknown) => JSON.stringify(o);
+const serviceExport = (name: string, apiVersion = 'multicluster.x-k8s.io/v1alpha1') => yaml({ apiVersion, kind: 'ServiceExport', metadata: { name, namespace: NS } });
+const service = (name: string, spec: Record<string, unknown>) => yaml({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: NS }, spec: { ports: [{ name: 'http', port: 80 }], ...spec } });
+const serviceImport = (name: string, type: string) => yaml({
+  apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', metadata: { name, namespace: NS },
+  spec: { type, ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None' },
+});
+
+/** The object etcd holds for `key` (the apiserver's storage, read through etcd's JSON gateway). */
+async function stored(cluster: TestCluster, key: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${cluster.endpoints.etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(key).toString('base64') }) });
+  const body = await res.json() as { kvs?: Array<{ value: string }> };
+  const value = body.kvs?.[0]?.value;
+  if (value === undefined) throw new Error(`etcd has no ${key}`);
+  return JSON.parse(Buffer.from(value, 'base64').toString()) as Record<string, unknown>;
+}
+
+describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', function () {
+  this.timeout(120_000);
+  const clusterSet = withClusterSet();
+  let cluster: TestCluster;
+  let webhook: RegisteredWebhook | undefined;
+  let savedProperties: unknown[] = [];
+  const k = (args: string[], input?: string) => kubectl(cluster.kubeconfigPath, args, input);
+  const ok = (args: string[], input?: string) => kubectlOk(cluster.kubeconfigPath, args, input);
+
+  async function register(policy: 'Warn' | 'Reject'): Promise<void> {
+    await webhook?.stop();
+    webhook = await startRegisteredWebhook({ kubeconfigPath: cluster.kubeconfigPath, policy, worker: WORKER_SERVICE_ACCOUNT });
+  }
+
+  before(async function () {
+    cluster = clusterSet().clusters[1]!;
+    // This suite starts from a cluster without identity; whatever an earlier suite left is put back afterwards. Done
+    // before registering, so C3 cannot refuse it on account of exports an earlier suite left.
+    const existing = await k(['get', 'clusterproperties', '-o', 'json']);
+    savedProperties = existing.status === 0 ? (JSON.parse(existing.stdout) as { items: unknown[] }).items : [];
+    if (savedProperties.length > 0) await ok(['delete', 'clusterproperties', '--all']);
+    await register('Warn');
+    await createNamespace(cluster.kubeConfig(), NS);
+  });
+
+  after(async function () {
+    if (!cluster) return;
+    // Nothing runs the worker here: release the finalizers (a metadata-only update the webhook allows) so the namespace goes.
+    const exports = (JSON.parse((await k(['get', 'serviceexports', '-n', NS, '-o', 'json'])).stdout || '{"items":[]}') as { items: Array<{ metadata: { name: string } }> }).items;
+    for (const e of exports) await k(['patch', 'serviceexport', e.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    await webhook?.stop();
+    await deleteNamespace(cluster.kubeConfig(), NS);
+    await k(['delete', 'clusterproperties', '--all']);
+    for (const p of savedProperties as Array<{ metadata: Record<string, unknown> }>) {
+      await k(['create', '-f', '-'], yaml({ ...p, metadata: { name: p.metadata.name } }));
+    }
+  });
+
+  it('C1: the tutorial export is refused before the ClusterProperties exist, with our message and command', async () => {
+    const r = await k(['apply', '-f', '-'], serviceExport('nginx-hello'));
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.contain('admission webhook "serviceexports.validate.multicluster.x-k8s.io" denied the request')
+      .and.contain(`ServiceExport ${NS}/nginx-hello cannot be accepted: this cluster has no ClusterProperty ${CLUSTER_ID_PROPERTY} and ClusterProperty ${CLUSTERSET_ID_PROPERTY} yet`)
+      .and.contain('| kubectl apply -f -');
+    expect((await k(['get', 'serviceexport', 'nginx-hello', '-n', NS])).status, 'nothing was stored').to.equal(1);
+  });
+
+  it('C1: the commands from the message create the ClusterProperties; then the export is admitted with the finalizer (E3)', async () => {
+    const r = await k(['apply', '-f', '-'], serviceExport('nginx-hello'));
+    const commands = [...r.stderr.matchAll(/echo '(\{[^']*\})' \| kubectl apply -f -/g)].map((m) => m[1]!);
+    expect(commands).to.have.length(2);
+    for (const json of commands) {
+      await ok(['apply', '-f', '-'], json.replace('<this-cluster-id>', cluster.id).replace('<clusterset-id>', 'webhook-it-set'));
+    }
+    const admitted = await ok(['apply', '-f', '-'], serviceExport('nginx-hello'));
+    expect(admitted.stdout).to.contain('serviceexport.multicluster.x-k8s.io/nginx-hello created');
+    expect(admitted.stderr, 'E4: no Service yet').to.contain(`Warning: Service ${NS}/nginx-hello does not exist yet; it is exported as soon as it is created (E4).`);
+    expect((await ok(['get', 'serviceexport', 'nginx-hello', '-n', NS, '-o', 'jsonpath={.metadata.finalizers}'])).stdout).to.equal(`["${SERVICE_EXPORT_FINALIZER}"]`);
+  });
+
+  it('E3: a server-side dry run shows the finalizer and stores nothing', async () => {
+    const dry = await ok(['create', '--dry-run=server', '-o', 'jsonpath={.metadata.finalizers}', '-f', '-'], serviceExport('dry-run'));
+    expect(dry.stdout).to.equal(`["${SERVICE_EXPORT_FINALIZER}"]`);
+    expect((await k(['get', 'serviceexport', 'dry-run', '-n', NS])).status).to.equal(1);
+  });
+
+  it('conversion: v1alpha1 is served through the webhook while etcd holds v1beta1', async () => {
+    const alpha = JSON.parse((await ok(['get', 'serviceexports.v1alpha1.multicluster.x-k8s.io', 'nginx-hello', '-n', NS, '-o', 'json'])).stdout) as { apiVersion: string; metadata: { finalizers: string[] } };
+    expect(alpha.apiVersion).to.equal('multicluster.x-k8s.io/v1alpha1');
+    expect(alpha.metadata.finalizers).to.deep.equal([SERVICE_EXPORT_FINALIZER]);
+    const list = JSON.parse((await ok(['get', 'serviceexports.v1alpha1.multicluster.x-k8s.io', '-n', NS, '-o', 'json'])).stdout) as { items: Array<{ apiVersion: string }> };
+    expect(list.items.map((i) => i.apiVersion)).to.deep.equal(['multicluster.x-k8s.io/v1alpha1']);
+    expect((await stored(cluster, `/registry/multicluster.x-k8s.io/serviceexports/${NS}/nginx-hello`)).apiVersion).to.equal('multicluster.x-k8s.io/v1beta1');
+    const metrics = await webhook!.server.metrics.registry.getSingleMetricAsString('mcs_webhook_requests_total');
+    expect(metrics).to.match(/webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/);
+  });
+
+  it('E5: an export of an ExternalName Service is refused', async () => {
+    await ok(['apply', '-f', '-'], service('external', { type: 'ExternalName', externalName: 'example.com', ports: undefined }));
+    const r = await k(['apply', '-f', '-'], serviceExport('external'));
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.contain(`Service ${NS}/external is of type ExternalName, which cannot be exported (E5)`);
+  });
+
+  it('I6: a user may not write a ServiceImport or an MCS EndpointSlice; the worker identity may', async () => {
+    const user = await k(['apply', '-f', '-'], serviceImport('nginx-hello', 'ClusterSetIP'));
+    expect(user.status).to.equal(1);
+    expect(user.stderr).to.contain(`ServiceImport ${NS}/nginx-hello is managed by the mcs-cloudmap worker (${WORKER_SERVICE_ACCOUNT}); user "kubernetes-admin" may not create it (I6)`);
+    await ok(['apply', ...AS_WORKER, '-f', '-'], serviceImport('nginx-hello', 'ClusterSetIP'));
+    const slice = yaml({
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'nginx-hello-x', namespace: NS, labels: { [LABEL_SERVICE_NAME]: 'nginx-hello' } },
+      addressType: 'IPv4', endpoints: [{ addresses: ['10.9.9.9'] }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+    });
+    expect((await k(['apply', '-f', '-'], slice)).stderr).to.contain('(labelled multicluster.kubernetes.io/service-name)').and.contain('(I6)');
+    await ok(['apply', ...AS_WORKER, '-f', '-'], slice);
+    expect((await k(['delete', 'endpointslice', 'nginx-hello-x', '-n', NS])).stderr).to.contain('may not delete it (I6)');
+    await ok(['delete', ...AS_WORKER, 'endpointslice', 'nginx-hello-x', '-n', NS]);
+  });
+
+  it('X3: a conflicting export is admitted with the warning kubectl prints (policy Warn)', async () => {
+    await ok(['apply', ...AS_WORKER, '-f', '-'], serviceImport('conflicting', 'ClusterSetIP'));
+    await ok(['patch', ...AS_WORKER, 'serviceimport', 'conflicting', '-n', NS, '--subresource=status', '--type=merge', '-p', '{"status":{"clusters":[{"cluster":"peer-1"}]}}']);
+    await ok(['apply', '-f', '-'], service('conflicting', { clusterIP: 'None' }));
+    const r = await ok(['apply', '-f', '-'], serviceExport('conflicting'));
+    expect(r.stderr).to.contain(`Warning: type ClusterSetIP from cluster peer-1 (oldest export) wins over Headless from ${cluster.id} (X3)`);
+    expect((await ok(['get', 'serviceexport', 'conflicting', '-n', NS, '-o', 'name'])).stdout.trim()).to.equal('serviceexport.multicluster.x-k8s.io/conflicting');
+  });
+
+  it('X2: an update of an exported Service that clashes on a port is warned', async () => {
+    const r = await ok(['patch', 'service', 'conflicting', '-n', NS, '--type=json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8080}]']);
+    expect(r.stderr).to.contain(`Warning: port "http" is TCP/80 in cluster peer-1 (older export, wins) but TCP/8080 in cluster ${cluster.id} (X2)`);
+  });
+
+  it('C2, C3: the cluster id may not change or go while exports exist, nor become an invalid label', async () => {
+    const change = await k(['apply', '-f', '-'], yaml({ apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY }, spec: { value: 'other' } }));
+    expect(change.status).to.equal(1);
+    expect(change.stderr).to.contain(`ClusterProperty ${CLUSTER_ID_PROPERTY} cannot change from "${cluster.id}" to "other" while this cluster has ServiceExports (C3): `);
+    const gone = await k(['delete', 'clusterproperty', CLUSTERSET_ID_PROPERTY]);
+    expect(gone.stderr).to.contain(`ClusterProperty ${CLUSTERSET_ID_PROPERTY} cannot be deleted while this cluster has ServiceExports (C3)`);
+    const relabel = await k(['patch', 'clusterproperty', CLUSTER_ID_PROPERTY, '--type=merge', '-p', '{"spec":{"value":"Bad_Id"}}']);
+    expect(relabel.stderr).to.contain('The cluster id "Bad_Id" is not an RFC 1123 DNS label').and.contain('(C2)');
+  });
+
+  it('X3: with --conflict-policy=Reject the same export is refused with the same facts', async () => {
+    await register('Reject');
+    await ok(['delete', 'serviceexport', 'conflicting', '-n', NS, '--wait=false']);
+    await ok(['patch', 'serviceexport', 'conflicting', '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    const r = await k(['apply', '-f', '-'], serviceExport('conflicting'));
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.contain(`ServiceExport ${NS}/conflicting conflicts with the ServiceImport exported by peer-1 (PortConflict, TypeConflict; conflict policy Reject)`)
+      .and.contain('type ClusterSetIP from cluster peer-1 (oldest export) wins over Headless');
+  });
+});
