@@ -5,3 +5,4 @@ export { ipv4InCidr } from './network.ts';
 export { coreDnsAvailability } from './paths.ts';
 export { startCoreDns } from './coredns.ts';
 export type { CoreDns, CoreDnsSpec } from './coredns.ts';
+export { hostAddress } from './host-address.ts';

@@ -60,6 +60,13 @@ async function leaf(dir: string, ca: KeyPair, spec: LeafSpec): Promise<KeyPair> 
   return pair;
 }
 
+const ADMIN_FILE = 'admin';
+
+/** The admin client certificate made by createClusterPki in `dir` (for probes that only know the CA's path). */
+export function adminKeyPair(dir: string): KeyPair {
+  return { cert: join(dir, `${ADMIN_FILE}.crt`), key: join(dir, `${ADMIN_FILE}.key`) };
+}
+
 /** Creates `dir` and a fresh CA, serving and client certificates, and the service-account key for one cluster. */
 export async function createClusterPki(dir: string, clusterId: string, apiserverServiceIp: string): Promise<ClusterPki> {
   mkdirSync(dir, { recursive: true });
@@ -82,7 +89,7 @@ export async function createClusterPki(dir: string, clusterId: string, apiserver
       altNames: [...loopback, 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
         'DNS:kubernetes.default.svc.cluster.local', `IP:${apiserverServiceIp}`],
     }),
-    leaf(dir, ca, { file: 'admin', subject: '/O=system:masters/CN=kubernetes-admin', usage: 'client' }),
+    leaf(dir, ca, { file: ADMIN_FILE, subject: '/O=system:masters/CN=kubernetes-admin', usage: 'client' }),
     leaf(dir, ca, { file: 'controller-manager', subject: '/CN=system:kube-controller-manager', usage: 'client' }),
     leaf(dir, ca, { file: 'controller-manager-serving', subject: '/CN=kube-controller-manager', usage: 'server', altNames: loopback }),
     leaf(dir, ca, { file: 'scheduler', subject: '/CN=system:kube-scheduler', usage: 'client' }),
