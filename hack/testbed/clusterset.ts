@@ -118,9 +118,15 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     startupMs,
     stop(stopOpts = {}) {
       stopped ??= (async () => {
+        const stopping = Date.now();
         await sup.stopAll();
-        if (stopOpts.keepLogs) log(`stopped; logs kept in ${dir}`);
-        else rmSync(dir, { recursive: true, force: true });
+        const took = `stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s`;
+        if (stopOpts.keepLogs) {
+          log(`${took}; logs kept in ${dir}`);
+        } else {
+          rmSync(dir, { recursive: true, force: true });
+          log(took);
+        }
       })();
       return stopped;
     },

@@ -114,10 +114,14 @@ export async function down(dir: string): Promise<{ ownerStopped: boolean; leftov
       process.kill(owner, 'SIGKILL');
     }
   }
-  // Normally nothing: the owner killed its process groups. After a crash of owner and watchdog, these remain.
-  const leftovers = Object.values(readState(dir)?.pids ?? {}).filter((pid) => isAlive(pid) && isTestbedProcess(pid));
+  // The owner killed its process groups on the way out; give the kernel a moment to finish them. Whatever still runs
+  // (owner and watchdog both crashed) is killed here.
+  const pids = Object.values(readState(dir)?.pids ?? {});
+  const remaining = () => pids.filter(isTestbedProcess);
+  await waitFor('the testbed processes to exit', async () => remaining().length === 0, { timeoutMs: 3000, intervalMs: 50 }).catch(() => {});
+  const leftovers = remaining();
   for (const pid of leftovers) process.kill(-pid, 'SIGKILL');
-  await waitFor('leftover testbed processes to exit', async () => leftovers.every((p) => !isTestbedProcess(p)), { timeoutMs: 10_000, intervalMs: 100 });
+  await waitFor('leftover testbed processes to exit', async () => remaining().length === 0, { timeoutMs: 10_000, intervalMs: 100 });
   rmSync(dir, { recursive: true, force: true });
   rmSync(ownerLogPath(dir), { force: true });
   rmSync(ownerPidPath(dir), { force: true });
