@@ -92,7 +92,7 @@ export class CloudMapAdapter {
     return this.instances.registerInstance(serviceId, instance);
   }
 
-  deregisterInstance(serviceId: string, instanceId: string): Promise<string | undefined> {
+  deregisterInstance(serviceId: string, instanceId: string): Promise<string[]> {
     return this.instances.deregisterInstance(serviceId, instanceId);
   }
 

@@ -55,12 +55,16 @@ export class CloudMapInstances {
 
   /** Every instance of the service (all clusters, all ClusterSets), paged, one entry per id. */
   async listInstances(serviceId: string): Promise<CloudMapInstance[]> {
-    const all = await collectPages(async (NextToken) => {
+    return dedupeById(await this.listCopies(serviceId));
+  }
+
+  /** Every entry ListInstances returns, copies included (the emulator keeps one per registration of an id). */
+  private listCopies(serviceId: string): Promise<CloudMapInstance[]> {
+    return collectPages(async (NextToken) => {
       const out = await this.onService('ListInstances', { serviceId },
         () => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 })));
       return { items: (out.Instances ?? []).flatMap((i) => toInstance(i.Id, i.Attributes)), nextToken: out.NextToken };
     });
-    return dedupeById(all);
   }
 
   /**
@@ -139,31 +143,31 @@ export class CloudMapInstances {
   }
 
   /**
-   * Deregisters one of this cluster's instances and returns the operation id, or undefined when it is already gone.
-   * The instance is read first and refused unless its CLUSTER_ID and CLUSTERSET_ID are this cluster's (M4): an id
-   * alone does not prove ownership, since the AWS controller's id format repeats across clusters.
+   * Deregisters one of this cluster's instances; returns the operation ids to wait for (none when it is already
+   * gone). See deregisterInstances.
    */
-  async deregisterInstance(serviceId: string, instanceId: string): Promise<string | undefined> {
-    const current = await this.getInstance(serviceId, instanceId);
-    return current === undefined ? undefined : this.deregisterOwned(serviceId, current);
+  deregisterInstance(serviceId: string, instanceId: string): Promise<string[]> {
+    return this.deregisterInstances(serviceId, [instanceId]);
   }
 
   /**
-   * Deregisters several instances of one service with a single listing for the ownership check. Returns the
-   * operation ids; ids already gone are skipped. Throws OwnershipError, before writing anything, if any id belongs
-   * to another cluster.
+   * Deregisters instances of this cluster from one service and returns the operation ids. The service is listed
+   * first: an id alone does not prove ownership (the AWS controller's id format repeats across clusters), so every
+   * listed copy must carry this cluster's CLUSTER_ID and CLUSTERSET_ID (M4), else OwnershipError is thrown before
+   * anything is written. The listing also counts copies: the emulator keeps one per registration and its
+   * DeregisterInstance removes one per call, so each copy gets a call (real Cloud Map always lists one).
    */
   async deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
     const wanted = new Set(instanceIds);
-    const targets = (await this.listInstances(serviceId)).filter((i) => wanted.has(i.id));
-    for (const instance of targets) assertOwnInstance(instance, this.identity, 'deregister', describeContext({ serviceId }));
-    const operations = await Promise.all(targets.map((instance) => this.deregisterOwned(serviceId, instance)));
+    const copies = (await this.listCopies(serviceId)).filter((i) => wanted.has(i.id));
+    const where = describeContext({ serviceId });
+    for (const instance of copies) assertOwnInstance(instance, this.identity, 'deregister', where);
+    const operations = await Promise.all(copies.map((instance) => this.deregisterOwned(serviceId, instance)));
     return operations.filter((id): id is string => id !== undefined);
   }
 
   private async deregisterOwned(serviceId: string, instance: CloudMapInstance): Promise<string | undefined> {
     const context = { serviceId, instanceId: instance.id };
-    assertOwnInstance(instance, this.identity, 'deregister', describeContext({ serviceId }));
     let out;
     try {
       out = await this.onService('DeregisterInstance', context,
