@@ -1,0 +1,158 @@
+// Least privilege that is enough: the installed RBAC is applied for real to a testbed cluster, and each process runs with
+// a token of its own ServiceAccount, started with its Deployment's command and environment. The worker carries an
+// export through to Cloud Map, the import, the derived Service and the MCS EndpointSlices, takes its Lease, and removes
+// everything when the export goes; the webhook server syncs its caches. Neither may log a single 403 (issue 5 item 1).
+import { expect } from 'chai';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { freePorts } from '../../../hack/testbed/ports.ts';
+import { waitFor } from '../../../hack/testbed/wait.ts';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
+import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
+import { withOwnClusterSet } from '../../support/clusterset.ts';
+import { find, kustomizeBuild, type Manifest } from './build.ts';
+import { effectiveEnv, type Deployment } from './deployment-checks.ts';
+
+const REPO = new URL('../../../', import.meta.url).pathname;
+const NS = 'rbac-demo';
+const RBAC_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+
+interface Started { process: ChildProcess; logFile: string }
+
+describe('kustomize RBAC is enough for each process, run as its own ServiceAccount (issue 5 item 1)', function () {
+  this.timeout(180_000);
+  const clusterSet = withOwnClusterSet({ clusters: 1 });
+  const objects: Manifest[] = kustomizeBuild('base').objects;
+  const dir = mkdtempSync(join(tmpdir(), 'mcs-rbac-'));
+  const started: Started[] = [];
+  let admin = '';
+
+  function kubectl(args: string[], input?: unknown): string {
+    const r = spawnSync('kubectl', ['--kubeconfig', admin, ...args], { input: input === undefined ? undefined : (typeof input === 'string' ? input : stringify(input)), encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
+    return r.stdout;
+  }
+  const getJson = (args: string[]) => JSON.parse(kubectl([...args, '-o', 'json'])) as Record<string, unknown> & { items?: unknown[] };
+
+  /** A kubeconfig for `serviceAccount` in mcs-cloudmap-system: the admin's cluster, a TokenRequest token as the user. */
+  function serviceAccountKubeconfig(serviceAccount: string): string {
+    const token = kubectl(['-n', 'mcs-cloudmap-system', 'create', 'token', serviceAccount, '--duration=1h']).trim();
+    const kc = parse(readFileSync(admin, 'utf8')) as { clusters: unknown[]; contexts: { context: { cluster: string } }[] };
+    const path = join(dir, `${serviceAccount}.kubeconfig`);
+    writeFileSync(path, stringify({
+      apiVersion: 'v1', kind: 'Config', clusters: kc.clusters, users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: serviceAccount, context: { cluster: kc.contexts[0]!.context.cluster, user: serviceAccount } }], 'current-context': serviceAccount,
+    }));
+    return path;
+  }
+
+  /** Runs a Deployment's container from source (dist/X.js is X.ts) with its environment plus `env`. */
+  function startAs(deployment: string, env: Record<string, string>): Started {
+    const container = (find(objects, 'Deployment', deployment) as Deployment).spec.template.spec.containers[0]!;
+    const configMap = objects.find((o) => o.kind === 'ConfigMap')!.data as Record<string, string>;
+    const entry = container.command![1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    const logFile = join(dir, `${deployment}.log`);
+    const child = spawn(join(REPO, 'node_modules/.bin/node'), [join(REPO, entry), ...(container.args ?? [])], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...effectiveEnv(container, configMap), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const log = createWriteStream(logFile);
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+    const s = { process: child, logFile };
+    started.push(s);
+    return s;
+  }
+
+  async function waitReady(s: Started, url: string): Promise<void> {
+    await waitFor(`${url} to answer 200`, async () => {
+      if (s.process.exitCode !== null) throw new Error(`exited with code ${s.process.exitCode}; log: ${s.logFile}`);
+      return fetch(url).then((r) => r.ok, () => false);
+    }, { timeoutMs: 60_000, intervalMs: 250 });
+  }
+
+  /** Log lines in which the apiserver refused a request. */
+  const forbidden = (s: Started) => readFileSync(s.logFile, 'utf8').split('\n').filter((l) => /\b403\b|forbidden/i.test(l));
+
+  /** waitFor that names the refused requests when it gives up: a missing verb shows as a stall, not an exception. */
+  async function waitWithLog(s: Started, what: string, check: () => Promise<boolean>): Promise<void> {
+    try {
+      await waitFor(what, check, { timeoutMs: 60_000, intervalMs: 500 });
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; refused requests: ${forbidden(s).slice(0, 3).join(' | ') || 'none'}; log: ${s.logFile}`);
+    }
+  }
+
+  before(() => {
+    const cs = clusterSet();
+    admin = cs.clusters[0]!.kubeconfigPath;
+    // Namespace, CRDs, ServiceAccounts and RBAC exactly as installed; nothing else of ours.
+    kubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], objects.filter((o) => RBAC_KINDS.has(o.kind)).map((o) => stringify(o)).join('---\n'));
+    kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+    kubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], [
+      { apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY }, spec: { value: cs.clusters[0]!.id } },
+      { apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name: CLUSTERSET_ID_PROPERTY }, spec: { value: cs.clustersetId } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    ].map((o) => stringify(o)).join('---\n'));
+  });
+
+  after(() => {
+    for (const s of started) s.process.kill('SIGTERM');
+  });
+
+  it('the worker exports a Service, imports it, holds its Lease and cleans up, without one 403', async () => {
+    const cs = clusterSet();
+    const [metrics, health] = await freePorts(2) as [number, number];
+    const worker = startAs('mcs-cloudmap-worker', {
+      MCS_KUBECONFIG: serviceAccountKubeconfig('mcs-cloudmap-worker'), MCS_CLOUDMAP_ENDPOINT: cs.cloudMapEndpoint, MCS_AWS_REGION: cs.region,
+      MCS_METRICS_PORT: String(metrics), MCS_HEALTH_PORT: String(health), MCS_IDENTITY: 'worker-pod-0', MCS_NAMESPACE: 'mcs-cloudmap-system',
+      AWS_ACCESS_KEY_ID: 'testbed', AWS_SECRET_ACCESS_KEY: 'testbed', AWS_EC2_METADATA_DISABLED: 'true',
+    });
+    await waitReady(worker, `http://127.0.0.1:${health}/readyz`);
+
+    kubectl(['apply', '--server-side', '--field-manager=test', '-f', '-'], [
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: NS }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
+      {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-1', namespace: NS, labels: { 'kubernetes.io/service-name': 'web' } },
+        addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }], endpoints: [{ addresses: ['10.1.0.5'], conditions: { ready: true } }],
+      },
+      { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'web', namespace: NS } },
+    ].map((o) => stringify(o)).join('---\n'));
+
+    const readyOf = () => ((getJson(['-n', NS, 'get', 'serviceexports.multicluster.x-k8s.io', 'web']).status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
+    await waitWithLog(worker, 'ServiceExport Ready=True', async () => readyOf()?.status === 'True');
+    await waitWithLog(worker, 'ServiceImport, derived Service and MCS EndpointSlice', async () => {
+      const imports = getJson(['-n', NS, 'get', 'serviceimports.multicluster.x-k8s.io']).items ?? [];
+      const slices = getJson(['-n', NS, 'get', 'endpointslices', '-l', 'multicluster.kubernetes.io/service-name=web']).items ?? [];
+      const derived = getJson(['-n', NS, 'get', 'services', '-l', 'multicluster.kubernetes.io/service-name=web']).items ?? [];
+      return imports.length === 1 && slices.length >= 1 && derived.length === 1;
+    });
+    const lease = getJson(['-n', 'mcs-cloudmap-system', 'get', 'lease', 'mcs-cloudmap-worker']);
+    expect((lease.spec as { holderIdentity: string }).holderIdentity).to.equal('worker-pod-0');
+
+    kubectl(['-n', NS, 'delete', 'serviceexports.multicluster.x-k8s.io', 'web', '--wait=true', '--timeout=60s']);
+    await waitWithLog(worker, 'the ServiceImport to go (I2)', async () => (getJson(['-n', NS, 'get', 'serviceimports.multicluster.x-k8s.io']).items ?? []).length === 0);
+    expect(forbidden(worker), `403s in ${worker.logFile}`).to.deep.equal([]);
+  });
+
+  it('the webhook server syncs its caches (list/watch of what its rules read), without one 403', async () => {
+    const [port, metrics] = await freePorts(2) as [number, number];
+    const certs = makeDevCertificates(mkdtempSync(join(dir, 'tls-')));
+    const webhook = startAs('mcs-cloudmap-webhook', {
+      MCS_KUBECONFIG: serviceAccountKubeconfig('mcs-cloudmap-webhook'), MCS_PORT: String(port), MCS_METRICS_PORT: String(metrics),
+      MCS_BIND_ADDRESS: '127.0.0.1', MCS_TLS_CERT_FILE: certs.certFile, MCS_TLS_KEY_FILE: certs.keyFile,
+    });
+    await waitReady(webhook, `http://127.0.0.1:${metrics}/readyz`);
+    expect(forbidden(webhook), `403s in ${webhook.logFile}`).to.deep.equal([]);
+  });
+
+  it('a ServiceAccount without these roles is refused (the check can fail)', () => {
+    kubectl(['-n', 'mcs-cloudmap-system', 'create', 'serviceaccount', 'nobody']);
+    const r = spawnSync('kubectl', ['--kubeconfig', serviceAccountKubeconfig('nobody'), 'get', 'serviceimports.multicluster.x-k8s.io', '-A'], { encoding: 'utf8' });
+    expect(r.status).to.not.equal(0);
+    expect(r.stderr).to.match(/forbidden/i);
+  });
+});
