@@ -92,14 +92,14 @@ export class CloudMapWatcher {
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
-      pollIntervalMs: 1000,
-      fullResyncIntervalMs: 300_000,
-      deepResyncEvery: 6,
-      recheckAfterMs: 5000,
-      concurrency: 16,
-      minBumpIntervalMs: 200,
-      clock: systemClock,
       ...options,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      fullResyncIntervalMs: options.fullResyncIntervalMs ?? 300_000,
+      deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
+      recheckAfterMs: options.recheckAfterMs ?? 5000,
+      concurrency: Math.max(1, options.concurrency ?? 16),
+      minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
+      clock: options.clock ?? systemClock,
       logger: options.logger,
     };
     this.markerNamespace = markerNamespaceName(options.identity.clustersetId);
@@ -119,6 +119,7 @@ export class CloudMapWatcher {
   start(): Promise<void> {
     if (!this.firstSync) {
       this.abort = new AbortController();
+      this.nextFullResync = 0; // a restart reads everything again before it resolves
       this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
       this.loop = this.run();
     }
@@ -327,9 +328,10 @@ export class CloudMapWatcher {
     }
     this.counts.fullResyncs++;
     this.log?.info({ deep, namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map full resync done');
-    if (!failed && !this.isSynced) {
+    if (!failed) {
       this.isSynced = true;
       this.resolveFirstSync?.();
+      this.resolveFirstSync = undefined;
     }
   }
 

@@ -79,6 +79,13 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(a.events.map((e) => `${e.namespace}/${e.service}`).sort()).to.deep.equal(['alpha/svc-0', 'alpha/svc-1', 'alpha/svc-2', 'beta/svc-0', 'beta/svc-1']);
     expect(a.watcher.snapshot('alpha', 'svc-1').map((i) => i.id).sort()).to.deep.equal(['cls2-1-a', 'cls2-1-b']);
     expect(a.watcher.snapshot('alpha', 'nope')).to.deep.equal([]);
+
+    // Stopped and started again (a worker losing and regaining leadership): reads everything again, reports nothing new.
+    await a.watcher.stop();
+    const resyncs = a.watcher.stats.fullResyncs;
+    await a.watcher.start();
+    expect(a.watcher.stats.fullResyncs).to.equal(resyncs + 1);
+    expect(a.events).to.have.length(5);
   });
 
   it('sees another cluster\'s marked change within one poll, reading only the changed service', async () => {
