@@ -45,6 +45,8 @@ export interface ClusterStartOptions {
   sharedPodCidr: boolean;
   region: string;
   timeoutMs: number;
+  /** Aborted when another part of the ClusterSet failed to start: stop waiting. */
+  signal: AbortSignal;
 }
 
 function loadKubeConfig(path: string): KubeConfig {
@@ -53,7 +55,7 @@ function loadKubeConfig(path: string): KubeConfig {
   return kc;
 }
 
-async function waitUntilSchedulable(kc: KubeConfig, network: ClusterNetwork, timeoutMs: number): Promise<void> {
+async function waitUntilSchedulable(kc: KubeConfig, network: ClusterNetwork, timeoutMs: number, signal: AbortSignal): Promise<void> {
   const api = kc.makeApiClient(CoreV1Api);
   const expected = new Set(network.nodes.map((n) => n.name));
   await waitFor(`${network.clusterId}: fake nodes Ready without taints`, async () => {
@@ -63,11 +65,11 @@ async function waitUntilSchedulable(kc: KubeConfig, network: ClusterNetwork, tim
       && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
       && (n.spec?.taints ?? []).length === 0);
     return ready.length === expected.size;
-  }, { timeoutMs });
+  }, { timeoutMs, signal });
   await waitFor(`${network.clusterId}: ServiceAccount default/default`, async () => {
     await api.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
     return true;
-  }, { timeoutMs });
+  }, { timeoutMs, signal });
 }
 
 export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): Promise<TestCluster> {
@@ -99,7 +101,7 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
     startScheduler(sup, { clusterId: id, logsDir, kubeconfig: schedulerKubeconfig, port: schedulerPort, pki }, opts.timeoutMs),
     startKwok(sup, { network, region: opts.region, logsDir, kubeconfig: kubeconfigPath, port: kwokPort }, opts.timeoutMs),
   ]);
-  await waitUntilSchedulable(kc, network, opts.timeoutMs);
+  await waitUntilSchedulable(kc, network, opts.timeoutMs, opts.signal);
 
   return {
     id,

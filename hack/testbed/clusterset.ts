@@ -78,6 +78,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
 
   let clusters: TestCluster[];
   let cloudMapEndpoint: string;
+  const failed = new AbortController();
   try {
     const [motoPort] = await freePorts(1) as [number];
     const motoLogs = join(dir, 'moto');
@@ -86,11 +87,13 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
       startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS),
       Promise.all(Array.from({ length: count }, (_, i) => startCluster(sup, {
         index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: REGION, timeoutMs: COMPONENT_TIMEOUT_MS,
+        signal: failed.signal,
       }))),
     ]);
     cloudMapEndpoint = moto.endpoint;
     clusters = all;
   } catch (err) {
+    failed.abort(err);
     await sup.stopAll(1000);
     throw new Error(`the testbed did not start (logs kept in ${dir}): ${(err as Error).message}`, { cause: err });
   }

@@ -2,10 +2,11 @@
 // the process that owns it is killed with SIGKILL (the watchdog then kills the process groups).
 import { expect } from 'chai';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { STATE_FILE, startClusterSet, type ClusterSetState } from '../../../hack/testbed/index.ts';
+import { cacheDir } from '../../../hack/testbed/paths.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { CLUSTERSET_START_TIMEOUT_MS } from '../../support/clusterset.ts';
 
@@ -89,15 +90,45 @@ describe('testbed process supervision (issue 2 item 2: no orphans)', function ()
     await waitFor('the watchdog to kill the orphaned testbed processes', async () => running(pids).length === 0, { timeoutMs: 10_000 });
   });
 
-  it('fails with the install command when a binary is missing, and leaves no process', async () => {
+  /** Runs `fn` with MCS_CLOUDMAP_CACHE pointing at `cache`. */
+  async function withCache<T>(cache: string, fn: () => Promise<T>): Promise<T> {
     const saved = process.env.MCS_CLOUDMAP_CACHE;
-    process.env.MCS_CLOUDMAP_CACHE = newDir();
+    process.env.MCS_CLOUDMAP_CACHE = cache;
     try {
-      const err = await startClusterSet({ clusters: 1, dir: join(dirs.at(-1)!, 'testbed'), log: () => {} }).then(() => undefined, (e: Error) => e);
-      expect(err?.message).to.match(/is not installed at .*: run "bash hack\/install-testbed\.sh"/);
+      return await fn();
     } finally {
       if (saved === undefined) delete process.env.MCS_CLOUDMAP_CACHE;
       else process.env.MCS_CLOUDMAP_CACHE = saved;
     }
+  }
+
+  it('fails with the install command when a binary is missing, and leaves no process', async () => {
+    const cache = newDir();
+    const err = await withCache(cache, () => startClusterSet({ clusters: 1, dir: join(cache, 'testbed'), log: () => {} }))
+      .then(() => undefined, (e: Error) => e);
+    expect(err?.message).to.match(/is not installed at .*: run "bash hack\/install-testbed\.sh"/);
+  });
+
+  it('fails at once, with the component\'s last log lines, when a component exits during the start, and leaves no process', async () => {
+    // A cache whose kube-scheduler exits at once; every other binary is the real one.
+    const cache = newDir();
+    const real = cacheDir();
+    mkdirSync(join(cache, 'bin'));
+    for (const name of readdirSync(join(real, 'bin'))) {
+      if (name !== 'kube-scheduler') symlinkSync(join(real, 'bin', name), join(cache, 'bin', name));
+    }
+    symlinkSync(join(real, 'kwok-stages'), join(cache, 'kwok-stages'));
+    writeFileSync(join(cache, 'bin', 'kube-scheduler'), '#!/bin/sh\necho "simulated scheduler failure" >&2\nexit 3\n');
+    chmodSync(join(cache, 'bin', 'kube-scheduler'), 0o755);
+
+    const dir = join(cache, 'testbed');
+    const started = Date.now();
+    const err = await withCache(cache, () => startClusterSet({ clusters: 2, dir, log: () => {} })).then(() => undefined, (e: Error) => e);
+    expect(err?.message).to.match(/kube-scheduler \(cls[12]\) exited with code 3 before \/healthz answers ok/);
+    expect(err?.message).to.include('simulated scheduler failure');
+    expect(err?.message).to.include(`logs kept in ${dir}`);
+    expect(Date.now() - started, 'failed without waiting for a timeout').to.be.below(60_000);
+    const leftovers = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
+    expect(leftovers).to.deep.equal([]);
   });
 });
