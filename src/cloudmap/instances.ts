@@ -90,14 +90,18 @@ export class CloudMapInstances {
     if (found.length < DISCOVER_MAX_RESULTS) {
       return { instances: dedupeById(found.flatMap((i) => toInstance(i.InstanceId, i.Attributes))), revision };
     }
-    const namespaceId = await this.registry.findNamespace(namespace);
-    const serviceId = namespaceId === undefined ? undefined : await this.registry.findService(namespaceId, service);
-    if (serviceId === undefined) return undefined;
-    try {
-      return { instances: inClusterset(await this.listInstances(serviceId), clustersetId), revision };
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
+    // Twice: a NotFound drops cached ids (the service may have been recreated), so the second lookup is fresh.
+    for (let attempt = 0; ; attempt++) {
+      const namespaceId = await this.registry.findNamespace(namespace);
+      const serviceId = namespaceId === undefined ? undefined : await this.registry.findService(namespaceId, service);
+      if (serviceId === undefined) return undefined;
+      try {
+        return { instances: inClusterset(await this.listInstances(serviceId), clustersetId), revision };
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        if (namespaceId !== undefined) this.registry.forgetNamespace(namespaceId);
+        if (attempt > 0) return undefined;
+      }
     }
   }
 

@@ -165,6 +165,8 @@ export class CloudMapRegistry {
         () => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: DESCRIPTION })));
       created = out.Service?.Id;
     } catch (err) {
+      // A cached namespace id can outlive its namespace: drop it so the next ensureNamespace looks again.
+      if (isNotFound(err, 'NamespaceNotFound')) this.forgetNamespace(namespaceId);
       if (causeField(err, 'ServiceId') === undefined) throw err;
     }
     const canonical = oldest((await this.listServices(namespaceId)).filter((s) => s.name === name))?.id;
