@@ -147,11 +147,10 @@ export class ExportReconciler {
       ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name)
       : await this.#findService(namespace, name);
     if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0 });
-    const operations = await Promise.all([
-      ...plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance)),
-      plan.deregister.length > 0 ? cloudMap.deregisterInstances(serviceId, plan.deregister) : Promise.resolve([]),
-    ]);
-    await cloudMap.waitForOperations(operations.flat());
+    // Registrations first: when the last endpoint goes, the address-less instances are in place before the endpoint
+    // instances leave, so peers never see this cluster drop out of status.clusters in between (I3).
+    if (plan.register.length > 0) await cloudMap.waitForOperations(await Promise.all(plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance))));
+    if (plan.deregister.length > 0) await cloudMap.waitForOperations(await cloudMap.deregisterInstances(serviceId, plan.deregister));
     return this.#written(namespace, name, plan, { registered: plan.register.length, deregistered: plan.deregister.length });
   }
 

@@ -1,0 +1,194 @@
+// End-to-end harness: a 2-cluster ClusterSet with mcs-cloudmap installed as in production (hack/local: CRDs, RBAC,
+// ConfigMap settings, the webhook and the worker of each cluster as host processes under their own service accounts),
+// the ClusterProperties of every cluster, and helpers to read what the workers wrote. Workers can be stopped and
+// started again (restart and missing-identity cases); their Cloud Map calls are read from their /metrics.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import { CustomObjectsApi, DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
+import { clusterProperties } from '../../hack/demo/cluster-properties.ts';
+import { deployLocally, type LocalDeployment } from '../../hack/local/deploy.ts';
+import { configMapEnv, kustomizeBase } from '../../hack/local/manifests.ts';
+import { startWorkerProcess, type HostProcess } from '../../hack/local/processes.ts';
+import type { ClusterSetOptions, TestCluster, TestClusterSet } from '../../hack/testbed/index.ts';
+import { freePorts } from '../../hack/testbed/ports.ts';
+import { Supervisor } from '../../hack/testbed/supervisor.ts';
+import { waitFor } from '../../hack/testbed/wait.ts';
+import { MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
+import type { Condition } from '../../src/core/types.ts';
+import { cloudMapClientConfig } from '../support/cloudmap.ts';
+import { CLUSTERSET_START_TIMEOUT_MS, withClusterSet, withOwnClusterSet } from '../support/clusterset.ts';
+
+/** Webhook configurations the local install registers; removed afterwards so later suites are not guarded by a dead server. */
+const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating'];
+
+export interface ObjectWithStatus {
+  metadata: { name: string; namespace: string; uid: string; generation?: number; creationTimestamp?: string; finalizers?: string[] };
+  spec: Record<string, unknown>;
+  status?: { conditions?: Condition[]; clusters?: Array<{ cluster: string }> };
+}
+
+export interface ServiceImportView extends ObjectWithStatus {
+  spec: { type: string; ips?: string[]; ports: Array<{ name?: string; port: number; protocol?: string }>; [field: string]: unknown };
+}
+
+export class E2ECluster {
+  readonly cluster: TestCluster;
+  readonly kubeConfig: KubeConfig;
+  worker: HostProcess;
+  readonly #custom: CustomObjectsApi;
+  readonly #discovery: DiscoveryV1Api;
+
+  constructor(cluster: TestCluster, worker: HostProcess) {
+    this.cluster = cluster;
+    this.worker = worker;
+    this.kubeConfig = cluster.kubeConfig();
+    this.#custom = this.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#discovery = this.kubeConfig.makeApiClient(DiscoveryV1Api);
+  }
+
+  get id(): string {
+    return this.cluster.id;
+  }
+
+  /** kubectl as the cluster admin; throws with kubectl's message on failure. */
+  kubectl(args: readonly string[], input?: string): string {
+    try {
+      return execFileSync('kubectl', ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (err) {
+      throw new Error(`kubectl ${args.join(' ')} on ${this.id}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`, { cause: err });
+    }
+  }
+
+  /** kubectl apply of objects (JSON) or YAML text. */
+  apply(objects: readonly object[] | string): string {
+    const input = typeof objects === 'string' ? objects : JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
+    return this.kubectl(['apply', '-f', '-'], input);
+  }
+
+  async #custom404<T>(read: () => Promise<unknown>): Promise<T | undefined> {
+    try {
+      return (await read()) as T;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  serviceImport(namespace: string, name: string): Promise<ServiceImportView | undefined> {
+    return this.#custom404(() => this.#custom.getNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace, plural: SERVICE_IMPORT_PLURAL, name }));
+  }
+
+  serviceExport(namespace: string, name: string): Promise<ObjectWithStatus | undefined> {
+    return this.#custom404(() => this.#custom.getNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace, plural: SERVICE_EXPORT_PLURAL, name }));
+  }
+
+  async endpointSlices(namespace: string, labelSelector: string): Promise<V1EndpointSlice[]> {
+    return (await this.#discovery.listNamespacedEndpointSlice({ namespace, labelSelector })).items;
+  }
+
+  /** Cloud Map calls this cluster's current worker made, by API (every outcome), from its /metrics. */
+  async cloudMapCalls(): Promise<Record<string, number>> {
+    const text = await (await fetch(this.worker.metricsUrl)).text();
+    const calls: Record<string, number> = {};
+    for (const m of text.matchAll(/^mcs_cloudmap_cloudmap_calls_total\{api="([^"]+)",outcome="[^"]+"\} (\d+)$/gm)) {
+      calls[m[1]!] = (calls[m[1]!] ?? 0) + Number(m[2]);
+    }
+    return calls;
+  }
+
+  /** One metric's value (summed over its label sets) from the current worker's /metrics. */
+  async metric(name: string, labels = ''): Promise<number> {
+    const text = await (await fetch(this.worker.metricsUrl)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      if (line.startsWith(`${name}{`) ? line.includes(labels) : line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return sum;
+  }
+}
+
+export interface E2E {
+  cs: TestClusterSet;
+  cls1: E2ECluster;
+  cls2: E2ECluster;
+  clusters: E2ECluster[];
+  cloudMap: ServiceDiscoveryClient;
+  /** Stops the cluster's worker (graceful, as on a pod deletion). */
+  stopWorker(cluster: E2ECluster): Promise<void>;
+  /** Starts a new worker process for the cluster (configured as the first one); waits until it is healthy. */
+  startWorker(cluster: E2ECluster): Promise<void>;
+}
+
+/** The ClusterProperties of `cluster` (C1), applied as the cluster admin. */
+export function applyClusterProperties(cluster: E2ECluster, clustersetId: string): void {
+  cluster.apply(clusterProperties(cluster.id, clustersetId));
+}
+
+/**
+ * Call inside describe(): a ClusterSet (the run's shared one, or one of its own with `clusterSet` options) with
+ * mcs-cloudmap deployed and ClusterProperties set, for the suite's tests.
+ */
+export function withE2E(clusterSet?: ClusterSetOptions): () => E2E {
+  const getClusterSet = clusterSet === undefined ? withClusterSet() : withOwnClusterSet(clusterSet);
+  let e2e: E2E | undefined;
+  let deployment: LocalDeployment | undefined;
+  let restarted: Supervisor | undefined;
+  before(async function () {
+    this.timeout(CLUSTERSET_START_TIMEOUT_MS);
+    const cs = getClusterSet();
+    const dir = join(cs.dir, 'e2e-workers');
+    mkdirSync(dir, { recursive: true });
+    restarted = new Supervisor(dir);
+    // A webhook left registered by an earlier suite would refuse every guarded write while its server is gone.
+    for (const c of cs.clusters) execFileSync('kubectl', ['--kubeconfig', c.kubeconfigPath, 'delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS], { stdio: 'pipe' });
+    // MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on failure) verbose.
+    const logLevel = process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {};
+    deployment = await deployLocally(cs, { configEnv: logLevel });
+    const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!.worker));
+    for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
+    const configEnv = { ...configMapEnv(kustomizeBase()), ...logLevel };
+    let generation = 0;
+    e2e = {
+      cs, clusters, cls1: clusters[0]!, cls2: clusters[1]!,
+      cloudMap: new ServiceDiscoveryClient(cloudMapClientConfig(cs)),
+      async stopWorker(cluster) {
+        const proc = cluster.worker.proc;
+        proc.stopping = true;
+        proc.signalGroup('SIGTERM');
+        await proc.exited;
+      },
+      async startWorker(cluster) {
+        const [metricsPort, healthPort] = await freePorts(2) as [number, number];
+        const logsDir = join(dir, `${cluster.id}-${++generation}`);
+        mkdirSync(logsDir, { recursive: true });
+        cluster.worker = await startWorkerProcess(restarted!, {
+          clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir,
+          cloudMapEndpoint: cs.cloudMapEndpoint, region: cs.region,
+          kubeconfig: join(cs.dir, 'mcs-cloudmap', cluster.id, 'worker.kubeconfig'),
+        });
+      },
+    };
+  });
+  after(async function () {
+    this.timeout(60_000);
+    await deployment?.stop();
+    await restarted?.stopAll();
+    e2e?.cloudMap.destroy();
+    for (const c of e2e?.clusters ?? []) c.kubectl(['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS]);
+  });
+  return () => {
+    if (!e2e) throw new Error('the e2e ClusterSet is not ready: call withE2E() inside describe(), not inside a test');
+    return e2e;
+  };
+}
+
+/** Polls `check` (true when done) for up to `timeoutMs`; the message says what never happened. */
+export function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000): Promise<void> {
+  return waitFor(what, async () => check(), { timeoutMs, intervalMs: 250 });
+}
+
+export function condition(object: { status?: { conditions?: Condition[] } } | undefined, type: string): Condition | undefined {
+  return object?.status?.conditions?.find((c) => c.type === type);
+}

@@ -1,0 +1,63 @@
+// What the end-to-end tests deploy: Deployments, Services and ServiceExports as plain objects, and the reads that
+// say what a cluster runs (pod IPs). Namespaces are created and removed through test/support/kube.ts.
+import { CoreV1Api } from '@kubernetes/client-node';
+import { MCS_GROUP, STORAGE_VERSION } from '../../src/core/names.ts';
+import { createNamespace, deleteNamespace } from '../support/kube.ts';
+import type { E2ECluster } from './harness.ts';
+
+export interface PortSpec {
+  name?: string;
+  port: number;
+  protocol?: 'TCP' | 'UDP';
+}
+
+export function deployment(namespace: string, name: string, replicas: number, ports: readonly PortSpec[] = [{ port: 80 }]): object {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: 'nginx', ports: ports.map((p) => ({ containerPort: p.port, protocol: p.protocol ?? 'TCP' })) }] },
+      },
+    },
+  };
+}
+
+export function service(namespace: string, name: string, opts: { ports?: readonly PortSpec[]; headless?: boolean; selector?: Record<string, string> } = {}): object {
+  return {
+    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace },
+    spec: {
+      selector: opts.selector ?? { app: name },
+      ...(opts.headless ? { clusterIP: 'None' } : {}),
+      ports: (opts.ports ?? [{ port: 80 }]).map((p) => ({ ...p, protocol: p.protocol ?? 'TCP', targetPort: p.port })),
+    },
+  };
+}
+
+export function serviceExport(namespace: string, name: string): object {
+  return { apiVersion: `${MCS_GROUP}/${STORAGE_VERSION}`, kind: 'ServiceExport', metadata: { name, namespace } };
+}
+
+/** IPs of the Running pods labelled app=<app>, sorted. */
+export async function runningPodIps(cluster: E2ECluster, namespace: string, app: string): Promise<string[]> {
+  const pods = await cluster.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace, labelSelector: `app=${app}` });
+  return pods.items
+    .filter((p) => p.status?.phase === 'Running' && p.status.podIP && !p.metadata?.deletionTimestamp)
+    .map((p) => p.status!.podIP!)
+    .sort();
+}
+
+export async function createNamespaces(clusters: readonly E2ECluster[], namespace: string): Promise<void> {
+  await Promise.all(clusters.map((c) => createNamespace(c.kubeConfig, namespace)));
+}
+
+/**
+ * Unexports everything in `namespace` while the workers run (so their finalizers clean Cloud Map up), then deletes the
+ * namespace in every cluster.
+ */
+export async function removeNamespaces(clusters: readonly E2ECluster[], namespace: string): Promise<void> {
+  for (const c of clusters) c.kubectl(['delete', 'serviceexports', '--all', '-n', namespace, '--ignore-not-found', '--timeout=60s']);
+  await Promise.all(clusters.map((c) => deleteNamespace(c.kubeConfig, namespace)));
+}
