@@ -144,7 +144,7 @@ export function withE2E(clusterSet?: ClusterSetOptions): () => E2E {
     // A webhook left registered by an earlier suite would refuse every guarded write while its server is gone.
     for (const c of cs.clusters) execFileSync('kubectl', ['--kubeconfig', c.kubeconfigPath, 'delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS], { stdio: 'pipe' });
     // MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on failure) verbose.
-    const logLevel = process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {};
+    const logLevel: Record<string, string> = process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {};
     deployment = await deployLocally(cs, { configEnv: logLevel });
     const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!.worker));
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
