@@ -35,6 +35,7 @@ export class CloudMapCaller {
   private readonly logger: Logger | undefined;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly reported = new Map<string, number>();
 
   constructor(options: CallerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -54,16 +55,16 @@ export class CloudMapCaller {
       try {
         const result = await send();
         this.metrics.onCall(api, 'success', this.clock.now() - started);
+        this.reportRate(api);
         return result;
       } catch (err) {
         const errorClass = classifyError(err);
         this.metrics.onCall(api, OUTCOME[errorClass], this.clock.now() - started);
-        if (errorClass === 'final' || attempt + 1 >= this.maxAttempts) throw new CloudMapCallError(api, context, err, attempt + 1);
         if (errorClass === 'throttle' && this.limiter.onThrottle(api)) {
-          const rate = this.limiter.rate(api);
-          this.metrics.onRateChange(api, rate);
-          this.logger?.warn({ api, ratePerSecond: Number(rate.toFixed(2)) }, 'Cloud Map throttled requests; slowing this API down');
+          const ratePerSecond = this.reportRate(api);
+          this.logger?.warn({ api, ratePerSecond }, 'Cloud Map throttled requests; slowing this API down');
         }
+        if (errorClass === 'final' || attempt + 1 >= this.maxAttempts) throw new CloudMapCallError(api, context, err, attempt + 1);
         const delay = backoffDelay(this.backoff, attempt + 1, this.random);
         this.logger?.debug({ api, attempt: attempt + 1, delayMs: delay, errorClass, target: describeContext(context) }, 'retrying Cloud Map call');
         await this.clock.sleep(delay);
@@ -71,7 +72,20 @@ export class CloudMapCaller {
     }
   }
 
-  /** The rate each API used so far is currently allowed (requests per second), for gauges. */
+  /**
+   * Tells the metrics sink the API's allowed rate (to 0.1 request/s) whenever it differs from the last report: once at
+   * the first call, when a throttle lowers it, and as it recovers. Returns the rate.
+   */
+  private reportRate(api: string): number {
+    const rate = Math.round(this.limiter.rate(api) * 10) / 10;
+    if (this.reported.get(api) !== rate) {
+      this.reported.set(api, rate);
+      this.metrics.onRateChange(api, rate);
+    }
+    return rate;
+  }
+
+  /** The rate an API is currently allowed (requests per second). */
   rate(api: string): number {
     return this.limiter.rate(api);
   }

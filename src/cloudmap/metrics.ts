@@ -7,7 +7,7 @@ export type CallOutcome = 'success' | 'throttled' | 'transient' | 'error';
 export interface CloudMapMetrics {
   /** One Cloud Map request (each attempt counts) and how it ended. */
   onCall(api: string, outcome: CallOutcome, durationMs: number): void;
-  /** The client-side rate of `api` changed (lowered after a throttle), in requests per second. */
+  /** The client-side rate allowed for `api`, in requests per second: at its first call, then whenever it changes. */
   onRateChange(api: string, ratePerSecond: number): void;
 }
 

@@ -38,10 +38,10 @@ describe('cloudmap adapter under throttling (M6)', function () {
 
   it('slows the throttled APIs down, retries with backoff and lands every write', async () => {
     const counter = new CallCounter();
-    const lowered: string[] = [];
+    const registerRates: number[] = [];
     const metrics: CloudMapMetrics = {
       onCall: (api, outcome) => counter.onCall(api, outcome),
-      onRateChange: (api) => lowered.push(api),
+      onRateChange: (api, rate) => api === 'RegisterInstance' && registerRates.push(rate),
     };
     // Few attempts per call, so some calls do give up and the caller's retry (the worker's requeue) is exercised too.
     const { adapter } = adapterFor(proxy.endpoint, 'cls1', { metrics, maxAttempts: 3, backoff: { baseMs: 20, maxMs: 500, jitter: 1 } });
@@ -58,7 +58,8 @@ describe('cloudmap adapter under throttling (M6)', function () {
     expect(landed.map((i) => i.id).sort()).to.deep.equal(wanted.map((i) => i.id).sort());
     expect(counter.count('RegisterInstance', 'throttled')).to.be.greaterThan(0);
     expect(counter.count(undefined, 'throttled')).to.equal([...proxy.throttled.values()].reduce((a, b) => a + b, 0));
-    expect(lowered).to.include('RegisterInstance');
+    expect(registerRates[0]).to.equal(50);
+    expect(Math.min(...registerRates)).to.be.below(50); // slowed down by the throttles
     console.log(`      throttled: ${JSON.stringify(Object.fromEntries(proxy.throttled))}; calls: ${JSON.stringify(counter.byApi())}; handed back to the caller: ${failures.length}`);
     for (const err of failures) expect(err.message).to.match(/will retry|will be retried/);
   });

@@ -48,13 +48,17 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
     expect(await waits(0.999999)).to.deep.equal([]);
   });
 
-  it('halves the API rate on a throttle and reports it', async () => {
-    const rates: [string, number][] = [];
-    const metrics: CloudMapMetrics = { onCall: () => {}, onRateChange: (api, rate) => rates.push([api, rate]) };
-    const caller = new CloudMapCaller({ clock: new FakeClock(), random: () => 0.5, metrics, rateLimits: { RegisterInstance: 40 } });
+  it('halves the API rate on a throttle and reports it, and its recovery', async () => {
+    const rates: number[] = [];
+    const metrics: CloudMapMetrics = { onCall: () => {}, onRateChange: (api, rate) => api === 'RegisterInstance' && rates.push(rate) };
+    const clock = new FakeClock();
+    const caller = new CloudMapCaller({ clock, random: () => 1, metrics, rateLimits: { RegisterInstance: 40 } });
+    await caller.call('RegisterInstance', {}, failing().send);
     await caller.call('RegisterInstance', {}, failing(throttle()).send);
-    expect(rates).to.deep.equal([['RegisterInstance', 20]]);
-    expect(caller.rate('RegisterInstance')).to.be.below(40);
+    expect(rates.slice(0, 2)).to.deep.equal([40, 20]); // then up by 0.1 as the wait for the next token passes
+    clock.advance(20_000);
+    await caller.call('RegisterInstance', {}, failing().send);
+    expect(rates.at(-1)).to.equal(40);
   });
 
   it('retries transient failures without slowing the API down', async () => {
