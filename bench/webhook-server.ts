@@ -4,7 +4,7 @@
 
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../src/core/names.ts';
 import { createLogger } from '../src/observability/log.ts';
-import { memoryView } from '../webhook/cluster-view.ts';
+import { ALWAYS_SYNCED, memoryView } from '../webhook/cluster-view.ts';
 import { startWebhookServer } from '../webhook/server.ts';
 
 export const SERVICES = 10_000;
@@ -41,8 +41,8 @@ if (import.meta.main) {
   const view = fill();
   const server = await startWebhookServer({
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certFile, tlsKeyFile: keyFile, tlsReloadIntervalMs: 60_000, metricsPort: 0,
-    conflictPolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000,
-  }, view, () => true, createLogger('webhook-bench', 'warn'));
+    conflictPolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
+  }, view, ALWAYS_SYNCED, createLogger('webhook-bench', 'warn'));
   process.on('message', async (m: string) => {
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss });
     if (m === 'stop') { await server.shutdown(); process.exit(0); }

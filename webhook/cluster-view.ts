@@ -21,15 +21,23 @@ export interface ClusterView {
   clusterProperties: Store<ClusterPropertyObject>;
 }
 
+export type CacheName = keyof ClusterView;
+
+export interface CacheState {
+  /** The caches whose first list has not completed yet; empty once all are synced. */
+  unsynced(): CacheName[];
+}
+
+/** For caches filled by the caller: always synced. */
+export const ALWAYS_SYNCED: CacheState = { unsynced: () => [] };
+
 /** A view over plain caches, filled by the caller (unit tests, benchmark). */
 export function memoryView(): { [K in keyof ClusterView]: ObjectCache<ClusterView[K] extends Store<infer T> ? T & KubeObject : never> } {
   return { services: new ObjectCache(), serviceExports: new ObjectCache(), serviceImports: new ObjectCache(), clusterProperties: new ObjectCache() };
 }
 
-export interface InformerView {
+export interface InformerView extends CacheState {
   view: ClusterView;
-  /** True once every informer has stored its first list: /readyz waits for it. */
-  synced(): boolean;
   start(): void;
   stop(): Promise<void>;
 }
@@ -47,7 +55,7 @@ export function informerView(kubeConfig: KubeConfig, logger: Logger): InformerVi
   const all = Object.values(informers);
   return {
     view: informers,
-    synced: () => all.every((i) => i.hasSynced()),
+    unsynced: () => (Object.keys(informers) as CacheName[]).filter((name) => !informers[name].hasSynced()),
     start: () => all.forEach((i) => i.start()),
     stop: async () => { await Promise.all(all.map((i) => i.stop())); },
   };

@@ -42,7 +42,8 @@ async function main(argv: string[]): Promise<void> {
     maxRequestBytes: options.maxRequestBytes,
     shutdownDelayMs: options.shutdownDelay,
     shutdownTimeoutMs: options.shutdownTimeout,
-  }, informers.view, informers.synced, logger);
+    cacheSyncGraceMs: options.cacheSyncGrace,
+  }, informers.view, informers, logger);
 
   const stop = async (signal: string) => {
     logger.info({ event: 'signal', signal }, 'shutting down');

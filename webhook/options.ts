@@ -32,6 +32,7 @@ export const webhookOptionSpecs = {
   maxRequestBytes: intOption('max-request-bytes', 'MCS_MAX_REQUEST_BYTES', 16 * 1024 * 1024, 'Largest request body accepted; larger ones get 413.', 1024),
   shutdownDelay: durationOption('shutdown-delay', 'MCS_SHUTDOWN_DELAY', 5_000, 'On SIGTERM, how long to report unready before closing the listener, so endpoints stop sending requests first.'),
   shutdownTimeout: durationOption('shutdown-timeout', 'MCS_SHUTDOWN_TIMEOUT', 30_000, 'On SIGTERM, how long in-flight requests may take before connections are closed.'),
+  cacheSyncGrace: durationOption('cache-sync-grace', 'MCS_CACHE_SYNC_GRACE', 30_000, 'How long /readyz waits for the informer caches before reporting ready anyway, refusing checks that need the missing caches as "still loading" (0: wait forever). Lets the apiserver reach conversion when listing needs it.'),
   logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
 };
 

@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../src/observability/log.ts';
 import type { WriterIdentities } from './admission/worker-only-writes.ts';
 import { createApp, createProbeApp } from './app.ts';
-import type { ClusterView } from './cluster-view.ts';
+import type { CacheState, ClusterView } from './cluster-view.ts';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.ts';
 import type { ConflictPolicy } from './options.ts';
 import { notAfter, readKeyPair, watchKeyPair } from './tls.ts';
@@ -27,6 +27,13 @@ export interface ServerOptions {
   maxRequestBytes: number;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
+  /**
+   * How long /readyz waits for the caches before reporting ready anyway (0: forever). Breaks the one deadlock strict
+   * gating has: objects stored at v1alpha1 need this server's conversion to be listed at v1beta1, and the apiserver
+   * reaches it only through ready endpoints. Until the caches load, decisions that need them are refused as
+   * "still loading" (validate.ts), never made on empty caches.
+   */
+  cacheSyncGraceMs: number;
 }
 
 export interface WebhookServer {
@@ -64,16 +71,18 @@ async function drain(server: Server, timeoutMs: number): Promise<void> {
 }
 
 export async function startWebhookServer(
-  options: ServerOptions, view: ClusterView, cachesSynced: () => boolean, logger: Logger,
+  options: ServerOptions, view: ClusterView, caches: CacheState, logger: Logger,
 ): Promise<WebhookServer> {
   const metrics = createWebhookMetrics();
   let shuttingDown = false;
-  const ready = () => !shuttingDown && cachesSynced();
+  const startedAt = Date.now();
+  const graceOver = () => options.cacheSyncGraceMs > 0 && Date.now() - startedAt >= options.cacheSyncGraceMs;
+  const ready = () => !shuttingDown && (caches.unsynced().length === 0 || graceOver());
   const pair = readKeyPair(options.tlsCertFile, options.tlsKeyFile);
   metrics.setCertificateExpiry(notAfter(pair.cert));
 
   const app = createApp({
-    validation: { view, policy: options.conflictPolicy, writers: options.writers, now: Date.now },
+    validation: { view, unsynced: () => caches.unsynced(), policy: options.conflictPolicy, writers: options.writers, now: Date.now },
     metrics, logger, ready, maxRequestBytes: options.maxRequestBytes,
   });
   const https = createHttpsServer({ ...pair, minVersion: 'TLSv1.2' }, app);

@@ -79,7 +79,7 @@ export function parseAdmissionReview(body: unknown): ParsedReview<AdmissionReque
 }
 
 /** metav1.Status reasons, so kubectl prints `Error from server (Forbidden)` rather than a bare error. */
-const STATUS_REASON: Record<number, string> = { 400: 'BadRequest', 403: 'Forbidden', 500: 'InternalError' };
+const STATUS_REASON: Record<number, string> = { 400: 'BadRequest', 403: 'Forbidden', 500: 'InternalError', 503: 'ServiceUnavailable' };
 
 export function admissionResponse(apiVersion: string, uid: string, decision: Decision): Record<string, unknown> {
   const response: Record<string, unknown> = { uid, allowed: decision.allowed };

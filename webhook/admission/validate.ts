@@ -2,8 +2,9 @@
 // the CRD schema first, so the rules only ever see well-formed data; a request for a kind we do not handle is denied
 // with a pointer to the webhook configuration rather than silently allowed.
 
+import { isWellKnownPropertyName } from '../../src/core/cluster-id.ts';
 import { ABOUT_GROUP, MCS_GROUP } from '../../src/core/names.ts';
-import type { ClusterView } from '../cluster-view.ts';
+import type { CacheName, ClusterView } from '../cluster-view.ts';
 import { customObjectError } from '../crd/object-validation.ts';
 import type { CustomKind } from '../crd/schemas.ts';
 import { metadataError, serviceError, type ClusterPropertyObject, type KubeObject, type ServiceExportObject, type ServiceObject } from '../objects.ts';
@@ -16,9 +17,21 @@ import { checkWorkerOnlyWrite, type WriterIdentities } from './worker-only-write
 
 export interface ValidationContext {
   view: ClusterView;
+  /** Caches still loading (see server.ts: after a grace period the server serves before they are all synced). */
+  unsynced: () => readonly CacheName[];
   policy: ConflictPolicy;
   writers: WriterIdentities;
   now: () => number;
+}
+
+/**
+ * A denial for a decision that needs caches that are still loading: the only honest answer, since an empty cache would
+ * mean "no ClusterProperty", "no exports" and the like. Undefined when all of `needed` are synced.
+ */
+function stillLoading(ctx: ValidationContext, needed: readonly CacheName[], what: string): Decision | undefined {
+  const loading = ctx.unsynced().filter((name) => needed.includes(name));
+  if (loading.length === 0) return undefined;
+  return deny(`${what} cannot be checked yet: the mcs-cloudmap webhook is still loading its caches (${loading.join(', ')}); retry in a few seconds.`, 503);
 }
 
 /** `namespace/name` (or `name`) of the request's object, falling back to metadata.generateName for unnamed creates. */
@@ -54,6 +67,8 @@ function validateServiceExport(request: AdmissionRequest, ctx: ValidationContext
   if (request.subResource !== '' || object.metadata.deletionTimestamp !== undefined) return allow();
   if (old !== null && JSON.stringify(old.spec ?? {}) === JSON.stringify(object.spec ?? {})) return allow();
   const target = { namespace: request.namespace, name: request.name || object.metadata?.name || '', ref: requestRef(request) };
+  const loading = stillLoading(ctx, ['clusterProperties', 'services', 'serviceImports'], `ServiceExport ${target.ref}`);
+  if (loading) return loading;
   return admitServiceExport({ view: ctx.view, policy: ctx.policy, now: ctx.now() }, target, object, old ?? undefined);
 }
 
@@ -61,6 +76,8 @@ function validateService(request: AdmissionRequest, ctx: ValidationContext): Dec
   if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || request.subResource !== '') return allow();
   const error = objectError(request, serviceError);
   if (error !== undefined) return unreadable(request, error);
+  // Services are guarded with failurePolicy Ignore: while the caches load they pass, as when the webhook is away.
+  if (ctx.unsynced().length > 0) return allow();
   const target = { namespace: request.namespace, name: request.name, ref: requestRef(request) };
   return admitService({ view: ctx.view, policy: ctx.policy, now: ctx.now() }, target, request.object as ServiceObject, (request.oldObject as ServiceObject | null) ?? undefined);
 }
@@ -74,9 +91,14 @@ function validateClusterProperty(request: AdmissionRequest, ctx: ValidationConte
     const v = (o as Partial<ClusterPropertyObject> | null)?.spec?.value;
     return typeof v === 'string' ? v : undefined;
   };
+  const name = request.name || ((request.object ?? request.oldObject) as KubeObject).metadata?.name || '';
+  if (request.operation !== 'CREATE' && isWellKnownPropertyName(name)) {
+    const loading = stillLoading(ctx, ['serviceExports'], `ClusterProperty ${name}`);
+    if (loading) return loading;
+  }
   return checkClusterPropertyChange({
     operation: request.operation,
-    name: request.name || ((request.object ?? request.oldObject) as KubeObject).metadata?.name || '',
+    name,
     value: value(request.object),
     oldValue: value(request.oldObject),
     exports: ctx.view.serviceExports.list().map((e) => `${e.metadata?.namespace}/${e.metadata?.name}`),

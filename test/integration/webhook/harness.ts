@@ -96,9 +96,9 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
   const server = await startWebhookServer({
     port, bindAddress: '127.0.0.1', tlsCertFile: certs.certFile, tlsKeyFile: certs.keyFile, tlsReloadIntervalMs: 500,
     metricsPort: 0, conflictPolicy: options.policy, writers: { worker: options.worker, deleters: [] },
-    maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000,
-  }, informers.view, informers.synced, logger);
-  await waitFor('the webhook informer caches to sync', async () => informers.synced(), { timeoutMs: 30_000, intervalMs: 100 });
+    maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
+  }, informers.view, informers, logger);
+  await waitFor('the webhook informer caches to sync', async () => informers.unsynced().length === 0, { timeoutMs: 30_000, intervalMs: 100 });
   await put(options.kubeconfigPath, webhookConfigurations(target));
 
   return {

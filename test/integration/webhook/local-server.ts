@@ -6,7 +6,7 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../../src/observability/log.ts';
-import type { ClusterView } from '../../../webhook/cluster-view.ts';
+import type { CacheName, ClusterView } from '../../../webhook/cluster-view.ts';
 import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-certificates.ts';
 import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../webhook/server.ts';
 
@@ -15,8 +15,8 @@ export interface LocalServer {
   certs: DevCertificates;
   dir: string;
   client: HttpsClient;
-  /** Flip what /readyz reports about the caches. */
-  setSynced(synced: boolean): void;
+  /** Which caches the server is told are still loading. */
+  setUnsynced(names: CacheName[]): void;
   stop(): Promise<void>;
 }
 
@@ -54,16 +54,16 @@ export function httpsClient(port: number, ca: string, timeoutMs = 10_000): Https
 export async function startLocalServer(view: ClusterView, options: Partial<ServerOptions> = {}): Promise<LocalServer> {
   const dir = mkdtempSync(join(tmpdir(), 'mcs-webhook-'));
   const certs = makeDevCertificates(dir);
-  let synced = true;
+  let unsynced: CacheName[] = [];
   const server = await startWebhookServer({
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certs.certFile, tlsKeyFile: certs.keyFile, tlsReloadIntervalMs: 100,
     metricsPort: 0, conflictPolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 1 << 20,
-    shutdownDelayMs: 0, shutdownTimeoutMs: 5_000, ...options,
-  }, view, () => synced, createLogger('webhook-test', process.env.LOG_LEVEL ?? 'silent'));
+    shutdownDelayMs: 0, shutdownTimeoutMs: 5_000, cacheSyncGraceMs: 0, ...options,
+  }, view, { unsynced: () => unsynced }, createLogger('webhook-test', process.env.LOG_LEVEL ?? 'silent'));
   const client = httpsClient(server.port, readFileSync(certs.caFile, 'utf8'));
   return {
     server, certs, dir, client,
-    setSynced: (s) => { synced = s; },
+    setUnsynced: (names) => { unsynced = names; },
     async stop() {
       client.agent.destroy();
       await server.shutdown();

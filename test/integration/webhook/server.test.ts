@@ -84,11 +84,28 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
 
   it('/healthz is always ok; /readyz only once the caches are synced', async () => {
     expect((await local.client.send('GET', '/healthz')).status).to.equal(200);
-    local.setSynced(false);
+    local.setUnsynced(['serviceExports']);
     const unready = await local.client.send('GET', '/readyz');
     expect([unready.status, unready.body]).to.deep.equal([503, 'not ready: informer caches not synced yet, or shutting down']);
-    local.setSynced(true);
+    local.setUnsynced([]);
     expect((await local.client.send('GET', '/readyz')).status).to.equal(200);
+  });
+
+  it('/readyz turns ready after --cache-sync-grace even if a cache never loads; checks needing it say so', async () => {
+    const slow = await startLocalServer(viewWith(), { cacheSyncGraceMs: 400 });
+    try {
+      slow.setUnsynced(['serviceImports']);
+      expect((await slow.client.send('GET', '/readyz')).status).to.equal(503);
+      await new Promise((r) => setTimeout(r, 450));
+      expect((await slow.client.send('GET', '/readyz')).status).to.equal(200);
+      const r = await slow.client.post('/validate', review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))));
+      expect((r.json() as { response: { status: unknown } }).response.status).to.deep.equal({
+        code: 503, reason: 'ServiceUnavailable',
+        message: 'ServiceExport demo/web cannot be checked yet: the mcs-cloudmap webhook is still loading its caches (serviceImports); retry in a few seconds.',
+      });
+    } finally {
+      await slow.stop();
+    }
   });
 
   it('/metrics counts requests by webhook, kind, operation and result, with a latency histogram', async () => {

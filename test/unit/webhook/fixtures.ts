@@ -2,7 +2,7 @@
 import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, MCS_GROUP } from '../../../src/core/names.ts';
 import type { AdmissionRequest, Operation } from '../../../webhook/admission/review.ts';
 import type { ValidationContext } from '../../../webhook/admission/validate.ts';
-import { memoryView } from '../../../webhook/cluster-view.ts';
+import { memoryView, type CacheName } from '../../../webhook/cluster-view.ts';
 import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from '../../../webhook/objects.ts';
 
 export const NOW = Date.parse('2026-01-01T12:00:00Z');
@@ -44,8 +44,8 @@ export function viewWith(objects: { services?: ServiceObject[]; exports?: Servic
   return view;
 }
 
-export function context(view = viewWith(), policy: 'Warn' | 'Reject' = 'Warn'): ValidationContext {
-  return { view, policy, writers: { worker: WORKER, deleters: ['system:serviceaccount:kube-system:namespace-controller'] }, now: () => NOW };
+export function context(view = viewWith(), policy: 'Warn' | 'Reject' = 'Warn', unsynced: CacheName[] = []): ValidationContext {
+  return { view, unsynced: () => unsynced, policy, writers: { worker: WORKER, deleters: ['system:serviceaccount:kube-system:namespace-controller'] }, now: () => NOW };
 }
 
 const KINDS: Record<string, { group: string; version: string }> = {

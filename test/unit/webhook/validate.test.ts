@@ -131,6 +131,24 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
     });
   });
 
+  describe('while caches are still loading', () => {
+    it('refuses decisions that need them as "still loading" (503), never deciding on an empty cache', () => {
+      const ctx = context(viewWith({ identity: false }), 'Warn', ['clusterProperties', 'serviceExports']);
+      const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), ctx);
+      expect(d).to.deep.include({ allowed: false, code: 503 });
+      expect(d.message).to.equal('ServiceExport demo/web cannot be checked yet: the mcs-cloudmap webhook is still loading its caches (clusterProperties); retry in a few seconds.');
+      const c3 = validateAdmission(request('ClusterProperty', 'DELETE', null, clusterProperty(CLUSTER_ID_PROPERTY, 'east')), ctx);
+      expect(c3.message).to.contain('still loading its caches (serviceExports)');
+    });
+    it('decides what needs no cache: C2 on create, I6, mutation; Services pass as with failurePolicy Ignore', () => {
+      const ctx = context(viewWith(), 'Reject', ['services', 'serviceExports', 'serviceImports', 'clusterProperties']);
+      expect(validateAdmission(request('ClusterProperty', 'CREATE', clusterProperty(CLUSTER_ID_PROPERTY, 'Bad_Id')), ctx).message).to.contain('(C2)');
+      expect(validateAdmission(request('ClusterProperty', 'CREATE', clusterProperty(CLUSTER_ID_PROPERTY, 'east')), ctx).allowed).to.equal(true);
+      expect(validateAdmission(request('ServiceImport', 'CREATE', serviceImport('web', [])), ctx).message).to.contain('(I6)');
+      expect(validateAdmission(request('Service', 'UPDATE', service('web', { clusterIP: 'None' }), service('web')), ctx)).to.deep.include({ allowed: true, warnings: [] });
+    });
+  });
+
   it('a kind this webhook does not handle is denied with a pointer to the configuration (400)', () => {
     const d = validateAdmission(request('Pod', 'CREATE', { metadata: { name: 'p' } }), context());
     expect(d).to.deep.include({ allowed: false, code: 400 });
