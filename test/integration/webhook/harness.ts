@@ -83,7 +83,7 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
   const certs = makeDevCertificates(dir);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(options.kubeconfigPath);
-  const logger = createLogger('webhook-it', process.env.LOG_LEVEL ?? 'warn');
+  const logger = createLogger('webhook-it', process.env.LOG_LEVEL ?? 'error');
 
   // CRDs first (with conversion already aimed at the server we are about to start), so the informers find them.
   const port = await freePortHint();
@@ -105,9 +105,9 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
     server, informers, certs,
     async stop() {
       await kubectl(options.kubeconfigPath, ['delete', '--ignore-not-found', 'validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating']);
-      await put(options.kubeconfigPath, customResourceDefinitions());
-      await server.shutdown();
       await informers.stop();
+      await server.shutdown();
+      await put(options.kubeconfigPath, customResourceDefinitions());
       rmSync(dir, { recursive: true, force: true });
     },
   };
