@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
 # Installs the testbed's pinned binaries into a cache outside the repository:
 # kube-apiserver, kube-controller-manager, kube-scheduler (built from k8s.io/kubernetes),
-# etcd, kwok, CoreDNS (with the multicluster plugin when the module can be fetched) and moto.
-# Idempotent: every step is skipped when its output already exists.
+# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module) and moto.
+# Idempotent: every step is skipped when its output already exists (CoreDNS: when dns/ is unchanged).
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
-COREDNS_VERSION=${COREDNS_VERSION:-v1.11.4}
-COREDNS_MULTICLUSTER_MODULE=${COREDNS_MULTICLUSTER_MODULE:-github.com/coredns/multicluster}
-COREDNS_MULTICLUSTER_VERSION=${COREDNS_MULTICLUSTER_VERSION:-latest}
 MOTO_VERSION=${MOTO_VERSION:-5.2.5}
 
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}
 BIN="$CACHE/bin"
 LOGS="$CACHE/install-logs"
@@ -144,57 +142,17 @@ install_kwok_stages() {
 }
 
 # ---------- CoreDNS ----------
-# Asks the module proxy for the plugin first (seconds), so an unavailable plugin does not cost a download of CoreDNS's
-# dependencies. The proxy's answer goes into coredns.unavailable, which the harness prints when it skips DNS tests.
-coredns_plugin_available() {
-  local answer
-  if answer=$(cd "$CACHE/src" && GOWORK=off GOFLAGS=-mod=mod go list -m -json "$COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION" 2>&1); then
-    return 0
-  fi
-  # The proxy's URL is left out of the message: only its answer matters to the reader.
-  printf '%s %s@%s is not available from the Go module proxy: %s\n' "$(date -u +%FT%TZ)" \
-    "$COREDNS_MULTICLUSTER_MODULE" "$COREDNS_MULTICLUSTER_VERSION" \
-    "$(printf '%s' "$answer" | tr '\n\t' '  ' | sed -E 's#https?://[^ ]*#<proxy>#g; s/ +/ /g')" >"$CACHE/coredns.unavailable"
-  return 1
+# CoreDNS (version pinned by dns/go.mod) with the clusterset plugin, from the repository's dns/ module. Keyed by a
+# hash of dns/'s Go sources and module files, so editing the plugin rebuilds it on the next run.
+coredns_sources_hash() {
+  (cd "$REPO" && find dns -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
 }
 
 build_coredns() {
-  local dir="$CACHE/src/coredns-$COREDNS_VERSION"
-  mkdir -p "$dir"
-  cat >"$dir/go.mod" <<MOD
-module mcs-cloudmap.local/coredns-build
-
-go 1.23
-
-require github.com/coredns/coredns $COREDNS_VERSION
-MOD
-  cat >"$dir/main.go" <<GO
-package main
-
-import (
-	"github.com/coredns/coredns/core/dnsserver"
-	_ "github.com/coredns/coredns/core/plugin"
-	"github.com/coredns/coredns/coremain"
-	_ "$COREDNS_MULTICLUSTER_MODULE"
-)
-
-func init() {
-	for i, d := range dnsserver.Directives {
-		if d == "kubernetes" {
-			dnsserver.Directives = append(dnsserver.Directives[:i+1], append([]string{"multicluster"}, dnsserver.Directives[i+1:]...)...)
-			return
-		}
-	}
-}
-
-func main() { coremain.Run() }
-GO
-  # Chained with && because this runs inside an if-condition, where bash ignores set -e.
-  cd "$dir" && export GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod \
-    && go get "$COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION" \
-    && go mod tidy \
-    && go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" . \
-    && mv "$BIN/coredns.tmp" "$BIN/coredns"
+  cd "$REPO/dns"
+  export GOWORK=off CGO_ENABLED=0
+  go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" ./cmd/coredns
+  mv "$BIN/coredns.tmp" "$BIN/coredns"
 }
 
 # ---------- moto ----------
@@ -217,15 +175,11 @@ if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || 
   run_logged kubernetes build_kubernetes
   echo "$K8S_VERSION" >"$CACHE/kubernetes.version"
 fi
-# CoreDNS is optional: its multicluster plugin is not published on every module proxy.
-if [ ! -x "$BIN/coredns" ] && [ ! -f "$CACHE/coredns.unavailable" ]; then
-  if ! coredns_plugin_available; then
-    step "CoreDNS skipped: $(cat "$CACHE/coredns.unavailable")"
-  elif ! ( run_logged coredns build_coredns ); then
-    echo "$(date -u +%FT%TZ) $COREDNS_MULTICLUSTER_MODULE@$COREDNS_MULTICLUSTER_VERSION failed to build; see $LOGS/coredns.log" >"$CACHE/coredns.unavailable"
-  fi
-  if [ -f "$CACHE/coredns.unavailable" ]; then
-    step "CoreDNS with the multicluster plugin is unavailable: DNS tests will be skipped (delete $CACHE/coredns.unavailable to retry)"
-  fi
+coredns_hash=$(coredns_sources_hash)
+if [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$coredns_hash" ]; then
+  run_logged coredns build_coredns
+  echo "$coredns_hash" >"$CACHE/coredns.sources"
 fi
+# Left by installers from before the clusterset plugin, when CoreDNS depended on an unobtainable module.
+rm -f "$CACHE/coredns.unavailable"
 step "all binaries in $BIN ($(( $(now) - total_start ))s)"

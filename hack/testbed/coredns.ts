@@ -1,6 +1,5 @@
-// CoreDNS with the multicluster plugin, serving clusterset.local from one cluster's ServiceImports and EndpointSlices.
-// Optional: the installer records why it could not build it (see coreDnsAvailability), and callers skip DNS checks then.
-// Not yet exercised here: the plugin's module is not obtainable from this machine's Go module proxy.
+// CoreDNS with our clusterset plugin (dns/), serving clusterset.local from one cluster's ServiceImports and
+// EndpointSlices (SPEC §7). hack/install-testbed.sh builds it from the repository's dns/ module.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { join } from 'node:path';
@@ -35,14 +34,14 @@ async function answers(resolver: Resolver): Promise<boolean> {
 
 export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
   const availability = coreDnsAvailability();
-  if (!availability.available) throw new Error(`CoreDNS with the multicluster plugin is unavailable: ${availability.reason}`);
+  if (!availability.available) throw new Error(`CoreDNS with the clusterset plugin is unavailable: ${availability.reason}`);
   mkdirSync(spec.dir, { recursive: true });
   const [port] = await freePorts(1) as [number];
   const corefile = join(spec.dir, 'Corefile');
   writeFileSync(corefile, [
     `.:${port} {`,
     '  errors',
-    '  multicluster clusterset.local {',
+    '  clusterset clusterset.local {',
     `    kubeconfig ${spec.kubeconfigPath} ${spec.context}`,
     '  }',
     '}',
