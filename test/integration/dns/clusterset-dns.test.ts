@@ -2,9 +2,11 @@
 // and MCS EndpointSlices written by hand with the admin kubeconfig of cluster 1 (no webhook, no worker in this suite).
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { serviceAccountKubeconfig } from '../../../hack/local/kubectl.ts';
 import { startCoreDns, type CoreDns, type TestCluster } from '../../../hack/testbed/index.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
@@ -136,5 +138,25 @@ describe('clusterset.local DNS from ServiceImports and EndpointSlices (SPEC §7,
 
     kubectl(cluster, ['delete', 'serviceimport', 'late', '-n', NS]);
     await eventually('late to be NXDOMAIN again', async () => (await a(resolver, `late.${NS}.svc`)) === 'ENOTFOUND');
+  });
+
+  it('D3: the coredns-multicluster component\'s RBAC is all the plugin needs (CoreDNS as kube-system/coredns)', async () => {
+    kubectl(cluster, ['apply', '-f', 'kustomize/components/coredns-multicluster/rbac.yaml']);
+    kubectl(cluster, ['apply', '-f', '-'], [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'coredns', namespace: 'kube-system' } }]);
+    const dir = join(testbed().dir, 'coredns-dns-test-rbac');
+    mkdirSync(dir, { recursive: true });
+    const kubeconfigPath = serviceAccountKubeconfig(cluster.kubeconfigPath, 'kube-system', 'coredns', join(dir, 'kubeconfig'));
+    const restricted = await startCoreDns({ kubeconfigPath, context: cluster.context, dir });
+    try {
+      const r = new Resolver({ timeout: 1000, tries: 2 });
+      r.setServers([restricted.address]);
+      // Until its informers have listed, the server answers SERVFAIL; a missing permission would keep it there.
+      await eventually('the restricted server to resolve web', async () => JSON.stringify(await a(r, `web.${NS}.svc`)) === '["10.96.100.10"]');
+      expect(await a(r, `db-0.cls2.db.${NS}.svc`)).to.deep.equal(['10.245.2.7']);
+    } finally {
+      await restricted.stop();
+      kubectl(cluster, ['delete', '--ignore-not-found', '-f', 'kustomize/components/coredns-multicluster/rbac.yaml']);
+      kubectl(cluster, ['delete', '--ignore-not-found', 'serviceaccount', 'coredns', '-n', 'kube-system']);
+    }
   });
 });

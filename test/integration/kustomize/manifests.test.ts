@@ -192,13 +192,13 @@ describe('kustomize manifests (issue 5 items 1-2)', () => {
 
       it('D3: gives CoreDNS the clusterset.local stanza and read access to ServiceImports, EndpointSlices and Namespaces', () => {
         const corefile = (find(objects, 'ConfigMap', 'coredns').data as { Corefile: string }).Corefile;
-        expect(corefile).to.match(/^\s+multicluster clusterset\.local$/m);
+        expect(corefile).to.match(/^\s+clusterset clusterset\.local$/m);
         const role = find(objects, 'ClusterRole', 'mcs-cloudmap-coredns-multicluster').rules as { resources: string[]; verbs: string[] }[];
         expect(role.flatMap((r) => r.resources).sort()).to.deep.equal(['endpointslices', 'namespaces', 'serviceimports']);
         const binding = find(objects, 'ClusterRoleBinding', 'mcs-cloudmap-coredns-multicluster') as Manifest & { subjects: unknown[] };
         expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'coredns', namespace: 'kube-system' }]);
         const image = (find(objects, 'Deployment', 'coredns') as Deployment).spec.template.spec.containers[0]!.image;
-        expect(image, 'the stock image lacks the multicluster plugin').to.not.match(/^registry\.k8s\.io\/coredns\//);
+        expect(image, 'the stock image lacks the clusterset plugin').to.not.match(/^registry\.k8s\.io\/coredns\//);
       });
     });
   }
