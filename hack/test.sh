@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 bash hack/install-testbed.sh
 npx tsc -p tsconfig.json
+# The clusterset CoreDNS plugin's Go tests (dns/, docs/dns.md).
+(cd dns && GOWORK=off go test ./...)
 
 specs=()
 for dir in test/unit test/integration test/e2e; do
