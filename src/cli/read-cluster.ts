@@ -3,7 +3,7 @@
 // that says what to do.
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../core/names.ts';
 import { KubeClient } from '../kube/client.ts';
@@ -18,12 +18,19 @@ export class KubeconfigError extends Error {
   override name = 'KubeconfigError';
 }
 
-/** Loads the kubeconfig (the given path, else $KUBECONFIG or ~/.kube/config) and checks that every context exists. */
+/** Loads the kubeconfig (the given paths, else $KUBECONFIG or ~/.kube/config) and checks that every context exists. */
 export function loadKubeconfigs(path: string, contexts: readonly string[]): { source: string; configs: Map<string, KubeConfig> } {
+  // Like $KUBECONFIG, --kubeconfig may list several files (one per cluster, as the testbed writes them).
+  const files = path.split(delimiter).filter(Boolean);
   const load = () => {
     const kc = new KubeConfig();
-    if (path) kc.loadFromFile(path);
-    else kc.loadFromDefault();
+    if (files.length === 0) kc.loadFromDefault();
+    for (const [i, file] of files.entries()) {
+      if (i === 0) { kc.loadFromFile(file); continue; }
+      const more = new KubeConfig();
+      more.loadFromFile(file);
+      kc.mergeConfig(more);
+    }
     return kc;
   };
   const source = path || process.env.KUBECONFIG || join(homedir(), '.kube', 'config');

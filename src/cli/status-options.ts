@@ -3,7 +3,7 @@
 import { boolOption, enumOption, formatHelp, parseOptions, stringOption, type OptionValues } from '../config/options.ts';
 
 export const statusOptionSpecs = {
-  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config.'),
+  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig, or several separated by \':\' (merged, as kubectl does with $KUBECONFIG); empty: $KUBECONFIG, then ~/.kube/config.'),
   context: stringOption('context', 'MCS_CONTEXT', '', 'Comma-separated kubeconfig contexts to inspect, one per cluster of the ClusterSet; empty: the current context.'),
   cloudMap: boolOption('cloudmap', 'MCS_STATUS_CLOUDMAP', true, 'Also show the Cloud Map instances of the same services (needs AWS credentials); false shows the clusters only.'),
   cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),

@@ -150,6 +150,15 @@ describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
     expect(lines[2]).to.match(/cls1\s+cls1=1\/2\s+-$/);
   });
 
+  it('--kubeconfig takes one file per cluster, merged as kubectl merges $KUBECONFIG', () => {
+    const files = testbed().clusters.map((c) => c.kubeconfigPath).join(':');
+    const r = status(['--kubeconfig', files, '--context', 'cls1,cls2', '--cloudmap=false', '--output', 'json']);
+    expect(r.status).to.equal(0);
+    const report = JSON.parse(r.stdout) as StatusReport;
+    expect(report.clusters.map((c) => [c.context, c.clusterId])).to.deep.equal([['cls1', 'cls1'], ['cls2', 'cls2']]);
+    expect(report.cloudMap).to.equal(undefined);
+  });
+
   it('an unreachable cluster is reported with what to do; the other cluster is still shown; exit status 1', () => {
     const cs = testbed();
     const broken = join(mkdtempSync(join(tmpdir(), 'cli-status-down-')), 'kubeconfig');
