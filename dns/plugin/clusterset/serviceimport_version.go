@@ -3,6 +3,7 @@ package clusterset
 import (
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 )
@@ -16,10 +17,15 @@ var serviceImportVersions = []string{"v1beta1", "v1alpha1"}
 // serviceImportResource asks the API server which version of ServiceImport it serves, preferring v1beta1.
 func serviceImportResource(d discovery.DiscoveryInterface) (schema.GroupVersionResource, error) {
 	served := map[string]bool{}
+	var unreachable error
 	for _, version := range serviceImportVersions {
 		list, err := d.ServerResourcesForGroupVersion(multiclusterGroup + "/" + version)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
 		if err != nil {
-			continue // not served (404) or not reachable: the next version, then the error below, say so
+			unreachable = err
+			continue
 		}
 		for _, r := range list.APIResources {
 			if r.Name == "serviceimports" {
@@ -28,6 +34,9 @@ func serviceImportResource(d discovery.DiscoveryInterface) (schema.GroupVersionR
 		}
 	}
 	version, err := chooseServiceImportVersion(served)
+	if err != nil && unreachable != nil {
+		err = fmt.Errorf("could not ask the API server which ServiceImport versions it serves: %w", unreachable)
+	}
 	return schema.GroupVersionResource{Group: multiclusterGroup, Version: version, Resource: "serviceimports"}, err
 }
 
