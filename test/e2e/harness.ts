@@ -18,6 +18,7 @@ import { waitFor } from '../../hack/testbed/wait.ts';
 import { MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import type { Condition } from '../../src/core/types.ts';
 import { cloudMapClientConfig } from '../support/cloudmap.ts';
+import { removeNamespaces } from './workloads.ts';
 import { CLUSTERSET_START_TIMEOUT_MS, withClusterSet, withOwnClusterSet } from '../support/clusterset.ts';
 
 /** Webhook configurations the local install registers; removed afterwards so later suites are not guarded by a dead server. */
@@ -126,15 +127,30 @@ export function applyClusterProperties(cluster: E2ECluster, clustersetId: string
   cluster.apply(clusterProperties(cluster.id, clustersetId));
 }
 
+export interface E2EOptions {
+  /** A ClusterSet of the suite's own with these options; default: the run's shared one. */
+  clusterSet?: ClusterSetOptions;
+  /** Namespaces the suite uses: unexported and deleted in every cluster after it, while the workers still run. */
+  namespaces?: string[];
+}
+
 /**
- * Call inside describe(): a ClusterSet (the run's shared one, or one of its own with `clusterSet` options) with
- * mcs-cloudmap deployed and ClusterProperties set, for the suite's tests.
+ * Call inside describe(): a ClusterSet with mcs-cloudmap deployed and ClusterProperties set, for the suite's tests.
  */
-export function withE2E(clusterSet?: ClusterSetOptions): () => E2E {
-  const getClusterSet = clusterSet === undefined ? withClusterSet() : withOwnClusterSet(clusterSet);
+export function withE2E(options: E2EOptions = {}): () => E2E {
   let e2e: E2E | undefined;
   let deployment: LocalDeployment | undefined;
   let restarted: Supervisor | undefined;
+  // Registered before the ClusterSet's own hooks so that it runs first: a suite's ClusterSet stops in its after hook.
+  after(async function () {
+    this.timeout(180_000);
+    for (const namespace of options.namespaces ?? []) if (e2e) await removeNamespaces(e2e.clusters, namespace);
+    await deployment?.stop();
+    await restarted?.stopAll();
+    e2e?.cloudMap.destroy();
+    for (const c of e2e?.clusters ?? []) c.kubectl(['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS]);
+  });
+  const getClusterSet = options.clusterSet === undefined ? withClusterSet() : withOwnClusterSet(options.clusterSet);
   before(async function () {
     this.timeout(CLUSTERSET_START_TIMEOUT_MS);
     const cs = getClusterSet();
@@ -170,13 +186,6 @@ export function withE2E(clusterSet?: ClusterSetOptions): () => E2E {
         });
       },
     };
-  });
-  after(async function () {
-    this.timeout(60_000);
-    await deployment?.stop();
-    await restarted?.stopAll();
-    e2e?.cloudMap.destroy();
-    for (const c of e2e?.clusters ?? []) c.kubectl(['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS]);
   });
   return () => {
     if (!e2e) throw new Error('the e2e ClusterSet is not ready: call withE2E() inside describe(), not inside a test');

@@ -8,7 +8,7 @@ import {
 } from '../../src/core/names.ts';
 import { ipv4InCidr } from '../../hack/testbed/index.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, deployment, removeNamespaces, runningPodIps, service, serviceExport } from './workloads.ts';
+import { createNamespaces, deployment, runningPodIps, service, serviceExport } from './workloads.ts';
 
 const NS = 'demo';
 const APP = 'nginx-hello';
@@ -32,7 +32,7 @@ const WRITE_APIS = ['RegisterInstance', 'DeregisterInstance', 'CreateHttpNamespa
 
 describe('e2e: the two-cluster tutorial, nginx-hello exported from cls1 (issue 4 item 7)', function () {
   this.timeout(180_000);
-  const e2e = withE2E();
+  const e2e = withE2E({ namespaces: [NS] });
   let podIps: string[] = [];
 
   before(async function () {
@@ -42,11 +42,6 @@ describe('e2e: the two-cluster tutorial, nginx-hello exported from cls1 (issue 4
     cls1.apply([deployment(NS, APP, 3), service(NS, APP)]);
     await eventually('3 running nginx-hello pods in cls1', async () => (podIps = await runningPodIps(cls1, NS, APP)).length === 3);
     cls1.apply([serviceExport(NS, APP)]);
-  });
-
-  after(async function () {
-    this.timeout(120_000);
-    await removeNamespaces(e2e().clusters, NS);
   });
 
   it('E1, E6, I1, I3, I4, S1, S2: both clusters import a ClusterSetIP ServiceImport on port 80 whose IP is its derived Service\'s ClusterIP and whose slices hold cls1\'s pod IPs', async () => {

@@ -1,6 +1,7 @@
 // What the end-to-end tests deploy: Deployments, Services and ServiceExports as plain objects, and the reads that
 // say what a cluster runs (pod IPs). Namespaces are created and removed through test/support/kube.ts.
 import { CoreV1Api } from '@kubernetes/client-node';
+import { logTail } from '../../hack/testbed/wait.ts';
 import { MCS_GROUP, STORAGE_VERSION } from '../../src/core/names.ts';
 import { createNamespace, deleteNamespace } from '../support/kube.ts';
 import type { E2ECluster } from './harness.ts';
@@ -58,6 +59,12 @@ export async function createNamespaces(clusters: readonly E2ECluster[], namespac
  * namespace in every cluster.
  */
 export async function removeNamespaces(clusters: readonly E2ECluster[], namespace: string): Promise<void> {
-  for (const c of clusters) c.kubectl(['delete', 'serviceexports', '--all', '-n', namespace, '--ignore-not-found', '--timeout=60s']);
+  for (const c of clusters) {
+    try {
+      c.kubectl(['delete', 'serviceexports', '--all', '-n', namespace, '--ignore-not-found', '--timeout=60s']);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n--- last lines of ${c.worker.proc.logPath} ---\n${logTail(c.worker.proc.logPath, 40)}`, { cause: err });
+    }
+  }
   await Promise.all(clusters.map((c) => deleteNamespace(c.kubeConfig, namespace)));
 }

@@ -1,0 +1,48 @@
+// A worker started before its cluster's ClusterProperties exist: one clear Event and log line and a metric, nothing
+// imported, then it starts on its own once they are created, without a restart (C1; issue 4 items 6 and 7).
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
+import { applyClusterProperties, condition, eventually, withE2E } from './harness.ts';
+import { createNamespaces, deployment, service, serviceExport } from './workloads.ts';
+
+const NS = 'e2e-identity';
+const NAME = 'hello';
+
+describe('e2e: ClusterProperties created after the worker started (issue 4 item 7; C1)', function () {
+  this.timeout(180_000);
+  const e2e = withE2E({ namespaces: [NS] });
+
+  it('C1: without ClusterProperties the worker reports it once (Event, log line, metric) and imports nothing', async () => {
+    const { cls1, cls2, stopWorker, startWorker } = e2e();
+    await createNamespaces([cls1, cls2], NS);
+    await stopWorker(cls2);
+    cls2.kubectl(['delete', 'clusterproperty', CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY]);
+    await startWorker(cls2);
+    await eventually('mcs_cloudmap_cluster_properties_missing = 1', async () => (await cls2.metric('mcs_cloudmap_cluster_properties_missing')) === 1);
+
+    cls1.apply([deployment(NS, NAME, 1), service(NS, NAME), serviceExport(NS, NAME)]);
+    await eventually('cls1 imports its own export', async () => condition(await cls1.serviceImport(NS, NAME), 'Ready')?.status === 'True');
+    expect(await cls2.serviceImport(NS, NAME), 'a ServiceImport in cls2 while it has no identity').to.equal(undefined);
+
+    const lines = readFileSync(cls2.worker.proc.logPath, 'utf8').split('\n').filter((l) => l.includes('"event":"cluster-identity-missing"'));
+    expect(lines, 'log lines about the missing ClusterProperties').to.have.length(1);
+    expect(lines[0]).to.include(CLUSTER_ID_PROPERTY).and.include(CLUSTERSET_ID_PROPERTY);
+    const events = JSON.parse(cls2.kubectl(['get', 'events.events.k8s.io', '-n', 'default', '-o', 'json'])) as {
+      items: Array<{ reason?: string; note?: string; regarding?: { kind?: string; name?: string } }>;
+    };
+    const missing = events.items.filter((e) => e.reason === 'ClusterPropertyMissing' && e.regarding?.kind === 'ClusterProperty');
+    expect(missing.length, 'Events about the missing ClusterProperties').to.be.greaterThan(0);
+    expect(missing.at(-1)!.note).to.include(CLUSTER_ID_PROPERTY);
+  });
+
+  it('C1: once the ClusterProperties exist, the same worker process imports the service', async () => {
+    const { cs, cls2 } = e2e();
+    const pid = cls2.worker.proc.pid;
+    applyClusterProperties(cls2, cs.clustersetId);
+    await eventually('cls2 imports the service', async () => condition(await cls2.serviceImport(NS, NAME), 'Ready')?.status === 'True');
+    expect(await cls2.metric('mcs_cloudmap_cluster_properties_missing')).to.equal(0);
+    expect(cls2.worker.proc.pid).to.equal(pid);
+    expect(cls2.worker.proc.status, 'the worker process exited').to.equal(undefined);
+  });
+});
