@@ -46,7 +46,7 @@ export function loadKubeconfigs(path: string, contexts: readonly string[]): { so
   }
   const known = probe.getContexts().map((c) => c.name);
   if (known.length === 0) throw new KubeconfigError(`the kubeconfig ${source} has no contexts; pass --kubeconfig with the file your clusters are in.`);
-  const wanted = contexts.length > 0 ? contexts : [probe.getCurrentContext()];
+  const wanted = contexts.length > 0 ? contexts : currentContexts(files, probe);
   const missing = wanted.filter((c) => !known.includes(c));
   if (missing.length > 0) {
     throw new KubeconfigError(`context ${missing.map((m) => `"${m}"`).join(', ')} not found in ${source}; known contexts: ${known.join(', ')}. Pass --context with names from that list.`);
@@ -58,6 +58,17 @@ export function loadKubeconfigs(path: string, contexts: readonly string[]): { so
     configs.set(name, kc);
   }
   return { source, configs };
+}
+
+/** Without --context: the current context of each kubeconfig file given (one cluster per file), else the merged one's. */
+function currentContexts(files: readonly string[], merged: KubeConfig): string[] {
+  if (files.length < 2) return [merged.getCurrentContext()];
+  const names = files.map((file) => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(file);
+    return kc.getCurrentContext();
+  });
+  return [...new Set(names.filter(Boolean))];
 }
 
 interface List<T> { items?: T[] | null; metadata?: { continue?: string } }

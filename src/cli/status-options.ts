@@ -4,7 +4,7 @@ import { boolOption, enumOption, formatHelp, parseOptions, stringOption, type Op
 
 export const statusOptionSpecs = {
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig, or several separated by \':\' (merged, as kubectl does with $KUBECONFIG); empty: $KUBECONFIG, then ~/.kube/config.'),
-  context: stringOption('context', 'MCS_CONTEXT', '', 'Comma-separated kubeconfig contexts to inspect, one per cluster of the ClusterSet; empty: the current context.'),
+  context: stringOption('context', 'MCS_CONTEXT', '', 'Comma-separated kubeconfig contexts to inspect, one per cluster of the ClusterSet; empty: the current context of each kubeconfig file given.'),
   cloudMap: boolOption('cloudmap', 'MCS_STATUS_CLOUDMAP', true, 'Also show the Cloud Map instances of the same services (needs AWS credentials); false shows the clusters only.'),
   cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),
   region: stringOption('region', 'MCS_AWS_REGION', '', 'AWS region of the Cloud Map namespaces; empty: AWS_REGION.'),
