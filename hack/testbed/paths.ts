@@ -1,5 +1,5 @@
 // Where the installer puts the testbed binaries, and the checks that say what to run when one is missing.
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -39,10 +39,8 @@ export function kwokStageFiles(): string[] {
 
 export type CoreDnsAvailability = { available: true; path: string } | { available: false; reason: string };
 
-/** CoreDNS with the multicluster plugin is optional: the installer records why it could not be built. */
+/** CoreDNS with our clusterset plugin, built by the installer from dns/; the reason says how to install it when missing. */
 export function coreDnsAvailability(): CoreDnsAvailability {
-  const marker = join(cacheDir(), 'coredns.unavailable');
-  if (existsSync(marker)) return { available: false, reason: readFileSync(marker, 'utf8').trim() };
   try {
     return { available: true, path: binary('coredns') };
   } catch (err) {
