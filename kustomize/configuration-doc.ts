@@ -1,12 +1,13 @@
 // Renders docs/configuration.md from the processes' own option specs (the source of their --help) and the values the
 // kustomize ConfigMap sets, so the reference cannot drift from the code. `--check` exits 1 when the file is out of date;
 // a test runs the same comparison. Regenerate with `npm run docs:configuration`.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { OptionSpec } from '../src/config/options.ts';
 import { statusOptionSpecs } from '../src/cli/status-options.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
 import { webhookOptionSpecs } from '../webhook/options.ts';
+import { generatedFile } from './generated-file.ts';
 
 export const CONFIGURATION_DOC = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
 const CONFIG_ENV = fileURLToPath(new URL('./base/config.env', import.meta.url));
@@ -92,19 +93,10 @@ export function renderConfigurationDoc(installed: Map<string, string> = configMa
   ].join('\n');
 }
 
+const file = generatedFile(CONFIGURATION_DOC, renderConfigurationDoc, 'npm run docs:configuration');
+
 export function configurationDocStale(): boolean {
-  let current = '';
-  try { current = readFileSync(CONFIGURATION_DOC, 'utf8'); } catch { /* missing counts as stale */ }
-  return current !== renderConfigurationDoc();
+  return file.stale();
 }
 
-if (import.meta.main) {
-  if (process.argv.includes('--check')) {
-    if (configurationDocStale()) {
-      console.error('out of date: docs/configuration.md; run `npm run docs:configuration`');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(CONFIGURATION_DOC, renderConfigurationDoc());
-  }
-}
+if (import.meta.main) file.main(process.argv);

@@ -1,10 +1,10 @@
 // Writes kustomize/base/webhook-configurations.yaml from webhook/registration.ts, so the installed admission webhooks are
 // exactly the ones the webhook server's tests register (never a hand copy that can drift). `--check` only compares and
 // exits 1 when the file is out of date; a test runs the same comparison.
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { webhookConfigurations } from '../webhook/registration.ts';
+import { generatedFile } from './generated-file.ts';
 
 export const WEBHOOK_CONFIGURATIONS_FILE = fileURLToPath(new URL('./base/webhook-configurations.yaml', import.meta.url));
 
@@ -16,19 +16,10 @@ export function renderWebhookConfigurations(): string {
   return HEADER + webhookConfigurations().map((c) => stringify(c, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
 
+const file = generatedFile(WEBHOOK_CONFIGURATIONS_FILE, renderWebhookConfigurations, 'npm run manifests');
+
 export function webhookConfigurationsStale(): boolean {
-  let current = '';
-  try { current = readFileSync(WEBHOOK_CONFIGURATIONS_FILE, 'utf8'); } catch { /* missing counts as stale */ }
-  return current !== renderWebhookConfigurations();
+  return file.stale();
 }
 
-if (import.meta.main) {
-  if (process.argv.includes('--check')) {
-    if (webhookConfigurationsStale()) {
-      console.error('out of date: kustomize/base/webhook-configurations.yaml; run `npm run manifests`');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(WEBHOOK_CONFIGURATIONS_FILE, renderWebhookConfigurations());
-  }
-}
+if (import.meta.main) file.main(process.argv);
