@@ -151,7 +151,7 @@ function usage(set: TestClusterSet): string {
     'The ClusterSet is up. In another shell:',
     ...set.clusters.map((c) => `  export KUBECONFIG=${c.kubeconfigPath}   # ${c.id}`),
     '  kubectl get serviceexports,serviceimports,endpointslices -n demo',
-    `  npm run cli -- status --kubeconfig ${set.clusters.map((c) => c.kubeconfigPath).join(',')} --cloudmap-endpoint ${set.cloudMapEndpoint}`,
+    `  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing npm run cli -- status --kubeconfig ${set.clusters.map((c) => c.kubeconfigPath).join(':')} --cloudmap-endpoint ${set.cloudMapEndpoint} --region ${set.region}`,
     `Cloud Map emulator: ${set.cloudMapEndpoint} (region ${set.region}); logs: ${set.dir}`,
     'Press Ctrl-C to stop everything.',
   ].join('\n');
@@ -169,10 +169,13 @@ try {
   say('Tutorial replay complete.');
   if (!once) {
     process.stdout.write(`${usage(set)}\n`);
+    // The host processes are unreferenced children: without a timer of its own Node would exit here.
+    const keepAlive = setInterval(() => {}, 1 << 30);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    clearInterval(keepAlive);
   }
 } catch (err) {
   failed = true;
