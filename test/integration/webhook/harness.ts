@@ -43,6 +43,14 @@ export async function kubectlOk(kubeconfigPath: string, args: readonly string[],
   return r;
 }
 
+/** The object etcd holds under `key` (the apiserver's storage, read through etcd's JSON gateway on `etcdUrl`). */
+export async function storedObject(etcdUrl: string, key: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(key).toString('base64') }) });
+  const value = ((await res.json()) as { kvs?: Array<{ value: string }> }).kvs?.[0]?.value;
+  if (value === undefined) throw new Error(`etcd has no ${key}`);
+  return JSON.parse(Buffer.from(value, 'base64').toString()) as Record<string, unknown>;
+}
+
 export interface RegisteredWebhook {
   server: WebhookServer;
   informers: InformerView;

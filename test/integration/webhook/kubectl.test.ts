@@ -7,7 +7,7 @@ import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, LABEL_SERVICE_NAME, SERVIC
 import type { TestCluster } from '../../../hack/testbed/index.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
-import { kubectl, kubectlOk, startRegisteredWebhook, type RegisteredWebhook } from './harness.ts';
+import { kubectl, kubectlOk, startRegisteredWebhook, storedObject, type RegisteredWebhook } from './harness.ts';
 
 const NS = 'webhook-it';
 /** Acts as the reconcile worker: its user name, with rights to write anything (RBAC is not what is tested here). */
@@ -20,15 +20,6 @@ const serviceImport = (name: string, type: string) => yaml({
   apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', metadata: { name, namespace: NS },
   spec: { type, ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None' },
 });
-
-/** The object etcd holds for `key` (the apiserver's storage, read through etcd's JSON gateway). */
-async function stored(cluster: TestCluster, key: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${cluster.endpoints.etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(key).toString('base64') }) });
-  const body = await res.json() as { kvs?: Array<{ value: string }> };
-  const value = body.kvs?.[0]?.value;
-  if (value === undefined) throw new Error(`etcd has no ${key}`);
-  return JSON.parse(Buffer.from(value, 'base64').toString()) as Record<string, unknown>;
-}
 
 describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', function () {
   this.timeout(120_000);
@@ -102,7 +93,7 @@ describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', fun
     expect(alpha.metadata.finalizers).to.deep.equal([SERVICE_EXPORT_FINALIZER]);
     const list = JSON.parse((await ok(['get', 'serviceexports.v1alpha1.multicluster.x-k8s.io', '-n', NS, '-o', 'json'])).stdout) as { items: Array<{ apiVersion: string }> };
     expect(list.items.map((i) => i.apiVersion)).to.deep.equal(['multicluster.x-k8s.io/v1alpha1']);
-    expect((await stored(cluster, `/registry/multicluster.x-k8s.io/serviceexports/${NS}/nginx-hello`)).apiVersion).to.equal('multicluster.x-k8s.io/v1beta1');
+    expect((await storedObject(cluster.endpoints.etcd, `/registry/multicluster.x-k8s.io/serviceexports/${NS}/nginx-hello`)).apiVersion).to.equal('multicluster.x-k8s.io/v1beta1');
     const metrics = await webhook!.server.metrics.registry.getSingleMetricAsString('mcs_webhook_requests_total');
     expect(metrics).to.match(/webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/);
   });

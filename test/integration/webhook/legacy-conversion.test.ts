@@ -7,7 +7,7 @@ import { WORKER_SERVICE_ACCOUNT } from '../../../src/core/names.ts';
 import { LEGACY_REASON } from '../../../webhook/conversion/convert.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
-import { kubectl, kubectlOk, startRegisteredWebhook, type RegisteredWebhook } from './harness.ts';
+import { kubectlOk, startRegisteredWebhook, storedObject, type RegisteredWebhook } from './harness.ts';
 
 const NS = 'webhook-legacy';
 
@@ -24,27 +24,20 @@ const legacyCrd = {
   },
 };
 
-async function stored(cluster: TestCluster, key: string): Promise<{ apiVersion: string }> {
-  const res = await fetch(`${cluster.endpoints.etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(key).toString('base64') }) });
-  const value = ((await res.json()) as { kvs?: Array<{ value: string }> }).kvs?.[0]?.value;
-  if (value === undefined) throw new Error(`etcd has no ${key}`);
-  return JSON.parse(Buffer.from(value, 'base64').toString()) as { apiVersion: string };
-}
-
 describe('conversion of objects an older controller stored as v1alpha1 (issue 3 item 5)', function () {
   this.timeout(120_000);
   const clusterSet = withClusterSet();
   let cluster: TestCluster;
   let webhook: RegisteredWebhook | undefined;
-  const k = (args: string[], input?: string) => kubectl(cluster.kubeconfigPath, args, input);
   const ok = (args: string[], input?: string) => kubectlOk(cluster.kubeconfigPath, args, input);
   const key = `/registry/multicluster.x-k8s.io/serviceexports/${NS}/legacy`;
 
   before(async () => {
     cluster = clusterSet().clusters[1]!;
     // Start from the older controller's world: its CRD, and an export whose conditions it wrote without reason/time.
-    const existing = await k(['replace', '-f', '-'], JSON.stringify(legacyCrd));
-    if (existing.status !== 0) await ok(['create', '-f', '-'], JSON.stringify(legacyCrd));
+    // Ours cannot simply be replaced by it (v1beta1 may already be a stored version), so it goes first.
+    await ok(['delete', 'crd', 'serviceexports.multicluster.x-k8s.io', '--ignore-not-found', '--timeout=60s']);
+    await ok(['create', '-f', '-'], JSON.stringify(legacyCrd));
     await ok(['wait', '--for=condition=Established', '--timeout=60s', 'crd/serviceexports.multicluster.x-k8s.io']);
     await createNamespace(cluster.kubeConfig(), NS);
     await ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'legacy', namespace: NS } }));
@@ -59,7 +52,7 @@ describe('conversion of objects an older controller stored as v1alpha1 (issue 3 
   });
 
   it('etcd still holds the object as v1alpha1 after our CRDs are installed', async () => {
-    expect((await stored(cluster, key)).apiVersion).to.equal('multicluster.x-k8s.io/v1alpha1');
+    expect((await storedObject(cluster.endpoints.etcd, key)).apiVersion).to.equal('multicluster.x-k8s.io/v1alpha1');
   });
 
   it('reading it as v1beta1 goes through conversion, which completes the legacy conditions', async () => {
@@ -76,7 +69,7 @@ describe('conversion of objects an older controller stored as v1alpha1 (issue 3 
   it('a later status write at v1beta1 validates against our schema and stores v1beta1', async () => {
     await ok(['patch', 'serviceexports.v1beta1.multicluster.x-k8s.io', 'legacy', '-n', NS, '--subresource=status', '--type=json',
       '-p', JSON.stringify([{ op: 'replace', path: '/status/conditions/0/reason', value: 'Valid' }])]);
-    expect((await stored(cluster, key)).apiVersion).to.equal('multicluster.x-k8s.io/v1beta1');
+    expect((await storedObject(cluster.endpoints.etcd, key)).apiVersion).to.equal('multicluster.x-k8s.io/v1beta1');
     const reason = (await ok(['get', 'serviceexport', 'legacy', '-n', NS, '-o', 'jsonpath={.status.conditions[0].reason}'])).stdout;
     expect(reason).to.equal('Valid');
   });
