@@ -59,12 +59,15 @@ const customCheck = (kind: CustomKind) => (object: unknown) => metadataError(obj
 
 function validateServiceExport(request: AdmissionRequest, ctx: ValidationContext): Decision {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
-  const error = objectError(request, customCheck('ServiceExport'));
-  if (error !== undefined) return unreadable(request, error);
+  const unnamed = objectError(request, metadataError);
+  if (unnamed !== undefined) return unreadable(request, unnamed);
   const object = request.object as ServiceExportObject & { metadata: { deletionTimestamp?: string } };
   const old = request.oldObject as ServiceExportObject | null;
-  // Status and metadata-only writes (the worker's finalizer and conditions, a deletion in progress) export nothing new.
+  // Status writes and updates during a deletion (the worker removing its finalizer) export nothing new and must never
+  // be blocked, whatever else the object holds.
   if (request.subResource !== '' || object.metadata.deletionTimestamp !== undefined) return allow();
+  const error = objectError(request, customCheck('ServiceExport'));
+  if (error !== undefined) return unreadable(request, error);
   if (old !== null && JSON.stringify(old.spec ?? {}) === JSON.stringify(object.spec ?? {})) return allow();
   const target = { namespace: request.namespace, name: request.name || object.metadata?.name || '', ref: requestRef(request) };
   const loading = stillLoading(ctx, ['clusterProperties', 'services', 'serviceImports'], `ServiceExport ${target.ref}`);

@@ -52,6 +52,8 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
       expect(validateAdmission(request('ServiceExport', 'UPDATE', relabelled, old), ctx).allowed).to.equal(true);
       const deleting = serviceExport('web', { spec: { exportedLabels: { a: 'b' } }, metadata: { deletionTimestamp: '2026-01-01T11:00:00Z' } });
       expect(validateAdmission(request('ServiceExport', 'UPDATE', deleting, old), ctx).allowed).to.equal(true);
+      const odd = serviceExport('web', { spec: { exportedLabels: { a: 1 } }, metadata: { deletionTimestamp: '2026-01-01T11:00:00Z' } } as never);
+      expect(validateAdmission(request('ServiceExport', 'UPDATE', odd, old), ctx).allowed, 'finalizer removal is never blocked').to.equal(true);
       expect(validateAdmission(request('ServiceExport', 'UPDATE', relabelled, old, { subResource: 'status' }), ctx).allowed).to.equal(true);
       const respec = serviceExport('web', { spec: { exportedLabels: { a: 'b' } } });
       expect(validateAdmission(request('ServiceExport', 'UPDATE', respec, old), ctx).allowed, 'a spec change is checked').to.equal(false);
