@@ -68,9 +68,6 @@ export function metadataError(object: unknown): string | undefined {
   return undefined;
 }
 
-/** `namespace/name` as messages name a namespaced object. */
-export const ref = (namespace: string, name: string): string => `${namespace}/${name}`;
-
 /** Undefined when `object` is a Service the rules can read (types as the apiserver guarantees them); else what is wrong. */
 export function serviceError(object: unknown): string | undefined {
   const meta = metadataError(object);

@@ -13,7 +13,7 @@ import { informerView, type InformerView } from '../../../webhook/cluster-view.t
 import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
 import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-certificates.ts';
 import type { ConflictPolicy } from '../../../webhook/options.ts';
-import { webhookConfigurations } from '../../../webhook/registration.ts';
+import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../webhook/registration.ts';
 import { startWebhookServer, type WebhookServer } from '../../../webhook/server.ts';
 
 export interface KubectlResult { status: number; stdout: string; stderr: string }
@@ -112,7 +112,8 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
   return {
     server, informers, certs,
     async stop() {
-      await kubectl(options.kubeconfigPath, ['delete', '--ignore-not-found', 'validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating']);
+      await kubectl(options.kubeconfigPath, ['delete', '--ignore-not-found',
+        `validatingwebhookconfiguration/${VALIDATING_CONFIGURATION_NAME}`, `mutatingwebhookconfiguration/${MUTATING_CONFIGURATION_NAME}`]);
       await informers.stop();
       await server.shutdown();
       await put(options.kubeconfigPath, customResourceDefinitions());
