@@ -10,7 +10,7 @@ import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-
 import { LABEL_SERVICE_NAME, MCS_GROUP, SERVICE_IMPORT_PLURAL, STORAGE_VERSION } from '../src/core/names.ts';
 import { clusterProperties } from './demo/cluster-properties.ts';
 import { deployLocally, type LocalDeployment } from './local/deploy.ts';
-import { coreDnsAvailability, startClusterSet, startCoreDns, type TestCluster, type TestClusterSet } from './testbed/index.ts';
+import { startClusterSet, startCoreDns, type CoreDns, type TestCluster, type TestClusterSet } from './testbed/index.ts';
 import { waitFor } from './testbed/wait.ts';
 
 const once = process.argv.includes('--once');
@@ -68,7 +68,8 @@ async function readImport(cluster: TestCluster): Promise<ImportView | undefined>
   }
 }
 
-async function replay(set: TestClusterSet): Promise<void> {
+/** Replays the tutorial; returns cls2's CoreDNS, left running for the user. */
+async function replay(set: TestClusterSet): Promise<CoreDns> {
   const [cls1, cls2] = set.clusters as [TestCluster, TestCluster];
 
   await step('Create namespace demo in cls1 and cls2', () => {
@@ -123,12 +124,7 @@ async function replay(set: TestClusterSet): Promise<void> {
       say(`  EndpointSlice ${s.metadata?.name} (source ${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster']}): ${(s.endpoints ?? []).map((e) => `${e.addresses[0]}${e.conditions?.ready === false ? ' (not ready)' : ''}`).join(', ')}`);
     }
   });
-  await step('Resolve nginx-hello.demo.svc.clusterset.local in cls2', async () => {
-    const availability = coreDnsAvailability();
-    if (!availability.available) {
-      say(`  CoreDNS with the clusterset.local plugin is unavailable on this machine (${availability.reason}); the name would resolve to ${imported.ips.join(',')}`);
-      return;
-    }
+  return step('Resolve nginx-hello.demo.svc.clusterset.local in cls2', async () => {
     const dns = await startCoreDns({ kubeconfigPath: cls2.kubeconfigPath, context: cls2.context, dir: join(set.dir, 'coredns-cls2') });
     try {
       const resolver = new Resolver({ timeout: 500, tries: 1 });
@@ -139,19 +135,22 @@ async function replay(set: TestClusterSet): Promise<void> {
         return answer.length > 0;
       }, { timeoutMs: 30_000, intervalMs: 100 });
       say(`  nginx-hello.demo.svc.clusterset.local → ${answer.join(', ')} (CoreDNS at ${dns.address}; ServiceImport IP ${imported.ips.join(',')})`);
-    } finally {
+      return dns;
+    } catch (err) {
       await dns.stop();
+      throw err;
     }
   });
 }
 
-function usage(set: TestClusterSet): string {
+function usage(set: TestClusterSet, dns: CoreDns): string {
   return [
     '',
     'The ClusterSet is up. In another shell:',
     ...set.clusters.map((c) => `  export KUBECONFIG=${c.kubeconfigPath}   # ${c.id}`),
     '  kubectl get serviceexports,serviceimports,endpointslices -n demo',
     `  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing npm run cli -- status --kubeconfig ${set.clusters.map((c) => c.kubeconfigPath).join(':')} --cloudmap-endpoint ${set.cloudMapEndpoint} --region ${set.region}`,
+    `  dig @${dns.address.split(':')[0]} -p ${dns.address.split(':')[1]} nginx-hello.demo.svc.clusterset.local   # CoreDNS serving cls2's clusterset.local`,
     `Cloud Map emulator: ${set.cloudMapEndpoint} (region ${set.region}); logs: ${set.dir}`,
     'Press Ctrl-C to stop everything.',
   ].join('\n');
@@ -159,16 +158,17 @@ function usage(set: TestClusterSet): string {
 
 let set: TestClusterSet | undefined;
 let deployment: LocalDeployment | undefined;
+let dns: CoreDns | undefined;
 let failed = false;
 try {
   set = await step('Start a 2-cluster ClusterSet (cls1, cls2) and the Cloud Map emulator', () => startClusterSet({ log: (l) => say(`  ${l}`) }));
   say(`  ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)}s`);
   const s = set;
   deployment = await step('Install mcs-cloudmap in both clusters (webhook server and worker on the host)', () => deployLocally(s, { log: (l) => say(`  ${l}`) }));
-  await replay(set);
+  dns = await replay(set);
   say('Tutorial replay complete.');
   if (!once) {
-    process.stdout.write(`${usage(set)}\n`);
+    process.stdout.write(`${usage(set, dns)}\n`);
     // The host processes are unreferenced children: without a timer of its own Node would exit here.
     const keepAlive = setInterval(() => {}, 1 << 30);
     await new Promise<void>((resolve) => {
@@ -181,6 +181,7 @@ try {
   failed = true;
   process.stderr.write(`demo failed: ${(err as Error).stack ?? String(err)}\n`);
 } finally {
+  await dns?.stop();
   await deployment?.stop();
   await set?.stop({ keepLogs: keepLogs || failed });
   if (failed && set) process.stderr.write(`logs kept in ${set.dir}\n`);
