@@ -144,6 +144,16 @@ describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', fun
     expect(relabel.stderr).to.contain('The cluster id "Bad_Id" is not an RFC 1123 DNS label').and.contain('(C2)');
   });
 
+  it('C5, SPEC §1: reserved names are admitted with a warning; values over 128000 characters are refused', async () => {
+    const property = (name: string, value: string) => yaml({ apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name }, spec: { value } });
+    const reserved = await ok(['apply', '-f', '-'], property('region.k8s.io', 'eu-west-1'));
+    expect(reserved.stderr).to.contain('Warning: ClusterProperty names under k8s.io and kubernetes.io are reserved for well-known properties (C5).');
+    const long = await k(['create', '-f', '-'], property('note.example.com', 'x'.repeat(128001)));
+    expect(long.status).to.equal(1);
+    expect(long.stderr).to.contain('spec.value: Too long: may not be more than 128000');
+    await ok(['create', '-f', '-'], property('note.example.com', 'x'.repeat(128000)));
+  });
+
   it('X3: with --conflict-policy=Reject the same export is refused with the same facts', async () => {
     await register('Reject');
     await ok(['delete', 'serviceexport', 'conflicting', '-n', NS, '--wait=false']);
