@@ -1,6 +1,7 @@
 // The ServiceImport of one multi-cluster service (I1–I5): what it should say given the resolved exports and the derived
 // Service, and whether the stored object needs a write.
 import type { ImportResolution } from './conflicts.ts';
+import { CONDITION_READY, setCondition } from './conditions.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, MCS_GROUP, STORAGE_VERSION } from './names.ts';
 import { portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
 import type { Condition, IPFamily, ServiceType } from './types.ts';
@@ -53,8 +54,7 @@ export interface ServiceImportInput {
   now: string;
 }
 
-/** Condition type and reasons of I5. */
-export const READY = 'Ready';
+/** Reasons of the ServiceImport's Ready condition (I5). */
 export type ServiceImportReadyReason = 'Ready' | 'Pending' | 'IPFamilyNotSupported';
 
 /**
@@ -81,22 +81,18 @@ export function desiredServiceImport(input: ServiceImportInput): DesiredServiceI
     ...(p.trafficDistribution === undefined ? {} : { trafficDistribution: p.trafficDistribution }),
   };
   const ready = readyCondition(input, ipFamilies, ips);
-  const current = input.currentConditions?.find((c) => c.type === READY);
-  const condition: Condition = {
-    type: READY,
-    status: ready.status,
-    reason: ready.reason,
-    message: ready.message,
-    lastTransitionTime: current !== undefined && current.status === ready.status ? current.lastTransitionTime : input.now,
-    ...(input.generation === undefined ? {} : { observedGeneration: input.generation }),
-  };
+  const conditions = setCondition(
+    input.currentConditions ?? [],
+    { type: CONDITION_READY, ...ready, ...(input.generation === undefined ? {} : { observedGeneration: input.generation }) },
+    new Date(input.now),
+  );
   return {
     spec,
     labels: { ...p.exportedLabels, [LABEL_CREATED_BY]: CONTROLLER_NAME },
     annotations: { ...p.exportedAnnotations },
     status: {
       clusters: input.resolution.clusters.map((cluster) => ({ cluster })),
-      conditions: [...(input.currentConditions ?? []).filter((c) => c.type !== READY), condition],
+      conditions,
     },
   };
 }
