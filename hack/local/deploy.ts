@@ -4,11 +4,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SYSTEM_NAMESPACE } from '../../src/core/names.ts';
+import { clientConfig, CONVERT_PATH } from '../../webhook/client-config.ts';
 import { makeDevCertificates } from '../../webhook/dev-certificates.ts';
 import type { TestClusterSet } from '../testbed/clusterset.ts';
 import { freePorts } from '../testbed/ports.ts';
 import { Supervisor } from '../testbed/supervisor.ts';
-import { applyManifests, serviceAccountKubeconfig, waitForCrds } from './kubectl.ts';
+import { applyManifests, pointConversionAt, serviceAccountKubeconfig, waitForCrds } from './kubectl.ts';
 import { configMapEnv, hostInstallManifests, kustomizeBase } from './manifests.ts';
 import { startWebhookProcess, startWorkerProcess, type HostProcess } from './processes.ts';
 
@@ -43,9 +44,11 @@ export async function deployLocally(clusterSet: TestClusterSet, opts: { log?: (l
       const [port, webhookMetrics, workerMetrics, workerHealth] = await freePorts(4) as [number, number, number, number];
       const certs = makeDevCertificates(cdir, ['127.0.0.1', 'localhost']);
       const webhookUrl = `https://127.0.0.1:${port}`;
-      const manifests = hostInstallManifests(base, { url: webhookUrl, caBundle: certs.caBundle });
+      const target = { url: webhookUrl, caBundle: certs.caBundle };
+      const manifests = hostInstallManifests(base, target);
       // CRDs and RBAC first; the webhook configurations only once the server answers, or every guarded write would fail.
       const setup = manifests.filter((m) => !m.kind.endsWith('WebhookConfiguration'));
+      pointConversionAt(cluster.kubeconfigPath, setup, clientConfig(target, CONVERT_PATH));
       applyManifests(cluster.kubeconfigPath, setup);
       waitForCrds(cluster.kubeconfigPath, setup);
       const webhook = await startWebhookProcess(sup, {

@@ -19,6 +19,17 @@ export function applyManifests(kubeconfig: string, manifests: Manifest[]): void 
     manifests.map((m) => stringify(m)).join('---\n'));
 }
 
+/**
+ * Points the conversion webhook of CRDs that already exist at `clientConfig`, removing any in-cluster `service` form.
+ * Server-side apply alone would keep another field manager's `service` beside our `url`, which the apiserver refuses.
+ */
+export function pointConversionAt(kubeconfig: string, manifests: Manifest[], clientConfig: Record<string, unknown>): void {
+  const names = manifests.filter((m) => m.kind === 'CustomResourceDefinition').map((m) => m.metadata.name);
+  const existing = new Set(kubectl(kubeconfig, ['get', 'crd', '-o', 'name']).split('\n').map((l) => l.replace('customresourcedefinition.apiextensions.k8s.io/', '')));
+  const patch = JSON.stringify({ spec: { conversion: { webhook: { clientConfig: { service: null, url: null, caBundle: null, ...clientConfig } } } } });
+  for (const name of names.filter((n) => existing.has(n))) kubectl(kubeconfig, ['patch', 'crd', name, '--type=merge', '-p', patch]);
+}
+
 export function waitForCrds(kubeconfig: string, manifests: Manifest[]): void {
   const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition').map((m) => `crd/${m.metadata.name}`);
   kubectl(kubeconfig, ['wait', '--for=condition=Established', '--timeout=60s', ...crds]);
