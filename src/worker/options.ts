@@ -1,10 +1,11 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
 import { DEFAULT_RATE_LIMITS } from '../cloudmap/rate-limits.ts';
+import { SYSTEM_NAMESPACE } from '../core/names.ts';
 import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
 
 export const workerOptionSpecs = {
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: in-cluster service account, then $KUBECONFIG, then ~/.kube/config.'),
-  namespace: stringOption('namespace', 'MCS_NAMESPACE', 'mcs-cloudmap-system', 'Namespace the worker runs in: holds the leader-election Lease and the Events about missing cluster identity.'),
+  namespace: stringOption('namespace', 'MCS_NAMESPACE', SYSTEM_NAMESPACE, 'Namespace the worker runs in, where its leader-election Lease lives.'),
   leaderElect: boolOption('leader-elect', 'MCS_LEADER_ELECT', true, 'Take a coordination.k8s.io Lease before reconciling, so several replicas can run and only one writes.'),
   leaseName: stringOption('lease-name', 'MCS_LEASE_NAME', 'mcs-cloudmap-worker', 'Name of the leader-election Lease.'),
   leaseDuration: durationOption('lease-duration', 'MCS_LEASE_DURATION', 15_000, 'How long a Lease stays valid without renewal; a standby replica takes over after it.'),
