@@ -18,10 +18,11 @@ describe('e2e: overlapping pod IPs in the two clusters (issue 4 item 7; M3, M4)'
     await createNamespaces(clusters, NS);
     const ips: Record<string, string[]> = {};
     for (const cluster of clusters) {
-      cluster.apply([deployment(NS, NAME, 2), service(NS, NAME)]);
+      cluster.apply([deployment(NS, NAME, 2, undefined, cluster.cluster.nodeNames[0]), service(NS, NAME)]);
       await eventually(`2 running pods in ${cluster.id}`, async () => (ips[cluster.id] = await runningPodIps(cluster, NS, NAME)).length === 2);
     }
-    expect(ips.cls1, 'the clusters\' pod IPs (shared pod CIDR)').to.deep.equal(ips.cls2);
+    const shared = ips.cls1!.filter((ip) => ips.cls2!.includes(ip));
+    expect(shared, `pod IPs in both clusters (cls1 ${ips.cls1}, cls2 ${ips.cls2})`).to.not.deep.equal([]);
     for (const cluster of clusters) cluster.apply([serviceExport(NS, NAME)]);
 
     for (const cluster of clusters) {

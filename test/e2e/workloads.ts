@@ -12,7 +12,8 @@ export interface PortSpec {
   protocol?: 'TCP' | 'UDP';
 }
 
-export function deployment(namespace: string, name: string, replicas: number, ports: readonly PortSpec[] = [{ port: 80 }]): object {
+/** `nodeName` pins every pod to one node (pods on the same node of two clusters sharing a pod CIDR get the same IPs). */
+export function deployment(namespace: string, name: string, replicas: number, ports: readonly PortSpec[] = [{ port: 80 }], nodeName?: string): object {
   return {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
     spec: {
@@ -20,7 +21,10 @@ export function deployment(namespace: string, name: string, replicas: number, po
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'nginx', ports: ports.map((p) => ({ containerPort: p.port, protocol: p.protocol ?? 'TCP' })) }] },
+        spec: {
+          ...(nodeName === undefined ? {} : { nodeName }),
+          containers: [{ name: 'app', image: 'nginx', ports: ports.map((p) => ({ containerPort: p.port, protocol: p.protocol ?? 'TCP' })) }],
+        },
       },
     },
   };
