@@ -1,5 +1,6 @@
 // A worker started before its cluster's ClusterProperties exist: one clear Event and log line and a metric, nothing
-// imported, then it starts on its own once they are created, without a restart (C1; issue 4 items 6 and 7).
+// imported, then it starts on its own once they are created, without a restart (C1; issue 4 items 6 and 7); and a
+// cluster id changed while exporting, which freezes exports with a clear condition until it is restored (C3).
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
@@ -9,7 +10,7 @@ import { createNamespaces, deployment, service, serviceExport } from './workload
 const NS = 'e2e-identity';
 const NAME = 'hello';
 
-describe('e2e: ClusterProperties created after the worker started (issue 4 item 7; C1)', function () {
+describe('e2e: cluster identity — ClusterProperties created after the worker started, changed under an export (issue 4 item 7; C1, C3)', function () {
   this.timeout(180_000);
   const e2e = withE2E({ namespaces: [NS] });
 
@@ -44,5 +45,22 @@ describe('e2e: ClusterProperties created after the worker started (issue 4 item 
     expect(await cls2.metric('mcs_cloudmap_cluster_properties_missing')).to.equal(0);
     expect(cls2.worker.proc.pid).to.equal(pid);
     expect(cls2.worker.proc.status, 'the worker process exited').to.equal(undefined);
+  });
+
+  it('C3: a cluster id changed under an export freezes it with a clear condition and keeps every import; restoring it resumes', async () => {
+    const { cls1, cls2 } = e2e();
+    // The webhook refuses this change while exports exist; the worker must cope when it happens anyway.
+    cls1.kubectl(['delete', '--ignore-not-found', 'validatingwebhookconfiguration/mcs-cloudmap-validating']);
+    const setClusterId = (value: string) => cls1.kubectl(['patch', 'clusterproperty', CLUSTER_ID_PROPERTY, '--type=merge', '-p', JSON.stringify({ spec: { value } })]);
+    setClusterId('cls1-renamed');
+    await eventually('Ready=False (Failed) on ServiceExport hello in cls1', async () => condition(await cls1.serviceExport(NS, NAME), 'Ready')?.reason === 'Failed');
+    const ready = condition(await cls1.serviceExport(NS, NAME), 'Ready')!;
+    expect(ready.status).to.equal('False');
+    expect(ready.message).to.include('C3').and.include('"cls1"').and.include('cls1-renamed');
+    expect(condition(await cls2.serviceImport(NS, NAME), 'Ready')?.status, 'cls2 keeps importing cls1\'s export').to.equal('True');
+    expect((await cls2.serviceImport(NS, NAME))?.status?.clusters).to.deep.equal([{ cluster: 'cls1' }]);
+
+    setClusterId('cls1');
+    await eventually('Ready=True (Exported) again', async () => condition(await cls1.serviceExport(NS, NAME), 'Ready')?.reason === 'Exported');
   });
 });
