@@ -56,6 +56,8 @@ export interface WorkerProcessSpec {
   metricsPort: number;
   healthPort: number;
   logsDir: string;
+  /** Lease holder identity; default `<clusterId>-worker-on-host`. A second replica needs its own. */
+  identity?: string;
 }
 
 export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpec): Promise<HostProcess> {
@@ -64,7 +66,7 @@ export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpe
     name, command: process.execPath, args: [join(REPO, 'src', 'worker', 'main.ts')], logPath: join(spec.logsDir, 'worker.log'),
     env: {
       ...process.env, ...spec.configEnv,
-      MCS_KUBECONFIG: spec.kubeconfig, MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: `${spec.clusterId}-worker-on-host`,
+      MCS_KUBECONFIG: spec.kubeconfig, MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
       MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
       MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
       // The emulator accepts any credentials; the SDK only needs some.
