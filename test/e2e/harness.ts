@@ -120,6 +120,8 @@ export interface E2E {
   stopWorker(cluster: E2ECluster): Promise<void>;
   /** Starts a new worker process for the cluster (configured as the first one); waits until it is healthy. */
   startWorker(cluster: E2ECluster): Promise<void>;
+  /** Starts another replica of the cluster's worker with Lease identity `identity`, next to the current one. */
+  startReplica(cluster: E2ECluster, identity: string): Promise<HostProcess>;
 }
 
 /** The ClusterProperties of `cluster` (C1), applied as the cluster admin. */
@@ -166,6 +168,16 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
     const configEnv = { ...configMapEnv(kustomizeBase()), ...logLevel };
     let generation = 0;
+    const startReplica = async (cluster: E2ECluster, identity: string): Promise<HostProcess> => {
+      const [metricsPort, healthPort] = await freePorts(2) as [number, number];
+      const logsDir = join(dir, `${cluster.id}-${++generation}`);
+      mkdirSync(logsDir, { recursive: true });
+      return startWorkerProcess(restarted!, {
+        clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir, identity,
+        cloudMapEndpoint: cs.cloudMapEndpoint, region: cs.region,
+        kubeconfig: join(cs.dir, 'mcs-cloudmap', cluster.id, 'worker.kubeconfig'),
+      });
+    };
     e2e = {
       cs, clusters, cls1: clusters[0]!, cls2: clusters[1]!,
       cloudMap: new ServiceDiscoveryClient(cloudMapClientConfig(cs)),
@@ -175,15 +187,9 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
         proc.signalGroup('SIGTERM');
         await proc.exited;
       },
+      startReplica,
       async startWorker(cluster) {
-        const [metricsPort, healthPort] = await freePorts(2) as [number, number];
-        const logsDir = join(dir, `${cluster.id}-${++generation}`);
-        mkdirSync(logsDir, { recursive: true });
-        cluster.worker = await startWorkerProcess(restarted!, {
-          clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir,
-          cloudMapEndpoint: cs.cloudMapEndpoint, region: cs.region,
-          kubeconfig: join(cs.dir, 'mcs-cloudmap', cluster.id, 'worker.kubeconfig'),
-        });
+        cluster.worker = await startReplica(cluster, `${cluster.id}-worker-on-host`);
       },
     };
   });
