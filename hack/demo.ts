@@ -102,9 +102,10 @@ async function replay(set: TestClusterSet): Promise<CoreDns> {
 
   const imported = await step('Wait for the ServiceImport in cls2', async () => {
     let view: ImportView | undefined;
-    await waitFor('ServiceImport demo/nginx-hello in cls2 with an IP', async () => {
+    // spec and status are separate writes: wait for both (an IP, cls1 listed, Ready).
+    await waitFor('ServiceImport demo/nginx-hello in cls2 with an IP, cls1 in status.clusters and Ready=True', async () => {
       view = await readImport(cls2);
-      return view !== undefined && view.ips.length > 0;
+      return view !== undefined && view.ips.length > 0 && view.clusters.includes(cls1.id) && view.ready?.startsWith('True') === true;
     }, { timeoutMs: 60_000, intervalMs: 50 });
     say(`  ServiceImport demo/nginx-hello in cls2: type ${view!.type}, ips ${view!.ips.join(',')}, ports ${view!.ports}, clusters ${view!.clusters.join(',')}, Ready ${view!.ready ?? '-'}`);
     say(`  export-to-import latency: ${Date.now() - exportedAt} ms`);
