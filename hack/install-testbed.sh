@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the testbed's pinned binaries into a cache outside the repository:
 # kube-apiserver, kube-controller-manager, kube-scheduler (built from k8s.io/kubernetes),
-# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module) and moto.
+# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto and helm.
 # Idempotent: every step is skipped when its output already exists (CoreDNS: when dns/ is unchanged).
 set -euo pipefail
 
@@ -9,6 +9,7 @@ K8S_VERSION=${K8S_VERSION:-v1.33.13}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 MOTO_VERSION=${MOTO_VERSION:-5.2.5}
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}
@@ -155,6 +156,23 @@ build_coredns() {
   mv "$BIN/coredns.tmp" "$BIN/coredns"
 }
 
+# ---------- helm ----------
+# The chart's tests (charts/mcs-cloudmap) run a real helm, built from helm.sh/helm/v3 (no replace lines). Stamped like
+# helm's Makefile does: without it `helm version` says v3.NN and the default Kubernetes version for `helm template` and
+# lint comes from an old hard-coded value instead of the client-go helm is built with.
+build_helm() {
+  local mod client minor ld
+  mod=$(GOWORK=off go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -f "$mod" ] || fail "could not download helm.sh/helm/v3@$HELM_VERSION's go.mod"
+  client=$(sed -n 's/^\s*k8s\.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$mod")
+  [ -n "$client" ] || fail "no k8s.io/client-go requirement in helm.sh/helm/v3@$HELM_VERSION's go.mod"
+  ld="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    ld="$ld -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$client"
+  done
+  GOWORK=off CGO_ENABLED=0 GOBIN="$BIN" go install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+
 # ---------- moto ----------
 install_moto() {
   python3 -m venv "$CACHE/moto-venv"
@@ -179,6 +197,10 @@ coredns_hash=$(coredns_sources_hash)
 if [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$coredns_hash" ]; then
   run_logged coredns build_coredns
   echo "$coredns_hash" >"$CACHE/coredns.sources"
+fi
+if [ "$(cat "$CACHE/helm.version" 2>/dev/null)" != "$HELM_VERSION" ] || [ ! -x "$BIN/helm" ]; then
+  run_logged helm build_helm
+  echo "$HELM_VERSION" >"$CACHE/helm.version"
 fi
 # Left by installers from before the clusterset plugin, when CoreDNS depended on an unobtainable module.
 rm -f "$CACHE/coredns.unavailable"

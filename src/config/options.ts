@@ -12,6 +12,8 @@ export interface OptionSpec<T> {
   readonly env: string;
   readonly help: string;
   readonly default: T;
+  /** The accepted values, for options that take one of a fixed set. */
+  readonly choices?: readonly T[];
   /** Turns the raw text into a value; throws ConfigError with a message that says what is accepted. */
   readonly parse: (raw: string, flag: string) => T;
 }
@@ -47,7 +49,7 @@ export function boolOption(flag: string, env: string, def: boolean, help: string
 
 export function enumOption<T extends string>(flag: string, env: string, def: T, values: readonly T[], help: string): OptionSpec<T> {
   return {
-    flag, env, default: def, help,
+    flag, env, default: def, help, choices: values,
     parse: (raw, f) => {
       const v = values.find((x) => x.toLowerCase() === raw.toLowerCase());
       if (v === undefined) throw new ConfigError(`--${f}: expected one of ${values.join(', ')}, got "${raw}"`);

@@ -3,7 +3,7 @@
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from './names.ts';
 
 const MAX_DNS_LABEL_LENGTH = 63;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * C2: the cluster id is used as a label value and a DNS label, so it must be an RFC 1123 DNS label.
