@@ -135,7 +135,7 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster (issue 6 it
     const value = (name: string) => getJson<{ spec: { value: string } }>(['get', 'clusterproperties.about.k8s.io', name]).spec.value;
     expect([value(CLUSTER_ID_PROPERTY), value(CLUSTERSET_ID_PROPERTY)]).to.deep.equal([cs.clusters[0]!.id, cs.clustersetId]);
     // The webhook, not only the schema, decided: a cluster id that is not a DNS label is refused with its message (C2).
-    const bad = kubectl(['apply', '--server-side', '--field-manager=test', '-f', '-'], { apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY }, spec: { value: 'Not_A_Label' } });
+    const bad = kubectl(['patch', 'clusterproperties.about.k8s.io', CLUSTER_ID_PROPERTY, '--type=merge', '-p', JSON.stringify({ spec: { value: 'Not_A_Label' } })]);
     expect(bad.status).to.not.equal(0);
     expect(bad.stderr).to.contain('denied the request').and.to.contain('DNS label');
   });
