@@ -50,13 +50,13 @@ function templated(doc: Document, holes: readonly Hole[]): string {
   return text.replaceAll(SYSTEM_NAMESPACE, '{{ .Release.Namespace }}');
 }
 
-/** Holes of a document of kustomize/base, by kind and name; every object gets the chart's labels. */
+/** Holes of a document of kustomize/base or a component, by kind and name; every object gets the chart's labels. */
 function baseHoles(doc: Document): Hole[] {
   const kind = doc.get('kind') as string;
   const name = doc.getIn(['metadata', 'name']) as string;
   const holes = [LABELS];
   if (kind === 'ServiceAccount' && name === 'mcs-cloudmap-worker') {
-    holes.push({ path: ['metadata', 'annotations'], kind: 'value', render: (i) => `{{- include "mcs-cloudmap.workerServiceAccountAnnotations" . | nindent ${i + 2} }}` });
+    holes.push({ path: ['metadata', 'annotations'], kind: 'value', render: block('include "mcs-cloudmap.workerServiceAccountAnnotations" .') });
   }
   if (kind === 'Deployment') {
     const values = `.Values.${name.replace('mcs-cloudmap-', '')}`;
