@@ -73,8 +73,16 @@ func (a answerer) only(qtype, rrtype uint16, rr dns.RR) result {
 // clusterSetIP answers for a ClusterSetIP import: the service name resolves to spec.ips and SRV targets the service
 // name. Names of single clusters or endpoints must not exist for it (MCS DNS specification §2.3.4).
 func (a answerer) clusterSetIP(qname string, qtype uint16, n mcsName, imp Import) result {
+	target := a.serviceName(n)
 	switch n.kind {
 	case kindService:
+		if qtype == dns.TypeSRV {
+			var srvs []srvEntry
+			for _, p := range imp.Ports {
+				srvs = append(srvs, srvEntry{port: p.Port, target: target, addresses: imp.IPs})
+			}
+			return a.srvAnswer(qname, srvs)
+		}
 		return found(addressRecords(qname, imp.IPs, qtype, a.ttl), nil)
 	case kindProto:
 		return a.protoNode(imp, n)
@@ -86,9 +94,7 @@ func (a answerer) clusterSetIP(qname string, qtype uint16, n mcsName, imp Import
 		if !asks(qtype, dns.TypeSRV) {
 			return noData
 		}
-		target := a.serviceName(n)
-		srv := srvRecord(qname, port.Port, target, srvWeight(1), a.ttl)
-		return found([]dns.RR{srv}, addressRecords(target, imp.IPs, dns.TypeANY, a.ttl))
+		return a.srvAnswer(qname, []srvEntry{{port: port.Port, target: target, addresses: imp.IPs}})
 	}
 	return nxdomain
 }
@@ -102,6 +108,9 @@ func (a answerer) headless(qname string, qtype uint16, n mcsName, imp Import) re
 	}
 	switch n.kind {
 	case kindService:
+		if qtype == dns.TypeSRV {
+			return a.srvAnswer(qname, a.endpointSRVs(targets, n, func(t target) []Port { return endpointPorts(t, imp) }))
+		}
 		return found(addressRecords(qname, allAddresses(targets), qtype, a.ttl), nil)
 	case kindCluster:
 		for _, t := range targets {
@@ -125,8 +134,8 @@ func (a answerer) headless(qname string, qtype uint16, n mcsName, imp Import) re
 	return nxdomain
 }
 
-// headlessSRV answers one SRV record per ready endpoint that has a cluster id, targeting its per-endpoint name, with
-// the port number its EndpointSlice gives for the port (the import's number when the slice does not name it).
+// headlessSRV answers one SRV record per ready endpoint for the named port, with the number its EndpointSlice gives
+// for the port (the import's number when the slice does not name it).
 func (a answerer) headlessSRV(qname string, qtype uint16, n mcsName, imp Import, targets []target) result {
 	port, ok := namedPort(imp.Ports, n.port, n.proto)
 	if !ok {
@@ -135,21 +144,72 @@ func (a answerer) headlessSRV(qname string, qtype uint16, n mcsName, imp Import,
 	if !asks(qtype, dns.TypeSRV) {
 		return noData
 	}
-	var named []target
+	return a.srvAnswer(qname, a.endpointSRVs(targets, n, func(t target) []Port {
+		if p, ok := namedPort(t.ports, n.port, n.proto); ok {
+			return []Port{p}
+		}
+		return []Port{port}
+	}))
+}
+
+// endpointSRVs lists an SRV record per port of each ready endpoint that has a cluster id, targeting its per-endpoint
+// name; an endpoint without a cluster id has no such name.
+func (a answerer) endpointSRVs(targets []target, n mcsName, ports func(target) []Port) []srvEntry {
+	var out []srvEntry
 	for _, t := range targets {
-		if t.cluster != "" {
-			named = append(named, t)
+		if t.cluster == "" {
+			continue
+		}
+		name := a.endpointName(t, n)
+		for _, p := range ports(t) {
+			out = append(out, srvEntry{port: p.Port, target: name, addresses: t.addresses})
+		}
+	}
+	return out
+}
+
+// endpointPorts is an endpoint's ports for an SRV query of the service name: its EndpointSlice's, or the import's when
+// the slice lists none.
+func endpointPorts(t target, imp Import) []Port {
+	if len(t.ports) > 0 {
+		return t.ports
+	}
+	return imp.Ports
+}
+
+// srvEntry is one SRV record to answer: a port number, its target name and the target's addresses.
+type srvEntry struct {
+	port      int32
+	target    string
+	addresses []string
+}
+
+// srvAnswer answers an SRV record per distinct (target, port) of srvs, priority 0 and equal weights, with each
+// target's A/AAAA records once in the additional section so that a client needs no second query (D2, as the
+// kubernetes plugin does for cluster.local). The same port number under two protocols (DNS on 53/TCP and 53/UDP) is
+// one record, and a port without a number (an EndpointSlice may leave it unset) has none.
+func (a answerer) srvAnswer(qname string, srvs []srvEntry) result {
+	type key struct {
+		target string
+		port   int32
+	}
+	seen := map[key]bool{}
+	var distinct []srvEntry
+	for _, s := range srvs {
+		k := key{s.target, s.port}
+		if s.port > 0 && !seen[k] {
+			seen[k] = true
+			distinct = append(distinct, s)
 		}
 	}
 	var answer, extra []dns.RR
-	for _, t := range named {
-		name := a.endpointName(t, n)
-		number := port.Port
-		if p, ok := namedPort(t.ports, n.port, n.proto); ok {
-			number = p.Port
+	resolved := map[string]bool{}
+	for _, s := range distinct {
+		answer = append(answer, srvRecord(qname, s.port, s.target, srvWeight(len(distinct)), a.ttl))
+		if !resolved[s.target] {
+			resolved[s.target] = true
+			extra = append(extra, addressRecords(s.target, s.addresses, dns.TypeANY, a.ttl)...)
 		}
-		answer = append(answer, srvRecord(qname, number, name, srvWeight(len(named)), a.ttl))
-		extra = append(extra, addressRecords(name, t.addresses, dns.TypeANY, a.ttl)...)
 	}
 	return found(answer, extra)
 }

@@ -37,6 +37,12 @@ func TestAnswer(t *testing.T) {
 		{"D2 ClusterSetIP SRV targets the service name", "_http._tcp.nginx-hello.demo.svc." + z, dns.TypeSRV, dns.RcodeSuccess,
 			[]string{"_http._tcp.nginx-hello.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 100 80 nginx-hello.demo.svc.clusterset.local."},
 			[]string{"nginx-hello.demo.svc.clusterset.local.\t5\tIN\tA\t10.96.0.10", "nginx-hello.demo.svc.clusterset.local.\t5\tIN\tAAAA\tfd00::a"}},
+		{"D2 ClusterSetIP SRV of the service name: one per port, named or not", "nginx-hello.demo.svc." + z, dns.TypeSRV, dns.RcodeSuccess,
+			[]string{
+				"nginx-hello.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 50 80 nginx-hello.demo.svc.clusterset.local.",
+				"nginx-hello.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 50 9090 nginx-hello.demo.svc.clusterset.local.",
+			},
+			[]string{"nginx-hello.demo.svc.clusterset.local.\t5\tIN\tA\t10.96.0.10", "nginx-hello.demo.svc.clusterset.local.\t5\tIN\tAAAA\tfd00::a"}},
 		{"D2 SRV name asked for A is NODATA", "_http._tcp.nginx-hello.demo.svc." + z, dns.TypeA, dns.RcodeSuccess, nil, nil},
 		{"D2 wrong protocol", "_http._udp.nginx-hello.demo.svc." + z, dns.TypeSRV, dns.RcodeNameError, nil, nil},
 		{"D2 unknown port name", "_https._tcp.nginx-hello.demo.svc." + z, dns.TypeSRV, dns.RcodeNameError, nil, nil},
@@ -82,6 +88,20 @@ func TestAnswer(t *testing.T) {
 				"10-2-0-7.cls2.db.demo.svc.clusterset.local.\t5\tIN\tA\t10.2.0.7",
 				"db-2.cls2.db.demo.svc.clusterset.local.\t5\tIN\tAAAA\tfd00:2::8",
 			}},
+		{"D2 Headless SRV of the service name: each ready endpoint's slice ports, else the import's", "db.demo.svc." + z, dns.TypeSRV, dns.RcodeSuccess,
+			[]string{
+				"db.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 20 15432 db-0.cls1.db.demo.svc.clusterset.local.",
+				"db.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 20 5432 10-2-0-7.cls2.db.demo.svc.clusterset.local.",
+				"db.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 20 9187 10-2-0-7.cls2.db.demo.svc.clusterset.local.",
+				"db.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 20 5432 db-2.cls2.db.demo.svc.clusterset.local.",
+				"db.demo.svc.clusterset.local.\t5\tIN\tSRV\t0 20 9187 db-2.cls2.db.demo.svc.clusterset.local.",
+			},
+			[]string{
+				"db-0.cls1.db.demo.svc.clusterset.local.\t5\tIN\tA\t10.1.0.5",
+				"10-2-0-7.cls2.db.demo.svc.clusterset.local.\t5\tIN\tA\t10.2.0.7",
+				"db-2.cls2.db.demo.svc.clusterset.local.\t5\tIN\tAAAA\tfd00:2::8",
+			}},
+		{"D2 Headless without ready endpoints has no SRV at the service name", "idle.demo.svc." + z, dns.TypeSRV, dns.RcodeNameError, nil, nil},
 		{"D2 Headless without ready endpoints has no SRV", "_pg._tcp.idle.demo.svc." + z, dns.TypeSRV, dns.RcodeNameError, nil, nil},
 		{"unknown service", "nope.demo.svc." + z, dns.TypeA, dns.RcodeNameError, nil, nil},
 		{"service in a namespace that is not there", "nginx-hello.other.svc." + z, dns.TypeA, dns.RcodeNameError, nil, nil},
@@ -108,6 +128,62 @@ func TestAnswer(t *testing.T) {
 				t.Errorf("extra:\n got %q\nwant %q", g, tt.extra)
 			}
 		})
+	}
+}
+
+// TestServiceNameSRVRecordsAppearOnce (D2): a port number shared by two protocols is one SRV record, ports without a
+// number have none, and each target's addresses are in the additional section once whatever its number of ports.
+func TestServiceNameSRVRecordsAppearOnce(t *testing.T) {
+	const z = "clusterset.local."
+	dnsPorts := []Port{{Name: "dns", Protocol: "UDP", Port: 53}, {Name: "dns-tcp", Protocol: "TCP", Port: 53}, {Name: "metrics", Port: 9153}}
+	v := snapshot{synced: true, namespaces: map[string]bool{"ns": true},
+		imports: map[string]Import{
+			"ns/resolver": {Namespace: "ns", Name: "resolver", Type: TypeClusterSetIP, IPs: []string{"10.96.0.53"}, Ports: dnsPorts},
+			"ns/peers":    {Namespace: "ns", Name: "peers", Type: TypeHeadless, Ports: dnsPorts},
+			"ns/anon":     {Namespace: "ns", Name: "anon", Type: TypeHeadless, Ports: dnsPorts},
+		},
+		slices: map[string][]Slice{
+			"ns/peers": {{ClusterID: "cls1", Ports: append([]Port{{Name: "unset"}}, dnsPorts...), Endpoints: []Endpoint{
+				{Addresses: []string{"10.1.0.1", "fd00::1"}, Hostname: "p-0", Ready: true},
+			}}},
+			// Without the source-cluster label an endpoint has no per-endpoint name to target.
+			"ns/anon": {{Endpoints: []Endpoint{{Addresses: []string{"10.1.0.2"}, Hostname: "a-0", Ready: true}}}},
+		},
+	}
+	a := answerer{zone: z, ttl: 5, view: v}
+	tests := []struct {
+		qname  string
+		answer []string
+		extra  []string
+	}{
+		{"resolver.ns.svc." + z,
+			[]string{
+				"resolver.ns.svc.clusterset.local.\t5\tIN\tSRV\t0 50 53 resolver.ns.svc.clusterset.local.",
+				"resolver.ns.svc.clusterset.local.\t5\tIN\tSRV\t0 50 9153 resolver.ns.svc.clusterset.local.",
+			},
+			[]string{"resolver.ns.svc.clusterset.local.\t5\tIN\tA\t10.96.0.53"}},
+		{"peers.ns.svc." + z,
+			[]string{
+				"peers.ns.svc.clusterset.local.\t5\tIN\tSRV\t0 50 53 p-0.cls1.peers.ns.svc.clusterset.local.",
+				"peers.ns.svc.clusterset.local.\t5\tIN\tSRV\t0 50 9153 p-0.cls1.peers.ns.svc.clusterset.local.",
+			},
+			[]string{
+				"p-0.cls1.peers.ns.svc.clusterset.local.\t5\tIN\tA\t10.1.0.1",
+				"p-0.cls1.peers.ns.svc.clusterset.local.\t5\tIN\tAAAA\tfd00::1",
+			}},
+		{"anon.ns.svc." + z, nil, nil},
+	}
+	for _, tt := range tests {
+		got := a.answer(tt.qname, dns.TypeSRV)
+		if got.rcode != dns.RcodeSuccess {
+			t.Errorf("%s: rcode %s, want NOERROR", tt.qname, dns.RcodeToString[got.rcode])
+		}
+		if g := rrStrings(got.answer); !reflect.DeepEqual(g, tt.answer) {
+			t.Errorf("%s answer:\n got %q\nwant %q", tt.qname, g, tt.answer)
+		}
+		if g := rrStrings(got.extra); !reflect.DeepEqual(g, tt.extra) {
+			t.Errorf("%s extra:\n got %q\nwant %q", tt.qname, g, tt.extra)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import { serviceAccountKubeconfig } from '../../../hack/local/kubectl.ts';
 import { startCoreDns, type CoreDns, type TestCluster } from '../../../hack/testbed/index.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
+import { query, type DnsReply } from '../../support/dns-client.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
 
 const NS = 'dns-clusterset';
@@ -36,19 +37,22 @@ function serviceImport(name: string, type: 'ClusterSetIP' | 'Headless', ports: o
 
 interface TestEndpoint { ip: string; hostname?: string; ready: boolean }
 
-function mcsSlice(service: string, clusterId: string, endpoints: TestEndpoint[]): object {
+interface SliceOptions { addressType?: 'IPv4' | 'IPv6'; ports?: object[] }
+
+function mcsSlice(service: string, clusterId: string, endpoints: TestEndpoint[], options: SliceOptions = {}): object {
+  const addressType = options.addressType ?? 'IPv4';
   return {
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
     metadata: {
-      name: `${service}-${clusterId}`, namespace: NS,
+      name: `${service}-${clusterId}${addressType === 'IPv6' ? '-v6' : ''}`, namespace: NS,
       labels: {
         'multicluster.kubernetes.io/service-name': service,
         'multicluster.kubernetes.io/source-cluster': clusterId,
         'endpointslice.kubernetes.io/managed-by': 'dns-test.mcs-cloudmap.local',
       },
     },
-    addressType: 'IPv4',
-    ports: [{ name: 'pg', protocol: 'TCP', port: 5432 }],
+    addressType,
+    ports: options.ports ?? [{ name: 'pg', protocol: 'TCP', port: 5432 }],
     endpoints: endpoints.map((e) => ({ addresses: [e.ip], conditions: { ready: e.ready }, ...(e.hostname ? { hostname: e.hostname } : {}) })),
   };
 }
@@ -56,6 +60,16 @@ function mcsSlice(service: string, clusterId: string, endpoints: TestEndpoint[])
 /** The addresses a name resolves to, sorted, or the resolver's error code (ENOTFOUND is NXDOMAIN, ENODATA is NODATA). */
 async function a(resolver: Resolver, name: string): Promise<string[] | string> {
   return resolver.resolve4(`${name}.${ZONE}`).then((ips) => ips.sort(), (err: { code?: string }) => err.code ?? String(err));
+}
+
+/** A reply as comparable text: the rcode, and the answer and additional records as `<name> <type> <data>`, sorted. */
+function summary(reply: DnsReply): { rcode: string; answer: string[]; additional: string[] } {
+  const line = (rr: DnsReply['answers'][number]): string => {
+    if (rr.type === 'SRV') return `${rr.name} SRV ${rr.data.priority} ${rr.data.weight} ${rr.data.port} ${rr.data.target}`;
+    if (rr.type === 'A' || rr.type === 'AAAA') return `${rr.name} ${rr.type} ${rr.data}`;
+    return `${rr.name} ${rr.type}`;
+  };
+  return { rcode: reply.rcode, answer: reply.answers.map(line).sort(), additional: reply.additionals.map(line).sort() };
 }
 
 describe('clusterset.local DNS from ServiceImports and EndpointSlices (SPEC §7, issue 2 item 4)', function () {
@@ -158,5 +172,117 @@ describe('clusterset.local DNS from ServiceImports and EndpointSlices (SPEC §7,
       kubectl(cluster, ['delete', '--ignore-not-found', '-f', 'kustomize/components/coredns-multicluster/rbac.yaml']);
       kubectl(cluster, ['delete', '--ignore-not-found', 'serviceaccount', 'coredns', '-n', 'kube-system']);
     }
+  });
+
+  describe('A, AAAA and SRV with the additional section, through endpoint readiness and unexport (D1, D2)', () => {
+    const svc = (name: string) => `${name}.${NS}.svc.${ZONE}`;
+    const API = svc('api');
+    const PEERS = svc('peers');
+    const webPorts = (port: number) => [{ name: 'web', protocol: 'TCP', port }];
+    const peersCls1 = (peer1Ready: boolean) => mcsSlice('peers', 'cls1', [
+      { ip: '10.244.1.20', hostname: 'peer-0', ready: true }, { ip: '10.244.1.21', hostname: 'peer-1', ready: peer1Ready },
+    ], { ports: webPorts(8080) });
+    const ask = async (name: string, type: 'A' | 'AAAA' | 'SRV') => summary(await query(dns!.address, name, type));
+    /** Waits until name's reply to type is want; on timeout the last difference is in the error. */
+    const settles = (name: string, type: 'A' | 'AAAA' | 'SRV', want: ReturnType<typeof summary>) =>
+      eventually(`${type} ${name} to answer ${JSON.stringify(want)}`, async () => {
+        expect(await ask(name, type)).to.deep.equal(want);
+        return true;
+      });
+    const nxdomain = { rcode: 'NXDOMAIN', answer: [], additional: [] };
+
+    before(async () => {
+      kubectl(cluster, ['apply', '-f', '-'], [
+        // A dual-stack ClusterSetIP import; DNS is on 53 over UDP and TCP, and 9090 has no name.
+        serviceImport('api', 'ClusterSetIP', [
+          { name: 'http', protocol: 'TCP', port: 80 }, { name: 'dns', protocol: 'UDP', port: 53 },
+          { name: 'dns-tcp', protocol: 'TCP', port: 53 }, { protocol: 'TCP', port: 9090 },
+        ], ['10.96.100.20', 'fd00:96::20']),
+        // A Headless import: cls1 has peer-0 (dual-stack, in an IPv4 and an IPv6 slice) and peer-1; cls2 serves the
+        // port on another target port, from an endpoint without hostname, and has an unready one.
+        serviceImport('peers', 'Headless', webPorts(80)),
+        peersCls1(true),
+        mcsSlice('peers', 'cls1', [{ ip: 'fd00:244:1::20', hostname: 'peer-0', ready: true }], { addressType: 'IPv6', ports: webPorts(8080) }),
+        mcsSlice('peers', 'cls2', [{ ip: '10.245.2.20', ready: true }, { ip: '10.245.2.21', hostname: 'peer-0', ready: false }], { ports: webPorts(8081) }),
+      ]);
+      await eventually('api and peers to resolve', async () => (await query(dns!.address, API, 'A')).rcode === 'NOERROR' &&
+        (await query(dns!.address, PEERS, 'AAAA')).rcode === 'NOERROR');
+    });
+
+    it('ClusterSetIP: A and AAAA are spec.ips; SRV of the service name is one record per port number, targets\' addresses in the additional section', async () => {
+      expect(await ask(API, 'A')).to.deep.equal({ rcode: 'NOERROR', answer: [`${API} A 10.96.100.20`], additional: [] });
+      expect(await ask(API, 'AAAA')).to.deep.equal({ rcode: 'NOERROR', answer: [`${API} AAAA fd00:96::20`], additional: [] });
+      const addresses = [`${API} A 10.96.100.20`, `${API} AAAA fd00:96::20`];
+      expect(await ask(API, 'SRV')).to.deep.equal({
+        rcode: 'NOERROR',
+        answer: [`${API} SRV 0 33 53 ${API}`, `${API} SRV 0 33 80 ${API}`, `${API} SRV 0 33 9090 ${API}`],
+        additional: addresses,
+      });
+      expect(await ask(`_http._tcp.${API}`, 'SRV')).to.deep.equal({
+        rcode: 'NOERROR', answer: [`_http._tcp.${API} SRV 0 100 80 ${API}`], additional: addresses,
+      });
+      expect(await ask(`_dns._udp.${API}`, 'SRV')).to.deep.equal({
+        rcode: 'NOERROR', answer: [`_dns._udp.${API} SRV 0 100 53 ${API}`], additional: addresses,
+      });
+      expect((await ask(`_dns._tcp.${API}`, 'SRV')).rcode, 'the port named dns is UDP').to.equal('NXDOMAIN');
+    });
+
+    it('Headless: A and AAAA are the ready endpoints; SRV of the service name is one record per ready endpoint and port, targeting <hostname>.<clusterid>', async () => {
+      expect(await ask(PEERS, 'A')).to.deep.equal({
+        rcode: 'NOERROR', answer: [`${PEERS} A 10.244.1.20`, `${PEERS} A 10.244.1.21`, `${PEERS} A 10.245.2.20`], additional: [],
+      });
+      expect(await ask(PEERS, 'AAAA')).to.deep.equal({ rcode: 'NOERROR', answer: [`${PEERS} AAAA fd00:244:1::20`], additional: [] });
+      const targets = [`peer-0.cls1.${PEERS}`, `peer-1.cls1.${PEERS}`, `10-245-2-20.cls2.${PEERS}`];
+      const additional = [
+        `10-245-2-20.cls2.${PEERS} A 10.245.2.20`,
+        `peer-0.cls1.${PEERS} A 10.244.1.20`, `peer-0.cls1.${PEERS} AAAA fd00:244:1::20`,
+        `peer-1.cls1.${PEERS} A 10.244.1.21`,
+      ];
+      const srv = (owner: string) => ({
+        rcode: 'NOERROR',
+        answer: [`${owner} SRV 0 33 8080 ${targets[0]}`, `${owner} SRV 0 33 8080 ${targets[1]}`, `${owner} SRV 0 33 8081 ${targets[2]}`],
+        additional,
+      });
+      expect(await ask(PEERS, 'SRV')).to.deep.equal(srv(PEERS));
+      expect(await ask(`_web._tcp.${PEERS}`, 'SRV')).to.deep.equal(srv(`_web._tcp.${PEERS}`));
+      expect(await ask(targets[0]!, 'AAAA')).to.deep.equal({ rcode: 'NOERROR', answer: [`${targets[0]} AAAA fd00:244:1::20`], additional: [] });
+    });
+
+    it('an endpoint that turns unready leaves A, SRV and the additional section, and its own name is NXDOMAIN', async () => {
+      kubectl(cluster, ['apply', '-f', '-'], [peersCls1(false)]);
+      await settles(PEERS, 'SRV', {
+        rcode: 'NOERROR',
+        answer: [`${PEERS} SRV 0 50 8080 peer-0.cls1.${PEERS}`, `${PEERS} SRV 0 50 8081 10-245-2-20.cls2.${PEERS}`],
+        additional: [`10-245-2-20.cls2.${PEERS} A 10.245.2.20`, `peer-0.cls1.${PEERS} A 10.244.1.20`, `peer-0.cls1.${PEERS} AAAA fd00:244:1::20`],
+      });
+      expect((await ask(`_web._tcp.${PEERS}`, 'SRV')).answer).to.have.length(2);
+      expect((await ask(PEERS, 'A')).answer).to.deep.equal([`${PEERS} A 10.244.1.20`, `${PEERS} A 10.245.2.20`]);
+      expect(await ask(`peer-1.cls1.${PEERS}`, 'A')).to.deep.equal(nxdomain);
+    });
+
+    it('after one cluster unexports (its EndpointSlice goes), only the other cluster\'s endpoints remain', async () => {
+      kubectl(cluster, ['apply', '-f', '-'], [peersCls1(false)]);
+      kubectl(cluster, ['delete', 'endpointslice', 'peers-cls2', '-n', NS]);
+      await settles(PEERS, 'SRV', {
+        rcode: 'NOERROR',
+        answer: [`${PEERS} SRV 0 100 8080 peer-0.cls1.${PEERS}`],
+        additional: [`peer-0.cls1.${PEERS} A 10.244.1.20`, `peer-0.cls1.${PEERS} AAAA fd00:244:1::20`],
+      });
+      expect(await ask(`10-245-2-20.cls2.${PEERS}`, 'A')).to.deep.equal(nxdomain);
+    });
+
+    it('after unexport (the ServiceImports and their EndpointSlices go) every name is NXDOMAIN with the zone\'s SOA', async () => {
+      kubectl(cluster, ['delete', 'serviceimport', 'api', 'peers', '-n', NS]);
+      kubectl(cluster, ['delete', 'endpointslice', '-n', NS, '-l', 'multicluster.kubernetes.io/service-name=peers']);
+      await settles(API, 'A', nxdomain);
+      await settles(PEERS, 'A', nxdomain);
+      for (const name of [API, PEERS, `_http._tcp.${API}`, `_web._tcp.${PEERS}`, `peer-0.cls1.${PEERS}`]) {
+        for (const type of ['A', 'AAAA', 'SRV'] as const) {
+          const reply = await query(dns!.address, name, type);
+          expect(summary(reply), `${type} ${name}`).to.deep.equal(nxdomain);
+          expect(reply.authorities.map((rr) => `${rr.name} ${rr.type}`), `${type} ${name}`).to.deep.equal([`${ZONE} SOA`]);
+        }
+      }
+    });
   });
 });
