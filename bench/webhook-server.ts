@@ -41,7 +41,7 @@ if (import.meta.main) {
   const view = fill();
   const server = await startWebhookServer({
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certFile, tlsKeyFile: keyFile, tlsReloadIntervalMs: 60_000, metricsPort: 0,
-    conflictPolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
+    conflictPolicy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
   }, view, ALWAYS_SYNCED, createLogger('webhook-bench', 'warn'));
   process.on('message', async (m: string) => {
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss });
