@@ -2,6 +2,7 @@
 // one-CPU limit, and its RSS is its own). Its caches are filled directly: 10,000 Services, ServiceExports and
 // ServiceImports over 10 namespaces plus the ClusterProperties; no apiserver. Talks to the benchmark over IPC.
 
+import { exportRecordAnnotations } from '../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../src/core/names.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { ALWAYS_SYNCED, memoryView } from '../webhook/cluster-view.ts';
@@ -19,16 +20,22 @@ function fill(): ReturnType<typeof memoryView> {
   const view = memoryView();
   view.clusterProperties.upsert({ metadata: { name: CLUSTER_ID_PROPERTY }, spec: { value: 'bench-east' } });
   view.clusterProperties.upsert({ metadata: { name: CLUSTERSET_ID_PROPERTY }, spec: { value: 'bench-set' } });
-  const ports = [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }];
+  const ports = [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }] as const;
+  // What the worker records on each ServiceImport: both clusters export ClusterSetIP, bench-west first (X1).
+  const exported = (clusterId: string, exportCreationTimestamp: number) => ({
+    clusterId, exportCreationTimestamp, type: 'ClusterSetIP' as const, ports: ports.map((p) => ({ ...p })), sessionAffinity: 'None' as const,
+    ipFamilies: ['IPv4' as const], internalTrafficPolicy: 'Cluster' as const, exportedLabels: {}, exportedAnnotations: {},
+  });
+  const annotations = exportRecordAnnotations([exported('bench-west', Date.parse('2025-12-01T00:00:00Z')), exported('bench-east', Date.parse('2026-01-01T00:00:00Z'))]);
   for (let i = 0; i < SERVICES; i++) {
     const { namespace, name, headless } = serviceRef(i);
     const metadata = { name, namespace, resourceVersion: String(i), creationTimestamp: '2026-01-01T00:00:00Z' };
     view.services.upsert({
-      metadata, spec: { type: 'ClusterIP', clusterIP: headless ? 'None' : `10.1.${i >> 8}.${i & 255}`, ports, sessionAffinity: 'None', ipFamilies: ['IPv4'], internalTrafficPolicy: 'Cluster' },
+      metadata, spec: { type: 'ClusterIP', clusterIP: headless ? 'None' : `10.1.${i >> 8}.${i & 255}`, ports: ports.map((p) => ({ ...p })), sessionAffinity: 'None', ipFamilies: ['IPv4'], internalTrafficPolicy: 'Cluster' },
     });
     view.serviceExports.upsert({ metadata });
     view.serviceImports.upsert({
-      metadata, spec: { type: 'ClusterSetIP', ports, ips: ['10.2.0.1'], sessionAffinity: 'None', ipFamilies: ['IPv4'] },
+      metadata: { ...metadata, annotations }, spec: { type: 'ClusterSetIP', ports: ports.map((p) => ({ ...p })), ips: ['10.2.0.1'], sessionAffinity: 'None', ipFamilies: ['IPv4'] },
       status: { clusters: [{ cluster: 'bench-west' }, { cluster: 'bench-east' }] },
     });
   }
@@ -41,7 +48,7 @@ if (import.meta.main) {
   const view = fill();
   const server = await startWebhookServer({
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certFile, tlsKeyFile: keyFile, tlsReloadIntervalMs: 60_000, metricsPort: 0,
-    conflictPolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
+    conflictPolicy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
   }, view, ALWAYS_SYNCED, createLogger('webhook-bench', 'warn'));
   process.on('message', async (m: string) => {
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss });

@@ -38,6 +38,7 @@ async function main(argv: string[]): Promise<void> {
     tlsReloadIntervalMs: options.tlsReloadInterval,
     metricsPort: options.metricsPort,
     conflictPolicy: options.conflictPolicy,
+    externalNamePolicy: options.externalNamePolicy,
     writers: { worker: options.workerServiceAccount, deleters: splitList(options.systemDeleters) },
     maxRequestBytes: options.maxRequestBytes,
     shutdownDelayMs: options.shutdownDelay,

@@ -6,6 +6,9 @@ import { WORKER_SERVICE_ACCOUNT } from '../src/core/names.ts';
 
 export const CONFLICT_POLICIES = ['Warn', 'Reject'] as const;
 export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number];
+/** E5: what to do with a new ServiceExport of an ExternalName Service; refusing it is opt-in, never the default. */
+export const EXTERNAL_NAME_POLICIES = ['Warn', 'Reject'] as const;
+export type ExternalNamePolicy = (typeof EXTERNAL_NAME_POLICIES)[number];
 
 /**
  * Identities allowed to delete ServiceImports and MCS EndpointSlices besides the worker: the namespace controller and the
@@ -25,6 +28,7 @@ export const webhookOptionSpecs = {
   tlsKeyFile: stringOption('tls-key-file', 'MCS_TLS_KEY_FILE', '/var/run/mcs-cloudmap/tls/tls.key', 'PEM private key of the serving certificate; re-read with it.'),
   tlsReloadInterval: durationOption('tls-reload-interval', 'MCS_TLS_RELOAD_INTERVAL', 5_000, 'How often the certificate and key files are checked for changes.'),
   conflictPolicy: enumOption('conflict-policy', 'MCS_CONFLICT_POLICY', 'Warn', CONFLICT_POLICIES, 'What to do when an export conflicts with the ClusterSet\'s ServiceImport (X1-X3): Warn admits with warnings, Reject refuses.'),
+  externalNamePolicy: enumOption('external-name-policy', 'MCS_EXTERNAL_NAME_POLICY', 'Warn', EXTERNAL_NAME_POLICIES, 'What to do with a ServiceExport of an ExternalName Service (E5): Warn admits it with a warning and the worker sets Valid=False (InvalidServiceType), as the MCS conformance suite requires; Reject refuses it.'),
   workerServiceAccount: stringOption('worker-service-account', 'MCS_WORKER_SERVICE_ACCOUNT', WORKER_SERVICE_ACCOUNT, 'User name of the reconcile worker: the only identity allowed to write ServiceImports and MCS EndpointSlices (I6).'),
   systemDeleters: stringOption('system-deleters', 'MCS_SYSTEM_DELETERS', DEFAULT_SYSTEM_DELETERS.join(','), 'Comma-separated user names also allowed to delete ServiceImports and MCS EndpointSlices (namespace deletion, garbage collection).'),
   metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Plain-HTTP port of /metrics, /healthz and /readyz for scrapers and probes; 0 turns it off.', 0, 65535),

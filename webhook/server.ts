@@ -11,7 +11,7 @@ import type { WriterIdentities } from './admission/worker-only-writes.ts';
 import { createApp, createProbeApp } from './app.ts';
 import type { CacheState, ClusterView } from './cluster-view.ts';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.ts';
-import type { ConflictPolicy } from './options.ts';
+import type { ConflictPolicy, ExternalNamePolicy } from './options.ts';
 import { notAfter, readKeyPair, watchKeyPair } from './tls.ts';
 
 export interface ServerOptions {
@@ -23,6 +23,7 @@ export interface ServerOptions {
   /** 0: no plain metrics listener. */
   metricsPort: number;
   conflictPolicy: ConflictPolicy;
+  externalNamePolicy: ExternalNamePolicy;
   writers: WriterIdentities;
   maxRequestBytes: number;
   shutdownDelayMs: number;
@@ -82,7 +83,10 @@ export async function startWebhookServer(
   metrics.setCertificateExpiry(notAfter(pair.cert));
 
   const app = createApp({
-    validation: { view, unsynced: () => caches.unsynced(), policy: options.conflictPolicy, writers: options.writers, now: Date.now },
+    validation: {
+      view, unsynced: () => caches.unsynced(), policy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy,
+      writers: options.writers, now: Date.now,
+    },
     metrics, logger, ready, maxRequestBytes: options.maxRequestBytes,
   });
   const https = createHttpsServer({ ...pair, minVersion: 'TLSv1.2' }, app);
@@ -96,7 +100,7 @@ export async function startWebhookServer(
 
   const probes = options.metricsPort > 0 ? createHttpServer(createProbeApp({ metrics, ready })) : undefined;
   const metricsPort = probes ? await listen(probes, options.metricsPort, options.bindAddress) : 0;
-  logger.info({ event: 'listening', port, metricsPort, conflictPolicy: options.conflictPolicy, worker: options.writers.worker }, 'webhook server listening');
+  logger.info({ event: 'listening', port, metricsPort, conflictPolicy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy, worker: options.writers.worker }, 'webhook server listening');
 
   return {
     port, metricsPort, metrics,

@@ -2,7 +2,7 @@
 // disagreement is reported with the field, the clusters involved and whose value is used. The reconcile worker calls
 // resolveImport to build ServiceImports and Conflict conditions; the webhook calls checkExportAgainstImport at admission.
 import { compareText } from './cluster-export.ts';
-import { formatPort, mergePorts, type PortClash } from './ports.ts';
+import { formatPort, mergePorts, type PortClash, type PortDifference } from './ports.ts';
 import type { ClusterExport, ExportedServiceProperties } from './types.ts';
 
 /** Conflict reasons in the order of X2/X3; a condition joins several with commas in this order. */
@@ -48,6 +48,8 @@ export interface ImportConflict {
 export interface ImportResolution {
   /** What the ServiceImport and derived Service carry: the oldest export's values and the merged ports. */
   properties: ExportedServiceProperties;
+  /** The exports resolved, oldest first (X1): what the export record on the ServiceImport holds. */
+  exports: ExportFacts[];
   /** I3: the exporting clusters, sorted. */
   clusters: string[];
   /**
@@ -122,7 +124,11 @@ export function resolveImport(exports: readonly ExportFacts[]): ImportResolution
   if (oldest === undefined) throw new Error('resolveImport: no cluster exports this service, so there is nothing to import');
 
   const merged = mergePorts(ordered);
-  const details = [...merged.clashes.map(portClashDetail), ...ordered.length > 1 ? propertyDetails(ordered) : []];
+  const details = [
+    ...merged.clashes.map(portClashDetail),
+    ...merged.differences.map(portDifferenceDetail),
+    ...ordered.length > 1 ? propertyDetails(ordered) : [],
+  ];
   const ipFamilies = ordered.find((e) => e.ipFamilies.length > 0)?.ipFamilies ?? [];
   const properties: ExportedServiceProperties = {
     type: oldest.type,
@@ -135,25 +141,30 @@ export function resolveImport(exports: readonly ExportFacts[]): ImportResolution
     exportedLabels: { ...oldest.exportedLabels },
     exportedAnnotations: { ...oldest.exportedAnnotations },
   };
-  return { properties, clusters: sortedUnique(ordered.map((e) => e.clusterId)), conflict: conflictOf(details) };
+  return { properties, exports: ordered, clusters: sortedUnique(ordered.map((e) => e.clusterId)), conflict: conflictOf(details) };
 }
 
 export interface ExportCheck {
-  /** The disagreements the candidate takes part in (as winner or loser); undefined when it agrees with everyone. */
+  /**
+   * Every disagreement once the candidate is in: exactly what resolveImport reports, so the Conflict condition the worker
+   * then sets on every exporting cluster's ServiceExport, the candidate's included (X2, X3).
+   */
   conflict: ImportConflict | undefined;
+  /** The disagreements the candidate takes part in (as winner or loser); undefined when it agrees with everyone. */
+  involved: ImportConflict | undefined;
   /** True when some value of the candidate would be overridden by an older export's. */
   loses: boolean;
 }
 
 /**
- * For admission (issue 3): how the candidate export (new or updated) would fare against the clusters exporting now. The
- * candidate replaces any current export of its own cluster and the same rules as resolveImport apply; disagreements that
- * do not involve the candidate's cluster are left out. A candidate not yet created should carry the current time.
+ * For admission: how the candidate export (new or updated) would fare against the clusters exporting now. The candidate
+ * replaces any current export of its own cluster and the same rules as resolveImport apply. A candidate not yet created
+ * should carry the current time.
  */
 export function checkExportAgainstImport(candidate: ExportFacts, current: readonly ExportFacts[]): ExportCheck {
   const { conflict } = resolveImport([...current.filter((e) => e.clusterId !== candidate.clusterId), candidate]);
   const involved = (conflict?.details ?? []).filter((d) => d.winner === candidate.clusterId || d.losers.includes(candidate.clusterId));
-  return { conflict: conflictOf(involved), loses: involved.some((d) => d.losers.includes(candidate.clusterId)) };
+  return { conflict, involved: conflictOf(involved), loses: involved.some((d) => d.losers.includes(candidate.clusterId)) };
 }
 
 function propertyDetails(ordered: readonly ExportFacts[]): ConflictDetail[] {
@@ -194,6 +205,19 @@ function portClashDetail(clash: PortClash): ConflictDetail {
   return { reason: 'PortConflict', field: 'ports', winner: clash.keptBy, losers: [clash.droppedBy], description };
 }
 
+/** X2 (mcs-api v0.5.0): ports that are not identical, clash or not; the import still exposes the union. */
+function portDifferenceDetail(difference: PortDifference): ConflictDetail {
+  const { clusterId, oldest, added, lacking } = difference;
+  const changes = [
+    ...(added.length > 0 ? [`adds ${listOf(added.map(formatPort))}`] : []),
+    ...(lacking.length > 0 ? [`lacks ${listOf(lacking.map(formatPort))}`] : []),
+  ];
+  return {
+    reason: 'PortConflict', field: 'ports', winner: oldest, losers: [clusterId],
+    description: `ports of ${clusterId} differ from the oldest export (${oldest}): ${changes.join(', ')}`,
+  };
+}
+
 function conflictOf(details: ConflictDetail[]): ImportConflict | undefined {
   if (details.length === 0) return undefined;
   const reasons = CONFLICT_REASONS.filter((r) => details.some((d) => d.reason === r));
@@ -201,8 +225,11 @@ function conflictOf(details: ConflictDetail[]): ImportConflict | undefined {
   const winners = sortedUnique(details.map((d) => d.winner));
   const losers = sortedUnique(details.flatMap((d) => d.losers));
   const clusters = sortedUnique([...winners, ...losers]);
+  // X2: the port facts go in the message itself, since the ports that differ are not visible on any one cluster.
+  const ports = details.filter((d) => d.reason === 'PortConflict').map((d) => d.description);
+  const portFacts = ports.length > 0 ? `${ports.join('; ')}, and the ServiceImport exposes the union of the ports; ` : '';
   const message =
-    `Conflicting ${listOf(fields)} between clusters ${listOf(clusters)}; the oldest export wins (values from ${listOf(winners)}), ` +
+    `Conflicting ${listOf(fields)} between clusters ${listOf(clusters)}; ${portFacts}the oldest export wins (values from ${listOf(winners)}), ` +
     `so change the Service or ServiceExport in ${listOf(losers)} to match, or stop exporting it there.`;
   return { reasons, message, clusters, details };
 }

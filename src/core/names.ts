@@ -25,6 +25,8 @@ export const LABEL_KUBE_SERVICE_NAME = 'kubernetes.io/service-name';
 export const CONTROLLER_NAME = 'mcs-cloudmap.multicluster.x-k8s.io';
 /** Marks objects this controller created (derived Services, slices) so it never touches anyone else's. */
 export const LABEL_CREATED_BY = 'multicluster.x-k8s.io/created-by';
+/** ServiceImport annotation with every exporting cluster's export facts (export-record.ts), read by the webhook (X1–X3). */
+export const EXPORT_RECORD_ANNOTATION = `${CONTROLLER_NAME}/exports`;
 /** Finalizer put on every ServiceExport so its Cloud Map instances are removed before it goes (E3). */
 export const SERVICE_EXPORT_FINALIZER = 'multicluster.x-k8s.io/service-export-cleanup';
 /** Prefix of derived Service names: `derived-<hash>` as in the AWS controller, kept short and DNS-valid. */

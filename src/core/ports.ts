@@ -20,11 +20,24 @@ export interface PortClash {
   droppedBy: string;
 }
 
+/**
+ * A newer export whose ports are not those of the oldest export (mcs-api v0.5.0 `PortConflict`, X2), leaving out what
+ * its clashes already report: the ports only it exports and the oldest export's ports it lacks.
+ */
+export interface PortDifference {
+  clusterId: string;
+  oldest: string;
+  added: ServicePort[];
+  lacking: ServicePort[];
+}
+
 export interface PortMerge {
   /** The union: the first export's ports in its order, then every new port in precedence order. */
   ports: ServicePort[];
+  /** X2: true when the port lists are not identical in every export, whether or not any port clashes. */
   conflicting: boolean;
   clashes: PortClash[];
+  differences: PortDifference[];
 }
 
 /**
@@ -68,7 +81,33 @@ export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: 
       ports.push(port);
     }
   }
-  return { ports, conflicting: clashes.length > 0, clashes };
+  const differences = portDifferences(exportsInPrecedenceOrder, clashes);
+  return { ports, conflicting: clashes.length > 0 || differences.length > 0, clashes, differences };
+}
+
+/**
+ * X2 as of mcs-api v0.5.0: every export's ports compared with the oldest export's as sets of (name, protocol, port), with
+ * the merge's normalisation (the empty name is a name; appProtocol is left to the clashes, since an unset one agrees
+ * with any). Comparing with the oldest alone is enough: the lists are identical everywhere exactly when each equals
+ * the oldest's. Ports a clash already names for that cluster are left out, so nothing is reported twice.
+ */
+function portDifferences(ordered: ReadonlyArray<{ clusterId: string; ports: readonly ServicePort[] }>, clashes: readonly PortClash[]): PortDifference[] {
+  const [oldest, ...newer] = ordered;
+  if (oldest === undefined) return [];
+  const differences: PortDifference[] = [];
+  for (const { clusterId, ports } of newer) {
+    const own = clashes.filter((c) => c.droppedBy === clusterId);
+    const named = (port: ServicePort, side: (c: PortClash) => ServicePort) => own.some((c) => portKey(side(c)) === portKey(port));
+    const added = ports.filter((p) => !oldest.ports.some((o) => portKey(o) === portKey(p)) && !named(p, (c) => c.dropped));
+    const lacking = oldest.ports.filter((o) => !ports.some((p) => portKey(p) === portKey(o)) && !named(o, (c) => c.kept));
+    if (added.length > 0 || lacking.length > 0) differences.push({ clusterId, oldest: oldest.clusterId, added, lacking });
+  }
+  return differences;
+}
+
+/** The identity of a port when comparing port lists (X2): name, protocol and number. */
+function portKey(port: ServicePort): string {
+  return `${port.name}|${protocolPortKey(port)}`;
 }
 
 export function protocolPortKey(port: { protocol: Protocol; port: number }): string {

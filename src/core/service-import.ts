@@ -2,6 +2,7 @@
 // Service, and whether the stored object needs a write.
 import type { ImportResolution } from './conflicts.ts';
 import { CONDITION_READY, setCondition } from './conditions.ts';
+import { exportRecordAnnotations } from './export-record.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, MCS_GROUP, STORAGE_VERSION } from './names.ts';
 import { portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
 import type { Condition, IPFamily, ServiceType } from './types.ts';
@@ -40,7 +41,7 @@ export interface DesiredServiceImport {
 export interface ServiceImportInput {
   namespace: string;
   name: string;
-  resolution: Pick<ImportResolution, 'properties' | 'clusters'>;
+  resolution: Pick<ImportResolution, 'properties' | 'clusters' | 'exports'>;
   derivedServiceName: string;
   /** The derived Service as stored now; undefined while it does not exist. */
   derivedService?: { clusterIPs: readonly string[]; ipFamilies: readonly string[] } | undefined;
@@ -60,7 +61,7 @@ export type ServiceImportReadyReason = 'Ready' | 'Pending' | 'IPFamilyNotSupport
 /**
  * I1–I5: spec from the resolved properties (oldest export wins, ports merged), `spec.ips` = the derived Service's
  * ClusterIPs in ipFamilies order for ClusterSetIP and none for Headless (I4), labels and annotations = the exported ones
- * (E7) plus our created-by label, `status.clusters` = the exporting clusters (I3) and a Ready condition (I5).
+ * (E7) plus our created-by label and the export record annotation (export-record.ts, for the webhook), `status.clusters` = the exporting clusters (I3) and a Ready condition (I5).
  * When the exports state no IP families (peers running a controller that does not record them), the derived Service's
  * families are used.
  */
@@ -89,7 +90,7 @@ export function desiredServiceImport(input: ServiceImportInput): DesiredServiceI
   return {
     spec,
     labels: { ...p.exportedLabels, [LABEL_CREATED_BY]: CONTROLLER_NAME },
-    annotations: { ...p.exportedAnnotations },
+    annotations: { ...p.exportedAnnotations, ...exportRecordAnnotations(input.resolution.exports) },
     status: {
       clusters: input.resolution.clusters.map((cluster) => ({ cluster })),
       conditions,

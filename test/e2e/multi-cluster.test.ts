@@ -76,6 +76,30 @@ describe('e2e: services exported from both clusters (issue 4 item 7)', function 
     }
   });
 
+  it('X2 (mcs-api v0.5.0 conformance case): TCP/42 + UDP/42 in cls1 and TCP/42 + SCTP/142 in cls2 import the union and raise PortConflict on both', async () => {
+    const { cls1, cls2, clusters } = e2e();
+    await run(cls1, 'union', 1, { ports: [{ name: 'tcp', port: 42 }, { name: 'udp', port: 42, protocol: 'UDP' }] });
+    await run(cls2, 'union', 1, { ports: [{ name: 'tcp', port: 42 }, { name: 'stcp', port: 142, protocol: 'SCTP' }] });
+    await exportFrom(cls1, 'union');
+    await readyImport(cls2, 'union');
+    await exportFrom(cls2, 'union');
+    const started = Date.now();
+    for (const cluster of clusters) {
+      await eventually(`${cluster.id}: Conflict=True PortConflict`, async () => condition(await cluster.serviceExport(NS, 'union'), 'Conflict')?.reason === 'PortConflict');
+      const conflict = condition(await cluster.serviceExport(NS, 'union'), 'Conflict')!;
+      expect(conflict.status).to.equal('True');
+      expect(conflict.message).to.contain('ports of cls2 differ from the oldest export (cls1): adds "stcp" SCTP/142, lacks "udp" UDP/42');
+    }
+    console.log(`      PortConflict on both ServiceExports ${Date.now() - started} ms after cls2's export was Ready`);
+    const union = ['stcp SCTP/142', 'tcp TCP/42', 'udp UDP/42'];
+    for (const cluster of clusters) {
+      await eventually(`${cluster.id}: the ServiceImport exposes the union of the three ports`, async () => {
+        const ports = ((await cluster.serviceImport(NS, 'union'))?.spec.ports ?? []).map((p) => `${p.name} ${p.protocol}/${p.port}`).sort();
+        return JSON.stringify(ports) === JSON.stringify(union);
+      });
+    }
+  });
+
   it('X1, X3: a type conflict (ClusterSetIP in cls1, older; Headless in cls2) imports ClusterSetIP and puts Conflict=True (TypeConflict) on both', async () => {
     const { cls1, cls2, clusters } = e2e();
     await run(cls1, 'kinds', 1);

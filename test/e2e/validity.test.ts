@@ -48,6 +48,15 @@ describe('e2e: ServiceExports of missing and ExternalName Services (issue 4 item
     expect(await cls2.serviceImport(NS, NAME)).to.equal(undefined);
   });
 
+  it('E5 (mcs-api v0.5.0 conformance case): exporting an existing ExternalName Service is admitted, gets Valid=False (InvalidServiceType) and imports nowhere', async () => {
+    const { cls1, cls2 } = e2e();
+    cls1.apply([{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'external', namespace: NS }, spec: { type: 'ExternalName', externalName: 'example.com' } }]);
+    cls1.apply([serviceExport(NS, 'external')]);
+    await eventually('Valid=False InvalidServiceType', async () => condition(await cls1.serviceExport(NS, 'external'), 'Valid')?.reason === 'InvalidServiceType');
+    expect(condition(await cls1.serviceExport(NS, 'external'), 'Valid')!.status).to.equal('False');
+    for (const cluster of [cls1, cls2]) expect(await cluster.serviceImport(NS, 'external'), `no ServiceImport in ${cluster.id}`).to.equal(undefined);
+  });
+
   it('E4: once a ClusterIP Service replaces it, the export turns Valid and Ready and cls2 imports it', async () => {
     const { cls1, cls2 } = e2e();
     cls1.kubectl(['delete', 'service', NAME, '-n', NS]);

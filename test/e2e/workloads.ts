@@ -9,7 +9,7 @@ import type { E2ECluster } from './harness.ts';
 export interface PortSpec {
   name?: string;
   port: number;
-  protocol?: 'TCP' | 'UDP';
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
 }
 
 /** `nodeName` pins every pod to one node (pods on the same node of two clusters sharing a pod CIDR get the same IPs). */

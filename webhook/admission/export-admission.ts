@@ -6,7 +6,7 @@ import { buildClusterExport } from '../../src/core/service-export.ts';
 import type { ExportFacts } from '../../src/core/conflicts.ts';
 import type { ClusterView } from '../cluster-view.ts';
 import type { ServiceExportObject, ServiceObject } from '../objects.ts';
-import type { ConflictPolicy } from '../options.ts';
+import type { ConflictPolicy, ExternalNamePolicy } from '../options.ts';
 import { checkClusterPropertiesPresent, type ClusterIdentity } from './cluster-properties-present.ts';
 import { allow, combine, deny, type Decision } from './decision.ts';
 import { checkExportConflicts } from './export-conflicts.ts';
@@ -15,6 +15,7 @@ import { checkExportedService, checkServiceTypeChange } from './exported-service
 export interface ExportAdmission {
   view: ClusterView;
   policy: ConflictPolicy;
+  externalNamePolicy: ExternalNamePolicy;
   /** Unix ms; the creation time a ServiceExport not yet stored will get. */
   now: number;
 }
@@ -44,53 +45,38 @@ function creationMs(serviceExport: ServiceExportObject | undefined, now: number)
   return Number.isFinite(ms) ? ms : now;
 }
 
-interface ConflictInputs {
-  target: Target;
-  clusterId: string;
-  service: ServiceObject;
-  serviceExport: ServiceExportObject;
-  /** What was exported before the write (stored Service and ServiceExport), when anything was. */
-  before: { service: ServiceObject; serviceExport: ServiceExportObject } | undefined;
-}
-
-function conflicts(ctx: ExportAdmission, inputs: ConflictInputs): Decision {
-  const { target, clusterId, service, serviceExport, before } = inputs;
-  const created = creationMs(serviceExport, ctx.now);
+/** X1–X3 for the export `service` and `serviceExport` make once written (the ServiceExport's own creation time counts). */
+function conflicts(ctx: ExportAdmission, target: Target, clusterId: string, service: ServiceObject, serviceExport: ServiceExportObject): Decision {
   let candidate: ExportFacts;
-  let previous: ExportFacts | undefined;
   try {
-    candidate = exportFacts(target, service, serviceExport, clusterId, created);
-    previous = before && before.service.spec?.type !== 'ExternalName'
-      ? exportFacts(target, before.service, before.serviceExport, clusterId, created)
-      : undefined;
+    candidate = exportFacts(target, service, serviceExport, clusterId, creationMs(serviceExport, ctx.now));
   } catch (err) {
     return deny(`ServiceExport ${target.ref}: the Service cannot be read: ${(err as Error).message}`, 400);
   }
   return checkExportConflicts({
-    clusterId, exportRef: target.ref, candidate, previous,
+    clusterId, exportRef: target.ref, candidate,
     serviceImport: ctx.view.serviceImports.get(target.namespace, target.name), policy: ctx.policy,
   });
 }
 
 /** A ServiceExport being created, or updated with a new spec. */
-export function admitServiceExport(ctx: ExportAdmission, target: Target, serviceExport: ServiceExportObject, old: ServiceExportObject | undefined): Decision {
+export function admitServiceExport(ctx: ExportAdmission, target: Target, serviceExport: ServiceExportObject): Decision {
   const identity = clusterIdentity(ctx.view);
   const present = checkClusterPropertiesPresent(identity, target.ref);
   if (!present.allowed) return present;
   const service = ctx.view.services.get(target.namespace, target.name);
-  const exported = checkExportedService(service, target.ref);
-  if (!exported.allowed || service === undefined) return exported;
-  const before = old ? { service, serviceExport: old } : undefined;
-  return combine([exported, conflicts(ctx, { target, clusterId: identity.clusterId!, service, serviceExport, before })]);
+  const exported = checkExportedService(service, target.ref, ctx.externalNamePolicy);
+  // E5: an ExternalName Service exports nothing, so there is nothing to compare with the ClusterSet.
+  if (!exported.allowed || service === undefined || service.spec?.type === 'ExternalName') return exported;
+  return combine([exported, conflicts(ctx, target, identity.clusterId!, service, serviceExport)]);
 }
 
 /** A Service created or updated: only exported Services in a cluster with an identity are checked. */
-export function admitService(ctx: ExportAdmission, target: Target, service: ServiceObject, old: ServiceObject | undefined): Decision {
+export function admitService(ctx: ExportAdmission, target: Target, service: ServiceObject): Decision {
   const serviceExport = ctx.view.serviceExports.get(target.namespace, target.name);
   const { clusterId, clustersetId } = clusterIdentity(ctx.view);
   if (serviceExport === undefined || clusterId === undefined || clustersetId === undefined) return allow();
   const typeChange = checkServiceTypeChange(service, target.ref);
   if (service.spec?.type === 'ExternalName') return typeChange;
-  const before = old ? { service: old, serviceExport } : undefined;
-  return combine([typeChange, conflicts(ctx, { target, clusterId, service, serviceExport, before })]);
+  return combine([typeChange, conflicts(ctx, target, clusterId, service, serviceExport)]);
 }

@@ -1,14 +1,17 @@
 // X1–X3 at admission: the export a write would produce (new or updated ServiceExport, or an update of an exported
-// Service) compared with the ClusterSet's current ServiceImport for that name, using the same rules as the worker
-// (src/core/conflicts.ts). Warn admits with one warning per disagreement; Reject refuses with all of them.
+// Service) put together with every other cluster's export, as the worker recorded them on the ServiceImport (the export
+// record, src/core/export-record.ts), and resolved with the worker's own rules (src/core/conflicts.ts). So the
+// warnings name the same winner, by real export times, and the same reasons as the Conflict condition the worker sets
+// afterwards on every exporting cluster's ServiceExport.
 //
-// The ServiceImport carries the current winner's values and the union of ports, not each cluster's export time, so the
-// values already imported count as the oldest export's. The worker's Conflict condition, computed from every cluster's
-// Cloud Map instances, remains the authority; this check tells the user at `kubectl apply` time.
+// Warn admits with one warning per disagreement, led by its Conflict reason (as the condition will show it). Reject refuses an
+// export that takes part in a disagreement; disagreements among other clusters alone are only warned about, since this
+// export cannot settle them. Without a record (a ServiceImport written by an older worker, or one too large to carry
+// it) nothing is compared: the worker's condition remains the authority.
 
-import { checkExportAgainstImport, type ExportFacts } from '../../src/core/conflicts.ts';
-import { protocolPortKey } from '../../src/core/ports.ts';
-import type { ExportedServiceProperties, IPFamily, Protocol, ServicePort } from '../../src/core/types.ts';
+import { checkExportAgainstImport, type ConflictDetail, type ExportFacts } from '../../src/core/conflicts.ts';
+import { decodeExportRecord } from '../../src/core/export-record.ts';
+import { EXPORT_RECORD_ANNOTATION } from '../../src/core/names.ts';
 import type { ConflictPolicy } from '../options.ts';
 import type { ServiceImportObject } from '../objects.ts';
 import { allow, deny, type Decision } from './decision.ts';
@@ -20,67 +23,37 @@ export interface ExportConflictCheck {
   exportRef: string;
   /** This cluster's export as the write would leave it; a ServiceExport not yet created carries the current time. */
   candidate: ExportFacts;
-  /** This cluster's export before the write, when it was already exported (its ports are in the import's union). */
-  previous: ExportedServiceProperties | undefined;
   serviceImport: ServiceImportObject | undefined;
   policy: ConflictPolicy;
 }
 
-/** Before any real export time: what the ServiceImport holds is the established, oldest value (see the header). */
-const ESTABLISHED = Number.MIN_SAFE_INTEGER;
-
-function importPorts(serviceImport: ServiceImportObject): ServicePort[] {
-  return serviceImport.spec.ports.map((p) => ({
-    name: p.name ?? '',
-    protocol: (p.protocol ?? 'TCP') as Protocol,
-    port: p.port,
-    ...(p.appProtocol === undefined ? {} : { appProtocol: p.appProtocol }),
-  }));
+/** The other clusters' exports as the worker recorded them; undefined without a readable record. */
+function peerExports(serviceImport: ServiceImportObject | undefined, clusterId: string): ExportFacts[] | undefined {
+  const record = decodeExportRecord(serviceImport?.metadata?.annotations?.[EXPORT_RECORD_ANNOTATION]);
+  return record?.filter((e) => e.clusterId !== clusterId);
 }
 
-const samePort = (a: ServicePort, b: ServicePort) => a.name === b.name && protocolPortKey(a) === protocolPortKey(b);
-
 /**
- * The other exporting clusters as one export with the ServiceImport's values. When this cluster is among the exporters,
- * the ports it contributed before the write are taken out of the union, so changing them is not mistaken for a clash
- * with itself. Exported labels and annotations cannot be told apart from the import's own metadata, so they are left
- * to the worker.
+ * One clause per disagreement, led by its Conflict reason and requirement (X2 for ports, X3 for every other property),
+ * so that a warning cut at the length limit still says which reason the worker's condition will carry.
  */
-function peersAsExport(serviceImport: ServiceImportObject, peers: string[], check: ExportConflictCheck, exporting: boolean): ExportFacts {
-  const spec = serviceImport.spec;
-  const ownBefore = exporting ? check.previous?.ports ?? [] : [];
-  const timeout = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
-  return {
-    clusterId: peers.join(', '),
-    exportCreationTimestamp: ESTABLISHED,
-    type: spec.type,
-    ports: importPorts(serviceImport).filter((p) => !ownBefore.some((own) => samePort(own, p))),
-    sessionAffinity: spec.sessionAffinity ?? 'None',
-    ...(timeout === undefined ? {} : { sessionAffinityTimeoutSeconds: timeout }),
-    ...(spec.internalTrafficPolicy === undefined ? {} : { internalTrafficPolicy: spec.internalTrafficPolicy }),
-    ...(spec.trafficDistribution === undefined ? {} : { trafficDistribution: spec.trafficDistribution }),
-    ipFamilies: [...(spec.ipFamilies ?? [])] as IPFamily[],
-    exportedLabels: check.candidate.exportedLabels,
-    exportedAnnotations: check.candidate.exportedAnnotations,
-  };
+function facts(details: readonly ConflictDetail[]): string[] {
+  return details.map((d) => `${d.reason} (${d.reason === 'PortConflict' ? 'X2' : 'X3'}): ${d.description}`);
 }
 
 export function checkExportConflicts(check: ExportConflictCheck): Decision {
-  const { serviceImport, clusterId, exportRef, policy } = check;
-  if (serviceImport === undefined) return allow();
-  const clusters = (serviceImport.status?.clusters ?? []).map((c) => c.cluster);
-  const peers = clusters.filter((c) => c !== clusterId).sort();
-  if (peers.length === 0) return allow();
-
-  const peerExport = peersAsExport(serviceImport, peers, check, clusters.includes(clusterId));
-  const { conflict } = checkExportAgainstImport(check.candidate, [peerExport]);
+  const { clusterId, exportRef, policy } = check;
+  const peers = peerExports(check.serviceImport, clusterId);
+  if (peers === undefined || peers.length === 0) return allow();
+  const { conflict, involved } = checkExportAgainstImport(check.candidate, peers);
   if (conflict === undefined) return allow();
-  // X2 covers ports, X3 every other property.
-  const facts = conflict.details.map((d) => `${d.description} (${d.reason === 'PortConflict' ? 'X2' : 'X3'})`);
-  if (policy === 'Warn') return allow(facts);
+  if (policy === 'Warn' || involved === undefined) {
+    return allow(facts(conflict.details));
+  }
+  const others = [...new Set(peers.map((e) => e.clusterId))].sort().join(', ');
   return deny(
-    `ServiceExport ${exportRef} conflicts with the ServiceImport exported by ${peers.join(', ')} ` +
-      `(${conflict.reasons.join(', ')}; conflict policy Reject): ${facts.join('; ')}. ${conflict.message}`,
+    `ServiceExport ${exportRef} conflicts with the ServiceImport exported by ${others} ` +
+      `(${involved.reasons.join(', ')}; conflict policy Reject): ${facts(involved.details).join('; ')}. ` +
+      'Make the Service and ServiceExport agree with the other clusters\' exports, then retry.',
   );
 }
-

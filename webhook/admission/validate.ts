@@ -8,10 +8,10 @@ import type { CacheName, ClusterView } from '../cluster-view.ts';
 import { customObjectError } from '../crd/object-validation.ts';
 import type { CustomKind } from '../crd/schemas.ts';
 import { metadataError, serviceError, type ClusterPropertyObject, type KubeObject, type ServiceExportObject, type ServiceObject } from '../objects.ts';
-import type { ConflictPolicy } from '../options.ts';
+import type { ConflictPolicy, ExternalNamePolicy } from '../options.ts';
 import { checkClusterPropertyChange } from './cluster-property-change.ts';
 import { allow, deny, type Decision } from './decision.ts';
-import { admitService, admitServiceExport } from './export-admission.ts';
+import { admitService, admitServiceExport, type ExportAdmission } from './export-admission.ts';
 import type { AdmissionRequest } from './review.ts';
 import { checkWorkerOnlyWrite, type WriterIdentities } from './worker-only-writes.ts';
 
@@ -20,6 +20,7 @@ export interface ValidationContext {
   /** Caches still loading (see server.ts: after a grace period the server serves before they are all synced). */
   unsynced: () => readonly CacheName[];
   policy: ConflictPolicy;
+  externalNamePolicy: ExternalNamePolicy;
   writers: WriterIdentities;
   now: () => number;
 }
@@ -57,6 +58,10 @@ function unreadable(request: AdmissionRequest, error: string): Decision {
 
 const customCheck = (kind: CustomKind) => (object: unknown) => metadataError(object) ?? customObjectError(kind, object);
 
+function exportAdmission(ctx: ValidationContext): ExportAdmission {
+  return { view: ctx.view, policy: ctx.policy, externalNamePolicy: ctx.externalNamePolicy, now: ctx.now() };
+}
+
 function validateServiceExport(request: AdmissionRequest, ctx: ValidationContext): Decision {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
   const unnamed = objectError(request, metadataError);
@@ -72,7 +77,7 @@ function validateServiceExport(request: AdmissionRequest, ctx: ValidationContext
   const target = { namespace: request.namespace, name: request.name || object.metadata?.name || '', ref: requestRef(request) };
   const loading = stillLoading(ctx, ['clusterProperties', 'services', 'serviceImports'], `ServiceExport ${target.ref}`);
   if (loading) return loading;
-  return admitServiceExport({ view: ctx.view, policy: ctx.policy, now: ctx.now() }, target, object, old ?? undefined);
+  return admitServiceExport(exportAdmission(ctx), target, object);
 }
 
 function validateService(request: AdmissionRequest, ctx: ValidationContext): Decision {
@@ -82,7 +87,7 @@ function validateService(request: AdmissionRequest, ctx: ValidationContext): Dec
   // Services are guarded with failurePolicy Ignore: while the caches load they pass, as when the webhook is away.
   if (ctx.unsynced().length > 0) return allow();
   const target = { namespace: request.namespace, name: request.name, ref: requestRef(request) };
-  return admitService({ view: ctx.view, policy: ctx.policy, now: ctx.now() }, target, request.object as ServiceObject, (request.oldObject as ServiceObject | null) ?? undefined);
+  return admitService(exportAdmission(ctx), target, request.object as ServiceObject);
 }
 
 function validateClusterProperty(request: AdmissionRequest, ctx: ValidationContext): Decision {

@@ -12,7 +12,7 @@ import { createLogger } from '../../../src/observability/log.ts';
 import { informerView, type InformerView } from '../../../webhook/cluster-view.ts';
 import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
 import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-certificates.ts';
-import type { ConflictPolicy } from '../../../webhook/options.ts';
+import type { ConflictPolicy, ExternalNamePolicy } from '../../../webhook/options.ts';
 import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../webhook/registration.ts';
 import { startWebhookServer, type WebhookServer } from '../../../webhook/server.ts';
 
@@ -62,6 +62,8 @@ export interface RegisteredWebhook {
 export interface HarnessOptions {
   kubeconfigPath: string;
   policy: ConflictPolicy;
+  /** E5: Warn unless told otherwise. */
+  externalNamePolicy?: ExternalNamePolicy;
   /** User name treated as the reconcile worker (I6). */
   worker: string;
 }
@@ -103,7 +105,7 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
   informers.start();
   const server = await startWebhookServer({
     port, bindAddress: '127.0.0.1', tlsCertFile: certs.certFile, tlsKeyFile: certs.keyFile, tlsReloadIntervalMs: 500,
-    metricsPort: 0, conflictPolicy: options.policy, writers: { worker: options.worker, deleters: [] },
+    metricsPort: 0, conflictPolicy: options.policy, externalNamePolicy: options.externalNamePolicy ?? 'Warn', writers: { worker: options.worker, deleters: [] },
     maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
   }, informers.view, informers, logger);
   await waitFor('the webhook informer caches to sync', async () => informers.unsynced().length === 0, { timeoutMs: 30_000, intervalMs: 100 });

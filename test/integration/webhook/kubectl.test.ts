@@ -3,6 +3,8 @@
 // objects stored as v1beta1 in etcd.
 
 import { expect } from 'chai';
+import type { ExportFacts } from '../../../src/core/conflicts.ts';
+import { exportRecordAnnotations } from '../../../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER, WORKER_SERVICE_ACCOUNT } from '../../../src/core/names.ts';
 import type { TestCluster } from '../../../hack/testbed/index.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
@@ -16,10 +18,23 @@ const AS_WORKER = ['--as', WORKER_SERVICE_ACCOUNT, '--as-group', 'system:masters
 const yaml = (o: unknown) => JSON.stringify(o);
 const serviceExport = (name: string, apiVersion = 'multicluster.x-k8s.io/v1alpha1') => yaml({ apiVersion, kind: 'ServiceExport', metadata: { name, namespace: NS } });
 const service = (name: string, spec: Record<string, unknown>) => yaml({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: NS }, spec: { ports: [{ name: 'http', port: 80 }], ...spec } });
-const serviceImport = (name: string, type: string) => yaml({
-  apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', metadata: { name, namespace: NS },
+const serviceImport = (name: string, type: string, annotations: Record<string, string> = {}) => yaml({
+  apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', metadata: { name, namespace: NS, annotations },
   spec: { type, ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None' },
 });
+/** One cluster's export as the worker records it on the ServiceImport (X1–X3): ClusterSetIP http TCP/80 unless told. */
+const exported = (clusterId: string, exportCreationTimestamp: number, over: Partial<ExportFacts> = {}): ExportFacts => ({
+  clusterId, exportCreationTimestamp, type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None',
+  ipFamilies: [], exportedLabels: {}, exportedAnnotations: {}, ...over,
+});
+/** Writes, as the worker, the ServiceImport `name` with the export record of `exports`, and its status.clusters. */
+async function recordImport(ok: (args: string[], input?: string) => Promise<unknown>, name: string, exports: ExportFacts[]): Promise<void> {
+  await ok(['apply', ...AS_WORKER, '-f', '-'], serviceImport(name, 'ClusterSetIP', exportRecordAnnotations(exports)));
+  const status = { status: { clusters: exports.map((e) => ({ cluster: e.clusterId })) } };
+  await ok(['patch', ...AS_WORKER, 'serviceimport', name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
+}
+/** Long before anything this suite creates: a peer that exported then is the oldest exporter (X1). */
+const LONG_AGO = Date.parse('2020-01-01T00:00:00Z');
 
 describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', function () {
   this.timeout(120_000);
@@ -30,9 +45,14 @@ describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', fun
   const k = (args: string[], input?: string) => kubectl(cluster.kubeconfigPath, args, input);
   const ok = (args: string[], input?: string) => kubectlOk(cluster.kubeconfigPath, args, input);
 
-  async function register(policy: 'Warn' | 'Reject'): Promise<void> {
+  async function register(policy: 'Warn' | 'Reject', externalNamePolicy: 'Warn' | 'Reject' = 'Warn'): Promise<void> {
     await webhook?.stop();
-    webhook = await startRegisteredWebhook({ kubeconfigPath: cluster.kubeconfigPath, policy, worker: WORKER_SERVICE_ACCOUNT });
+    webhook = await startRegisteredWebhook({ kubeconfigPath: cluster.kubeconfigPath, policy, externalNamePolicy, worker: WORKER_SERVICE_ACCOUNT });
+  }
+  /** Deletes ServiceExport `name` at once: nothing runs the worker here, so its finalizer is released by hand. */
+  async function unexport(name: string): Promise<void> {
+    await ok(['delete', 'serviceexport', name, '-n', NS, '--wait=false']);
+    await ok(['patch', 'serviceexport', name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
   }
 
   before(async function () {
@@ -98,11 +118,25 @@ describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', fun
     expect(metrics).to.match(/webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/);
   });
 
-  it('E5: an export of an ExternalName Service is refused', async () => {
+  it('E5 (mcs-api v0.5.0 conformance): an export of an ExternalName Service is admitted with a warning, so Valid=False can be set', async () => {
     await ok(['apply', '-f', '-'], service('external', { type: 'ExternalName', externalName: 'example.com', ports: undefined }));
-    const r = await k(['apply', '-f', '-'], serviceExport('external'));
-    expect(r.status).to.equal(1);
-    expect(r.stderr).to.contain(`Service ${NS}/external is of type ExternalName, which cannot be exported (E5)`);
+    const r = await ok(['apply', '-f', '-'], serviceExport('external'));
+    expect(r.stdout).to.contain('serviceexport.multicluster.x-k8s.io/external created');
+    expect(r.stderr).to.contain(`Warning: Service ${NS}/external is ExternalName, which cannot be exported: expect Valid=False, InvalidServiceType (E5).`);
+  });
+
+  it('E5: with the opt-in --external-name-policy=Reject the same export is refused', async () => {
+    await unexport('external');
+    await register('Warn', 'Reject');
+    try {
+      const r = await k(['apply', '-f', '-'], serviceExport('external'));
+      expect(r.status).to.equal(1);
+      expect(r.stderr).to.contain('admission webhook "serviceexports.validate.multicluster.x-k8s.io" denied the request')
+        .and.contain(`Service ${NS}/external is of type ExternalName, which cannot be exported (E5; external-name policy Reject)`);
+      expect((await k(['get', 'serviceexport', 'external', '-n', NS])).status, 'nothing was stored').to.equal(1);
+    } finally {
+      await register('Warn');
+    }
   });
 
   it('I6: a user may not write a ServiceImport or an MCS EndpointSlice; the worker identity may', async () => {
@@ -121,17 +155,43 @@ describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', fun
   });
 
   it('X3: a conflicting export is admitted with the warning kubectl prints (policy Warn)', async () => {
-    await ok(['apply', ...AS_WORKER, '-f', '-'], serviceImport('conflicting', 'ClusterSetIP'));
-    await ok(['patch', ...AS_WORKER, 'serviceimport', 'conflicting', '-n', NS, '--subresource=status', '--type=merge', '-p', '{"status":{"clusters":[{"cluster":"peer-1"}]}}']);
+    await recordImport(ok, 'conflicting', [exported('peer-1', LONG_AGO)]);
     await ok(['apply', '-f', '-'], service('conflicting', { clusterIP: 'None' }));
     const r = await ok(['apply', '-f', '-'], serviceExport('conflicting'));
-    expect(r.stderr).to.contain(`Warning: type ClusterSetIP from cluster peer-1 (oldest export) wins over Headless from ${cluster.id} (X3)`);
+    expect(r.stderr).to.contain(`Warning: TypeConflict (X3): type ClusterSetIP from cluster peer-1 (oldest export) wins over Headless from ${cluster.id}`);
     expect((await ok(['get', 'serviceexport', 'conflicting', '-n', NS, '-o', 'name'])).stdout.trim()).to.equal('serviceexport.multicluster.x-k8s.io/conflicting');
   });
 
   it('X2: an update of an exported Service that clashes on a port is warned', async () => {
     const r = await ok(['patch', 'service', 'conflicting', '-n', NS, '--type=json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8080}]']);
-    expect(r.stderr).to.contain(`Warning: port "http" is TCP/80 in cluster peer-1 (older export, wins) but TCP/8080 in cluster ${cluster.id} (X2)`);
+    expect(r.stderr).to.contain(`Warning: PortConflict (X2): port "http" is TCP/80 in cluster peer-1 (older export, wins) but TCP/8080 in cluster ${cluster.id}`);
+  });
+
+  it('X3: exported labels and annotations are compared as the worker compares them', async () => {
+    const labelled = yaml({
+      apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'conflicting', namespace: NS },
+      spec: { exportedLabels: { team: 'b' }, exportedAnnotations: { note: 'x' } },
+    });
+    const r = await ok(['apply', '-f', '-'], labelled);
+    expect(r.stderr).to.contain(`Warning: LabelsConflict (X3): exportedLabels {} from cluster peer-1 (oldest export) wins over {team=b} from ${cluster.id}`)
+      .and.contain(`Warning: AnnotationsConflict (X3): exportedAnnotations {} from cluster peer-1 (oldest export) wins over {note=x} from ${cluster.id}`);
+  });
+
+  it('X1: when this cluster is itself the oldest exporter, the warning names it as the winner', async () => {
+    await ok(['apply', '-f', '-'], service('oldest', {}));
+    await ok(['apply', '-f', '-'], serviceExport('oldest'));
+    const created = Date.parse((await ok(['get', 'serviceexport', 'oldest', '-n', NS, '-o', 'jsonpath={.metadata.creationTimestamp}'])).stdout);
+    // The worker's record: this cluster's export, and a peer that exported a minute later.
+    await recordImport(ok, 'oldest', [exported(cluster.id, created), exported('peer-2', created + 60_000)]);
+    const r = await ok(['patch', 'service', 'oldest', '-n', NS, '--type=merge', '-p', '{"spec":{"sessionAffinity":"ClientIP"}}']);
+    expect(r.stderr).to.contain(`Warning: SessionAffinityConflict (X3): sessionAffinity ClientIP from cluster ${cluster.id} (oldest export) wins over None from peer-2`);
+  });
+
+  it('X2 (mcs-api v0.5.0 conformance case): ports that are not identical warn PortConflict without any clash', async () => {
+    await recordImport(ok, 'union', [exported('peer-1', LONG_AGO, { ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }] })]);
+    await ok(['apply', '-f', '-'], service('union', { ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'stcp', protocol: 'SCTP', port: 142 }] }));
+    const r = await ok(['apply', '-f', '-'], serviceExport('union'));
+    expect(r.stderr).to.contain(`Warning: PortConflict (X2): ports of ${cluster.id} differ from the oldest export (peer-1): adds "stcp" SCTP/142, lacks "udp" UDP/42`);
   });
 
   it('C2, C3: the cluster id may not change or go while exports exist, nor become an invalid label', async () => {
@@ -156,8 +216,7 @@ describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', fun
 
   it('X3: with --conflict-policy=Reject the same export is refused with the same facts', async () => {
     await register('Reject');
-    await ok(['delete', 'serviceexport', 'conflicting', '-n', NS, '--wait=false']);
-    await ok(['patch', 'serviceexport', 'conflicting', '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    await unexport('conflicting');
     const r = await k(['apply', '-f', '-'], serviceExport('conflicting'));
     expect(r.status).to.equal(1);
     expect(r.stderr).to.contain(`ServiceExport ${NS}/conflicting conflicts with the ServiceImport exported by peer-1 (PortConflict, TypeConflict; conflict policy Reject)`)

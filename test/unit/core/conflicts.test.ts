@@ -108,21 +108,48 @@ describe('core/conflicts', () => {
 
     it('X2: a port clash between two newer clusters names the older of them as the winner', () => {
       const r = resolveImport([
-        clusterExport('a', 1000),
-        clusterExport('b', 2000, { ports: [port('metrics', 9090)] }),
-        clusterExport('c', 3000, { ports: [port('metrics', 9091)] }),
+        clusterExport('a', 1000, { ports: [port('http', 80), port('metrics', 9090)] }),
+        clusterExport('b', 2000, { ports: [port('http', 80), port('metrics', 9090)] }),
+        clusterExport('c', 3000, { ports: [port('http', 80), port('metrics', 9091)] }),
       ]);
       expect(r.properties.ports).to.deep.equal([port('http', 80), port('metrics', 9090)]);
       expect(r.conflict?.details).to.deep.equal([
         {
           reason: 'PortConflict',
           field: 'ports',
-          winner: 'b',
+          winner: 'a',
           losers: ['c'],
-          description: 'port "metrics" is TCP/9090 in cluster b (older export, wins) but TCP/9091 in cluster c',
+          description: 'port "metrics" is TCP/9090 in cluster a (older export, wins) but TCP/9091 in cluster c',
         },
       ]);
-      expect(r.conflict?.clusters).to.deep.equal(['b', 'c']);
+      expect(r.conflict?.clusters).to.deep.equal(['a', 'c']);
+    });
+
+    it('X2 (mcs-api v0.5.0 conformance case): ports that differ without clashing are a PortConflict; the import has the union', () => {
+      const cls1 = clusterExport('cls1', 1000, { ports: [port('tcp', 42), port('udp', 42, 'UDP')] });
+      const cls2 = clusterExport('cls2', 2000, { ports: [port('tcp', 42), port('stcp', 142, 'SCTP')] });
+      const r = resolveImport([cls2, cls1]);
+      expect(r.properties.ports).to.deep.equal([port('tcp', 42), port('udp', 42, 'UDP'), port('stcp', 142, 'SCTP')]);
+      expect(r.conflict?.reasons).to.deep.equal(['PortConflict']);
+      expect(r.conflict?.clusters).to.deep.equal(['cls1', 'cls2']);
+      expect(r.conflict?.message).to.equal(
+        'Conflicting ports between clusters cls1 and cls2; ports of cls2 differ from the oldest export (cls1): ' +
+          'adds "stcp" SCTP/142, lacks "udp" UDP/42, and the ServiceImport exposes the union of the ports; ' +
+          'the oldest export wins (values from cls1), so change the Service or ServiceExport in cls2 to match, or stop exporting it there.',
+      );
+    });
+
+    it('X2: the message names both the clash and the ports that differ besides it', () => {
+      const r = resolveImport([
+        clusterExport('cls1', 1000, { ports: [port('tcp', 42), port('udp', 42, 'UDP')] }),
+        clusterExport('cls2', 2000, { ports: [port('tcp', 43)] }),
+      ]);
+      expect(r.properties.ports).to.deep.equal([port('tcp', 42), port('udp', 42, 'UDP')]);
+      expect(r.conflict?.details.map((d) => d.description)).to.deep.equal([
+        'port "tcp" is TCP/42 in cluster cls1 (older export, wins) but TCP/43 in cluster cls2',
+        'ports of cls2 differ from the oldest export (cls1): lacks "udp" UDP/42',
+      ]);
+      for (const d of r.conflict!.details) expect(r.conflict?.message).to.contain(d.description);
     });
 
     it('X3: no conflict for values that mean the same (unset policy = Cluster, unset distribution = empty, unset timeout = 10800)', () => {
@@ -185,19 +212,20 @@ describe('core/conflicts', () => {
     });
   });
 
-  describe('checkExportAgainstImport (issue 3 admission)', () => {
+  describe('checkExportAgainstImport (admission)', () => {
     const current = [clusterExport('east', 1000), clusterExport('west', 2000)];
+    const none = { conflict: undefined, involved: undefined, loses: false };
 
     it('X1: a new export (newest) that differs loses, with the winner named', () => {
       const check = checkExportAgainstImport({ ...clusterExport('north', Date.now(), { type: 'Headless', ports: [port('http', 8080)] }) }, current);
       expect(check.loses).to.equal(true);
-      expect(check.conflict?.reasons).to.deep.equal(['PortConflict', 'TypeConflict']);
-      expect(check.conflict?.details.map((d) => d.winner)).to.deep.equal(['east', 'east']);
-      expect(check.conflict?.message).to.contain('in north to match');
+      expect(check.involved?.reasons).to.deep.equal(['PortConflict', 'TypeConflict']);
+      expect(check.involved?.details.map((d) => d.winner)).to.deep.equal(['east', 'east']);
+      expect(check.involved?.message).to.contain('in north to match');
     });
 
     it('a new export that agrees has no conflict', () => {
-      expect(checkExportAgainstImport(clusterExport('north', 5000), current)).to.deep.equal({ conflict: undefined, loses: false });
+      expect(checkExportAgainstImport(clusterExport('north', 5000), current)).to.deep.equal(none);
     });
 
     it('an update replaces the cluster\'s own current export instead of conflicting with it', () => {
@@ -205,27 +233,31 @@ describe('core/conflicts', () => {
         clusterExport('west', 2000, { type: 'Headless' }),
         clusterExport('east', 1000, { exportedLabels: { app: 'web' } }),
       ]);
-      expect(check).to.deep.equal({ conflict: undefined, loses: false });
+      expect(check).to.deep.equal(none);
     });
 
     it('the oldest export wins even when it is the candidate, and the disagreement is still reported', () => {
       const check = checkExportAgainstImport(clusterExport('east', 1000, { sessionAffinity: 'ClientIP' }), current);
       expect(check.loses).to.equal(false);
-      expect(check.conflict?.details[0]).to.include({ reason: 'SessionAffinityConflict', winner: 'east' });
-      expect(check.conflict?.details[0]?.losers).to.deep.equal(['west']);
+      expect(check.involved?.details[0]).to.include({ reason: 'SessionAffinityConflict', winner: 'east' });
+      expect(check.involved?.details[0]?.losers).to.deep.equal(['west']);
     });
 
-    it('disagreements between other clusters are left out', () => {
+    it('X2/X3: disagreements between other clusters are in the conflict (the worker reports them on every export) but do not involve the candidate', () => {
       const check = checkExportAgainstImport(clusterExport('north', 5000), [clusterExport('east', 1000), clusterExport('west', 2000, { type: 'Headless' })]);
-      expect(check).to.deep.equal({ conflict: undefined, loses: false });
+      expect(check.conflict?.reasons).to.deep.equal(['TypeConflict']);
+      expect([check.involved, check.loses]).to.deep.equal([undefined, false]);
     });
+
   });
 });
 
 /** The X2/X3 rules restated pairwise, as an oracle for the property test. */
 function pairDisagrees(a: ClusterExport, b: ClusterExport): boolean {
   const timeout = (e: ClusterExport) => e.sessionAffinityTimeoutSeconds ?? 10800;
-  const portsClash = a.ports.some((p) =>
+  // X2 (mcs-api v0.5.0): any difference of the (name, protocol, port) sets, besides the clashes.
+  const portSet = (e: ClusterExport) => JSON.stringify(e.ports.map((p) => `${p.name}|${p.protocol}/${p.port}`).sort());
+  const portsClash = portSet(a) !== portSet(b) || a.ports.some((p) =>
     b.ports.some((q) =>
       p.name === q.name
         ? p.protocol !== q.protocol || p.port !== q.port || (p.appProtocol !== undefined && q.appProtocol !== undefined && p.appProtocol !== q.appProtocol)

@@ -1,17 +1,20 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { byPrecedence } from '../../../src/core/conflicts.ts';
-import { comparePorts, formatPort, mergePorts, portListKey, protocolPortKey, toPortSpec } from '../../../src/core/ports.ts';
+import { comparePorts, formatPort, mergePorts, portListKey, protocolPortKey, toPortSpec, type PortClash, type PortDifference } from '../../../src/core/ports.ts';
+import type { ServicePort } from '../../../src/core/types.ts';
 import { exportsArb, port } from './import-fixtures.ts';
 
 describe('core/ports', () => {
   describe('mergePorts (X2)', () => {
-    const cases = [
+    const cases: Array<{ title: string; exports: Array<{ clusterId: string; ports: ServicePort[] }>; ports: ServicePort[]; clashes: PortClash[]; differences?: PortDifference[] }> = [
       {
         title: 'X2: the union of distinct ports, oldest export first',
         exports: [{ clusterId: 'a', ports: [port('http', 80)] }, { clusterId: 'b', ports: [port('https', 443), port('http', 80)] }],
         ports: [port('http', 80), port('https', 443)],
         clashes: [],
+        // X2 (mcs-api v0.5.0): the lists are not identical, so this is a PortConflict even though nothing clashes.
+        differences: [{ clusterId: 'b', oldest: 'a', added: [port('https', 443)], lacking: [] }],
       },
       {
         title: 'X2: same name, different port number: the older port wins',
@@ -42,6 +45,7 @@ describe('core/ports', () => {
         exports: [{ clusterId: 'a', ports: [port('dns-udp', 53, 'UDP')] }, { clusterId: 'b', ports: [port('dns-tcp', 53, 'TCP')] }],
         ports: [port('dns-udp', 53, 'UDP'), port('dns-tcp', 53, 'TCP')],
         clashes: [],
+        differences: [{ clusterId: 'b', oldest: 'a', added: [port('dns-tcp', 53, 'TCP')], lacking: [port('dns-udp', 53, 'UDP')] }],
       },
       {
         title: 'X2: an unset appProtocol agrees with a set one, and the older port stays as it is',
@@ -60,6 +64,35 @@ describe('core/ports', () => {
         clashes: [{ kind: 'appProtocol', kept: port('http', 80, 'TCP', 'h2c'), keptBy: 'b', dropped: port('http', 80, 'TCP', 'http'), droppedBy: 'c' }],
       },
       {
+        title: 'X2 (mcs-api v0.5.0 conformance case): TCP/42 + UDP/42 against TCP/42 + SCTP/142 is a difference, not a clash',
+        exports: [
+          { clusterId: 'cls1', ports: [port('tcp', 42), port('udp', 42, 'UDP')] },
+          { clusterId: 'cls2', ports: [port('tcp', 42), port('stcp', 142, 'SCTP')] },
+        ],
+        ports: [port('tcp', 42), port('udp', 42, 'UDP'), port('stcp', 142, 'SCTP')],
+        clashes: [],
+        differences: [{ clusterId: 'cls2', oldest: 'cls1', added: [port('stcp', 142, 'SCTP')], lacking: [port('udp', 42, 'UDP')] }],
+      },
+      {
+        title: 'X2: the same ports in another order, or with an unset appProtocol, are identical',
+        exports: [
+          { clusterId: 'a', ports: [port('http', 80, 'TCP', 'http'), port('dns', 53, 'UDP')] },
+          { clusterId: 'b', ports: [port('dns', 53, 'UDP'), port('http', 80)] },
+        ],
+        ports: [port('http', 80, 'TCP', 'http'), port('dns', 53, 'UDP')],
+        clashes: [],
+      },
+      {
+        title: 'X2: a difference leaves out the ports its clashes already name',
+        exports: [
+          { clusterId: 'a', ports: [port('http', 80)] },
+          { clusterId: 'b', ports: [port('web', 80), port('extra', 9)] },
+        ],
+        ports: [port('http', 80), port('extra', 9)],
+        clashes: [{ kind: 'protocolPort', kept: port('http', 80), keptBy: 'a', dropped: port('web', 80), droppedBy: 'b' }],
+        differences: [{ clusterId: 'b', oldest: 'a', added: [port('extra', 9)], lacking: [] }],
+      },
+      {
         title: 'X2: a port clashing with a dropped port is judged against what was kept',
         exports: [
           { clusterId: 'a', ports: [port('http', 80)] },
@@ -68,14 +101,17 @@ describe('core/ports', () => {
         ],
         ports: [port('http', 80), port('web', 81)],
         clashes: [{ kind: 'protocolPort', kept: port('http', 80), keptBy: 'a', dropped: port('web', 80), droppedBy: 'b' }],
+        differences: [{ clusterId: 'c', oldest: 'a', added: [port('web', 81)], lacking: [port('http', 80)] }],
       },
     ];
     for (const c of cases) {
       it(c.title, () => {
         const merged = mergePorts(c.exports);
+        const differences = c.differences ?? [];
         expect(merged.ports).to.deep.equal(c.ports);
         expect(merged.clashes).to.deep.equal(c.clashes);
-        expect(merged.conflicting).to.equal(c.clashes.length > 0);
+        expect(merged.differences).to.deep.equal(differences);
+        expect(merged.conflicting).to.equal(c.clashes.length > 0 || differences.length > 0);
       });
     }
 
@@ -96,6 +132,20 @@ describe('core/ports', () => {
           const { ports } = mergePorts(ordered);
           expect(ports.slice(0, ordered[0]!.ports.length)).to.deep.equal(ordered[0]!.ports);
         }),
+      );
+    });
+
+    it('X2 property (mcs-api v0.5.0): conflicting exactly when some export\'s (name, protocol, port) set is not the oldest\'s, or a port clashes', () => {
+      const key = (p: ServicePort) => `${p.name}|${p.protocol}/${p.port}`;
+      const keys = (ports: readonly ServicePort[]) => JSON.stringify(ports.map(key).sort());
+      fc.assert(
+        fc.property(exportsArb, (exports) => {
+          const ordered = byPrecedence(exports);
+          const merged = mergePorts(ordered);
+          const identical = ordered.every((e) => keys(e.ports) === keys(ordered[0]!.ports));
+          expect(merged.conflicting).to.equal(!identical || merged.clashes.length > 0);
+        }),
+        { numRuns: 500 },
       );
     });
 

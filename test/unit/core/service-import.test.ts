@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { resolveImport } from '../../../src/core/conflicts.ts';
-import { CONTROLLER_NAME, LABEL_CREATED_BY } from '../../../src/core/names.ts';
+import { decodeExportRecord } from '../../../src/core/export-record.ts';
+import { CONTROLLER_NAME, EXPORT_RECORD_ANNOTATION, LABEL_CREATED_BY } from '../../../src/core/names.ts';
 import {
   desiredServiceImport,
   serviceImportNeedsUpdate,
@@ -87,10 +88,13 @@ describe('core/service-import', () => {
       expect(si.status.conditions[0]).to.include({ reason: 'Ready' });
     });
 
-    it('E7: labels and annotations are the exported ones of the winning export, plus our created-by label', () => {
-      const si = desiredServiceImport(input([clusterExport('east', 1000, { exportedLabels: { team: 'a' }, exportedAnnotations: { note: 'x' } })]));
+    it('E7: labels and annotations are the exported ones of the winning export, plus our created-by label and the export record', () => {
+      const exports = [clusterExport('east', 1000, { exportedLabels: { team: 'a' }, exportedAnnotations: { note: 'x' } }), clusterExport('west', 2000)];
+      const si = desiredServiceImport(input(exports));
       expect(si.labels).to.deep.equal({ team: 'a', [LABEL_CREATED_BY]: CONTROLLER_NAME });
-      expect(si.annotations).to.deep.equal({ note: 'x' });
+      const { [EXPORT_RECORD_ANNOTATION]: record, ...exported } = si.annotations;
+      expect(exported).to.deep.equal({ note: 'x' });
+      expect(decodeExportRecord(record)?.map((e) => [e.clusterId, e.exportCreationTimestamp, e.exportedLabels])).to.deep.equal([['east', 1000, { team: 'a' }], ['west', 2000, {}]]);
     });
 
     it('X3: ClientIP affinity, its timeout, traffic policy and distribution come from the winning export', () => {

@@ -14,18 +14,24 @@ const candidate = {
   ports: [{ name: 'http', protocol: 'TCP' as const, port: 8080 }], sessionAffinity: 'None' as const, ipFamilies: ['IPv4' as const],
   internalTrafficPolicy: 'Cluster' as const, exportedLabels: {}, exportedAnnotations: {},
 };
-const conflict = { clusterId: 'east', exportRef: 'demo/nginx-hello', candidate, previous: undefined, serviceImport: serviceImport('nginx-hello', ['west']) };
+const conflict = { clusterId: 'east', exportRef: 'demo/nginx-hello', candidate, serviceImport: serviceImport('nginx-hello', ['west']) };
 const writers = { worker: WORKER, deleters: [] };
 
 /** Each documented example: a title and the decision whose message or warnings the document quotes. */
 export const DOC_EXAMPLES: Array<[string, Decision]> = [
   ['C1', checkClusterPropertiesPresent({ clusterId: undefined, clustersetId: 'set1' }, 'demo/nginx-hello')],
   ['C1 both', checkClusterPropertiesPresent({ clusterId: undefined, clustersetId: undefined }, 'demo/nginx-hello')],
-  ['E4', checkExportedService(undefined, 'demo/nginx-hello')],
-  ['E5', checkExportedService(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello')],
+  ['E4', checkExportedService(undefined, 'demo/nginx-hello', 'Warn')],
+  ['E5', checkExportedService(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello', 'Warn')],
+  ['E5 reject', checkExportedService(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello', 'Reject')],
   ['E5 update', checkServiceTypeChange(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello')],
   ['X warn', checkExportConflicts({ ...conflict, policy: 'Warn' })],
   ['X reject', checkExportConflicts({ ...conflict, policy: 'Reject' })],
+  ['X2 not identical', checkExportConflicts({
+    ...conflict, policy: 'Warn',
+    candidate: { ...candidate, type: 'ClusterSetIP', ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'stcp', protocol: 'SCTP', port: 142 }] },
+    serviceImport: serviceImport('nginx-hello', ['west'], { ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }] }),
+  })],
   ['C2', checkClusterPropertyChange({ operation: 'CREATE', name: CLUSTER_ID_PROPERTY, value: 'East_1', oldValue: undefined, exports: [] })],
   ['C3 change', checkClusterPropertyChange({ operation: 'UPDATE', name: CLUSTER_ID_PROPERTY, value: 'west', oldValue: 'east', exports: ['demo/nginx-hello', 'demo/a', 'demo/b', 'shop/cart'] })],
   ['C3 delete', checkClusterPropertyChange({ operation: 'DELETE', name: CLUSTERSET_ID_PROPERTY, value: undefined, oldValue: 'set1', exports: ['demo/nginx-hello'] })],

@@ -1,5 +1,8 @@
 // Objects and AdmissionRequests for the webhook's unit tests, as the apiserver sends them.
+import type { ExportFacts } from '../../../src/core/conflicts.ts';
+import { exportRecordAnnotations } from '../../../src/core/export-record.ts';
 import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, MCS_GROUP } from '../../../src/core/names.ts';
+import type { IPFamily, Protocol } from '../../../src/core/types.ts';
 import type { AdmissionRequest, Operation } from '../../../webhook/admission/review.ts';
 import type { ValidationContext } from '../../../webhook/admission/validate.ts';
 import { memoryView, type CacheName } from '../../../webhook/cluster-view.ts';
@@ -19,10 +22,28 @@ export function serviceExport(name: string, extra: Partial<ServiceExportObject> 
   return { apiVersion: `${MCS_GROUP}/v1beta1`, kind: 'ServiceExport', ...extra, metadata: { name, namespace, creationTimestamp: '2026-01-01T10:00:00Z', ...extra.metadata } };
 }
 
+/** When the peers of the fixtures exported: before this cluster's ServiceExports (10:00), so their values are the oldest. */
+export const PEER_EXPORTED = Date.parse('2026-01-01T09:00:00Z');
+
+/**
+ * A ServiceImport as the worker writes it when every one of `clusters` exported `spec`'s values at PEER_EXPORTED: the
+ * spec, status.clusters and the export record annotation the webhook compares with (X1–X3).
+ */
 export function serviceImport(name: string, clusters: string[], spec: Partial<ServiceImportObject['spec']> = {}, namespace = 'demo'): ServiceImportObject & { metadata: { name: string } } {
+  const full: ServiceImportObject['spec'] = { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None', ipFamilies: ['IPv4'], ...spec };
+  const timeout = full.sessionAffinityConfig?.clientIP?.timeoutSeconds;
+  const exported = (clusterId: string): ExportFacts => ({
+    clusterId, exportCreationTimestamp: PEER_EXPORTED, type: full.type,
+    ports: full.ports.map((p) => ({ name: p.name ?? '', protocol: (p.protocol ?? 'TCP') as Protocol, port: p.port, ...(p.appProtocol === undefined ? {} : { appProtocol: p.appProtocol }) })),
+    sessionAffinity: full.sessionAffinity ?? 'None',
+    ...(timeout === undefined ? {} : { sessionAffinityTimeoutSeconds: timeout }),
+    ...(full.internalTrafficPolicy === undefined ? {} : { internalTrafficPolicy: full.internalTrafficPolicy }),
+    ...(full.trafficDistribution === undefined ? {} : { trafficDistribution: full.trafficDistribution }),
+    ipFamilies: (full.ipFamilies ?? []) as IPFamily[], exportedLabels: {}, exportedAnnotations: {},
+  });
   return {
-    apiVersion: `${MCS_GROUP}/v1beta1`, kind: 'ServiceImport', metadata: { name, namespace },
-    spec: { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None', ipFamilies: ['IPv4'], ...spec },
+    apiVersion: `${MCS_GROUP}/v1beta1`, kind: 'ServiceImport', metadata: { name, namespace, annotations: exportRecordAnnotations(clusters.map(exported)) },
+    spec: full,
     status: { clusters: clusters.map((cluster) => ({ cluster })) },
   };
 }
@@ -45,7 +66,7 @@ export function viewWith(objects: { services?: ServiceObject[]; exports?: Servic
 }
 
 export function context(view = viewWith(), policy: 'Warn' | 'Reject' = 'Warn', unsynced: CacheName[] = []): ValidationContext {
-  return { view, unsynced: () => unsynced, policy, writers: { worker: WORKER, deleters: ['system:serviceaccount:kube-system:namespace-controller'] }, now: () => NOW };
+  return { view, unsynced: () => unsynced, policy, externalNamePolicy: 'Warn', writers: { worker: WORKER, deleters: ['system:serviceaccount:kube-system:namespace-controller'] }, now: () => NOW };
 }
 
 const KINDS: Record<string, { group: string; version: string }> = {

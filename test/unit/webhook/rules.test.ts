@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { ExportFacts } from '../../../src/core/conflicts.ts';
-import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
+import { exportRecordAnnotations } from '../../../src/core/export-record.ts';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, EXPORT_RECORD_ANNOTATION, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
 import { checkClusterPropertiesPresent, createPropertyCommand } from '../../../webhook/admission/cluster-properties-present.ts';
 import { checkClusterPropertyChange } from '../../../webhook/admission/cluster-property-change.ts';
 import { allow, combine, deny, WARNING_MAX } from '../../../webhook/admission/decision.ts';
@@ -9,7 +10,7 @@ import { checkExportConflicts, type ExportConflictCheck } from '../../../webhook
 import { addExportFinalizer } from '../../../webhook/admission/export-finalizer.ts';
 import { checkExportedService, checkServiceTypeChange } from '../../../webhook/admission/exported-service.ts';
 import { checkWorkerOnlyWrite, type GuardedWrite } from '../../../webhook/admission/worker-only-writes.ts';
-import { service, serviceImport, WORKER } from './fixtures.ts';
+import { PEER_EXPORTED, service, serviceImport, WORKER } from './fixtures.ts';
 
 describe('webhook admission rules', () => {
   describe('decisions', () => {
@@ -59,18 +60,26 @@ describe('webhook admission rules', () => {
 
   describe('E4, E5: the Service behind the export', () => {
     it('E4: a missing Service is admitted with a warning', () => {
-      const d = checkExportedService(undefined, 'demo/web');
+      const d = checkExportedService(undefined, 'demo/web', 'Warn');
       expect(d.allowed).to.equal(true);
       expect(d.warnings).to.deep.equal(['Service demo/web does not exist yet; it is exported as soon as it is created (E4).']);
     });
-    it('E5: an ExternalName Service is refused, saying what can be exported', () => {
-      const d = checkExportedService(service('web', { type: 'ExternalName', externalName: 'x.example.com' } as never), 'demo/web');
+    const externalName = service('web', { type: 'ExternalName', externalName: 'x.example.com' } as never);
+    it('E5: by default an ExternalName Service\'s export is admitted with a warning, so Valid=False can be seen', () => {
+      const d = checkExportedService(externalName, 'demo/web', 'Warn');
+      expect(d.allowed).to.equal(true);
+      expect(d.warnings).to.deep.equal(['Service demo/web is ExternalName, which cannot be exported: expect Valid=False, InvalidServiceType (E5).']);
+    });
+    it('E5: with the opt-in external-name policy Reject it is refused, saying what can be exported', () => {
+      const d = checkExportedService(externalName, 'demo/web', 'Reject');
       expect(d.allowed).to.equal(false);
-      expect(d.message).to.contain('ExternalName').and.contain('(E5)').and.contain('ClusterIP, NodePort, LoadBalancer or headless');
+      expect(d.message).to.contain('ExternalName').and.contain('(E5; external-name policy Reject)').and.contain('ClusterIP, NodePort, LoadBalancer or headless');
     });
     for (const spec of [{ type: 'ClusterIP' }, { type: 'NodePort' }, { type: 'LoadBalancer' }, { clusterIP: 'None' }]) {
       it(`E6: ${JSON.stringify(spec)} is admitted without warnings`, () => {
-        expect(checkExportedService(service('web', spec), 'demo/web')).to.deep.include({ allowed: true, warnings: [] });
+        for (const policy of ['Warn', 'Reject'] as const) {
+          expect(checkExportedService(service('web', spec), 'demo/web', policy)).to.deep.include({ allowed: true, warnings: [] });
+        }
       });
     }
     it('E5: an exported Service turned ExternalName is admitted with the consequence', () => {
@@ -171,16 +180,17 @@ describe('webhook admission rules', () => {
     });
   });
 
-  describe('X1–X3: conflicts with the current ServiceImport', () => {
+  describe('X1–X3: conflicts with the exports recorded on the ServiceImport', () => {
     const facts = (over: Partial<ExportFacts> = {}): ExportFacts => ({
       clusterId: 'east', exportCreationTimestamp: Date.parse('2026-01-01T11:00:00Z'), type: 'ClusterSetIP',
       ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None', ipFamilies: ['IPv4'],
       internalTrafficPolicy: 'Cluster', exportedLabels: {}, exportedAnnotations: {}, ...over,
     });
     const check = (over: Partial<ExportConflictCheck>): ExportConflictCheck => ({
-      clusterId: 'east', exportRef: 'demo/web', candidate: facts(), previous: undefined,
-      serviceImport: serviceImport('web', ['west']), policy: 'Warn', ...over,
+      clusterId: 'east', exportRef: 'demo/web', candidate: facts(), serviceImport: serviceImport('web', ['west']), policy: 'Warn', ...over,
     });
+    /** A ServiceImport whose record holds exactly `exports` (as the worker writes it). */
+    const recorded = (exports: ExportFacts[]) => ({ ...serviceImport('web', []), metadata: { name: 'web', namespace: 'demo', annotations: exportRecordAnnotations(exports) } });
 
     it('admits silently without an import, without peers, or when the export agrees', () => {
       expect(checkExportConflicts(check({ serviceImport: undefined }))).to.deep.include({ allowed: true, warnings: [] });
@@ -188,60 +198,79 @@ describe('webhook admission rules', () => {
       expect(checkExportConflicts(check({}))).to.deep.include({ allowed: true, warnings: [] });
     });
 
-    const rows: Array<{ id: string; reason: string; candidate: Partial<ExportFacts>; imported?: object; field: RegExp }> = [
+    it('compares nothing without a readable export record (an older worker wrote the import): the worker\'s condition decides', () => {
+      const bare = { ...serviceImport('web', ['west'], { type: 'Headless' }), metadata: { name: 'web', namespace: 'demo' } };
+      expect(checkExportConflicts(check({ serviceImport: bare }))).to.deep.include({ allowed: true, warnings: [] });
+      const garbled = { ...bare, metadata: { ...bare.metadata, annotations: { [EXPORT_RECORD_ANNOTATION]: '[{"clusterId":1}]' } } };
+      expect(checkExportConflicts(check({ serviceImport: garbled, policy: 'Reject' }))).to.deep.include({ allowed: true, warnings: [] });
+    });
+
+    const rows: Array<{ id: string; reason: string; candidate: Partial<ExportFacts>; peer?: Partial<ExportFacts>; field: RegExp }> = [
       { id: 'X2', reason: 'PortConflict (same name)', candidate: { ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] }, field: /port "http" is TCP\/80 in cluster west \(older export, wins\) but TCP\/8080 in cluster east/ },
       { id: 'X2', reason: 'PortConflict (same port)', candidate: { ports: [{ name: 'web', protocol: 'TCP', port: 80 }] }, field: /TCP\/80 is "http" in cluster west \(older export, wins\) but "web" in cluster east/ },
       {
+        // mcs-api v0.5.0: ports that are not identical conflict even when nothing clashes (X2).
+        id: 'X2', reason: 'PortConflict (not identical)', candidate: { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }] },
+        field: /ports of east differ from the oldest export \(west\): adds "metrics" TCP\/9090/,
+      },
+      {
         id: 'X3', reason: 'SessionAffinityConfigConflict', candidate: { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 60 },
-        imported: { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 30 } } },
-        field: /sessionAffinityConfig timeoutSeconds 30 from cluster west \(oldest export\) wins over timeoutSeconds 60 from east/,
+        peer: { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 30 },
+        // The warning is cut at WARNING_MAX; the reason and the winner lead it.
+        field: /sessionAffinityConfig timeoutSeconds 30 from cluster west \(oldest export\) wins over/,
       },
       { id: 'X3', reason: 'TypeConflict', candidate: { type: 'Headless' }, field: /type ClusterSetIP from cluster west \(oldest export\) wins over Headless from east/ },
       { id: 'X3', reason: 'SessionAffinityConflict', candidate: { sessionAffinity: 'ClientIP' }, field: /sessionAffinity None from cluster west/ },
       { id: 'X3', reason: 'InternalTrafficPolicyConflict', candidate: { internalTrafficPolicy: 'Local' }, field: /internalTrafficPolicy Cluster from cluster west/ },
       { id: 'X3', reason: 'TrafficDistributionConflict', candidate: { trafficDistribution: 'PreferClose' }, field: /trafficDistribution \(unset\) from cluster west/ },
+      { id: 'X3', reason: 'LabelsConflict', candidate: { exportedLabels: { team: 'b' } }, peer: { exportedLabels: { team: 'a' } }, field: /exportedLabels \{team=a\} from cluster west \(oldest export\) wins over \{team=b\} from east/ },
+      { id: 'X3', reason: 'AnnotationsConflict', candidate: { exportedAnnotations: { note: 'x' } }, field: /exportedAnnotations \{\} from cluster west \(oldest export\) wins over \{note=x\} from east/ },
       { id: 'X3', reason: 'IPFamilyConflict', candidate: { ipFamilies: ['IPv6'] }, field: /ipFamilies IPv4 from cluster west/ },
     ];
     for (const row of rows) {
-      it(`${row.id}: ${row.reason} — Warn admits with a warning naming the field, the clusters and the winner`, () => {
-        const d = checkExportConflicts(check({ candidate: facts(row.candidate), serviceImport: serviceImport('web', ['west'], row.imported) }));
+      const west = facts({ clusterId: 'west', exportCreationTimestamp: PEER_EXPORTED, ...row.peer });
+      it(`${row.id}: ${row.reason} — Warn admits with a warning led by the Conflict reason, naming the field, the clusters and the winner`, () => {
+        const d = checkExportConflicts(check({ candidate: facts(row.candidate), serviceImport: recorded([west]) }));
         expect(d.allowed).to.equal(true);
         expect(d.warnings).to.have.length(1);
-        expect(d.warnings[0]).to.match(row.field).and.to.match(new RegExp(`\\(${row.id}\\)$`));
+        expect(d.warnings[0]).to.match(row.field).and.to.match(new RegExp(`^${row.reason.split(' ')[0]} \\(${row.id}\\): `));
         expect(d.warnings[0]!.length).to.be.at.most(WARNING_MAX);
       });
       it(`${row.id}: ${row.reason} — Reject refuses with the same facts and the reason`, () => {
-        const d = checkExportConflicts(check({ candidate: facts(row.candidate), serviceImport: serviceImport('web', ['west'], row.imported), policy: 'Reject' }));
+        const d = checkExportConflicts(check({ candidate: facts(row.candidate), serviceImport: recorded([west]), policy: 'Reject' }));
         expect(d.allowed).to.equal(false);
         expect(d.message).to.match(row.field).and.contain(row.reason.split(' ')[0]!).and.contain('ServiceExport demo/web').and.contain('conflict policy Reject');
       });
     }
 
-    it('X3: several disagreements give one warning each', () => {
+    it('X3: several disagreements give one warning each, in the order of the condition\'s reasons', () => {
       const d = checkExportConflicts(check({ candidate: facts({ type: 'Headless', sessionAffinity: 'ClientIP' }) }));
-      expect(d.warnings).to.have.length(2);
+      expect(d.warnings.map((w) => w.split(' ')[0])).to.deep.equal(['TypeConflict', 'SessionAffinityConflict']);
     });
 
-    it('X2: a new port joins the union without conflict', () => {
-      const d = checkExportConflicts(check({ candidate: facts({ ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }] }) }));
-      expect(d).to.deep.include({ allowed: true, warnings: [] });
+    it('X1: when this cluster is itself the oldest exporter, it is named as the winner', () => {
+      const oldest = facts({ exportCreationTimestamp: PEER_EXPORTED - 3_600_000, type: 'Headless' });
+      const d = checkExportConflicts(check({ candidate: oldest }));
+      expect(d.warnings).to.deep.equal(['TypeConflict (X3): type Headless from cluster east (oldest export) wins over ClusterSetIP from west']);
     });
 
-    it('X2: changing a port only this cluster contributed is not a clash with itself', () => {
-      const imported = serviceImport('web', ['east', 'west'], { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'admin', protocol: 'TCP', port: 8000 }] });
-      const previous = facts({ ports: [{ name: 'admin', protocol: 'TCP', port: 8000 }] });
-      const candidate = facts({ ports: [{ name: 'admin', protocol: 'TCP', port: 8001 }] });
-      expect(checkExportConflicts(check({ serviceImport: imported, previous, candidate }))).to.deep.include({ allowed: true, warnings: [] });
-      // Without knowing what this cluster exported before, the old port looks like a peer's.
-      expect(checkExportConflicts(check({ serviceImport: imported, candidate })).warnings).to.have.length(1);
-      // Nor when this cluster is not (yet) among the exporters: then every port in the union is a peer's.
-      const peersOnly = serviceImport('web', ['west'], { ports: [{ name: 'admin', protocol: 'TCP', port: 8000 }] });
-      expect(checkExportConflicts(check({ serviceImport: peersOnly, previous, candidate })).warnings).to.have.length(1);
+    it('an update replaces this cluster\'s own recorded export instead of conflicting with it', () => {
+      const imported = recorded([facts({ clusterId: 'west', exportCreationTimestamp: PEER_EXPORTED }), facts({ type: 'Headless', ports: [{ name: 'admin', protocol: 'TCP', port: 8000 }] })]);
+      expect(checkExportConflicts(check({ serviceImport: imported }))).to.deep.include({ allowed: true, warnings: [] });
     });
 
-    it('X1: several peers are named together as the established value', () => {
+    it('disagreements among other clusters are warned (the worker will report them here too) but never refused', () => {
+      const imported = recorded([facts({ clusterId: 'west', exportCreationTimestamp: PEER_EXPORTED }), facts({ clusterId: 'north', exportCreationTimestamp: PEER_EXPORTED + 1, type: 'Headless' })]);
+      for (const policy of ['Warn', 'Reject'] as const) {
+        const d = checkExportConflicts(check({ serviceImport: imported, policy }));
+        expect(d.allowed).to.equal(true);
+        expect(d.warnings).to.deep.equal(['TypeConflict (X3): type ClusterSetIP from cluster west (oldest export) wins over Headless from north']);
+      }
+    });
+
+    it('X1: a refusal names every peer', () => {
       const d = checkExportConflicts(check({ serviceImport: serviceImport('web', ['west', 'north', 'east']), candidate: facts({ type: 'Headless' }), policy: 'Reject' }));
-      expect(d.message).to.contain('exported by north, west').and.contain('from cluster north, west (oldest export)');
+      expect(d.message).to.contain('exported by north, west').and.contain('from cluster north (oldest export)');
     });
   });
 });

@@ -21,10 +21,18 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
       const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context());
       expect(d).to.deep.include({ allowed: true, warnings: ['Service demo/web does not exist yet; it is exported as soon as it is created (E4).'] });
     });
-    it('E5: refused for an ExternalName Service', () => {
-      const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context(viewWith({ services: [service('web', { type: 'ExternalName' })] })));
+    it('E5: admitted with a warning for an ExternalName Service by default, even when it differs from a peer\'s export', () => {
+      const view = viewWith({ services: [service('web', { type: 'ExternalName' })], imports: [serviceImport('web', ['west'])] });
+      const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context(view));
+      expect(d.allowed).to.equal(true);
+      expect(d.warnings).to.have.length(1);
+      expect(d.warnings[0]).to.contain('(E5)');
+    });
+    it('E5: refused for an ExternalName Service under the opt-in external-name policy Reject', () => {
+      const view = viewWith({ services: [service('web', { type: 'ExternalName' })] });
+      const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), { ...context(view), externalNamePolicy: 'Reject' });
       expect(d.allowed).to.equal(false);
-      expect(d.message).to.contain('(E5)');
+      expect(d.message).to.contain('(E5; external-name policy Reject)');
     });
     it('admitted silently when the Service exists and nobody else exports it', () => {
       expect(validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context(viewWith({ services: [service('web')] }))))
@@ -34,7 +42,7 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
       const view = viewWith({ services: [service('web', { clusterIP: 'None' })], imports: [serviceImport('web', ['west'])] });
       const warned = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context(view));
       expect(warned.allowed).to.equal(true);
-      expect(warned.warnings).to.deep.equal(['type ClusterSetIP from cluster west (oldest export) wins over Headless from east (X3)']);
+      expect(warned.warnings).to.deep.equal(['TypeConflict (X3): type ClusterSetIP from cluster west (oldest export) wins over Headless from east']);
       const refused = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context(view, 'Reject'));
       expect(refused.allowed).to.equal(false);
       expect(refused.message).to.contain('TypeConflict');
@@ -62,17 +70,17 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
 
   describe('Service updates of exported Services', () => {
     const view = () => viewWith({ services: [service('web')], exports: [serviceExport('web')], imports: [serviceImport('web', ['east', 'west'])] });
-    it('X2: a port change is warned when it clashes with a peer\'s port, not with this cluster\'s own old one', () => {
-      const changed = service('web', { ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] });
-      // This cluster exported http/80 and metrics/9090 before: both leave the union before the comparison.
+    it('X2: a port change is compared with the peers\' recorded ports, not with this cluster\'s own old ones', () => {
+      // The record holds east's old ports (http/80, metrics/9090) and west's (http/80): east's are replaced by the update.
       const imported = serviceImport('web', ['east', 'west'], { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }] });
       const v = viewWith({ services: [service('web')], exports: [serviceExport('web')], imports: [imported] });
-      const d = validateAdmission(request('Service', 'UPDATE', changed, service('web', { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }] })), context(v));
-      expect(d.allowed).to.equal(true);
-      expect(d.warnings).to.have.length(0);
-      // This cluster exported only http/80 before, so metrics/9090 in the union is a peer's.
-      const clash = validateAdmission(request('Service', 'UPDATE', service('web', { ports: [{ name: 'metrics', protocol: 'TCP', port: 9091 }] }), service('web')), context(v));
-      expect(clash.warnings[0]).to.contain('port "metrics" is TCP/9090 in cluster west');
+      const same = validateAdmission(request('Service', 'UPDATE', service('web', { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9090 }] }), service('web')), context(v));
+      expect(same).to.deep.include({ allowed: true, warnings: [] });
+      const clash = validateAdmission(request('Service', 'UPDATE', service('web', { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'metrics', protocol: 'TCP', port: 9091 }] }), service('web')), context(v));
+      expect(clash.warnings).to.deep.equal(['PortConflict (X2): port "metrics" is TCP/9090 in cluster west (older export, wins) but TCP/9091 in cluster east']);
+      // X2 (mcs-api v0.5.0): dropping a port the peers export is a PortConflict too, although nothing clashes.
+      const fewer = validateAdmission(request('Service', 'UPDATE', service('web'), service('web')), context(v));
+      expect(fewer.warnings).to.deep.equal(['PortConflict (X2): ports of east differ from the oldest export (west): lacks "metrics" TCP/9090']);
     });
     it('X3: refused under Reject', () => {
       const d = validateAdmission(request('Service', 'UPDATE', service('web', { sessionAffinity: 'ClientIP' }), service('web')), context(view(), 'Reject'));
