@@ -162,6 +162,10 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
       const created = await sd.send(new CreateHttpNamespaceCommand({ Name: 'retried-ns', CreatorRequestId: 'ns-1' }));
       expect((await sd.send(new CreateHttpNamespaceCommand({ Name: 'retried-ns', CreatorRequestId: 'ns-1' }))).OperationId).to.equal(created.OperationId);
+
+      const namespaceId = await namespace('retried-services');
+      const createService = () => sd.send(new CreateServiceCommand({ Name: 'web', NamespaceId: namespaceId, CreatorRequestId: 'svc-1' }));
+      expect((await createService()).Service?.Id).to.equal((await createService()).Service?.Id); // not ServiceAlreadyExists
     });
   });
 
