@@ -12,66 +12,27 @@
 #
 # Usage: npm run image [-- --archive FILE]   (--archive also writes the image as an OCI archive, for `skopeo copy`)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+archive=$(archive_arg "$@")
+need mmdebstrap:mmdebstrap
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}/image
 # The final stage of the Dockerfile says the same (test/e2e/image.test.ts compares the built image with it).
 UID_GID=1000:1000
 WORKDIR=/app
 IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SUITE=bookworm
 BASE_PACKAGES=libc6,libstdc++6,ca-certificates
-
-step() { printf '[image] %s\n' "$*" >&2; }
-fail() { printf '[image] ERROR: %s\n' "$*" >&2; exit 1; }
-started=$(date +%s)
-
-archive=""
-while [ $# -gt 0 ]; do
-  case $1 in
-    --archive) archive=${2:?--archive needs a file name}; shift 2 ;;
-    *) fail "unknown argument $1; usage: npm run image [-- --archive FILE]" ;;
-  esac
-done
-
-# ---------- tools ----------
-missing=()
-for tool in buildah:buildah podman:podman runc:runc mmdebstrap:mmdebstrap; do
-  command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: install them (apt-get install ${missing[*]}) or run as root"
-  step "installing ${missing[*]} with apt-get"
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
-# runc and the rlimits this sandbox allows (docs/testbed.md "Container runtime").
-export CONTAINERS_CONF=${CONTAINERS_CONF:-$REPO/hack/image/containers.conf}
+LAYERS=localhost/mcs-cloudmap-layers
 
 NODE_BIN=$REPO/node_modules/node/bin/node
 [ -x "$NODE_BIN" ] || fail "$NODE_BIN is missing: run 'npm ci' first (Node 24 is the npm 'node' dev dependency)"
 VERSION=$("$NODE_BIN" -p 'require(process.argv[1]).version' "$REPO/package.json")
 IMAGE=localhost/mcs-cloudmap:$VERSION
-mkdir -p "$CACHE"
-
-key() { sha256sum | cut -c1-16; }
-exists() { buildah inspect --type image "$1" >/dev/null 2>&1; }
-
-# Runs `$3 <container>` on a working container made from $1, then commits it as $2 (layer on layer); $4 says what the
-# layer holds in the image's history.
-layer() {
-  local from=$1 to=$2 fill=$3 what=$4
-  local ctr; ctr=$(buildah from --pull=never "$from")
-  trap 'buildah rm "$ctr" >/dev/null 2>&1 || true' RETURN
-  "$fill" "$ctr"
-  buildah config --created-by "$what" "$ctr"
-  buildah commit -q --rm "$ctr" "$to" >/dev/null
-  trap - RETURN
-}
 
 # ---------- base: a root filesystem from Debian's packages ----------
 # The extract variant unpacks the packages and their dependencies without running maintainer scripts or installing
-# dpkg/apt/a shell (so customize hooks do not run); the extract hook does the one thing a script would (the CA bundle) and adds the image's user.
+# dpkg/apt/a shell (so customize hooks do not run); the extract hook does the one thing a script would (the CA bundle)
+# and adds the image's user.
 BASE_HOOK='set -e
 rm -rf "$1"/usr/share/doc "$1"/usr/share/man "$1"/usr/share/info "$1"/usr/share/locale "$1"/usr/share/lintian
 cat "$1"/usr/share/ca-certificates/mozilla/*.crt > "$1"/etc/ssl/certs/ca-certificates.crt
@@ -84,11 +45,12 @@ base_key=$(printf '%s\n' "$SUITE" "$BASE_PACKAGES" "$BASE_HOOK" | key)
 base_tar=$CACHE/base-$base_key.tar
 if [ ! -f "$base_tar" ]; then
   step "base: mmdebstrap $SUITE ($BASE_PACKAGES) → $base_tar"
+  # mmdebstrap picks the output format by the file's extension: the partial file must end in .tar too.
   mmdebstrap --quiet --variant=extract --include="$BASE_PACKAGES" --extract-hook="$BASE_HOOK" \
     --aptopt='Acquire::Check-Valid-Until "false"' "$SUITE" "$CACHE/partial.tar" >&2
   mv "$CACHE/partial.tar" "$base_tar"
 fi
-base_image=localhost/mcs-cloudmap-layers:base-$base_key
+base_image=$LAYERS:base-$base_key
 if ! exists "$base_image"; then
   step "base: importing $base_tar"
   add_base() { buildah add --quiet "$1" "$base_tar" / >/dev/null; }
@@ -97,7 +59,7 @@ fi
 
 # ---------- node ----------
 node_version=$("$NODE_BIN" --version)
-node_image=localhost/mcs-cloudmap-layers:node-$( { echo "$base_key"; sha256sum < "$NODE_BIN"; } | key)
+node_image=$LAYERS:node-$( { echo "$base_key"; sha256sum < "$NODE_BIN"; } | key)
 if ! exists "$node_image"; then
   step "node: $node_version from the npm 'node' package"
   add_node() {
@@ -117,7 +79,7 @@ if [ ! -d "$deps_dir/node_modules" ]; then
   (cd "$deps_dir.tmp" && PATH=$(dirname "$NODE_BIN"):$PATH npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
   rm -rf "$deps_dir" && mv "$deps_dir.tmp" "$deps_dir"
 fi
-deps_image=localhost/mcs-cloudmap-layers:deps-$( { echo "$node_image"; echo "$deps_key"; } | key)
+deps_image=$LAYERS:deps-$( { echo "$node_image"; echo "$deps_key"; } | key)
 if ! exists "$deps_image"; then
   step "deps: layer of $(du -sh "$deps_dir/node_modules" | cut -f1) node_modules"
   add_deps() { buildah copy --quiet --chown "$UID_GID" "$1" "$deps_dir/node_modules" "$WORKDIR/node_modules" >/dev/null; }
@@ -129,7 +91,6 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 step "app: tsc -p tsconfig.build.json"
 (cd "$REPO" && "$NODE_BIN" node_modules/typescript/bin/tsc -p tsconfig.build.json --outDir "$stage/dist")
-previous=$(buildah inspect --type image --format '{{.FromImageID}}' "$IMAGE" 2>/dev/null || true)
 add_app() {
   buildah copy --quiet --chown "$UID_GID" "$1" "$stage/dist" "$WORKDIR/dist" >/dev/null
   buildah copy --quiet --chown "$UID_GID" "$1" "$REPO/package.json" "$WORKDIR/package.json" >/dev/null
@@ -137,30 +98,10 @@ add_app() {
     --cmd '["node", "dist/src/cli/main.js", "--help"]' --entrypoint '[]' \
     --label org.opencontainers.image.title=mcs-cloudmap --label org.opencontainers.image.version="$VERSION" "$1"
 }
-layer "$deps_image" "$IMAGE" add_app "tsc -p tsconfig.build.json: dist/, package.json"
-current=$(buildah inspect --type image --format '{{.FromImageID}}' "$IMAGE")
-# The image this run replaced is untagged now; drop it so repeated builds do not pile up.
-if [ -n "$previous" ] && [ "$previous" != "$current" ]; then buildah rmi "$previous" >/dev/null 2>&1 || true; fi
+final "$deps_image" "$IMAGE" add_app "tsc -p tsconfig.build.json: dist/, package.json"
 
-# Layers of earlier inputs (an older lockfile, base or Node) are no longer reachable by any key: drop their tags.
 for old in "$CACHE"/base-*.tar "$CACHE"/deps-*; do
   case $old in "$base_tar" | "$deps_dir") ;; *) rm -rf "$old" ;; esac
 done
-# Children before parents: deps, node, base.
-tags=$(buildah images --format '{{.Name}}:{{.Tag}}' | grep '^localhost/mcs-cloudmap-layers:' || true)
-for kind in deps node base; do
-  for tag in $(grep ":$kind-" <<<"$tags"); do
-    case $tag in "$base_image" | "$node_image" | "$deps_image") ;; *) buildah rmi "$tag" >/dev/null 2>&1 || true ;; esac
-  done
-done
-
-if [ -n "$archive" ]; then
-  rm -f "$archive"
-  buildah push --quiet "$IMAGE" "oci-archive:$archive:mcs-cloudmap:$VERSION" >&2
-  step "OCI archive: $archive ($(du -h "$archive" | cut -f1))"
-fi
-
-size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
-step "built $IMAGE in $(( $(date +%s) - started ))s: $(( size / 1000000 )) MB uncompressed, layers:"
-podman history --no-trunc --format '  {{.Size}}\t{{.CreatedBy}}' "$IMAGE" | sed 's/\(.\{110\}\).*/\1…/' >&2
-echo "$IMAGE"
+prune "$LAYERS" deps node base -- "$base_image" "$node_image" "$deps_image"
+report "$IMAGE" "$archive"
