@@ -33,9 +33,9 @@ function skipWithout(ctx: Mocha.Context, reason: string | undefined): void {
   ctx.skip();
 }
 
-/** `node -e script` in a container of the image as a pod would run it (read-only root, no capabilities). */
+/** `node -e script` in a container of the image as a pod would run it (read-only root, no capabilities, no network). */
 function inImage(image: string, script: string): string {
-  return podman(['run', '--rm', '--pull=never', '--read-only', '--cap-drop', 'all', image, 'node', '-e', script]).trim();
+  return podman(['run', '--rm', '--pull=never', '--network', 'none', '--read-only', '--cap-drop', 'all', image, 'node', '-e', script]).trim();
 }
 
 describe('image: the webhook server and worker from the production image (npm run image)', function () {
@@ -90,7 +90,7 @@ describe('image: CoreDNS with the clusterset plugin (npm run image:coredns)', fu
   });
 
   it('has the clusterset plugin and serves port 53 as non-root with only NET_BIND_SERVICE, on a read-only root filesystem', async () => {
-    expect(podman(['run', '--rm', '--pull=never', image, '-plugins']).split('\n').map((l) => l.trim())).to.include('dns.clusterset');
+    expect(podman(['run', '--rm', '--pull=never', '--network', 'none', image, '-plugins']).split('\n').map((l) => l.trim())).to.include('dns.clusterset');
     expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).to.equal('65532:65532');
     // As the stock CoreDNS Deployment: all capabilities dropped but NET_BIND_SERVICE. Its own network namespace, so
     // port 53 is free whatever the host runs.
