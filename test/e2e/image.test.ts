@@ -21,8 +21,11 @@ function runtimeUnavailable(image: string, script: string, probe: readonly strin
     throw new Error(`image ${image} is not in the local containers-storage: run \`npm run ${script}\` first`);
   }
   const run = spawnSync('podman', ['run', '--rm', '--pull=never', '--network', 'host', image, ...probe], { encoding: 'utf8', env: podmanEnv() });
-  // 125: podman or the OCI runtime failed before the container's process ran; anything else is the image's doing.
-  if (run.status === 125) return `the container runtime cannot start a container here: ${run.stderr.trim()}`;
+  // 125: podman failed; 126: the OCI runtime could not start the process — the runtime's fault (rlimits, cgroups: see
+  // docs/testbed.md) unless the error names the probe's executable. Anything else is the image's doing.
+  if (run.status === 125 || (run.status === 126 && !run.stderr.includes(probe[0]!))) {
+    return `the container runtime cannot start a container here: ${run.stderr.trim()}`;
+  }
   if (run.status !== 0) throw new Error(`${probe.join(' ')} in ${image} exited with ${run.status}: ${run.stderr.trim()}`);
   return undefined;
 }
