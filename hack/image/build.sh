@@ -70,7 +70,9 @@ if ! exists "$node_image"; then
 fi
 
 # ---------- deps: production dependencies only ----------
-deps_key=$(cat "$REPO/package.json" "$REPO/package-lock.json" | key)
+# The lockfile alone decides what `npm ci` installs (its root entry repeats package.json's dependencies; npm ci refuses
+# a package.json that disagrees), so editing scripts in package.json does not rebuild this layer.
+deps_key=$(key < "$REPO/package-lock.json")
 deps_dir=$CACHE/deps-$deps_key
 if [ ! -d "$deps_dir/node_modules" ]; then
   step "deps: npm ci --omit=dev into $deps_dir"
