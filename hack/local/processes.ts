@@ -17,10 +17,11 @@ export interface HostProcess {
   metricsUrl: string;
 }
 
-async function ready(name: string, proc: ManagedProcess, url: string): Promise<void> {
+/** A container also waits for podman and the OCI runtime, which on a loaded 2-core machine takes tens of seconds. */
+async function ready(name: string, proc: ManagedProcess, url: string, fromImage: FromImage | undefined): Promise<void> {
   const exited = new AbortController();
   void proc.exited.then((s) => exited.abort(new Error(`${name} exited (${s.signal ?? `code ${s.code}`}) before it was ready; log: ${proc.logPath}`)));
-  await waitFor(`${name} to be ready at ${url}`, async () => (await fetch(url)).ok, { timeoutMs: 60_000, intervalMs: 200, signal: exited.signal });
+  await waitFor(`${name} to be ready at ${url}`, async () => (await fetch(url)).ok, { timeoutMs: fromImage ? 120_000 : 60_000, intervalMs: 200, signal: exited.signal });
 }
 
 /** Runs the processes from the image with the Deployments' commands instead of from source. */
@@ -74,7 +75,7 @@ export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessS
     }),
   });
   const healthUrl = `http://127.0.0.1:${spec.metricsPort}`;
-  await ready(name, proc, `${healthUrl}/readyz`);
+  await ready(name, proc, `${healthUrl}/readyz`, spec.fromImage);
   return { proc, healthUrl, metricsUrl: `${healthUrl}/metrics` };
 }
 
@@ -111,6 +112,6 @@ export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpe
     }),
   });
   const healthUrl = `http://127.0.0.1:${spec.healthPort}`;
-  await ready(name, proc, `${healthUrl}/healthz`);
+  await ready(name, proc, `${healthUrl}/healthz`, spec.fromImage);
   return { proc, healthUrl, metricsUrl: `http://127.0.0.1:${spec.metricsPort}/metrics` };
 }
