@@ -8,6 +8,7 @@
 #   docker build -t <registry>/mcs-cloudmap:0.1.0 .
 #   docker push <registry>/mcs-cloudmap:0.1.0
 # then set the image in your overlay: `kustomize edit set image mcs-cloudmap=<registry>/mcs-cloudmap:0.1.0`.
+# Without a Docker engine or registry, `npm run image` builds the same final stage (hack/image/build.sh).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 # Compiles TypeScript to dist/ (tsc and the other dev dependencies stay in this stage).

@@ -1,7 +1,8 @@
 // `npm run demo`: the two-cluster tutorial (shared/seeds/003) on this machine. Brings up the testbed ClusterSet and the
 // Cloud Map emulator, runs each cluster's webhook server and worker as host processes configured like the in-cluster
 // Deployments, then replays the tutorial and shows the import appear in cls2 and its clusterset.local name resolve.
-// Stays up until Ctrl-C; `--once` exits after the replay (used by a test).
+// Stays up until Ctrl-C; `--once` exits after the replay (used by a test). `--image REF` runs both processes from the
+// production image (`npm run image`) in containers instead of from source.
 import { execFileSync } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
@@ -13,11 +14,14 @@ import { deployLocally, type LocalDeployment } from './local/deploy.ts';
 import { startClusterSet, startCoreDns, type CoreDns, type TestCluster, type TestClusterSet } from './testbed/index.ts';
 import { waitFor } from './testbed/wait.ts';
 
-const once = process.argv.includes('--once');
-const keepLogs = process.argv.includes('--keep-logs');
-const unknown = process.argv.slice(2).filter((a) => !['--once', '--keep-logs'].includes(a));
-if (unknown.length > 0) {
-  process.stderr.write(`unknown argument(s) ${unknown.join(' ')}; usage: npm run demo [-- --once] [--keep-logs]\n`);
+const argv = process.argv.slice(2);
+const once = argv.includes('--once');
+const keepLogs = argv.includes('--keep-logs');
+const imageAt = argv.indexOf('--image');
+const image = imageAt >= 0 ? argv[imageAt + 1] : undefined;
+const unknown = argv.filter((a, i) => !['--once', '--keep-logs'].includes(a) && !(imageAt >= 0 && (i === imageAt || i === imageAt + 1)));
+if (unknown.length > 0 || (imageAt >= 0 && !image)) {
+  process.stderr.write(`unknown argument(s) ${unknown.join(' ') || '--image without a reference'}; usage: npm run demo [-- --once] [--keep-logs] [--image REF]\n`);
   process.exit(2);
 }
 
@@ -165,7 +169,8 @@ try {
   set = await step('Start a 2-cluster ClusterSet (cls1, cls2) and the Cloud Map emulator', () => startClusterSet({ log: (l) => say(`  ${l}`) }));
   say(`  ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)}s`);
   const s = set;
-  deployment = await step('Install mcs-cloudmap in both clusters (webhook server and worker on the host)', () => deployLocally(s, { log: (l) => say(`  ${l}`) }));
+  const where = image ? `in containers of ${image}` : 'on the host';
+  deployment = await step(`Install mcs-cloudmap in both clusters (webhook server and worker ${where})`, () => deployLocally(s, { log: (l) => say(`  ${l}`), image }));
   dns = await replay(set);
   say('Tutorial replay complete.');
   if (!once) {

@@ -3,10 +3,20 @@
 # then runs unit, integration and end-to-end tests in one mocha process, so integration and e2e suites share one
 # 2-cluster ClusterSet (test/support/clusterset.ts; root hooks from .mocharc.json stop it at the end). When a test fails
 # the ClusterSet's component logs are kept and their path is printed. A test folder without tests is skipped.
+# The images are built first (npm run image, image:coredns) so the end-to-end tests also run the processes from them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash hack/install-testbed.sh
+# The production and CoreDNS images for test/e2e/image.test.ts (hack/image/; as root they apt-get install their tools;
+# warm runs take seconds, CoreDNS reuses the Go build cache the installer filled). Without root and without buildah
+# that test says why it is skipped.
+if [ "$(id -u)" = 0 ] || command -v buildah >/dev/null 2>&1; then
+  bash hack/image/build.sh >/dev/null
+  bash hack/image/coredns.sh >/dev/null
+else
+  echo "[test] not root and no buildah: the images are not built" >&2
+fi
 npx tsc -p tsconfig.json
 # The clusterset CoreDNS plugin's Go tests (dns/, docs/dns.md).
 (cd dns && GOWORK=off go test ./...)

@@ -1,6 +1,7 @@
-// Installs mcs-cloudmap into every cluster of a testbed ClusterSet with both processes running on the host:
-// CRDs, namespace, RBAC and ConfigMap from kustomize/base; each process under its own service account; webhooks and CRD
-// conversion registered with a throwaway CA. Used by the demo and by end-to-end tests.
+// Installs mcs-cloudmap into every cluster of a testbed ClusterSet with both processes running on the host (from source,
+// or from the production image in containers on the host network): CRDs, namespace, RBAC and ConfigMap from
+// kustomize/base; each process under its own service account; webhooks and CRD conversion registered with a throwaway
+// CA. Used by the demo and by end-to-end tests.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SYSTEM_NAMESPACE } from '../../src/core/names.ts';
@@ -9,11 +10,12 @@ import { makeDevCertificates } from '../../webhook/dev-certificates.ts';
 import type { TestClusterSet } from '../testbed/clusterset.ts';
 import { freePorts } from '../testbed/ports.ts';
 import { Supervisor } from '../testbed/supervisor.ts';
+import { removeContainers } from './container.ts';
 import { applyManifests, pointConversionAt, serviceAccountKubeconfig, waitForCrds } from './kubectl.ts';
-import { configMapEnv, hostInstallManifests, kustomizeBase } from './manifests.ts';
-import { startWebhookProcess, startWorkerProcess, type HostProcess } from './processes.ts';
+import { configMapEnv, hostInstallManifests, kustomizeBase, type Manifest } from './manifests.ts';
+import { startWebhookProcess, startWorkerProcess, type FromImage, type HostProcess } from './processes.ts';
 
-/** The ServiceAccounts kustomize/base gives each Deployment. */
+/** The Deployments of kustomize/base, each running under the ServiceAccount of its own name. */
 const WEBHOOK_SA = 'mcs-cloudmap-webhook';
 const WORKER_SA = 'mcs-cloudmap-worker';
 
@@ -30,13 +32,36 @@ export interface LocalDeployment {
   stop(): Promise<void>;
 }
 
-export async function deployLocally(clusterSet: TestClusterSet, opts: { log?: (line: string) => void; configEnv?: Record<string, string> } = {}): Promise<LocalDeployment> {
+/** The command of a Deployment's first container in kustomize/base. */
+function deploymentCommand(base: Manifest[], name: string): string[] {
+  const d = base.find((m) => m.kind === 'Deployment' && m.metadata.name === name) as { spec?: { template: { spec: { containers: { command?: string[] }[] } } } } | undefined;
+  const command = d?.spec?.template.spec.containers[0]?.command;
+  if (!command) throw new Error(`kustomize/base has no Deployment ${name} with a command: cannot run it from the image`);
+  return command;
+}
+
+export interface DeployOptions {
+  log?: (line: string) => void;
+  configEnv?: Record<string, string>;
+  /** Run both processes from this image (`npm run image`) with the Deployments' commands instead of from source. */
+  image?: string;
+}
+
+export async function deployLocally(clusterSet: TestClusterSet, opts: DeployOptions = {}): Promise<LocalDeployment> {
   const log = opts.log ?? (() => {});
   const base = kustomizeBase();
   const configEnv = { ...configMapEnv(base), ...opts.configEnv };
   const dir = join(clusterSet.dir, 'mcs-cloudmap');
   mkdirSync(dir, { recursive: true });
+  const fromImage: FromImage | undefined = opts.image === undefined ? undefined : {
+    image: opts.image, testbed: clusterSet.dir,
+    commands: { webhook: deploymentCommand(base, WEBHOOK_SA), worker: deploymentCommand(base, WORKER_SA) },
+  };
   const sup = new Supervisor(dir, { onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`) });
+  const stop = async () => {
+    await sup.stopAll();
+    if (fromImage) removeContainers(fromImage.testbed);
+  };
   try {
     const installs = await Promise.all(clusterSet.clusters.map(async (cluster) => {
       const cdir = join(dir, cluster.id);
@@ -52,21 +77,22 @@ export async function deployLocally(clusterSet: TestClusterSet, opts: { log?: (l
       applyManifests(cluster.kubeconfigPath, setup);
       waitForCrds(cluster.kubeconfigPath, setup);
       const webhook = await startWebhookProcess(sup, {
-        clusterId: cluster.id, configEnv, port, metricsPort: webhookMetrics, certFile: certs.certFile, keyFile: certs.keyFile, logsDir: cdir,
+        clusterId: cluster.id, configEnv, port, metricsPort: webhookMetrics, certFile: certs.certFile, keyFile: certs.keyFile, logsDir: cdir, fromImage,
         kubeconfig: serviceAccountKubeconfig(cluster.kubeconfigPath, SYSTEM_NAMESPACE, WEBHOOK_SA, join(cdir, 'webhook.kubeconfig')),
       });
       applyManifests(cluster.kubeconfigPath, manifests.filter((m) => m.kind.endsWith('WebhookConfiguration')));
       const worker = await startWorkerProcess(sup, {
-        clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort: workerMetrics, healthPort: workerHealth, logsDir: cdir,
+        clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort: workerMetrics, healthPort: workerHealth, logsDir: cdir, fromImage,
         cloudMapEndpoint: clusterSet.cloudMapEndpoint, region: clusterSet.region,
         kubeconfig: serviceAccountKubeconfig(cluster.kubeconfigPath, SYSTEM_NAMESPACE, WORKER_SA, join(cdir, 'worker.kubeconfig')),
       });
-      log(`${cluster.id}: webhook at ${webhookUrl}, worker health at ${worker.healthUrl} (logs in ${cdir})`);
+      const where = fromImage ? `containers of ${fromImage.image}` : 'host processes';
+      log(`${cluster.id}: webhook at ${webhookUrl}, worker health at ${worker.healthUrl}, as ${where} (logs in ${cdir})`);
       return { clusterId: cluster.id, webhook, worker, webhookUrl };
     }));
-    return { installs, stop: () => sup.stopAll() };
+    return { installs, stop };
   } catch (err) {
-    await sup.stopAll();
+    await stop();
     throw err;
   }
 }

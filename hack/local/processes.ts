@@ -1,7 +1,10 @@
-// Starts the webhook server and the reconcile worker of one cluster as host processes, from source, with the ConfigMap's
-// settings as environment exactly as the Deployments' envFrom gives them, plus only what differs on a host (ports,
-// kubeconfig, Cloud Map endpoint, certificate files).
+// Starts the webhook server and the reconcile worker of one cluster as host processes, from source (or from the
+// production image, in containers: ./container.ts), with the ConfigMap's settings as environment exactly as the
+// Deployments' envFrom gives them, plus only what differs on a host (ports, kubeconfig, Cloud Map endpoint, certificate
+// files).
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { containerLaunch, type Launch } from './container.ts';
 import type { ManagedProcess, Supervisor } from '../testbed/supervisor.ts';
 import { waitFor } from '../testbed/wait.ts';
 
@@ -14,10 +17,39 @@ export interface HostProcess {
   metricsUrl: string;
 }
 
-async function ready(name: string, proc: ManagedProcess, url: string): Promise<void> {
+/** A container also waits for podman and the OCI runtime, which on a loaded 2-core machine takes tens of seconds. */
+async function ready(name: string, proc: ManagedProcess, url: string, fromImage: FromImage | undefined): Promise<void> {
   const exited = new AbortController();
   void proc.exited.then((s) => exited.abort(new Error(`${name} exited (${s.signal ?? `code ${s.code}`}) before it was ready; log: ${proc.logPath}`)));
-  await waitFor(`${name} to be ready at ${url}`, async () => (await fetch(url)).ok, { timeoutMs: 60_000, intervalMs: 200, signal: exited.signal });
+  await waitFor(`${name} to be ready at ${url}`, async () => (await fetch(url)).ok, { timeoutMs: fromImage ? 120_000 : 60_000, intervalMs: 200, signal: exited.signal });
+}
+
+/** Runs the processes from the image with the Deployments' commands instead of from source. */
+export interface FromImage {
+  image: string;
+  commands: { webhook: readonly string[]; worker: readonly string[] };
+  /** The testbed's directory: labels the containers so they can be removed with it. */
+  testbed: string;
+}
+
+interface LaunchSpec {
+  role: 'webhook' | 'worker';
+  clusterId: string;
+  /** The entry point in the source tree, for a host process. */
+  source: string;
+  env: Record<string, string>;
+  /** Environment variables that name files (kubeconfig, certificates): mounted into a container. */
+  files: Record<string, string>;
+  logsDir: string;
+  fromImage?: FromImage;
+}
+
+function launch(spec: LaunchSpec): Launch {
+  if (!spec.fromImage) return { command: process.execPath, args: [join(REPO, spec.source)], env: { ...process.env, ...spec.env, ...spec.files } };
+  return containerLaunch({
+    image: spec.fromImage.image, command: spec.fromImage.commands[spec.role], env: spec.env, files: spec.files, dir: spec.logsDir,
+    name: `mcs-cloudmap-${spec.role}-${spec.clusterId}-${randomBytes(3).toString('hex')}`, testbed: spec.fromImage.testbed,
+  });
 }
 
 export interface WebhookProcessSpec {
@@ -29,20 +61,21 @@ export interface WebhookProcessSpec {
   port: number;
   metricsPort: number;
   logsDir: string;
+  fromImage?: FromImage;
 }
 
 export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-webhook (${spec.clusterId})`;
   const proc = sup.start({
-    name, command: process.execPath, args: [join(REPO, 'webhook', 'main.ts')], logPath: join(spec.logsDir, 'webhook.log'),
-    env: {
-      ...process.env, ...spec.configEnv,
-      MCS_KUBECONFIG: spec.kubeconfig, MCS_BIND_ADDRESS: '127.0.0.1', MCS_PORT: String(spec.port), MCS_METRICS_PORT: String(spec.metricsPort),
-      MCS_TLS_CERT_FILE: spec.certFile, MCS_TLS_KEY_FILE: spec.keyFile,
-    },
+    name, logPath: join(spec.logsDir, 'webhook.log'),
+    ...launch({
+      role: 'webhook', clusterId: spec.clusterId, source: join('webhook', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage,
+      env: { ...spec.configEnv, MCS_BIND_ADDRESS: '127.0.0.1', MCS_PORT: String(spec.port), MCS_METRICS_PORT: String(spec.metricsPort) },
+      files: { MCS_KUBECONFIG: spec.kubeconfig, MCS_TLS_CERT_FILE: spec.certFile, MCS_TLS_KEY_FILE: spec.keyFile },
+    }),
   });
   const healthUrl = `http://127.0.0.1:${spec.metricsPort}`;
-  await ready(name, proc, `${healthUrl}/readyz`);
+  await ready(name, proc, `${healthUrl}/readyz`, spec.fromImage);
   return { proc, healthUrl, metricsUrl: `${healthUrl}/metrics` };
 }
 
@@ -58,22 +91,27 @@ export interface WorkerProcessSpec {
   logsDir: string;
   /** Lease holder identity; default `<clusterId>-worker-on-host`. A second replica needs its own. */
   identity?: string;
+  fromImage?: FromImage;
 }
 
 export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-worker (${spec.clusterId})`;
   const proc = sup.start({
-    name, command: process.execPath, args: [join(REPO, 'src', 'worker', 'main.ts')], logPath: join(spec.logsDir, 'worker.log'),
-    env: {
-      ...process.env, ...spec.configEnv,
-      MCS_KUBECONFIG: spec.kubeconfig, MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
-      MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
-      MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
-      // The emulator accepts any credentials; the SDK only needs some.
-      AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing',
-    },
+    name, logPath: join(spec.logsDir, 'worker.log'),
+    ...launch({
+      role: 'worker', clusterId: spec.clusterId, source: join('src', 'worker', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage,
+      env: {
+        ...spec.configEnv,
+        MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
+        MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
+        MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
+        // The emulator accepts any credentials; the SDK only needs some.
+        AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing',
+      },
+      files: { MCS_KUBECONFIG: spec.kubeconfig },
+    }),
   });
   const healthUrl = `http://127.0.0.1:${spec.healthPort}`;
-  await ready(name, proc, `${healthUrl}/healthz`);
+  await ready(name, proc, `${healthUrl}/healthz`, spec.fromImage);
   return { proc, healthUrl, metricsUrl: `http://127.0.0.1:${spec.metricsPort}/metrics` };
 }

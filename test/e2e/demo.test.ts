@@ -1,38 +1,11 @@
 // Issue 5 item 4: `npm run demo -- --once` replays the tutorial on a fresh ClusterSet and resolves the clusterset name.
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { expect } from 'chai';
-
-const REPO = join(import.meta.dirname, '..', '..');
-
-function runDemo(): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, 'hack', 'demo.ts'), '--once'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out }));
-  });
-}
+import { expectTutorialReplayed, runDemo } from './demo-replay.ts';
 
 describe('demo (issue 5 item 4)', function () {
   this.timeout(240_000);
 
   it('replays the tutorial, resolves nginx-hello.demo.svc.clusterset.local to the ServiceImport IP, and leaves no process behind', async () => {
     const { code, out } = await runDemo();
-    expect(code, out).to.equal(0);
-    expect(out).to.match(/refused: .*ClusterProperty cluster\.clusterset\.k8s\.io/);
-    expect(out).to.include('finalizers: ["multicluster.x-k8s.io/service-export-cleanup"]');
-    const imported = /ServiceImport demo\/nginx-hello in cls2: type ClusterSetIP, ips (\S+), ports 80\/TCP, clusters cls1/.exec(out);
-    expect(imported, out).to.not.equal(null);
-    expect(out).to.match(/EndpointSlice \S+ \(source cls1\): \S+, \S+, \S+\n/);
-    const resolved = /nginx-hello\.demo\.svc\.clusterset\.local → (\S+) \(CoreDNS/.exec(out);
-    expect(resolved, out).to.not.equal(null);
-    expect(resolved![1]).to.equal(imported![1]);
-    const dir = /starting 2 cluster\(s\) and the Cloud Map emulator in (\S+)/.exec(out)![1]!;
-    const leftovers = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
-    expect(leftovers).to.deep.equal([]);
+    expectTutorialReplayed(code, out);
   });
 });

@@ -1,27 +1,19 @@
-// The image cannot be built here (no container engine), so this builds what the Dockerfile builds, the same way: the
-// TypeScript compiled by the build script, and a production-only `npm ci` of the lockfile in a directory of its own.
-// Every command the kustomize Deployments run (and the CLI) must start from that layout with Node 24 (issue 5 item 3).
+// Builds what the Dockerfile builds, the same way, without a container engine: the TypeScript compiled by the build
+// script, and a production-only `npm ci` of the lockfile in a directory of its own. Every command the kustomize
+// Deployments run (and the CLI) must start from that layout with Node 24 (issue 5 item 3). test/e2e/image.test.ts runs
+// the image itself (`npm run image`).
 import { expect } from 'chai';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DOCKERFILE as dockerfile, dockerfileStages as stages } from '../../support/dockerfile.ts';
 import { find, kustomizeBuild } from './build.ts';
 import type { Deployment } from './deployment-checks.ts';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
 /** The repository's Node 24 (the `node` dev dependency); the machine's own node may be older. */
 const NODE = join(REPO, 'node_modules', '.bin', 'node');
-const dockerfile = readFileSync(join(REPO, 'Dockerfile'), 'utf8');
-
-function stages(): { from: string; lines: string[] }[] {
-  const out: { from: string; lines: string[] }[] = [];
-  for (const line of dockerfile.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))) {
-    if (line.startsWith('FROM ')) out.push({ from: line, lines: [] });
-    else out.at(-1)?.lines.push(line);
-  }
-  return out;
-}
 
 describe('Dockerfile: one non-root Node 24 image running either process (issue 5 item 3)', function () {
   this.timeout(300_000);
