@@ -11,6 +11,7 @@ import { startCoreDns, type CoreDns, type TestCluster } from '../../../hack/test
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const NS = 'dns-clusterset';
 const ZONE = 'clusterset.local';
@@ -20,7 +21,7 @@ const CRDS = ['crds/serviceimports.yaml', 'crds/serviceexports.yaml', 'crds/clus
 function kubectl(cluster: TestCluster, args: string[], input?: object[]): string {
   const stdin = input?.map((o) => stringify(o)).join('---\n');
   try {
-    return execFileSync('kubectl', ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.context, ...args],
+    return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.context, ...args],
       { cwd: ROOT, encoding: 'utf8', input: stdin, stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (err) {
     throw new Error(`kubectl ${args.join(' ')} on ${cluster.context}: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`);
