@@ -237,7 +237,7 @@ for s in "${STEPS[@]}"; do
   if "${s}_needed"; then pending+=("$s"); estimate=$(( estimate + COLD_SECONDS[$s] )); fi
 done
 if [ ${#pending[@]} -gt 0 ]; then
-  step "to build into $CACHE: ${pending[*]}"
+  step "to build into $CACHE: ${pending[*]/#kubernetes/kubernetes ($(kube_commands_to_build | xargs))}"
   step "a cold install of these takes about $(( (estimate + 59) / 60 )) min on 2 idle cores (longer on a busy machine); later runs take a second"
 fi
 for s in "${pending[@]}"; do run_step "$s"; done
