@@ -238,7 +238,7 @@ for s in "${STEPS[@]}"; do
 done
 if [ ${#pending[@]} -gt 0 ]; then
   step "to build into $CACHE: ${pending[*]/#kubernetes/kubernetes ($(kube_commands_to_build | xargs))}"
-  step "a cold install of these takes about $(( (estimate + 59) / 60 )) min on 2 idle cores (longer on a busy machine); later runs take a second"
+  step "a cold install of these takes about $(( (estimate + 59) / 60 )) min on 2 idle cores (longer on a busy machine); later runs take seconds"
 fi
 for s in "${pending[@]}"; do run_step "$s"; done
 # Left by installers from before the clusterset plugin, when CoreDNS depended on an unobtainable module.
