@@ -26,6 +26,7 @@ import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube
 import { ENDPOINT_SLICES, NAMESPACES, resourcePath, SERVICE_EXPORTS, SERVICES } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { ImportWatch } from './sync-imports.ts';
+import { kubectlBinary } from '../hack/testbed/paths.ts';
 
 const specs = {
   services: intOption('services', 'BENCH_SERVICES', 1000, 'Exported services created before the workers start.', 1),
@@ -49,7 +50,7 @@ const address = (i: number, k: number, per: number) => {
 };
 
 function kubectl(cluster: TestCluster, args: string[], input?: string): string {
-  return execFileSync('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 function sliceBody(namespace: string, service: string, addresses: string[], unready: ReadonlySet<string> = new Set()) {

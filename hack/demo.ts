@@ -1,9 +1,10 @@
 // `npm run demo`: the two-cluster tutorial (shared/seeds/003) on this machine. Brings up the testbed ClusterSet and the
 // Cloud Map emulator, runs each cluster's webhook server and worker as host processes configured like the in-cluster
 // Deployments, then replays the tutorial and shows the import appear in cls2 and its clusterset.local name resolve.
+// First of all it runs hack/install-testbed.sh, as `npm test` does, so a fresh clone needs nothing else.
 // Stays up until Ctrl-C; `--once` exits after the replay (used by a test). `--image REF` runs both processes from the
 // production image (`npm run image`) in containers instead of from source.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { clusterProperties } from './demo/cluster-properties.ts';
 import { deployLocally, type LocalDeployment } from './local/deploy.ts';
 import { startClusterSet, startCoreDns, type CoreDns, type TestCluster, type TestClusterSet } from './testbed/index.ts';
 import { waitFor } from './testbed/wait.ts';
+import { cacheDir, kubectlBinary } from './testbed/paths.ts';
 
 const argv = process.argv.slice(2);
 const once = argv.includes('--once');
@@ -37,8 +39,20 @@ async function step<T>(title: string, run: () => Promise<T> | T): Promise<T> {
   return result;
 }
 
+/** Runs the installer with its progress lines on this terminal; it prints what a cold install builds and how long that takes. */
+function installTestbed(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const installer = spawn('bash', [join(import.meta.dirname, 'install-testbed.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+    installer.on('error', (err) => reject(new Error(`could not run hack/install-testbed.sh: ${err.message}`, { cause: err })));
+    installer.on('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`hack/install-testbed.sh failed (${signal ?? `exit code ${code}`}); its message is above, build logs in ${join(cacheDir(), 'install-logs')}`));
+    });
+  });
+}
+
 function kubectl(cluster: TestCluster, args: string[], input?: string): string {
-  return execFileSync('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** kubectl apply, returning kubectl's refusal text instead of throwing when the apiserver says no. */
@@ -152,6 +166,7 @@ function usage(set: TestClusterSet, dns: CoreDns): string {
   return [
     '',
     'The ClusterSet is up. In another shell:',
+    `  alias kubectl=${kubectlBinary()}   # the testbed's kubectl, same version as the clusters`,
     ...set.clusters.map((c) => `  export KUBECONFIG=${c.kubeconfigPath}   # ${c.id}`),
     '  kubectl get serviceexports,serviceimports,endpointslices -n demo',
     `  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing npm run cli -- status --kubeconfig ${set.clusters.map((c) => c.kubeconfigPath).join(':')} --cloudmap-endpoint ${set.cloudMapEndpoint} --region ${set.region}`,
@@ -166,6 +181,7 @@ let deployment: LocalDeployment | undefined;
 let dns: CoreDns | undefined;
 let failed = false;
 try {
+  await step(`Install the testbed binaries into ${cacheDir()} (hack/install-testbed.sh)`, installTestbed);
   set = await step('Start a 2-cluster ClusterSet (cls1, cls2) and the Cloud Map emulator', () => startClusterSet({ log: (l) => say(`  ${l}`) }));
   say(`  ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)}s`);
   const s = set;

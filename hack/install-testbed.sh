@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the testbed's pinned binaries into a cache outside the repository:
-# kube-apiserver, kube-controller-manager, kube-scheduler (built from k8s.io/kubernetes),
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl (built from k8s.io/kubernetes),
 # etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto and helm.
 # Idempotent: every step is skipped when its output already exists (CoreDNS: when dns/ is unchanged).
+# Run by `npm test` (hack/test.sh) and `npm run demo` (hack/demo.ts) before anything else. It first checks the tools it
+# cannot install itself (Go, Python with venv, OpenSSL) and says what to install, then prints what it will build and
+# how long that took on a cold cache, then builds.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
@@ -21,9 +24,6 @@ now() { date +%s; }
 step() { printf '[install] %s\n' "$*" >&2; }
 fail() { printf '[install] ERROR: %s\n' "$*" >&2; exit 1; }
 
-need() {
-  command -v "$1" >/dev/null 2>&1 || fail "'$1' is not on PATH: $2"
-}
 
 # Runs a long command with its output in a log file; prints progress every 60 s.
 run_logged() {
@@ -54,6 +54,7 @@ k8s_staging_replaces() {
   grep -oE '^\s+k8s\.io/[a-z0-9-]+ v0\.0\.0$' "$mod" | awk -v v="v0.$minor.$patch" '{print "replace " $1 " => " $1 " " v}'
 }
 
+# The control plane and kubectl from one wrapper module, with the same version stamping; builds the commands given.
 build_kubernetes() {
   local dir="$CACHE/src/kubernetes-$K8S_VERSION" mod minor
   minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
@@ -75,6 +76,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
   local ld="" p
@@ -86,12 +88,23 @@ GO
     export GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
     go mod tidy -e >/dev/null 2>&1 || true
     go mod download
-    for c in kube-apiserver kube-controller-manager kube-scheduler; do
+    for c in "$@"; do
       echo "building $c"
       go build -trimpath -ldflags "-s -w $ld" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c"
       mv "$BIN/$c.tmp" "$BIN/$c"
     done
   )
+  echo "$K8S_VERSION" >"$CACHE/kubernetes.version"
+}
+
+KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+
+# The Kubernetes commands to (re)build: all of them after a version change, else the missing ones.
+kube_commands_to_build() {
+  local c
+  for c in "${KUBE_COMMANDS[@]}"; do
+    if [ "$(cat "$CACHE/kubernetes.version" 2>/dev/null)" != "$K8S_VERSION" ] || [ ! -x "$BIN/$c" ]; then echo "$c"; fi
+  done
 }
 
 # ---------- etcd ----------
@@ -150,10 +163,12 @@ coredns_sources_hash() {
 }
 
 build_coredns() {
+  local hash; hash=$(coredns_sources_hash)
   cd "$REPO/dns"
   export GOWORK=off CGO_ENABLED=0
   go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" ./cmd/coredns
   mv "$BIN/coredns.tmp" "$BIN/coredns"
+  echo "$hash" >"$CACHE/coredns.sources"
 }
 
 # ---------- helm ----------
@@ -187,30 +202,74 @@ install_moto() {
   ln -sf "$CACHE/moto-venv/bin/moto_server" "$BIN/moto_server"
 }
 
-total_start=$(now)
-need go "install Go 1.24 or newer (https://go.dev/doc/install, or Debian's golang package)"
-need python3 "install Python 3.9 or newer with the venv module (Debian: apt-get install python3 python3-venv)"
+# ---------- prerequisites ----------
+# What the installer cannot install itself, with the oldest version known to work: Go builds every binary
+# (helm v3.22 declares go 1.26; k8s.io/kubernetes v1.33 and kwok v0.7.0 go 1.24), Python runs moto (5.2 needs 3.9) from a venv, and the
+# testbed and the demo make their certificates with `openssl req -x509 -CA` (OpenSSL 3.0).
 
-[ -x "$BIN/moto_server" ] || run_logged moto install_moto
+# True when dotted version $1 is at least $2.
+version_at_least() {
+  [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]
+}
+
+# $1 tool, $2 version found (empty: none), $3 minimum, $4 how to install it.
+require_version() {
+  [ -n "$2" ] || fail "$1 is not installed (or not on PATH); $1 $3 or newer is needed: $4"
+  version_at_least "$2" "$3" || fail "$1 $2 is too old; $1 $3 or newer is needed: $4"
+}
+
+check_prerequisites() {
+  local go_version python_version openssl_version
+  go_version=$(command -v go >/dev/null && go env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9][0-9.]*\).*/\1/p' || true)
+  require_version Go "$go_version" 1.26 "install it from https://go.dev/doc/install (or your distribution's golang package)"
+  python_version=$(command -v python3 >/dev/null && python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)
+  require_version Python "$python_version" 3.9 "install python3 and its venv module (Debian/Ubuntu: apt-get install python3 python3-venv)"
+  python3 -c 'import venv, ensurepip' 2>/dev/null \
+    || fail "Python $python_version has no venv module with pip (ensurepip): install it (Debian/Ubuntu: apt-get install python3-venv)"
+  openssl_version=$(command -v openssl >/dev/null && openssl version 2>/dev/null | sed -n 's/^OpenSSL \([0-9][0-9.]*\).*/\1/p' || true)
+  require_version OpenSSL "$openssl_version" 3.0 "install OpenSSL 3 (Debian/Ubuntu: apt-get install openssl; LibreSSL lacks 'req -CA')"
+}
+
+# ---------- plan ----------
+# Each step with the seconds it took on a cold cache with 2 cores (docs/testbed.md "Timings"), so the first run says
+# up front how long it will take.
+moto_needed() { [ ! -x "$BIN/moto_server" ]; }
+etcd_needed() { [ ! -x "$BIN/etcd" ]; }
+kwok_needed() { [ ! -x "$BIN/kwok" ]; }
+kwok_stages_needed() { [ ! -f "$CACHE/kwok-stages/node-heartbeat-with-lease.yaml" ]; }
+kubernetes_needed() { [ -n "$(kube_commands_to_build)" ]; }
+helm_needed() { [ ! -x "$BIN/helm" ] || [ "$(cat "$CACHE/helm.version" 2>/dev/null)" != "$HELM_VERSION" ]; }
+coredns_needed() { [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$(coredns_sources_hash)" ]; }
+
+STEPS=(moto etcd kwok kwok_stages kubernetes coredns helm)
+declare -A COLD_SECONDS=([moto]=25 [etcd]=55 [kwok]=75 [kwok_stages]=5 [kubernetes]=260 [coredns]=160 [helm]=300)
+
+run_step() {
+  case $1 in
+    moto) run_logged moto install_moto ;;
+    etcd) run_logged etcd build_etcd ;;
+    kwok) run_logged kwok build_kwok ;;
+    kwok_stages) run_logged kwok-stages install_kwok_stages ;;
+    # shellcheck disable=SC2046 # one word per command
+    kubernetes) run_logged kubernetes build_kubernetes $(kube_commands_to_build) ;;
+    coredns) run_logged coredns build_coredns ;;
+    helm) run_logged helm build_helm && echo "$HELM_VERSION" >"$CACHE/helm.version" ;;
+  esac
+}
+
+total_start=$(now)
+check_prerequisites
+pending=() estimate=0
+for s in "${STEPS[@]}"; do
+  if "${s}_needed"; then pending+=("$s"); estimate=$(( estimate + COLD_SECONDS[$s] )); fi
+done
+if [ ${#pending[@]} -gt 0 ]; then
+  step "to build into $CACHE: ${pending[*]/#kubernetes/kubernetes ($(kube_commands_to_build | xargs))}"
+  step "a cold install of these takes about $(( (estimate + 59) / 60 )) min on 2 idle cores (longer on a busy machine); later runs take seconds"
+fi
+for s in "${pending[@]}"; do run_step "$s"; done
 # The Cloud Map emulator (hack/testbed/cloudmap_emulator) runs in moto's venv.
 write_moto_python
-[ -x "$BIN/etcd" ] || run_logged etcd build_etcd
-[ -x "$BIN/kwok" ] || run_logged kwok build_kwok
-[ -f "$CACHE/kwok-stages/node-heartbeat-with-lease.yaml" ] || run_logged kwok-stages install_kwok_stages
-if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kube-scheduler" ] \
-   || [ "$(cat "$CACHE/kubernetes.version" 2>/dev/null)" != "$K8S_VERSION" ]; then
-  run_logged kubernetes build_kubernetes
-  echo "$K8S_VERSION" >"$CACHE/kubernetes.version"
-fi
-coredns_hash=$(coredns_sources_hash)
-if [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$coredns_hash" ]; then
-  run_logged coredns build_coredns
-  echo "$coredns_hash" >"$CACHE/coredns.sources"
-fi
-if [ "$(cat "$CACHE/helm.version" 2>/dev/null)" != "$HELM_VERSION" ] || [ ! -x "$BIN/helm" ]; then
-  run_logged helm build_helm
-  echo "$HELM_VERSION" >"$CACHE/helm.version"
-fi
 # Left by installers from before the clusterset plugin, when CoreDNS depended on an unobtainable module.
 rm -f "$CACHE/coredns.unavailable"
 step "all binaries in $BIN ($(( $(now) - total_start ))s)"

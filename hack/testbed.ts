@@ -5,6 +5,7 @@ import type { ClusterSetState } from './testbed/clusterset.ts';
 import { defaultTestbedDir, down, ownerLogPath, readState, runningOwner, serve, up } from './testbed/detached.ts';
 import { clusterSetHealth } from './testbed/health.ts';
 import { MAX_CLUSTERS } from './testbed/network.ts';
+import { kubectlBinary } from './testbed/paths.ts';
 
 const specs = {
   dir: stringOption('dir', 'MCS_CLOUDMAP_TESTBED_DIR', defaultTestbedDir(), 'where the running testbed keeps kubeconfigs, certificates, data and logs'),
@@ -26,6 +27,7 @@ function printUsage(state: ClusterSetState, dir: string): void {
   ];
   for (const c of state.clusters) out.push(`  ${c.id}  ${c.server}  pods ${c.podCidr}  services ${c.serviceCidr}  kubeconfig ${c.kubeconfigPath}`);
   out.push('', `Cloud Map emulator: ${state.cloudMapEndpoint}  (AWS SDK: endpoint, region ${state.region}, any credentials, disableHostPrefix: true)`, '');
+  out.push('# kubectl of the clusters\' version, built by the installer:', `alias kubectl=${kubectlBinary()}`);
   for (const c of state.clusters) out.push(`# shell on cluster ${c.index} (${c.id}):`, `export KUBECONFIG=${c.kubeconfigPath}`);
   out.push(
     '# every cluster at once (contexts named after the cluster ids):',

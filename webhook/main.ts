@@ -4,6 +4,7 @@
 
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError } from '../src/config/options.ts';
+import { versionText } from '../src/config/version.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { informerView } from './cluster-view.ts';
 import { parseWebhookOptions, splitList, webhookHelp } from './options.ts';
@@ -12,6 +13,10 @@ import { startWebhookServer } from './server.ts';
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(webhookHelp());
+    return;
+  }
+  if (argv.includes('--version')) {
+    console.log(versionText('webhook'));
     return;
   }
   let options;

@@ -47,7 +47,7 @@ export function parseWebhookOptions(argv: readonly string[], env: NodeJS.Process
 }
 
 export function webhookHelp(): string {
-  return formatHelp('mcs-cloudmap webhook: admission (ServiceExport, ClusterProperty, ServiceImport, EndpointSlice) and CRD conversion.', webhookOptionSpecs);
+  return formatHelp('mcs-cloudmap webhook: admission (ServiceExport, ClusterProperty, ServiceImport, EndpointSlice) and CRD conversion.\n--version prints the version.', webhookOptionSpecs);
 }
 
 /** The comma-separated --system-deleters value as a list. */

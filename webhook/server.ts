@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { packageVersion } from '../src/config/version.ts';
 import type { Logger } from '../src/observability/log.ts';
 import type { WriterIdentities } from './admission/worker-only-writes.ts';
 import { createApp, createProbeApp } from './app.ts';
@@ -100,7 +101,7 @@ export async function startWebhookServer(
 
   const probes = options.metricsPort > 0 ? createHttpServer(createProbeApp({ metrics, ready })) : undefined;
   const metricsPort = probes ? await listen(probes, options.metricsPort, options.bindAddress) : 0;
-  logger.info({ event: 'listening', port, metricsPort, conflictPolicy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy, worker: options.writers.worker }, 'webhook server listening');
+  logger.info({ event: 'listening', version: packageVersion(), port, metricsPort, conflictPolicy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy, worker: options.writers.worker }, 'webhook server listening');
 
   return {
     port, metricsPort, metrics,

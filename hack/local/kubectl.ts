@@ -4,10 +4,11 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify, parse } from 'yaml';
 import type { Manifest } from './manifests.ts';
+import { kubectlBinary } from '../testbed/paths.ts';
 
 function kubectl(kubeconfig: string, args: string[], input?: string): string {
   try {
-    return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+    return execFileSync(kubectlBinary(), ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr ?? '';
     throw new Error(`kubectl ${args.slice(0, 3).join(' ')} against ${kubeconfig} failed: ${stderr.trim() || (err as Error).message}`, { cause: err });

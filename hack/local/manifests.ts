@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { clientConfig, CONVERT_PATH, type WebhookTarget } from '../../webhook/client-config.ts';
 import { webhookConfigurations } from '../../webhook/registration.ts';
+import { kubectlBinary } from '../testbed/paths.ts';
 
 export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [key: string]: unknown };
 
@@ -14,7 +15,7 @@ const REPO = join(import.meta.dirname, '..', '..');
 const KEPT_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap']);
 
 export function kustomizeBase(): Manifest[] {
-  const out = execFileSync('kubectl', ['kustomize', join(REPO, 'kustomize', 'base')], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = execFileSync(kubectlBinary(), ['kustomize', join(REPO, 'kustomize', 'base')], { encoding: 'utf8', maxBuffer: 64 << 20 });
   return parseAllDocuments(out).map((d) => d.toJSON() as Manifest).filter((m) => m !== null);
 }
 

@@ -9,7 +9,7 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'mcs-cloudmap');
 }
 
-export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok' | 'moto_server' | 'moto-python' | 'coredns' | 'helm';
+export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'kwok' | 'moto_server' | 'moto-python' | 'coredns' | 'helm';
 
 export class MissingBinaryError extends Error {
   override name = 'MissingBinaryError';
@@ -24,6 +24,11 @@ export function binary(name: BinaryName): string {
     throw new MissingBinaryError(`${name} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`);
   }
   return path;
+}
+
+/** kubectl of the testbed's Kubernetes version (kustomize built in): every script and test runs this one, not PATH's. */
+export function kubectlBinary(): string {
+  return binary('kubectl');
 }
 
 /** The kwok Stage files copied by the installer (node initialise + heartbeat with lease, pod lifecycle). */

@@ -1,15 +1,20 @@
 #!/usr/bin/env node
 // The `mcs-cloudmap` command. Subcommands: status.
 import { ConfigError } from '../config/options.ts';
+import { versionText } from '../config/version.ts';
 import { KubeconfigError } from './read-cluster.ts';
 import { collectStatus, exitCodeOf } from './status.ts';
 import { formatStatusJson, formatStatusTable } from './status-format.ts';
 import { parseStatusOptions, statusHelp } from './status-options.ts';
 
-const USAGE = `Usage: mcs-cloudmap status [flags]   (mcs-cloudmap status --help lists the flags)`;
+const USAGE = `Usage: mcs-cloudmap status [flags]   (mcs-cloudmap status --help lists the flags; mcs-cloudmap --version prints the version)`;
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (argv.includes('--version')) {
+    process.stdout.write(`${versionText()}\n`);
+    return 0;
+  }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n\n${statusHelp()}\n`);
     return command === undefined ? 2 : 0;

@@ -21,6 +21,7 @@ export function statusHelp(): string {
   return [
     formatHelp('mcs-cloudmap status: exports, imports and Cloud Map instances of a ClusterSet, per namespace.', statusOptionSpecs),
     '',
+    'mcs-cloudmap --version prints the version.',
     'Exit status: 0 when every cluster (and Cloud Map) could be read, 1 when one could not, 2 on bad flags.',
     'Example: mcs-cloudmap status --context cls1,cls2 --region us-west-2',
   ].join('\n');

@@ -1,6 +1,7 @@
 // Entry point of the reconcile worker: `npm run worker -- --help`. Exits 2 on bad flags, 1 when it cannot start; on
 // SIGTERM or SIGINT it shuts down gracefully (a second signal exits at once).
 import { ConfigError } from '../config/options.ts';
+import { versionText } from '../config/version.ts';
 import { createLogger } from '../observability/log.ts';
 import { heapLimitedArgs } from './heap-limits.ts';
 import { parseWorkerOptions, workerHelp } from './options.ts';
@@ -9,6 +10,10 @@ import { startWorker } from './worker.ts';
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
   process.stdout.write(`${workerHelp()}\n`);
+  process.exit(0);
+}
+if (argv.includes('--version')) {
+  process.stdout.write(`${versionText('worker')}\n`);
   process.exit(0);
 }
 

@@ -32,5 +32,5 @@ export function parseWorkerOptions(argv: readonly string[], env: NodeJS.ProcessE
 }
 
 export function workerHelp(): string {
-  return formatHelp('mcs-cloudmap worker: syncs ServiceExports to AWS Cloud Map and Cloud Map to ServiceImports (KEP-1645).', workerOptionSpecs);
+  return formatHelp('mcs-cloudmap worker: syncs ServiceExports to AWS Cloud Map and Cloud Map to ServiceImports (KEP-1645).\n--version prints the version.', workerOptionSpecs);
 }

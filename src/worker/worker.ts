@@ -1,8 +1,8 @@
 // The reconcile worker process: health and metrics endpoints, informers, leader election, and the cluster identity
 // state machine that starts, freezes and stops the reconcilers (Member) as ClusterProperties come and go (C1–C3).
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
+import { packageVersion } from '../config/version.ts';
 import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from '../core/names.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
@@ -32,14 +32,6 @@ function loadKubeConfig(path: string): KubeConfig {
   if (path) kc.loadFromFile(path);
   else kc.loadFromDefault();
   return kc;
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** The region from the flag or the SDK's usual variables; the SDK has no usable default for Cloud Map. */
@@ -211,7 +203,7 @@ export async function startWorker(options: WorkerOptions, log: Logger = createLo
     await Promise.all(servers.map((s) => s.close()));
     throw err;
   }
-  log.info({ event: 'worker-started', metrics: servers[0]!.url, health: servers.at(-1)!.url, leaderElect: options.leaderElect }, 'worker started');
+  log.info({ event: 'worker-started', version: packageVersion(), metrics: servers[0]!.url, health: servers.at(-1)!.url, leaderElect: options.leaderElect }, 'worker started');
   return {
     metricsUrl: servers[0]!.url,
     healthUrl: servers.at(-1)!.url,

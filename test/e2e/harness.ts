@@ -20,6 +20,7 @@ import type { Condition } from '../../src/core/types.ts';
 import { cloudMapClientConfig } from '../support/cloudmap.ts';
 import { removeNamespaces } from './workloads.ts';
 import { CLUSTERSET_START_TIMEOUT_MS, withClusterSet, withOwnClusterSet } from '../support/clusterset.ts';
+import { kubectlBinary } from '../../hack/testbed/paths.ts';
 
 /** Webhook configurations the local install registers; removed afterwards so later suites are not guarded by a dead server. */
 const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating'];
@@ -56,7 +57,7 @@ export class E2ECluster {
   /** kubectl as the cluster admin; throws with kubectl's message on failure. */
   kubectl(args: readonly string[], input?: string): string {
     try {
-      return execFileSync('kubectl', ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+      return execFileSync(kubectlBinary(), ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (err) {
       throw new Error(`kubectl ${args.join(' ')} on ${this.id}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`, { cause: err });
     }
@@ -160,7 +161,7 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
     mkdirSync(dir, { recursive: true });
     restarted = new Supervisor(dir);
     // A webhook left registered by an earlier suite would refuse every guarded write while its server is gone.
-    for (const c of cs.clusters) execFileSync('kubectl', ['--kubeconfig', c.kubeconfigPath, 'delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS], { stdio: 'pipe' });
+    for (const c of cs.clusters) execFileSync(kubectlBinary(), ['--kubeconfig', c.kubeconfigPath, 'delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS], { stdio: 'pipe' });
     // MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on failure) verbose.
     const logLevel: Record<string, string> = process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {};
     deployment = await deployLocally(cs, { configEnv: logLevel });

@@ -17,6 +17,7 @@ import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
 import { cloudMapClientConfig, operationDone } from '../../support/cloudmap.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
 const NODE = join(REPO, 'node_modules', '.bin', 'node');
@@ -34,7 +35,7 @@ describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
   const createdProperties: [string, string][] = [];
 
   function kubectl(context: string, args: string[], input?: unknown): string {
-    const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, '--context', context, ...args], { input: input === undefined ? undefined : stringify(input), encoding: 'utf8' });
+    const r = spawnSync(kubectlBinary(), ['--kubeconfig', kubeconfig, '--context', context, ...args], { input: input === undefined ? undefined : stringify(input), encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')} failed: ${r.stderr}`);
     return r.stdout;
   }
@@ -59,7 +60,7 @@ describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
     const [cls1, cls2] = cs.clusters as [typeof cs.clusters[0], typeof cs.clusters[0]];
     // One kubeconfig with both contexts, as a user with two clusters has.
     kubeconfig = join(mkdtempSync(join(tmpdir(), 'cli-status-')), 'kubeconfig');
-    const merged = spawnSync('kubectl', ['config', 'view', '--flatten'], { env: { ...process.env, KUBECONFIG: `${cls1.kubeconfigPath}:${cls2.kubeconfigPath}` }, encoding: 'utf8' });
+    const merged = spawnSync(kubectlBinary(), ['config', 'view', '--flatten'], { env: { ...process.env, KUBECONFIG: `${cls1.kubeconfigPath}:${cls2.kubeconfigPath}` }, encoding: 'utf8' });
     writeFileSync(kubeconfig, merged.stdout);
 
     for (const c of cs.clusters) {
@@ -67,7 +68,7 @@ describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
       for (const crd of customResourceDefinitions()) apply(c.context, crd);
       kubectl(c.context, ['wait', '--for=condition=Established', '--timeout=60s', ...customResourceDefinitions().map((d) => `crd/${d.metadata.name}`)]);
       for (const [name, value] of [[CLUSTER_ID_PROPERTY, c.id], [CLUSTERSET_ID_PROPERTY, cs.clustersetId]] as const) {
-        const existing = spawnSync('kubectl', ['--kubeconfig', kubeconfig, '--context', c.context, 'get', `clusterproperties.about.k8s.io/${name}`, '-o', 'jsonpath={.spec.value}'], { encoding: 'utf8' });
+        const existing = spawnSync(kubectlBinary(), ['--kubeconfig', kubeconfig, '--context', c.context, 'get', `clusterproperties.about.k8s.io/${name}`, '-o', 'jsonpath={.spec.value}'], { encoding: 'utf8' });
         if (existing.status === 0) { expect(existing.stdout, `existing ${name} in ${c.id}`).to.equal(value); continue; }
         apply(c.context, { apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name }, spec: { value } });
         createdProperties.push([c.context, name]);
@@ -161,11 +162,11 @@ describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
   it('an unreachable cluster is reported with what to do; the other cluster is still shown; exit status 1', () => {
     const cs = testbed();
     const broken = join(mkdtempSync(join(tmpdir(), 'cli-status-down-')), 'kubeconfig');
-    writeFileSync(broken, spawnSync('kubectl', ['config', 'view', '--flatten'], { env: { ...process.env, KUBECONFIG: kubeconfig }, encoding: 'utf8' }).stdout);
-    spawnSync('kubectl', ['--kubeconfig', broken, 'config', 'set-cluster', 'down', '--server=https://127.0.0.1:1', '--insecure-skip-tls-verify=true']);
-    spawnSync('kubectl', ['--kubeconfig', broken, 'config', 'set-credentials', 'nobody', '--token=not-a-valid-token']);
-    spawnSync('kubectl', ['--kubeconfig', broken, 'config', 'set-context', 'down', '--cluster=down', '--user=nobody']);
-    spawnSync('kubectl', ['--kubeconfig', broken, 'config', 'set-context', 'stranger', `--cluster=${cs.clusters[0]!.context}`, '--user=nobody']);
+    writeFileSync(broken, spawnSync(kubectlBinary(), ['config', 'view', '--flatten'], { env: { ...process.env, KUBECONFIG: kubeconfig }, encoding: 'utf8' }).stdout);
+    spawnSync(kubectlBinary(), ['--kubeconfig', broken, 'config', 'set-cluster', 'down', '--server=https://127.0.0.1:1', '--insecure-skip-tls-verify=true']);
+    spawnSync(kubectlBinary(), ['--kubeconfig', broken, 'config', 'set-credentials', 'nobody', '--token=not-a-valid-token']);
+    spawnSync(kubectlBinary(), ['--kubeconfig', broken, 'config', 'set-context', 'down', '--cluster=down', '--user=nobody']);
+    spawnSync(kubectlBinary(), ['--kubeconfig', broken, 'config', 'set-context', 'stranger', `--cluster=${cs.clusters[0]!.context}`, '--user=nobody']);
     const r = status(['--kubeconfig', broken, '--context', 'cls1,down,stranger', '--cloudmap=false']);
     expect(r.status).to.equal(1);
     expect(r.stdout).to.contain('context "down": cannot reach the API server https://127.0.0.1:1 (ECONNREFUSED); check that the cluster is running');

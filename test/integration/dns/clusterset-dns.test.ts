@@ -12,6 +12,7 @@ import { waitFor } from '../../../hack/testbed/wait.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { query, type DnsReply } from '../../support/dns-client.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const NS = 'dns-clusterset';
 const ZONE = 'clusterset.local';
@@ -21,7 +22,7 @@ const CRDS = ['crds/serviceimports.yaml', 'crds/serviceexports.yaml', 'crds/clus
 function kubectl(cluster: TestCluster, args: string[], input?: object[]): string {
   const stdin = input?.map((o) => stringify(o)).join('---\n');
   try {
-    return execFileSync('kubectl', ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.context, ...args],
+    return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.context, ...args],
       { cwd: ROOT, encoding: 'utf8', input: stdin, stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (err) {
     throw new Error(`kubectl ${args.join(' ')} on ${cluster.context}: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`);

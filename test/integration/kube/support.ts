@@ -10,6 +10,7 @@ import { pino, type Logger } from 'pino';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
 import { NAMESPACES, resourcePath } from '../../../src/kube/resources.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const run = promisify(execFile);
 
@@ -68,8 +69,8 @@ export function kubeConfigVia(kc: KubeConfig, server: string): KubeConfig {
 
 /** Installs the project's CRDs (crds/) with kubectl and waits until they are served. */
 export async function installCrds(kubeconfigPath: string): Promise<void> {
-  await run('kubectl', ['--kubeconfig', kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-k', 'crds/']);
-  await run('kubectl', ['--kubeconfig', kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s',
+  await run(kubectlBinary(), ['--kubeconfig', kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-k', 'crds/']);
+  await run(kubectlBinary(), ['--kubeconfig', kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s',
     'crd/serviceexports.multicluster.x-k8s.io', 'crd/serviceimports.multicluster.x-k8s.io', 'crd/clusterproperties.about.k8s.io']);
 }
 

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 export const KUSTOMIZE_DIR = fileURLToPath(new URL('../../../kustomize/', import.meta.url));
 
@@ -20,7 +21,7 @@ export interface Manifest {
 }
 
 export function kustomizeBuild(dir: string): { yaml: string; objects: Manifest[] } {
-  const yaml = execFileSync('kubectl', ['kustomize', `${KUSTOMIZE_DIR}${dir}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const yaml = execFileSync(kubectlBinary(), ['kustomize', `${KUSTOMIZE_DIR}${dir}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const objects = parseAllDocuments(yaml).map((d) => {
     if (d.errors.length > 0) throw new Error(`kubectl kustomize ${dir} printed invalid YAML: ${d.errors[0]!.message}`);
     return d.toJS() as Manifest;

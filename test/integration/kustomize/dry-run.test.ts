@@ -18,6 +18,7 @@ import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
 import { find, kustomizations, kustomizeBuild, type Manifest } from './build.ts';
 import { certManagerCrds, CERT_MANAGER_VERSION } from './cert-manager-crds.ts';
 import { effectiveEnv, type Deployment } from './deployment-checks.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
 
@@ -45,7 +46,7 @@ describe('kustomize output against a real kube-apiserver (issue 5 item 2)', func
   let certManagerSkip: string | undefined;
 
   function kubectl(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
-    const r = spawnSync('kubectl', [...kubectlBase, ...args], { input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const r = spawnSync(kubectlBinary(), [...kubectlBase, ...args], { input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 

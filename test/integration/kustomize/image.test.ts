@@ -72,6 +72,14 @@ describe('Dockerfile: one non-root Node 24 image running either process (issue 5
     });
   }
 
+  it('every command of the image prints package.json\'s version with --version', () => {
+    const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+    const commands = ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']
+      .map((name) => (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.containers[0]!.command![1]!);
+    const printed = [...commands, 'dist/src/cli/main.js'].map((entry) => spawnSync(NODE, [entry, '--version'], { cwd: app, encoding: 'utf8' }).stdout);
+    expect(printed).to.deep.equal([`mcs-cloudmap webhook ${version}\n`, `mcs-cloudmap worker ${version}\n`, `mcs-cloudmap ${version}\n`]);
+  });
+
   it('the image\'s default command (mcs-cloudmap, the package bin) starts from the image layout', () => {
     const bin = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['mcs-cloudmap']!;
     expect(dockerfile).to.contain(`CMD ["node", "${bin}", "--help"]`);

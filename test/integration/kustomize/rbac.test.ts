@@ -15,6 +15,7 @@ import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 import { find, kustomizeBuild, type Manifest } from './build.ts';
 import { effectiveEnv, type Deployment } from './deployment-checks.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
 const NS = 'rbac-demo';
@@ -31,7 +32,7 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
   let admin = '';
 
   function kubectl(args: string[], input?: unknown): string {
-    const r = spawnSync('kubectl', ['--kubeconfig', admin, ...args], { input: input === undefined ? undefined : (typeof input === 'string' ? input : stringify(input)), encoding: 'utf8' });
+    const r = spawnSync(kubectlBinary(), ['--kubeconfig', admin, ...args], { input: input === undefined ? undefined : (typeof input === 'string' ? input : stringify(input)), encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
     return r.stdout;
   }
@@ -151,7 +152,7 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
 
   it('a ServiceAccount without these roles is refused (the check can fail)', () => {
     kubectl(['-n', 'mcs-cloudmap-system', 'create', 'serviceaccount', 'nobody']);
-    const r = spawnSync('kubectl', ['--kubeconfig', serviceAccountKubeconfig('nobody'), 'get', 'serviceimports.multicluster.x-k8s.io', '-A'], { encoding: 'utf8' });
+    const r = spawnSync(kubectlBinary(), ['--kubeconfig', serviceAccountKubeconfig('nobody'), 'get', 'serviceimports.multicluster.x-k8s.io', '-A'], { encoding: 'utf8' });
     expect(r.status).to.not.equal(0);
     expect(r.stderr).to.match(/forbidden/i);
   });

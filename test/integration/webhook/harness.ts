@@ -15,6 +15,7 @@ import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-
 import type { ConflictPolicy, ExternalNamePolicy } from '../../../webhook/options.ts';
 import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../webhook/registration.ts';
 import { startWebhookServer, type WebhookServer } from '../../../webhook/server.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 export interface KubectlResult { status: number; stdout: string; stderr: string }
 
@@ -24,7 +25,7 @@ export interface KubectlResult { status: number; stdout: string; stderr: string 
  */
 export function kubectl(kubeconfigPath: string, args: readonly string[], input?: string): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfigPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(kubectlBinary(), ['--kubeconfig', kubeconfigPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
