@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { serviceAccountKubeconfig } from '../../../hack/local/kubectl.ts';
 import { hostAddress } from '../../../hack/testbed/host-address.ts';
+import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 import { freePorts } from '../../../hack/testbed/ports.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
@@ -36,7 +37,7 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster (issue 6 it
   let caAfterInstall = '';
 
   function kubectl(args: string[], input?: unknown): { status: number | null; stdout: string; stderr: string } {
-    const r = spawnSync('kubectl', ['--kubeconfig', admin, '--context', context, ...args], { input: input === undefined ? undefined : stringify(input), encoding: 'utf8' });
+    const r = spawnSync(kubectlBinary(), ['--kubeconfig', admin, '--context', context, ...args], { input: input === undefined ? undefined : stringify(input), encoding: 'utf8' });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
   function mustKubectl(args: string[], input?: unknown): string {
