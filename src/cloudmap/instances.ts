@@ -1,5 +1,6 @@
 // Cloud Map instances: read (ListInstances, DiscoverInstances, DiscoverInstancesRevision) and write
 // (RegisterInstance, DeregisterInstance) with the ownership check of M4 on every write.
+import { randomUUID } from 'node:crypto';
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
   DeregisterInstanceCommand, DiscoverInstancesCommand, DiscoverInstancesRevisionCommand, GetInstanceCommand,
@@ -8,7 +9,7 @@ import {
 import { ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapCaller } from './call.ts';
-import { describeContext, isNotFound, type CallContext } from './errors.ts';
+import { causeField, describeContext, isNotFound, type CallContext } from './errors.ts';
 import { dedupeById, inClusterset, sameInstances } from './instance-set.ts';
 import type { OperationWaiter } from './operations.ts';
 import { assertOwnInstance, type Identity } from './ownership.ts';
@@ -135,10 +136,20 @@ export class CloudMapInstances {
   async registerInstance(serviceId: string, instance: CloudMapInstance): Promise<string> {
     const context = { serviceId, instanceId: instance.id };
     assertOwnInstance(instance, this.identity, 'register', describeContext({ serviceId }));
-    const out = await this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
-      ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes,
-    })));
-    const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
+    // Fixed across the caller's retries: a retry of a request that landed (its response lost) is answered with the
+    // same operation, or DuplicateRequest naming it, instead of a second registration.
+    const CreatorRequestId = randomUUID();
+    let operationId: string | undefined;
+    try {
+      const out = await this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
+        ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes, CreatorRequestId,
+      })));
+      operationId = out.OperationId;
+    } catch (err) {
+      operationId = causeField(err, 'DuplicateOperationId');
+      if (operationId === undefined) throw err;
+    }
+    operationId = this.requireOperationId(operationId, 'RegisterInstance', context);
     this.operations.track(operationId, context, async () => {
       const current = await this.getInstance(serviceId, instance.id);
       return current !== undefined && sameInstances([current], [instance]);

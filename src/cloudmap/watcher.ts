@@ -6,10 +6,15 @@
 //   read the markers, re-read the services their histories name (DiscoverInstances), or, for a namespace whose
 //   history does not reach back far enough, compare every service's DiscoverInstancesRevision and read those that
 //   moved. Marker-driven reads are checked again a few seconds later (Cloud Map reads are eventually consistent).
-// - Every full resync (default 5 min): every namespace and service, revision first; every few resyncs, a deep one
-//   that reads every service regardless of revision (the emulator's revisions can repeat). This catches writers
-//   that never bump the marker (the AWS controller v0.3.1) and anything missed.
+// - At start: the operations a previous process left pending are waited for, then everything is read once (one
+//   paged ListNamespaces, one paged ListServices per namespace, every service's instances).
+// - Then a safety-net resync, paced by resync-pace.ts: services are checked one by one (revision first; every few
+//   passes, a deep pass that reads every service regardless of revision, since revisions can repeat), every service
+//   within the resync interval while that fits the call budget, slower beyond. This catches writers that never bump
+//   the marker (the AWS controller v0.3.1), vanished services and anything missed, at a cost that does not grow
+//   with the number of services.
 import { sleep } from '../kube/backoff.ts';
+import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { ChangeMarkerWriter } from './change-marker-writer.ts';
@@ -23,6 +28,7 @@ import type { CloudMapInstances } from './instances.ts';
 import type { OperationWaiter } from './operations.ts';
 import type { Identity } from './ownership.ts';
 import type { CloudMapRegistry } from './registry.ts';
+import { dueChecks } from './resync-pace.ts';
 
 export interface ServiceKey {
   readonly namespace: string;
@@ -37,9 +43,14 @@ export interface CloudMapWatcherOptions {
   /** Called (synchronously, never concurrently) when a service's instances changed; read them with snapshot(). */
   onChange: (change: ServiceKey) => void;
   pollIntervalMs?: number;
+  /** Shortest time in which the safety-net resync checks every service. */
   fullResyncIntervalMs?: number;
-  /** Every n-th full resync (the first included) reads every service's instances regardless of its revision. */
+  /** Most calls per minute the safety-net resync spends (its pass takes longer instead). */
+  resyncBudgetPerMinute?: number;
+  /** Every n-th resync pass (the first read included) reads every service's instances regardless of its revision. */
   deepResyncEvery?: number;
+  /** Longest wait at start for operations a previous process left pending. */
+  settleTimeoutMs?: number;
   /** Marker-driven reads are repeated (revision first) this long after, for Cloud Map's eventual consistency. */
   recheckAfterMs?: number;
   /** Services read in parallel. */
@@ -58,7 +69,18 @@ export interface WatcherStats {
   markerChanges: number;
   /** Namespaces re-read service by service (revisions compared, or every service read). */
   namespaceScans: number;
+  /** Completed passes over every service (the first read included). */
   fullResyncs: number;
+  /** Services checked by the safety-net resync after the first read. */
+  resyncChecks: number;
+}
+
+/** One pass of the safety-net resync: the services to check, in order, and how far it got. */
+interface Sweep {
+  readonly services: readonly ServiceKey[];
+  readonly deep: boolean;
+  readonly startedAt: number;
+  next: number;
 }
 
 interface Cached {
@@ -88,14 +110,21 @@ export class CloudMapWatcher {
   private resolveFirstSync: (() => void) | undefined;
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
-  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0 };
+  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncChecks: 0 };
+  private sweep: Sweep | undefined;
+  private sweepCarry = 0;
+  private lastSweepStep = 0;
+  /** Operations found pending at start (a previous process was killed mid-write). */
+  private pendingAtStart = 0;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
       ...options,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
       fullResyncIntervalMs: options.fullResyncIntervalMs ?? 300_000,
+      resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 60,
       deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
+      settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
       recheckAfterMs: options.recheckAfterMs ?? 5000,
       concurrency: Math.max(1, options.concurrency ?? 16),
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
@@ -120,6 +149,8 @@ export class CloudMapWatcher {
     if (!this.firstSync) {
       this.abort = new AbortController();
       this.nextFullResync = 0; // a restart reads everything again before it resolves
+      this.isSynced = false;
+      this.sweep = undefined;
       this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
       this.loop = this.run();
     }
@@ -170,6 +201,11 @@ export class CloudMapWatcher {
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
+    await this.guard('wait for Cloud Map operations left pending', async () => {
+      const { pending, failed } = await this.opts.operations.settleInFlight(this.opts.settleTimeoutMs);
+      this.pendingAtStart = pending;
+      if (pending > 0) this.log?.info({ pending, failed }, 'waited for Cloud Map operations left pending before the first read');
+    });
     await this.guard('read the change marker', () => this.pollMarker(false));
     while (!signal.aborted) {
       await this.tick();
@@ -187,9 +223,10 @@ export class CloudMapWatcher {
 
   private async tick(): Promise<void> {
     await this.guard('poll the change marker', () => this.pollMarker(true));
-    if (this.opts.clock.now() >= this.nextFullResync) await this.guard('resync with Cloud Map', () => this.fullResync());
+    if (!this.isSynced && this.opts.clock.now() >= this.nextFullResync) await this.guard('read Cloud Map', () => this.fullResync());
     else await this.guard('re-read changed services', () => this.processDirty());
     await this.guard('recheck changed services', () => this.processRechecks());
+    if (this.isSynced) await this.guard('resync with Cloud Map', () => this.sweepStep());
   }
 
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
@@ -310,34 +347,76 @@ export class CloudMapWatcher {
     return true;
   }
 
+  /** The first read: every namespace and service, every service's instances (retried with backoff until complete). */
   private async fullResync(): Promise<void> {
-    const deep = this.counts.fullResyncs % this.opts.deepResyncEvery === 0;
     const started = this.opts.clock.now();
-    this.takeDirty(); // covered by this resync; marks arriving meanwhile stay for the next poll
+    this.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
     try {
-      const listed = (await this.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
-      for (const namespace of new Set([...listed, ...this.cache.keys()])) {
-        if ((await this.scanNamespace(namespace, deep)) === undefined) failed = true;
+      for (const namespace of await this.namespaces()) {
+        if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
       }
     } catch (err) {
       failed = true;
       throw err;
     } finally {
-      this.scheduleFullResync(failed);
+      this.fullResyncFailures = failed ? this.fullResyncFailures + 1 : 0;
+      this.nextFullResync = this.opts.clock.now() + Math.min(FULL_RESYNC_RETRY_MS.max, FULL_RESYNC_RETRY_MS.min * 2 ** Math.max(0, this.fullResyncFailures - 1));
     }
     this.counts.fullResyncs++;
-    this.log?.info({ deep, namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map full resync done');
-    if (!failed) {
-      this.isSynced = true;
-      this.resolveFirstSync?.();
-      this.resolveFirstSync = undefined;
+    this.log?.info({ namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map read in full');
+    if (failed) return;
+    this.isSynced = true;
+    this.lastSweepStep = this.opts.clock.now();
+    this.resolveFirstSync?.();
+    this.resolveFirstSync = undefined;
+    if (this.pendingAtStart > 0) this.announceOwnNamespaces();
+  }
+
+  /** Names of the Cloud Map namespaces that can be Kubernetes namespaces, listed or cached. */
+  private async namespaces(): Promise<Set<string>> {
+    const listed = (await this.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
+    return new Set([...listed, ...this.cache.keys()]);
+  }
+
+  /**
+   * Operations a killed predecessor left pending completed without its marker bump: tell the peers to look at every
+   * namespace where this cluster has instances (they compare revisions there).
+   */
+  private announceOwnNamespaces(): void {
+    const own = [...this.cache].filter(([, services]) => [...services.values()]
+      .some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === this.opts.identity.clusterId)));
+    for (const [namespace] of own) {
+      this.writer.markChanged(namespace).catch((err: unknown) => this.log?.warn({ namespace, err: String(err) }, 'could not bump the change marker after a restart'));
     }
   }
 
-  private scheduleFullResync(failed: boolean): void {
-    this.fullResyncFailures = failed ? this.fullResyncFailures + 1 : 0;
-    const retry = Math.min(FULL_RESYNC_RETRY_MS.max, FULL_RESYNC_RETRY_MS.min * 2 ** Math.max(0, this.fullResyncFailures - 1));
-    this.nextFullResync = this.opts.clock.now() + (failed && !this.isSynced ? retry : this.opts.fullResyncIntervalMs);
+  /** One step of the safety-net resync: the checks the pace allows since the last step. */
+  private async sweepStep(): Promise<void> {
+    const now = this.opts.clock.now();
+    const pace = { intervalMs: this.opts.fullResyncIntervalMs, budgetPerMinute: this.opts.resyncBudgetPerMinute };
+    if (this.sweep === undefined) {
+      const services: ServiceKey[] = [];
+      for (const namespace of await this.namespaces()) {
+        const namespaceId = await this.opts.registry.findNamespace(namespace);
+        const listed = namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name);
+        for (const service of new Set([...listed, ...(this.cache.get(namespace)?.keys() ?? [])])) services.push({ namespace, service });
+      }
+      this.sweep = { services, deep: this.counts.fullResyncs % this.opts.deepResyncEvery === 0, startedAt: now, next: 0 };
+    }
+    const sweep = this.sweep;
+    const due = dueChecks(this.sweepCarry, now - this.lastSweepStep, sweep.services.length, pace);
+    this.sweepCarry = due.carry;
+    this.lastSweepStep = now;
+    const batch = sweep.services.slice(sweep.next, sweep.next + due.count);
+    sweep.next += batch.length;
+    this.counts.resyncChecks += batch.length;
+    const failures = await forEachLimited(batch, this.opts.concurrency, (s) => this.refreshService(s.namespace, s.service, sweep.deep).then(() => {}));
+    for (const { item } of failures) this.requeue(item.namespace, [item.service]);
+    const finished = sweep.next >= sweep.services.length && (sweep.services.length > 0 || now - sweep.startedAt >= pace.intervalMs);
+    if (!finished) return;
+    this.counts.fullResyncs++;
+    this.sweep = undefined;
+    this.log?.info({ deep: sweep.deep, services: sweep.services.length, durationMs: now - sweep.startedAt }, 'Cloud Map resync pass done');
   }
 }

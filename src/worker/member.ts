@@ -69,6 +69,8 @@ export class Member {
       ...o.identity,
       client: { region: o.region, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
       rateLimits: options.rateLimits,
+      quotas: options.cloudMapQuotas,
+      clusters: options.clusters,
       metrics: o.metrics.cloudMap,
       logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId }),
     });
@@ -76,6 +78,7 @@ export class Member {
       onChange: (change) => this.#onCloudMapChange(change),
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
+      resyncBudgetPerMinute: options.resyncBudget,
     });
     this.#view = new InstanceView((namespace, service) => this.#watcher.snapshot(namespace, service), o.identity, OWN_WRITES_TTL_MS);
 

@@ -1,0 +1,35 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { clientLimits, CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS } from '../../../src/cloudmap/quotas.ts';
+
+describe('cloudmap client limits from the account quotas (M6)', () => {
+  it('gives each of n clusters an equal share of 80% of the documented quotas', () => {
+    const limits = clientLimits({ clusters: 4 });
+    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400 });
+    expect(limits.DiscoverInstancesRevision).to.deep.equal({ rate: 600, burst: 600 });
+    expect(limits[OTHER_APIS]!.rate).to.equal((CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * CONTROLLERS_SHARE) / 4);
+  });
+
+  it('takes an account\'s own quotas and explicit overrides, scaling the burst with the rate', () => {
+    const limits = clientLimits({ clusters: 2, quotas: { DiscoverInstances: 500, NewApi: 10 }, overrides: { RegisterInstance: 7 } });
+    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400 });
+    expect(limits.NewApi).to.deep.equal({ rate: 4, burst: 4 });
+    expect(limits.RegisterInstance).to.deep.equal({ rate: 7, burst: 7 });
+  });
+
+  it('never lets the clusters together exceed the share of any quota, and always leaves a bucket of one (property)', () => {
+    const apis = Object.keys(CLOUD_MAP_QUOTAS);
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 500 }),
+      fc.dictionary(fc.constantFrom(...apis), fc.double({ min: 0.01, max: 10_000, noNaN: true })),
+      (clusters, quotas) => {
+        const limits = clientLimits({ clusters, quotas });
+        return apis.every((api) => {
+          const quota = quotas[api] ?? CLOUD_MAP_QUOTAS[api]!.rate;
+          const l = limits[api]!;
+          return l.rate * clusters <= quota * CONTROLLERS_SHARE * (1 + 1e-9) && l.burst >= 1;
+        });
+      },
+    ));
+  });
+});
