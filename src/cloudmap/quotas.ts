@@ -15,26 +15,24 @@ export interface ApiQuota {
 
 /**
  * Account quotas per API. DiscoverInstances (1,000/s steady, 2,000 burst) and DiscoverInstancesRevision (3,000/s) are
- * AWS's documented defaults (Cloud Map developer guide, "service quotas" and "DiscoverInstances API request
- * throttling"). AWS documents no figure for the control-plane APIs; the values below are conservative assumptions,
- * overridable with --cloudmap-quotas when an account's real limits are known.
+ * AWS's documented defaults (Cloud Map developer guide, "Cloud Map service quotas" and "Handle DiscoverInstances API
+ * request throttling"). AWS publishes no figure for the control-plane APIs: these are the limits AWS's own MCS
+ * controller (v0.3.x, pkg/common/ratelimiter.go) keeps to as "the default limits", and ListInstances' 50/s as quoted
+ * by an AWS account team (kubernetes-sigs/external-dns issue 2505) — the same table the testbed's emulator enforces.
+ * Override with --cloudmap-quotas when an account's real limits are known.
  */
 export const CLOUD_MAP_QUOTAS: Readonly<Record<string, ApiQuota>> = {
   DiscoverInstances: { rate: 1000, burst: 2000 },
   DiscoverInstancesRevision: { rate: 3000, burst: 3000 },
-  RegisterInstance: { rate: 100, burst: 100 },
-  DeregisterInstance: { rate: 100, burst: 100 },
-  GetOperation: { rate: 100, burst: 100 },
-  ListOperations: { rate: 50, burst: 50 },
-  GetInstance: { rate: 100, burst: 100 },
-  ListInstances: { rate: 100, burst: 100 },
-  ListServices: { rate: 50, burst: 50 },
-  ListNamespaces: { rate: 50, burst: 50 },
-  CreateService: { rate: 50, burst: 50 },
-  DeleteService: { rate: 50, burst: 50 },
-  CreateHttpNamespace: { rate: 5, burst: 5 },
-  DeleteNamespace: { rate: 5, burst: 5 },
-  [OTHER_APIS]: { rate: 20, burst: 20 },
+  RegisterInstance: { rate: 50, burst: 100 },
+  DeregisterInstance: { rate: 50, burst: 100 },
+  GetOperation: { rate: 100, burst: 200 },
+  ListInstances: { rate: 50, burst: 100 },
+  ListServices: { rate: 2, burst: 10 },
+  ListNamespaces: { rate: 0.5, burst: 5 },
+  CreateService: { rate: 5, burst: 50 },
+  CreateHttpNamespace: { rate: 0.5, burst: 5 },
+  [OTHER_APIS]: { rate: 10, burst: 20 },
 };
 
 /** The share of each quota the controllers of a ClusterSet take together; the rest is left to people and tools. */

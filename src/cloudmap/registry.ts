@@ -137,6 +137,7 @@ export class CloudMapRegistry {
   private async createNamespace(name: string): Promise<string> {
     const context = { namespace: name };
     const CreatorRequestId = randomUUID();
+    let ours = true;
     try {
       const out = await this.caller.call('CreateHttpNamespace', context,
         () => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: DESCRIPTION, CreatorRequestId })));
@@ -146,19 +147,22 @@ export class CloudMapRegistry {
       }
     } catch (err) {
       const existing = causeField(err, 'NamespaceId');
-      if (existing !== undefined) return this.recordNamespace(name, existing);
+      if (existing !== undefined) return this.recordNamespace(name, existing, false);
       // The same creation is still running (a retry after a lost response): wait for it, then find it below.
       const duplicate = causeField(err, 'DuplicateOperationId');
       if (duplicate === undefined) throw err;
       await this.operations.wait([duplicate]);
+      ours = false;
     }
     const id = oldest(await this.listNamespaces(name))?.id;
     if (id === undefined) throw new Error(`Cloud Map namespace "${name}" was created but cannot be found by ListNamespaces; it will be retried`);
-    return this.recordNamespace(name, id);
+    return this.recordNamespace(name, id, ours);
   }
 
-  private recordNamespace(name: string, id: string): string {
+  /** A namespace this process just created holds no services yet: finding one in it needs no listing. */
+  private recordNamespace(name: string, id: string, createdHere: boolean): string {
     this.namespaceIds.set(name, id);
+    if (createdHere) this.servicesComplete.add(id);
     this.logger?.info({ namespace: name, namespaceId: id }, 'Cloud Map namespace ready');
     return id;
   }
@@ -167,7 +171,9 @@ export class CloudMapRegistry {
   async findService(namespaceId: string, name: string): Promise<string | undefined> {
     const known = this.serviceIds.get(serviceKey({ namespaceId, name }));
     if (known !== undefined || this.servicesComplete.has(namespaceId)) return known;
-    return oldest((await this.listServices(namespaceId)).filter((s) => s.name === name))?.id;
+    // Many exports of a namespace not listed yet share one listing.
+    await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+    return this.serviceIds.get(serviceKey({ namespaceId, name }));
   }
 
   /** The id of service `name` in the namespace, created when missing (M1). */

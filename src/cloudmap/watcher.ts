@@ -51,6 +51,13 @@ export interface CloudMapWatcherOptions {
   deepResyncEvery?: number;
   /** Longest wait at start for operations a previous process left pending. */
   settleTimeoutMs?: number;
+  /**
+   * Services the caller knows of (its exports and imports). When given, the first read reads these directly and the
+   * listing of every service (ListServices is the scarcest quota: 2/s per account) runs in the background after
+   * start; services it finds that were not read yet are read at once. Without it, the first read lists every
+   * namespace's services before it completes.
+   */
+  knownServices?: () => readonly ServiceKey[];
   /** Marker-driven reads are repeated (revision first) this long after, for Cloud Map's eventual consistency. */
   recheckAfterMs?: number;
   /** Services read in parallel. */
@@ -94,7 +101,7 @@ const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const FULL_RESYNC_RETRY_MS = { min: 1000, max: 30_000 };
 
 export class CloudMapWatcher {
-  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger'>> & { logger: Logger | undefined };
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices'>;
   private readonly markerNamespace: string;
   private readonly cache = new Map<string, Map<string, Cached>>();
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
@@ -112,6 +119,9 @@ export class CloudMapWatcher {
   private readonly writer: ChangeMarkerWriter;
   private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncChecks: 0 };
   private sweep: Sweep | undefined;
+  /** The listing that prepares the next resync pass, while it runs. */
+  private sweepListing: Promise<void> | undefined;
+  private sweepListingRetryAt = 0;
   private sweepCarry = 0;
   private lastSweepStep = 0;
   /** Operations found pending at start (a previous process was killed mid-write). */
@@ -347,14 +357,24 @@ export class CloudMapWatcher {
     return true;
   }
 
-  /** The first read: every namespace and service, every service's instances (retried with backoff until complete). */
+  /**
+   * The first read (retried with backoff until complete): every namespace, and the instances of every known service
+   * (knownServices) or, without it, of every listed service.
+   */
   private async fullResync(): Promise<void> {
     const started = this.opts.clock.now();
     this.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
     try {
-      for (const namespace of await this.namespaces()) {
-        if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
+      const namespaces = await this.namespaces();
+      if (this.opts.knownServices === undefined) {
+        for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
+      } else {
+        const known = new Map(this.opts.knownServices().map((k) => [`${k.namespace}/${k.service}`, k]));
+        for (const [namespace, services] of this.cache) for (const service of services.keys()) known.set(`${namespace}/${service}`, { namespace, service });
+        const failures = await forEachLimited(known.values(), this.opts.concurrency, (k) => this.refreshService(k.namespace, k.service, true).then(() => {}));
+        failed = failures.length > 0;
+        if (failed) this.log?.warn({ failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying');
       }
     } catch (err) {
       failed = true;
@@ -391,20 +411,41 @@ export class CloudMapWatcher {
     }
   }
 
+  /**
+   * Lists every service (in the background: at 2 ListServices a second this takes a while at thousands of services)
+   * for the next resync pass. Services it finds that were never read are read at the next poll.
+   */
+  private listForSweep(now: number): void {
+    this.sweepListing = (async () => {
+      const services: ServiceKey[] = [];
+      for (const namespace of await this.namespaces()) {
+        if (this.abort.signal.aborted) return;
+        const namespaceId = await this.opts.registry.findNamespace(namespace);
+        const listed = namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name);
+        const cached = this.cache.get(namespace);
+        const unread = listed.filter((service) => !cached?.has(service));
+        if (unread.length > 0) markDirty(this.dirty, namespace, unread);
+        for (const service of new Set([...listed, ...(cached?.keys() ?? [])])) services.push({ namespace, service });
+      }
+      this.sweep = { services, deep: this.counts.fullResyncs % this.opts.deepResyncEvery === 0, startedAt: now, next: 0 };
+    })().catch((err: unknown) => {
+      this.sweepListingRetryAt = this.opts.clock.now() + FULL_RESYNC_RETRY_MS.max;
+      this.log?.warn({ err: String(err) }, 'could not list Cloud Map services for the resync; retrying later');
+    }).finally(() => {
+      this.sweepListing = undefined;
+    });
+  }
+
   /** One step of the safety-net resync: the checks the pace allows since the last step. */
   private async sweepStep(): Promise<void> {
     const now = this.opts.clock.now();
     const pace = { intervalMs: this.opts.fullResyncIntervalMs, budgetPerMinute: this.opts.resyncBudgetPerMinute };
-    if (this.sweep === undefined) {
-      const services: ServiceKey[] = [];
-      for (const namespace of await this.namespaces()) {
-        const namespaceId = await this.opts.registry.findNamespace(namespace);
-        const listed = namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name);
-        for (const service of new Set([...listed, ...(this.cache.get(namespace)?.keys() ?? [])])) services.push({ namespace, service });
-      }
-      this.sweep = { services, deep: this.counts.fullResyncs % this.opts.deepResyncEvery === 0, startedAt: now, next: 0 };
-    }
     const sweep = this.sweep;
+    if (sweep === undefined) {
+      if (this.sweepListing === undefined && now >= this.sweepListingRetryAt) this.listForSweep(now);
+      this.lastSweepStep = now;
+      return;
+    }
     const due = dueChecks(this.sweepCarry, now - this.lastSweepStep, sweep.services.length, pace);
     this.sweepCarry = due.carry;
     this.lastSweepStep = now;

@@ -79,6 +79,11 @@ export class Member {
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
       resyncBudgetPerMinute: options.resyncBudget,
+      // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
+      knownServices: () => [
+        ...o.informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
+        ...o.informers.serviceImports.list().filter(createdByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
+      ],
     });
     this.#view = new InstanceView((namespace, service) => this.#watcher.snapshot(namespace, service), o.identity, OWN_WRITES_TTL_MS);
 
@@ -142,7 +147,7 @@ export class Member {
   #queue(name: 'export' | 'import', reconcile: (key: string) => Promise<void>): WorkQueue<string> {
     return new WorkQueue<string>({
       name,
-      concurrency: this.#o.options.workers,
+      concurrency: name === 'export' ? this.#o.options.exportWorkers : this.#o.options.workers,
       metrics: this.#o.metrics.workQueue,
       logger: this.#log.child({ controller: name }),
       handler: async (key) => {

@@ -1,32 +1,42 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { planOperationPolls, type PendingOperation } from '../../../src/cloudmap/operation-polls.ts';
+import { DEFAULT_POLL_POLICY, planOperationPolls, type PendingOperation } from '../../../src/cloudmap/operation-polls.ts';
 
 const NOW = 1_000_000;
-const op = (id: string, serviceId: string | undefined, age = 0): PendingOperation => ({ id, serviceId, since: NOW - age });
+const op = (id: string, age = 0): PendingOperation => ({ id, since: NOW - age });
+const OVERLAP = DEFAULT_POLL_POLICY.overlapMs;
 
 describe('cloudmap operation polling plan (M6)', () => {
-  it('lists a service with many pending operations once, and asks for the rest one by one', () => {
-    const plan = planOperationPolls([op('a1', 'a'), op('a2', 'a', 300), op('a3', 'a'), op('b1', 'b'), op('x', undefined)], NOW);
-    expect(plan.listings).to.deep.equal([{ serviceId: 'a', since: NOW - 300, ids: ['a1', 'a2', 'a3'] }]);
-    expect(plan.gets).to.have.members(['b1', 'x']);
+  it('asks for a few operations one by one', () => {
+    expect(planOperationPolls([op('a'), op('b')], NOW, undefined)).to.deep.equal({ listSince: undefined, listed: [], gets: ['a', 'b'] });
   });
 
-  it('asks for operations a listing kept missing one by one', () => {
-    const plan = planOperationPolls([op('a1', 'a'), op('a2', 'a'), op('a3', 'a'), op('old', 'a', 20_000)], NOW);
-    expect(plan.listings.map((l) => l.ids)).to.deep.equal([['a1', 'a2', 'a3']]);
+  it('lists many at once, from the oldest submission, then only since the previous listing', () => {
+    const ops = [op('a', 300), op('b'), op('c', 100)];
+    expect(planOperationPolls(ops, NOW, undefined)).to.deep.equal({ listSince: NOW - 300 - OVERLAP, listed: ['a', 'b', 'c'], gets: [] });
+    expect(planOperationPolls(ops, NOW, NOW - 50).listSince).to.equal(NOW - 50 - OVERLAP);
+    // A listing sent before any of these was submitted says nothing about them.
+    expect(planOperationPolls(ops, NOW, NOW - 10_000).listSince).to.equal(NOW - 300 - OVERLAP);
+  });
+
+  it('asks for operations listings kept missing one by one', () => {
+    const plan = planOperationPolls([op('a'), op('b'), op('c'), op('old', 20_000)], NOW, NOW - 500);
+    expect(plan.listed).to.deep.equal(['a', 'b', 'c']);
     expect(plan.gets).to.deep.equal(['old']);
   });
 
-  it('covers every pending operation exactly once and costs at most one call per service plus the stragglers (property)', () => {
+  it('covers every pending operation exactly once, with at most one listing whose window holds every listed submission (property)', () => {
     fc.assert(fc.property(
-      fc.uniqueArray(fc.record({ id: fc.string({ minLength: 1, maxLength: 6 }), serviceId: fc.option(fc.constantFrom('s1', 's2', 's3'), { nil: undefined }), age: fc.integer({ min: 0, max: 30_000 }) }), { selector: (o) => o.id, maxLength: 60 }),
-      (ops) => {
-        const plan = planOperationPolls(ops.map((o) => op(o.id, o.serviceId, o.age)), NOW);
-        const covered = [...plan.gets, ...plan.listings.flatMap((l) => l.ids)];
-        const services = new Set(ops.map((o) => o.serviceId));
+      fc.uniqueArray(fc.record({ id: fc.string({ minLength: 1, maxLength: 6 }), age: fc.integer({ min: 0, max: 30_000 }) }), { selector: (o) => o.id, maxLength: 60 }),
+      fc.option(fc.integer({ min: 0, max: 30_000 }), { nil: undefined }),
+      (ops, listedAgo) => {
+        const plan = planOperationPolls(ops.map((o) => op(o.id, o.age)), NOW, listedAgo === undefined ? undefined : NOW - listedAgo);
+        const covered = [...plan.gets, ...plan.listed];
+        const listedOps = ops.filter((o) => plan.listed.includes(o.id));
         return covered.length === ops.length && new Set(covered).size === ops.length &&
-          plan.listings.length <= services.size && plan.listings.every((l) => l.ids.length >= 3);
+          (plan.listSince === undefined) === (plan.listed.length === 0) &&
+          // No listed operation can have settled before the window: it was submitted after, or pending at the last listing.
+          listedOps.every((o) => plan.listSince! <= Math.max(NOW - o.age, listedAgo === undefined ? -Infinity : NOW - listedAgo));
       },
     ));
   });

@@ -13,8 +13,8 @@ describe('cloudmap client limits from the account quotas (M6)', () => {
   it('takes an account\'s own quotas and explicit overrides, scaling the burst with the rate', () => {
     const limits = clientLimits({ clusters: 2, quotas: { DiscoverInstances: 500, NewApi: 10 }, overrides: { RegisterInstance: 7 } });
     expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400 });
-    expect(limits.NewApi).to.deep.equal({ rate: 4, burst: 4 });
-    expect(limits.RegisterInstance).to.deep.equal({ rate: 7, burst: 7 });
+    expect(limits.NewApi).to.deep.equal({ rate: 4, burst: 8 }); // the * quota's burst ratio
+    expect(limits.RegisterInstance).to.deep.equal({ rate: 7, burst: 14 });
   });
 
   it('never lets the clusters together exceed the share of any quota, and always leaves a bucket of one (property)', () => {

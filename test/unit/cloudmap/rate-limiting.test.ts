@@ -105,8 +105,8 @@ describe('cloudmap rate limiter per API (M6)', () => {
     expect(limiter.rate('RegisterInstance')).to.equal(2);
     expect(limiter.rate('DiscoverInstances')).to.equal(CLOUD_MAP_QUOTAS.DiscoverInstances!.rate * CONTROLLERS_SHARE);
     expect(limiter.rate('SomethingNew')).to.equal(CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * CONTROLLERS_SHARE);
-    for (let i = 0; i < 4; i++) await limiter.acquire('RegisterInstance');
-    expect(clock.sleeps).to.deep.equal([500, 500]); // burst of 2, then one every 500 ms
+    for (let i = 0; i < 6; i++) await limiter.acquire('RegisterInstance');
+    expect(clock.sleeps).to.deep.equal([500, 500]); // a burst of 4 (the quota's two seconds), then one every 500 ms
   });
 
   it('sizes the bucket from the quota\'s burst: DiscoverInstances saves up two seconds', async () => {
