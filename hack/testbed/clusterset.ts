@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type TestCluster } from './cluster.ts';
 import { MAX_CLUSTERS } from './network.ts';
+import type { CloudMapEmulatorControl, CloudMapEmulatorOptions } from './cloudmap-emulator.ts';
 import { startMoto } from './moto.ts';
 import { freePorts } from './ports.ts';
 import { Supervisor } from './supervisor.ts';
@@ -18,8 +19,10 @@ const COMPONENT_TIMEOUT_MS = 90_000;
 export interface TestClusterSet {
   clusters: TestCluster[];
   clustersetId: string;
-  /** moto's URL: give it to the AWS SDK as `endpoint`, with `disableHostPrefix: true` and any credentials. */
+  /** The Cloud Map emulator's URL: give it to the AWS SDK as `endpoint`, with `disableHostPrefix: true` and any credentials. */
   cloudMapEndpoint: string;
+  /** The emulator's control endpoint: mode, faults, call counts (docs/testbed.md). */
+  cloudMapControl: CloudMapEmulatorControl;
   region: string;
   /** Holds every cluster's kubeconfig, certificates, data and logs; removed by stop() unless logs are kept. */
   dir: string;
@@ -37,6 +40,8 @@ export interface ClusterSetOptions {
   dir?: string;
   /** Progress and problem lines; default: stderr with a [testbed] prefix. */
   log?: (line: string) => void;
+  /** How the Cloud Map emulator behaves; default: the realistic mode. */
+  cloudMap?: CloudMapEmulatorOptions;
 }
 
 /** What `testbed.json` in the ClusterSet's directory records, for `npm run testbed -- status` and for humans. */
@@ -77,20 +82,20 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
   log(`starting ${count} cluster(s) and the Cloud Map emulator in ${dir}`);
 
   let clusters: TestCluster[];
-  let cloudMapEndpoint: string;
+  let cloudMapControl: CloudMapEmulatorControl;
   const failed = new AbortController();
   try {
     const [motoPort] = await freePorts(1) as [number];
     const motoLogs = join(dir, 'moto');
     mkdirSync(motoLogs);
     const [moto, all] = await Promise.all([
-      startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS),
+      startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS, opts.cloudMap),
       Promise.all(Array.from({ length: count }, (_, i) => startCluster(sup, {
         index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: REGION, timeoutMs: COMPONENT_TIMEOUT_MS,
         signal: failed.signal,
       }))),
     ]);
-    cloudMapEndpoint = moto.endpoint;
+    cloudMapControl = moto.control;
     clusters = all;
   } catch (err) {
     failed.abort(err);
@@ -98,6 +103,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     throw new Error(`the testbed did not start (logs kept in ${dir}): ${(err as Error).message}`, { cause: err });
   }
 
+  const cloudMapEndpoint = cloudMapControl.endpoint;
   const startupMs = Date.now() - started;
   const state: ClusterSetState = {
     clustersetId: CLUSTERSET_ID,
@@ -116,6 +122,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     clusters,
     clustersetId: CLUSTERSET_ID,
     cloudMapEndpoint,
+    cloudMapControl,
     region: REGION,
     dir,
     startupMs,

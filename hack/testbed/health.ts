@@ -34,7 +34,7 @@ async function readyNodes(kubeconfigPath: string, expected: string[]): Promise<s
 
 export async function clusterSetHealth(state: ClusterSetState): Promise<Check[]> {
   const ok = (url: string, tls?: ProbeTls) => async () => (await isOk(url, tls), 'ok');
-  const checks: Promise<Check>[] = [check('Cloud Map emulator (moto)', state.cloudMapEndpoint, ok(`${state.cloudMapEndpoint}/moto-api/`))];
+  const checks: Promise<Check>[] = [check('Cloud Map emulator (moto)', state.cloudMapEndpoint, ok(`${state.cloudMapEndpoint}/_emulator/config`))];
   for (const c of state.clusters) {
     const ca = { ca: c.caCertPath };
     const admin = { ca: c.caCertPath, client: adminKeyPair(dirname(c.caCertPath)) };

@@ -15,15 +15,23 @@ export class MissingBinaryError extends Error {
   override name = 'MissingBinaryError';
 }
 
-/** Absolute path of an installed binary; throws with the command that installs it when it is missing. */
-export function binary(name: BinaryName): string {
-  const path = join(cacheDir(), 'bin', name);
+function installed(what: string, path: string): string {
   try {
     accessSync(path, constants.X_OK);
   } catch {
-    throw new MissingBinaryError(`${name} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`);
+    throw new MissingBinaryError(`${what} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`);
   }
   return path;
+}
+
+/** Absolute path of an installed binary; throws with the command that installs it when it is missing. */
+export function binary(name: BinaryName): string {
+  return installed(name, join(cacheDir(), 'bin', name));
+}
+
+/** The Python of moto's virtual environment, which runs the Cloud Map emulator (`-m cloudmap_emulator`). */
+export function motoPython(): string {
+  return installed("moto's Python", join(cacheDir(), 'moto-venv', 'bin', 'python'));
 }
 
 /** The kwok Stage files copied by the installer (node initialise + heartbeat with lease, pod lifecycle). */

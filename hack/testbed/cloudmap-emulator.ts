@@ -1,0 +1,110 @@
+// The Cloud Map emulator's start-up options and its control endpoint (/_emulator/...): the documented behaviour of
+// Cloud Map added to moto in process by the Python package hack/testbed/cloudmap_emulator (docs/testbed.md).
+
+/** How the emulator behaves; every field is optional and defaults to the realistic mode. */
+export interface CloudMapEmulatorOptions {
+  /** `realistic` (default): operations take `operationDelayMs`, request quotas throttle. `fast`: both off. */
+  mode?: 'realistic' | 'fast';
+  /** How long an operation stays SUBMITTED/PENDING before SUCCESS or FAIL (realistic: 1000, fast: 0). */
+  operationDelayMs?: number;
+  /** Request quotas on or off (realistic: on, fast: off). */
+  throttling?: boolean;
+  /** Token bucket per API (`*` = every other API), per account and Region; merged over the documented defaults. */
+  rates?: Record<string, { rate: number; burst: number }>;
+  /** Resource quotas; 0 turns one off. */
+  quotas?: Partial<Record<CloudMapQuota, number>>;
+  /** Seed of the fault switch's random draws. */
+  seed?: number;
+}
+
+export type CloudMapQuota = 'instancesPerService' | 'instancesPerNamespace' | 'namespacesPerRegion' | 'customAttributesPerInstance' | 'servicesPerNamespace';
+
+/** The fault switch: shares (0..1) of requests answered 500/503, ThrottlingException or held for `timeoutMs`. */
+export interface CloudMapFaults {
+  errorRate?: number;
+  throttleRate?: number;
+  timeoutRate?: number;
+  /** Added to every request (of `apis`). */
+  latencyMs?: number;
+  /** How long a "timeout" request is held before it is answered 504 (default 30000). */
+  timeoutMs?: number;
+  /** Only these APIs (default: every API). */
+  apis?: string[];
+}
+
+export interface CloudMapEmulatorConfig {
+  mode: 'realistic' | 'fast';
+  operationDelayMs: number;
+  throttling: boolean;
+  rates: Record<string, { rate: number; burst: number }>;
+  quotas: Record<CloudMapQuota, number>;
+  faults: Required<CloudMapFaults>;
+}
+
+/** Requests counted at the emulator: per API by outcome (`ok`, `throttled`, `fault` or an error code), per access key by API. */
+export interface CloudMapCallLog {
+  total: number;
+  byApi: Record<string, Record<string, number>>;
+  byAccessKey: Record<string, Record<string, number>>;
+}
+
+/** Command-line flags of `python -m cloudmap_emulator` for these options. */
+export function emulatorArgs(opts: CloudMapEmulatorOptions): string[] {
+  const args: string[] = [];
+  if (opts.mode !== undefined) args.push('--mode', opts.mode);
+  if (opts.operationDelayMs !== undefined) args.push('--operation-delay-ms', String(opts.operationDelayMs));
+  if (opts.throttling !== undefined) args.push('--throttling', opts.throttling ? 'on' : 'off');
+  if (opts.rates !== undefined) args.push('--rates', Object.entries(opts.rates).map(([api, r]) => `${api}=${r.rate}/${r.burst}`).join(','));
+  if (opts.quotas !== undefined) args.push('--quotas', Object.entries(opts.quotas).map(([q, v]) => `${q}=${v}`).join(','));
+  if (opts.seed !== undefined) args.push('--seed', String(opts.seed));
+  return args;
+}
+
+/** Client of the emulator's control endpoint; changes apply at once, without a restart. */
+export class CloudMapEmulatorControl {
+  readonly endpoint: string;
+
+  constructor(endpoint: string) {
+    this.endpoint = endpoint;
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(`${this.endpoint}/_emulator/${path}`, {
+      method,
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`Cloud Map emulator ${method} /_emulator/${path} answered HTTP ${res.status}: ${text}`);
+    return JSON.parse(text) as T;
+  }
+
+  config(): Promise<CloudMapEmulatorConfig> {
+    return this.request('GET', 'config');
+  }
+
+  /** Changes part of the configuration (`mode` resets the delay and throttling to the mode's, unless also given). */
+  configure(change: Omit<CloudMapEmulatorOptions, 'seed'> & { faults?: CloudMapFaults }): Promise<CloudMapEmulatorConfig> {
+    return this.request('POST', 'config', change);
+  }
+
+  setFaults(faults: CloudMapFaults): Promise<Required<CloudMapFaults>> {
+    return this.request('POST', 'faults', faults);
+  }
+
+  clearFaults(): Promise<Required<CloudMapFaults>> {
+    return this.request('DELETE', 'faults');
+  }
+
+  calls(): Promise<CloudMapCallLog> {
+    return this.request('GET', 'calls');
+  }
+
+  resetCalls(): Promise<CloudMapCallLog> {
+    return this.request('DELETE', 'calls');
+  }
+
+  /** Forgets every namespace, service, instance, operation, request quota bucket and logged call. */
+  async reset(): Promise<void> {
+    await this.request('POST', 'reset');
+  }
+}

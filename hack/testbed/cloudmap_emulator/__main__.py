@@ -1,0 +1,29 @@
+"""python -m cloudmap_emulator -p PORT [--mode realistic|fast] [...]: moto's server with the Cloud Map patches."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from werkzeug.serving import run_simple
+
+from . import backend, settings
+from .server import Emulator
+
+
+def main() -> None:
+    try:
+        host, port, config = settings.parse(sys.argv[1:], dict(os.environ))
+    except ValueError as err:
+        sys.exit(f"cloudmap_emulator: {err}")
+    settings.install(config)
+    backend.apply_patches()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    os.environ.setdefault("MOTO_PORT", str(port))
+    print(f"cloudmap_emulator: {config.to_json()}", flush=True)
+    app = Emulator(DomainDispatcherApplication(create_backend_app), config.seed)
+    run_simple(host, port, app, threaded=True, request_handler=MotoRequestHandler)
+
+
+main()

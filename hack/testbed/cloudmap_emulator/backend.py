@@ -1,0 +1,348 @@
+"""Patches moto's servicediscovery backend and responses in place so that they behave as the Cloud Map API reference
+documents (docs/testbed.md lists each behaviour with its source). moto keeps the state; this module decides when a
+write becomes visible and which requests are refused."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from moto.servicediscovery.exceptions import InstanceNotFound, NamespaceNotFound, ServiceNotFound
+from moto.servicediscovery.models import Namespace, ServiceDiscoveryBackend, ServiceInstance
+from moto.servicediscovery.responses import ServiceDiscoveryResponse
+
+from . import listing, operations, settings
+from .errors import (
+    duplicate_request, invalid_input, namespace_already_exists, resource_in_use, resource_limit_exceeded,
+    service_already_exists,
+)
+
+
+@dataclass
+class EmulatorState:
+    """What moto does not keep: unfinished operations, CreatorRequestIds seen, the revision counter."""
+
+    pending: dict[str, operations.Pending] = field(default_factory=dict)
+    # (scope, CreatorRequestId) → (what the request asked for, its result)
+    requests: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=dict)
+    revision: int = 0
+
+
+def _replay(backend, scope: str, token: str | None, request: Any) -> str | None:
+    """The earlier result when `token` was used for this very request (a retry); DuplicateRequest when it was used for
+    a different one; None when it is new."""
+    if not token:
+        return None
+    seen = backend.emulator.requests.get((scope, token))
+    if seen is None:
+        return None
+    if seen[0] != request:
+        raise duplicate_request(seen[1], f"CreatorRequestId {token} was used for a different request")
+    return seen[1]
+
+
+def _remember(backend, scope: str, token: str | None, request: Any, result: str) -> None:
+    if token:
+        backend.emulator.requests[(scope, token)] = (request, result)
+
+
+def _bump_revision(backend, service) -> None:
+    """DiscoverInstancesRevision changes exactly when the service's instances change; one counter per account and
+    Region, so a service deleted and created again never repeats a revision."""
+    backend.emulator.revision += 1
+    service.emulator_revision = backend.emulator.revision
+
+
+def _quota(name: str) -> int:
+    return settings.current().quotas[name]
+
+
+# ---------- namespaces ----------
+
+def create_http_namespace(self, name: str, creator_request_id: str, description: str, tags: list[dict[str, str]]) -> str:
+    request = ("HTTP", name)
+    replay = _replay(self, "namespace", creator_request_id, request)
+    if replay is not None:
+        return replay
+    for ns in self.namespaces.values():
+        if ns.name == name:
+            raise namespace_already_exists(name, ns.id, ns.creator_request_id)
+    creating = operations.in_progress(self, ("namespace-name", name))
+    if creating is not None:
+        raise duplicate_request(creating, f"namespace {name} is being created")
+    limit = _quota("namespacesPerRegion")
+    if limit and len(self.namespaces) + len(operations.pending_of(self, "namespace-name")) >= limit:
+        raise resource_limit_exceeded("Namespaces per Region", limit)
+    namespace = Namespace(
+        account_id=self.account_id, region=self.region_name, name=name, ns_type="HTTP",
+        creator_request_id=creator_request_id, description=description, dns_properties={"SOA": {}},
+        http_properties={"HttpName": name},
+    )
+
+    def apply() -> None:
+        self.namespaces[namespace.id] = namespace
+        if tags:
+            self.tagger.tag_resource(namespace.arn, tags)
+
+    op_id = operations.submit(self, "CREATE_NAMESPACE", {"NAMESPACE": namespace.id}, apply, ("namespace-name", name))
+    _remember(self, "namespace", creator_request_id, request, op_id)
+    return op_id
+
+
+def delete_namespace(self, namespace_id: str) -> str:
+    if namespace_id not in self.namespaces:
+        raise NamespaceNotFound(namespace_id)
+    busy = operations.in_progress(self, ("namespace", namespace_id))
+    if busy is not None:
+        raise duplicate_request(busy, f"namespace {namespace_id} is being deleted")
+    if _services_of(self, namespace_id):
+        raise resource_in_use(f"namespace {namespace_id} still holds services")
+
+    def apply() -> None:
+        if _services_of(self, namespace_id):
+            raise resource_in_use(f"namespace {namespace_id} still holds services")
+        self.namespaces.pop(namespace_id, None)
+
+    return operations.submit(self, "DELETE_NAMESPACE", {"NAMESPACE": namespace_id}, apply, ("namespace", namespace_id))
+
+
+def _services_of(backend, namespace_id: str) -> list:
+    return [s for s in backend.services.values() if s.namespace_id == namespace_id]
+
+
+# ---------- services (synchronous in Cloud Map too) ----------
+
+_original_create_service = ServiceDiscoveryBackend.create_service
+
+
+def create_service(self, name: str, namespace_id: str, creator_request_id: str, **rest: Any):
+    request = ("service", namespace_id, name)
+    replay = _replay(self, "service", creator_request_id, request)
+    if replay is not None and replay in self.services:
+        return self.services[replay]
+    if namespace_id not in self.namespaces:
+        raise NamespaceNotFound(namespace_id)
+    for service in _services_of(self, namespace_id):
+        if service.name == name:
+            raise service_already_exists(name, service.id, service.creator_request_id)
+    limit = _quota("servicesPerNamespace")
+    if limit and len(_services_of(self, namespace_id)) >= limit:
+        raise resource_limit_exceeded("Services per namespace", limit)
+    service = _original_create_service(self, name=name, namespace_id=namespace_id, creator_request_id=creator_request_id, **rest)
+    service.emulator_revision = 0
+    _remember(self, "service", creator_request_id, request, service.id)
+    return service
+
+
+def delete_service(self, service_id: str) -> None:
+    service = self.get_service(service_id)
+    if service.instances:
+        raise resource_in_use(f"service {service_id} still holds {len(service.instances)} instances")
+    del self.services[service_id]
+
+
+# ---------- instances ----------
+
+def register_instance(self, service_id: str, instance_id: str, creator_request_id: str, attributes: dict[str, str]) -> str:
+    service = self.get_service(service_id)
+    attributes = dict(attributes or {})
+    request = ("register", instance_id, tuple(sorted(attributes.items())))
+    replay = _replay(self, f"instances/{service_id}", creator_request_id, request)
+    if replay is not None:
+        return replay
+    resource = ("instance", service_id, instance_id)
+    busy = operations.in_progress(self, resource)
+    if busy is not None:
+        # "One RegisterInstance request must complete before you can submit another request and specify the same
+        # service ID and instance ID" (API reference, RegisterInstance).
+        raise duplicate_request(busy, f"instance {instance_id} of service {service_id} has an operation in progress")
+    custom = [k for k in attributes if not k.startswith("AWS_")]
+    limit = _quota("customAttributesPerInstance")
+    if limit and len(custom) > limit:
+        raise invalid_input(f"Instance {instance_id} has {len(custom)} custom attributes; at most {limit} are allowed")
+    if _find(service, instance_id) is None:
+        _check_instance_quotas(self, service)
+
+    def apply() -> None:
+        current = self.get_service(service_id)
+        existing = _find(current, instance_id)
+        if existing is None:
+            current.instances.append(ServiceInstance(service_id, instance_id, creator_request_id, attributes))
+        elif existing.attributes != attributes:
+            existing.attributes = attributes
+            existing.creator_request_id = creator_request_id or existing.creator_request_id
+        else:
+            return
+        _bump_revision(self, current)
+
+    op_id = operations.submit(self, "REGISTER_INSTANCE", {"INSTANCE": instance_id, "SERVICE": service_id}, apply, resource)
+    _remember(self, f"instances/{service_id}", creator_request_id, request, op_id)
+    return op_id
+
+
+def _find(service, instance_id: str):
+    return next((i for i in service.instances if i.instance_id == instance_id), None)
+
+
+def _check_instance_quotas(backend, service) -> None:
+    new = [p for p in operations.pending_of(backend, "instance") if p.operation.operation_type == "REGISTER_INSTANCE"]
+    per_service = _quota("instancesPerService")
+    in_service = len(service.instances) + sum(1 for p in new if p.resource[1] == service.id)
+    if per_service and in_service >= per_service:
+        raise resource_limit_exceeded("Instances per service", per_service)
+    per_namespace = _quota("instancesPerNamespace")
+    siblings = {s.id for s in _services_of(backend, service.namespace_id)}
+    in_namespace = sum(len(backend.services[s].instances) for s in siblings) + sum(1 for p in new if p.resource[1] in siblings)
+    if per_namespace and in_namespace >= per_namespace:
+        raise resource_limit_exceeded("Instances per namespace", per_namespace)
+
+
+def deregister_instance(self, service_id: str, instance_id: str) -> str:
+    service = self.get_service(service_id)
+    resource = ("instance", service_id, instance_id)
+    busy = operations.in_progress(self, resource)
+    if busy is not None:
+        raise duplicate_request(busy, f"instance {instance_id} of service {service_id} has an operation in progress")
+    if _find(service, instance_id) is None:
+        raise InstanceNotFound(instance_id)
+
+    def apply() -> None:
+        current = self.get_service(service_id)
+        instance = _find(current, instance_id)
+        if instance is None:
+            raise InstanceNotFound(instance_id)
+        current.instances.remove(instance)
+        _bump_revision(self, current)
+
+    return operations.submit(self, "DEREGISTER_INSTANCE", {"INSTANCE": instance_id, "SERVICE": service_id}, apply, resource)
+
+
+def _service_by_names(backend, namespace_name: str, service_name: str):
+    namespace = next((ns for ns in backend.namespaces.values() if ns.name == namespace_name), None)
+    if namespace is None:
+        raise NamespaceNotFound(namespace_name)
+    service = next((s for s in _services_of(backend, namespace.id) if s.name == service_name), None)
+    if service is None:
+        raise ServiceNotFound(service_name)
+    return service
+
+
+def discover_instances_revision(self, namespace_name: str, service_name: str) -> int:
+    return getattr(_service_by_names(self, namespace_name, service_name), "emulator_revision", 0)
+
+
+# ---------- responses: filters, paging, revisions, operation errors ----------
+
+def _params(self) -> dict:
+    return json.loads(self.body or "{}")
+
+
+_ANY = {"EQ", "IN"}
+NAMESPACE_FILTERS = {
+    "TYPE": (lambda ns: ns.type, _ANY),
+    "NAME": (lambda ns: ns.name, {"EQ", "BEGINS_WITH"}),
+    "HTTP_NAME": (lambda ns: (ns.http_properties or {}).get("HttpName", ""), {"EQ", "BEGINS_WITH"}),
+    "RESOURCE_OWNER": (lambda ns: "SELF", {"EQ"}),
+}
+SERVICE_FILTERS = {
+    "NAMESPACE_ID": (lambda s: s.namespace_id, _ANY),
+    "RESOURCE_OWNER": (lambda s: "SELF", {"EQ"}),
+}
+
+
+def _operation_field(target: str):
+    return lambda op: op.targets.get(target, "")
+
+
+OPERATION_FILTERS = {
+    "NAMESPACE_ID": (_operation_field("NAMESPACE"), _ANY),
+    "SERVICE_ID": (_operation_field("SERVICE"), _ANY),
+    "STATUS": (lambda op: op.status, _ANY),
+    "TYPE": (lambda op: op.operation_type, _ANY),
+    "UPDATE_DATE": (lambda op: op.updated, {"BETWEEN"}),
+}
+
+
+def list_namespaces(self) -> str:
+    params = _params(self)
+    items = listing.filtered(self.servicediscovery_backend.namespaces.values(), params.get("Filters"), NAMESPACE_FILTERS)
+    return _page_json(items, params, "Namespaces", lambda ns: ns.to_json())
+
+
+def list_services(self) -> str:
+    params = _params(self)
+    items = listing.filtered(self.servicediscovery_backend.services.values(), params.get("Filters"), SERVICE_FILTERS)
+    return _page_json(items, params, "Services", lambda s: s.to_json())
+
+
+def list_operations(self) -> str:
+    params = _params(self)
+    items = listing.filtered(self.servicediscovery_backend.operations.values(), params.get("Filters"), OPERATION_FILTERS)
+    return _page_json(items, params, "Operations", lambda op: operations.operation_json(op, short=True))
+
+
+def list_instances(self) -> str:
+    params = _params(self)
+    items = list(self.servicediscovery_backend.get_service(params.get("ServiceId")).instances)
+    return _page_json(items, params, "Instances", lambda i: i.to_json())
+
+
+def _page_json(items: list, params: dict, key: str, to_json) -> str:
+    chunk, token = listing.page(list(items), params)
+    out: dict[str, Any] = {key: [to_json(item) for item in chunk]}
+    if token:
+        out["NextToken"] = token
+    return json.dumps(out)
+
+
+def get_operation(self) -> str:
+    operation = self.servicediscovery_backend.get_operation(operation_id=_params(self).get("OperationId"))
+    return json.dumps({"Operation": operations.operation_json(operation)})
+
+
+DISCOVER_DEFAULT, DISCOVER_MAX = 100, 1000
+
+
+def discover_instances(self) -> str:
+    """At most MaxResults (default 100, at most 1000) instances, with the service's InstancesRevision."""
+    params = _params(self)
+    size = params.get("MaxResults") or DISCOVER_DEFAULT
+    if not 1 <= int(size) <= DISCOVER_MAX:
+        raise invalid_input(f"MaxResults must be between 1 and {DISCOVER_MAX}")
+    backend = self.servicediscovery_backend
+    namespace_name, service_name = params.get("NamespaceName"), params.get("ServiceName")
+    service = _service_by_names(backend, namespace_name, service_name)
+    health = params.get("HealthStatus")
+    if health not in (None, "HEALTHY", "UNHEALTHY", "ALL", "HEALTHY_OR_ELSE_ALL"):
+        raise invalid_input(f"Invalid HealthStatus {health}")
+    found = backend._filter_instances(service.instances, params.get("QueryParameters"), params.get("OptionalParameters"), health)
+    return json.dumps({
+        "Instances": [{
+            "InstanceId": i.instance_id, "NamespaceName": namespace_name, "ServiceName": service_name,
+            "Attributes": i.attributes, "HealthStatus": i.health_status,
+        } for i in found[: int(size)]],
+        "InstancesRevision": getattr(service, "emulator_revision", 0),
+    })
+
+
+_original_init = ServiceDiscoveryBackend.__init__
+
+
+def __init__(self, region_name: str, account_id: str) -> None:
+    _original_init(self, region_name, account_id)
+    self.emulator = EmulatorState()
+
+
+def apply_patches() -> None:
+    """Installs the documented behaviour into moto's classes; call once, before the server starts."""
+    for name, fn in {
+        "__init__": __init__, "create_http_namespace": create_http_namespace, "delete_namespace": delete_namespace,
+        "create_service": create_service, "delete_service": delete_service, "register_instance": register_instance,
+        "deregister_instance": deregister_instance, "discover_instances_revision": discover_instances_revision,
+    }.items():
+        setattr(ServiceDiscoveryBackend, name, fn)
+    for name, fn in {
+        "list_namespaces": list_namespaces, "list_services": list_services, "list_operations": list_operations,
+        "list_instances": list_instances, "get_operation": get_operation, "discover_instances": discover_instances,
+    }.items():
+        setattr(ServiceDiscoveryResponse, name, fn)

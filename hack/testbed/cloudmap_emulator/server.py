@@ -1,0 +1,126 @@
+"""The emulator's WSGI front: the control endpoints under /_emulator/, then for each Cloud Map request the fault
+switch, the request quotas, the call log, and moto (patched by backend.py) under one lock."""
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, Callable, Iterable
+
+from moto.iam.models import get_account_id_from
+from moto.servicediscovery.models import servicediscovery_backends
+
+from . import operations, settings
+from .calls import CallLog
+from .errors import CloudMapError, internal_failure, throttled
+from .faults import FaultSwitch
+from .quotas import RequestQuotas
+
+TARGET_PREFIX = "Route53AutoNaming_v20170314."
+CREDENTIAL = re.compile(r"Credential=([^/]+)/[^/]+/([^/]+)/")
+StartResponse = Callable[..., Any]
+
+
+def _json(start_response: StartResponse, status: int, body: Any) -> list[bytes]:
+    data = json.dumps(body).encode()
+    reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}.get(status, "")
+    start_response(f"{status} {reason}", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+    return [data]
+
+
+def _error(start_response: StartResponse, err: CloudMapError) -> list[bytes]:
+    data = err.description.encode()
+    start_response(f"{err.code} Error", [
+        ("Content-Type", "application/x-amz-json-1.1"), ("X-Amzn-ErrorType", err.error_type),
+        ("Content-Length", str(len(data))),
+    ])
+    return [data]
+
+
+class Emulator:
+    def __init__(self, moto_app: Callable[[dict, StartResponse], Iterable[bytes]], seed: int) -> None:
+        self.moto_app = moto_app
+        self.calls = CallLog()
+        self.quotas = RequestQuotas()
+        self.faults = FaultSwitch(seed)
+
+    def __call__(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO", "").startswith("/_emulator/"):
+            return self.control(environ, start_response)
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if not target.startswith(TARGET_PREFIX):
+            return self.moto_app(environ, start_response)
+        return self.cloud_map(environ, start_response, target[len(TARGET_PREFIX):])
+
+    def cloud_map(self, environ: dict, start_response: StartResponse, api: str) -> Iterable[bytes]:
+        match = CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
+        access_key, region = (match.group(1), match.group(2)) if match else ("anonymous", "us-east-1")
+        with settings.LOCK:
+            config = settings.current()
+            draw = self.faults.draw(config.faults, api)
+            rate, burst = config.rate(api)
+            throttling = config.throttling
+        # Latency and timeouts hold this request only, never the lock.
+        if draw.latency_s:
+            time.sleep(draw.latency_s)
+        if draw.kind == "timeout":
+            time.sleep(draw.timeout_s)
+            return self._refuse(start_response, api, access_key, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
+        if draw.kind == "error":
+            return self._refuse(start_response, api, access_key, "fault", internal_failure(draw.status))
+        if draw.kind == "throttle":
+            return self._refuse(start_response, api, access_key, "fault", throttled(api))
+        account = get_account_id_from(access_key)
+        with settings.LOCK:
+            if throttling and not self.quotas.allow(account, region, api, rate, burst):
+                return self._refuse(start_response, api, access_key, "throttled", throttled(api))
+            operations.settle(servicediscovery_backends[account][region])
+            captured: dict[str, Any] = {}
+
+            def capture(status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], Any]:
+                captured["status"], captured["headers"] = status, headers
+                return start_response(status, headers, exc_info) if exc_info else start_response(status, headers)
+
+            result = self.moto_app(environ, capture)
+            try:
+                body = b"".join(result)
+            finally:
+                getattr(result, "close", lambda: None)()
+        error_type = dict((k.lower(), v) for k, v in captured.get("headers", [])).get("x-amzn-errortype")
+        self.calls.record(api, access_key, error_type.split(":")[0] if error_type else "ok")
+        return [body]
+
+    def _refuse(self, start_response: StartResponse, api: str, access_key: str, outcome: str, err: CloudMapError) -> list[bytes]:
+        self.calls.record(api, access_key, outcome)
+        return _error(start_response, err)
+
+    def control(self, environ: dict, start_response: StartResponse) -> list[bytes]:
+        """GET/POST /_emulator/config, GET/POST/DELETE /_emulator/faults, GET/DELETE /_emulator/calls,
+        POST /_emulator/reset. Bodies are JSON; see docs/testbed.md."""
+        path, method = environ["PATH_INFO"].rstrip("/"), environ["REQUEST_METHOD"]
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = json.loads(environ["wsgi.input"].read(length) or b"{}") if length else {}
+            with settings.LOCK:
+                config = settings.current()
+                if path == "/_emulator/config" and method in ("POST", "PATCH"):
+                    config.update(body)
+                elif path == "/_emulator/faults" and method in ("POST", "PUT"):
+                    config.update({"faults": body})
+                elif path == "/_emulator/faults" and method == "DELETE":
+                    config.update({"faults": {}})
+                elif path == "/_emulator/calls" and method == "DELETE":
+                    self.calls.reset()
+                elif path == "/_emulator/reset" and method == "POST":
+                    servicediscovery_backends.reset()
+                    self.quotas.reset()
+                    self.calls.reset()
+                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls"):
+                    return _json(start_response, 404, {"message": f"no control endpoint {method} {path}"})
+                if path == "/_emulator/calls":
+                    return _json(start_response, 200, self.calls.to_json())
+                if path == "/_emulator/faults":
+                    return _json(start_response, 200, config.faults.to_json())
+                return _json(start_response, 200, config.to_json())
+        except (ValueError, KeyError, TypeError) as err:
+            return _json(start_response, 400, {"message": str(err)})
