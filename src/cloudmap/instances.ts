@@ -137,19 +137,12 @@ export class CloudMapInstances {
     const context = { serviceId, instanceId: instance.id };
     assertOwnInstance(instance, this.identity, 'register', describeContext({ serviceId }));
     // Fixed across the caller's retries: a retry of a request that landed (its response lost) is answered with the
-    // same operation, or DuplicateRequest naming it, instead of a second registration.
+    // same operation instead of a second registration.
     const CreatorRequestId = randomUUID();
-    let operationId: string | undefined;
-    try {
-      const out = await this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
-        ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes, CreatorRequestId,
-      })));
-      operationId = out.OperationId;
-    } catch (err) {
-      operationId = causeField(err, 'DuplicateOperationId');
-      if (operationId === undefined) throw err;
-    }
-    operationId = this.requireOperationId(operationId, 'RegisterInstance', context);
+    const out = await this.afterBusy(() => this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
+      ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes, CreatorRequestId,
+    }))));
+    const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
     this.operations.track(operationId, context, async () => {
       const current = await this.getInstance(serviceId, instance.id);
       return current !== undefined && sameInstances([current], [instance]);
@@ -185,8 +178,8 @@ export class CloudMapInstances {
     const context = { serviceId, instanceId: instance.id };
     let out;
     try {
-      out = await this.onService('DeregisterInstance', context,
-        () => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id })));
+      out = await this.afterBusy(() => this.onService('DeregisterInstance', context,
+        () => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }))));
     } catch (err) {
       if (isNotFound(err, 'InstanceNotFound')) return undefined;
       throw err;
@@ -194,6 +187,22 @@ export class CloudMapInstances {
     const operationId = this.requireOperationId(out.OperationId, 'DeregisterInstance', context);
     this.operations.track(operationId, context, async () => (await this.getInstance(serviceId, instance.id)) === undefined);
     return operationId;
+  }
+
+  /**
+   * Cloud Map takes one operation at a time per instance: a write while another is running is refused with
+   * DuplicateRequest naming it (e.g. an operation a killed predecessor left, or one whose wait timed out). Then that
+   * operation is waited for, whatever its outcome, and the write sent once more.
+   */
+  private async afterBusy<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (err) {
+      const busy = causeField(err, 'DuplicateOperationId');
+      if (busy === undefined) throw err;
+      await this.operations.wait([busy]).catch(() => {});
+      return send();
+    }
   }
 
   private requireOperationId(operationId: string | undefined, api: string, context: CallContext): string {

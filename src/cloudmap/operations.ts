@@ -194,9 +194,10 @@ export class OperationWaiter {
 
   /**
    * Waits (at most `timeoutMs`) for the instance operations anyone left pending in the account, e.g. a previous
-   * process of this worker killed mid-write. Failures are the writer's to retry, so they are only counted.
+   * process of this worker killed mid-write, and returns their ids. Failures are the writer's to retry, so they are
+   * only counted.
    */
-  async settleInFlight(timeoutMs: number): Promise<{ pending: number; failed: number }> {
+  async settleInFlight(timeoutMs: number): Promise<{ ids: string[]; failed: number }> {
     const inFlight = await this.list([
       { Name: 'STATUS', Condition: 'IN', Values: ['SUBMITTED', 'PENDING'] },
       { Name: 'TYPE', Condition: 'IN', Values: ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'] },
@@ -205,10 +206,16 @@ export class OperationWaiter {
     for (const id of ids) this.track(id, {});
     try {
       await this.wait(ids, timeoutMs);
-      return { pending: ids.length, failed: 0 };
+      return { ids, failed: 0 };
     } catch (err) {
-      if (err instanceof OperationsFailedError) return { pending: ids.length, failed: err.failures.length };
+      if (err instanceof OperationsFailedError) return { ids, failed: err.failures.length };
       throw err;
     }
+  }
+
+  /** The instance an operation wrote (its INSTANCE target), if it names one. */
+  async instanceOf(operationId: string): Promise<string | undefined> {
+    const out = await this.caller.call('GetOperation', { operationId }, () => this.client.send(new GetOperationCommand({ OperationId: operationId })));
+    return out.Operation?.Targets?.INSTANCE;
   }
 }

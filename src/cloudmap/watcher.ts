@@ -14,6 +14,7 @@
 //   the marker (the AWS controller v0.3.1), vanished services and anything missed, at a cost that does not grow
 //   with the number of services.
 import { sleep } from '../kube/backoff.ts';
+import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
@@ -100,6 +101,9 @@ const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 const FULL_RESYNC_RETRY_MS = { min: 1000, max: 30_000 };
 
+/** Operations left pending at start that are looked at to tell whether a predecessor of this cluster left them. */
+const OWN_OPERATION_PROBES = 20;
+
 export class CloudMapWatcher {
   private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices'>;
   private readonly markerNamespace: string;
@@ -124,8 +128,8 @@ export class CloudMapWatcher {
   private sweepListingRetryAt = 0;
   private sweepCarry = 0;
   private lastSweepStep = 0;
-  /** Operations found pending at start (a previous process was killed mid-write). */
-  private pendingAtStart = 0;
+  /** Some operations found pending at start were this cluster's (a previous process was killed mid-write). */
+  private ownPendingAtStart = false;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -212,9 +216,10 @@ export class CloudMapWatcher {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     await this.guard('wait for Cloud Map operations left pending', async () => {
-      const { pending, failed } = await this.opts.operations.settleInFlight(this.opts.settleTimeoutMs);
-      this.pendingAtStart = pending;
-      if (pending > 0) this.log?.info({ pending, failed }, 'waited for Cloud Map operations left pending before the first read');
+      const { ids, failed } = await this.opts.operations.settleInFlight(this.opts.settleTimeoutMs);
+      if (ids.length === 0) return;
+      this.ownPendingAtStart = await this.anyOwn(ids);
+      this.log?.info({ pending: ids.length, failed, ours: this.ownPendingAtStart }, 'waited for Cloud Map operations left pending before the first read');
     });
     await this.guard('read the change marker', () => this.pollMarker(false));
     while (!signal.aborted) {
@@ -370,8 +375,7 @@ export class CloudMapWatcher {
       if (this.opts.knownServices === undefined) {
         for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
-        const known = new Map(this.opts.knownServices().map((k) => [`${k.namespace}/${k.service}`, k]));
-        for (const [namespace, services] of this.cache) for (const service of services.keys()) known.set(`${namespace}/${service}`, { namespace, service });
+        const known = new Map([...this.opts.knownServices(), ...this.keys()].map((k) => [`${k.namespace}/${k.service}`, k]));
         const failures = await forEachLimited(known.values(), this.opts.concurrency, (k) => this.refreshService(k.namespace, k.service, true).then(() => {}));
         failed = failures.length > 0;
         if (failed) this.log?.warn({ failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying');
@@ -388,15 +392,29 @@ export class CloudMapWatcher {
     if (failed) return;
     this.isSynced = true;
     this.lastSweepStep = this.opts.clock.now();
+    // Listed just now: the first pass checks what was read, and lists again only when it is over.
+    if (this.opts.knownServices === undefined) this.startPass(this.keys(), this.lastSweepStep);
     this.resolveFirstSync?.();
     this.resolveFirstSync = undefined;
-    if (this.pendingAtStart > 0) this.announceOwnNamespaces();
+    if (this.ownPendingAtStart) this.announceOwnNamespaces();
   }
 
   /** Names of the Cloud Map namespaces that can be Kubernetes namespaces, listed or cached. */
   private async namespaces(): Promise<Set<string>> {
     const listed = (await this.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
     return new Set([...listed, ...this.cache.keys()]);
+  }
+
+  /**
+   * Whether any of these operations wrote an instance of this cluster (ids end with its tag), asking for at most
+   * OWN_OPERATION_PROBES of them: pending operations of a killed predecessor are many, so the first ones tell.
+   */
+  private async anyOwn(operationIds: readonly string[]): Promise<boolean> {
+    const tag = `-${clusterTag(this.opts.identity)}`;
+    for (const id of operationIds.slice(0, OWN_OPERATION_PROBES)) {
+      if ((await this.opts.operations.instanceOf(id))?.endsWith(tag)) return true;
+    }
+    return false;
   }
 
   /**
@@ -427,13 +445,22 @@ export class CloudMapWatcher {
         if (unread.length > 0) markDirty(this.dirty, namespace, unread);
         for (const service of new Set([...listed, ...(cached?.keys() ?? [])])) services.push({ namespace, service });
       }
-      this.sweep = { services, deep: this.counts.fullResyncs % this.opts.deepResyncEvery === 0, startedAt: now, next: 0 };
+      this.startPass(services, now);
     })().catch((err: unknown) => {
       this.sweepListingRetryAt = this.opts.clock.now() + FULL_RESYNC_RETRY_MS.max;
       this.log?.warn({ err: String(err) }, 'could not list Cloud Map services for the resync; retrying later');
     }).finally(() => {
       this.sweepListing = undefined;
     });
+  }
+
+  private startPass(services: readonly ServiceKey[], now: number): void {
+    this.sweep = { services, deep: this.counts.fullResyncs % this.opts.deepResyncEvery === 0, startedAt: now, next: 0 };
+  }
+
+  /** Every cached service, with instances or not. */
+  private keys(): ServiceKey[] {
+    return [...this.cache].flatMap(([namespace, services]) => [...services.keys()].map((service) => ({ namespace, service })));
   }
 
   /** One step of the safety-net resync: the checks the pace allows since the last step. */
