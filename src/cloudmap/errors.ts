@@ -141,11 +141,12 @@ export class OperationsFailedError extends Error {
 }
 
 /**
- * True when the failure says only that Cloud Map is busy (throttled, unreachable, operations still running): retrying
- * later will do, and it is no reason to report an export as failed.
+ * True when retrying later will do and the failure is no reason to report an export as failed: Cloud Map is busy
+ * (throttled, unreachable, operations still running), or a cached namespace or service id went stale (another cluster
+ * deleted it; the id is dropped and the retry creates or finds it again).
  */
 export function isTemporary(err: unknown): boolean {
-  if (err instanceof CloudMapCallError) return err.retryable;
+  if (err instanceof CloudMapCallError) return err.retryable || err.code === 'ServiceNotFound' || err.code === 'NamespaceNotFound';
   return err instanceof OperationsFailedError && err.failures.every((f) => f.pending === true);
 }
 

@@ -65,6 +65,8 @@ describe('cloudmap temporary failures (M6: throttling is no export failure)', ()
     const refused = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('bad'), { name: 'InvalidInput' }), 1);
     expect(isTemporary(throttled)).to.equal(true);
     expect(isTemporary(refused)).to.equal(false);
+    const stale = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('gone'), { name: 'ServiceNotFound' }), 1);
+    expect(isTemporary(stale)).to.equal(true);
     expect(isTemporary(new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'still pending', pending: true }]))).to.equal(true);
     expect(isTemporary(new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'FAIL' }]))).to.equal(false);
     expect(isTemporary(new Error('other'))).to.equal(false);

@@ -19,10 +19,14 @@ describe('cloudmap operation polling plan (M6)', () => {
     expect(planOperationPolls(ops, NOW, NOW - 10_000).listSince).to.equal(NOW - 300 - OVERLAP);
   });
 
-  it('asks for operations listings kept missing one by one', () => {
+  it('asks for the few oldest operations listings kept missing one by one, however many are overdue', () => {
     const plan = planOperationPolls([op('a'), op('b'), op('c'), op('old', 20_000)], NOW, NOW - 500);
     expect(plan.listed).to.deep.equal(['a', 'b', 'c']);
     expect(plan.gets).to.deep.equal(['old']);
+    const slow = Array.from({ length: 500 }, (_, n) => op(`s${n}`, 16_000 + n));
+    const many = planOperationPolls(slow, NOW, NOW - 500);
+    expect(many.gets).to.deep.equal(['s499', 's498', 's497', 's496', 's495']);
+    expect(many.listed).to.have.length(495);
   });
 
   it('covers every pending operation exactly once, with at most one listing whose window holds every listed submission (property)', () => {
@@ -34,6 +38,7 @@ describe('cloudmap operation polling plan (M6)', () => {
         const covered = [...plan.gets, ...plan.listed];
         const listedOps = ops.filter((o) => plan.listed.includes(o.id));
         return covered.length === ops.length && new Set(covered).size === ops.length &&
+          plan.gets.length < DEFAULT_POLL_POLICY.batchFrom + DEFAULT_POLL_POLICY.individualPerRound &&
           (plan.listSince === undefined) === (plan.listed.length === 0) &&
           // No listed operation can have settled before the window: it was submitted after, or pending at the last listing.
           listedOps.every((o) => plan.listSince! <= Math.max(NOW - o.age, listedAgo === undefined ? -Infinity : NOW - listedAgo));
