@@ -75,3 +75,16 @@ export function clientLimits(input: ClientLimitInput): Record<string, ClientLimi
   }
   return out;
 }
+
+/**
+ * The least time, in seconds, in which `calls` (requests per API) fit the given limits: each API's calls beyond its
+ * burst at its rate, the slowest API deciding (APIs are limited independently and run in parallel).
+ */
+export function quotaLowerBoundSeconds(calls: Readonly<Record<string, number>>, limits: Readonly<Record<string, ApiQuota | ClientLimit>>): number {
+  let bound = 0;
+  for (const [api, n] of Object.entries(calls)) {
+    const limit = limits[api] ?? limits[OTHER_APIS]!;
+    bound = Math.max(bound, Math.max(0, n - limit.burst) / limit.rate);
+  }
+  return bound;
+}

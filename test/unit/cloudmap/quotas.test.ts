@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { clientLimits, CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS } from '../../../src/cloudmap/quotas.ts';
+import { clientLimits, CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS, quotaLowerBoundSeconds } from '../../../src/cloudmap/quotas.ts';
 
 describe('cloudmap client limits from the account quotas (M6)', () => {
   it('gives each of n clusters an equal share of 80% of the documented quotas', () => {
@@ -31,5 +31,15 @@ describe('cloudmap client limits from the account quotas (M6)', () => {
         });
       },
     ));
+  });
+});
+
+describe('cloudmap lower bound of a sync from the quotas (M6)', () => {
+  it('is the slowest API\'s calls beyond its burst at its rate', () => {
+    // 1,000 new services × 3 instances: CreateService (5/s, burst 50) decides, not RegisterInstance (50/s, burst 100).
+    expect(quotaLowerBoundSeconds({ CreateService: 1000, RegisterInstance: 3000 }, CLOUD_MAP_QUOTAS)).to.equal(190);
+    expect(quotaLowerBoundSeconds({ CreateService: 1000 }, clientLimits({ clusters: 1 }))).to.equal(240);
+    expect(quotaLowerBoundSeconds({ SomethingElse: 30 }, CLOUD_MAP_QUOTAS)).to.equal(1);
+    expect(quotaLowerBoundSeconds({}, CLOUD_MAP_QUOTAS)).to.equal(0);
   });
 });
