@@ -5,7 +5,7 @@
 //      (ServiceImport Ready with 3 endpoints) in both clusters;
 //   2. export-to-import latency of a new service: ServiceExport created in cls1 → imported in cls2, one at a time;
 //   3. endpoint-change latency: an endpoint of cls1 turning unready (or ready) → shown so in cls2, one at a time;
-//   4. Cloud Map calls per minute per cluster while nothing changes, over --idle-window (6m covers a full resync);
+//   4. Cloud Map calls per minute per cluster while nothing changes, over --idle-window (the paced resync spends the same every minute);
 //   5. worker RSS (peak over the run and at the end).
 // Workers run as host processes with the production settings of kustomize/base's ConfigMap. Prints a Markdown table.
 import { execFileSync } from 'node:child_process';
@@ -34,7 +34,7 @@ const specs = {
   namespaces: intOption('namespaces', 'BENCH_NAMESPACES', 10, 'Namespaces the services are spread over.', 1),
   endpoints: intOption('endpoints', 'BENCH_ENDPOINTS', 3, 'Endpoints per service.', 1, 250),
   samples: intOption('samples', 'BENCH_SAMPLES', 50, 'Samples of each latency (new service, endpoint change).', 1),
-  idleWindow: durationOption('idle-window', 'BENCH_IDLE_WINDOW', 360_000, 'How long Cloud Map calls are counted with nothing changing (6m covers one full resync).'),
+  idleWindow: durationOption('idle-window', 'BENCH_IDLE_WINDOW', 360_000, 'How long Cloud Map calls are counted with nothing changing (the paced resync spends the same every minute; a pass lists services once).'),
   keepLogs: boolOption('keep-logs', 'BENCH_KEEP_LOGS', false, 'Keep the ClusterSet\'s directory (component and worker logs) after a successful run.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 900_000, 'Longest wait for the initial sync.'),
 };
