@@ -213,6 +213,19 @@ export class OperationWaiter {
     }
   }
 
+  /**
+   * Instance operations of the account that succeeded after `sinceMs` (from the next whole second: UPDATE_DATE takes
+   * seconds, and what settled in the same second as a marker bump was announced by it).
+   */
+  async succeededSince(sinceMs: number): Promise<string[]> {
+    const done = await this.list([
+      { Name: 'STATUS', Condition: 'IN', Values: ['SUCCESS'] },
+      { Name: 'TYPE', Condition: 'IN', Values: ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'] },
+      { Name: 'UPDATE_DATE', Condition: 'BETWEEN', Values: [String(Math.ceil(sinceMs / 1000)), String(Math.floor((this.clock.now() + 60_000) / 1000))] },
+    ]);
+    return [...done].filter(([, status]) => status === 'SUCCESS').map(([id]) => id);
+  }
+
   /** The instance an operation wrote (its INSTANCE target), if it names one. */
   async instanceOf(operationId: string): Promise<string | undefined> {
     const out = await this.caller.call('GetOperation', { operationId }, () => this.client.send(new GetOperationCommand({ OperationId: operationId })));

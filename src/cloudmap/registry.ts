@@ -118,10 +118,13 @@ export class CloudMapRegistry {
     return services;
   }
 
-  /** The id of the namespace called `name`, or undefined when there is none; no call once every namespace was listed. */
-  async findNamespace(name: string): Promise<string | undefined> {
+  /**
+   * The id of the namespace called `name`, or undefined when there is none; no call once every namespace was listed,
+   * unless `unlisted` says it may have been created since (the change marker named it).
+   */
+  async findNamespace(name: string, unlisted = false): Promise<string | undefined> {
     const known = this.namespaceIds.get(name);
-    if (known !== undefined || this.namespacesComplete) return known;
+    if (known !== undefined || (this.namespacesComplete && !unlisted)) return known;
     return oldest(await this.listNamespaces(name))?.id;
   }
 

@@ -20,7 +20,7 @@ import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { ChangeMarkerWriter } from './change-marker-writer.ts';
 import {
-  changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, type DirtyNamespaces, type MarkerEntry,
+  changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, unannouncedSince, type DirtyNamespaces, type MarkerEntry,
 } from './change-marker.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { forEachLimited } from './for-each-limited.ts';
@@ -103,6 +103,8 @@ const FULL_RESYNC_RETRY_MS = { min: 1000, max: 30_000 };
 
 /** Operations left pending at start that are looked at to tell whether a predecessor of this cluster left them. */
 const OWN_OPERATION_PROBES = 20;
+/** Writes older than this that a predecessor never announced are left to the safety-net resync. */
+const UNANNOUNCED_MAX_AGE_MS = 3_600_000;
 
 export class CloudMapWatcher {
   private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices'>;
@@ -128,7 +130,7 @@ export class CloudMapWatcher {
   private sweepListingRetryAt = 0;
   private sweepCarry = 0;
   private lastSweepStep = 0;
-  /** Some operations found pending at start were this cluster's (a previous process was killed mid-write). */
+  /** Operations found at start (pending, or done but unannounced) were this cluster's: a predecessor was killed mid-write. */
   private ownPendingAtStart = false;
 
   constructor(options: CloudMapWatcherOptions) {
@@ -215,13 +217,8 @@ export class CloudMapWatcher {
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
-    await this.guard('wait for Cloud Map operations left pending', async () => {
-      const { ids, failed } = await this.opts.operations.settleInFlight(this.opts.settleTimeoutMs);
-      if (ids.length === 0) return;
-      this.ownPendingAtStart = await this.anyOwn(ids);
-      this.log?.info({ pending: ids.length, failed, ours: this.ownPendingAtStart }, 'waited for Cloud Map operations left pending before the first read');
-    });
     await this.guard('read the change marker', () => this.pollMarker(false));
+    await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
     while (!signal.aborted) {
       await this.tick();
       await sleep(this.opts.pollIntervalMs, signal);
@@ -305,7 +302,8 @@ export class CloudMapWatcher {
    */
   private async scanNamespace(namespace: string, deep: boolean): Promise<boolean | undefined> {
     this.counts.namespaceScans++;
-    const namespaceId = await this.opts.registry.findNamespace(namespace);
+    // Scanned because a marker or a listing named it: it may be newer than the registry's last listing.
+    const namespaceId = await this.opts.registry.findNamespace(namespace, true);
     const listed = new Set(namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name));
     const names = new Set([...listed, ...(this.cache.get(namespace)?.keys() ?? [])]);
     let moved = false;
@@ -403,6 +401,22 @@ export class CloudMapWatcher {
   private async namespaces(): Promise<Set<string>> {
     const listed = (await this.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
     return new Set([...listed, ...this.cache.keys()]);
+  }
+
+  /**
+   * A predecessor killed mid-write leaves operations pending (waited for here, so the first read sees their outcome)
+   * and completed writes it never announced with a marker bump: instance operations that succeeded since this
+   * cluster's last bump. If some of either are this cluster's, the peers are told after the first read.
+   */
+  private async settlePredecessor(): Promise<void> {
+    const { operations, identity, clock } = this.opts;
+    const { ids: pending, failed } = await operations.settleInFlight(this.opts.settleTimeoutMs);
+    const since = unannouncedSince(this.markerSeen.values(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
+    const ids = [...new Set([...pending, ...(await operations.succeededSince(since))])];
+    if (ids.length === 0) return;
+    this.ownPendingAtStart = await this.anyOwn(ids);
+    this.log?.info({ pending: pending.length, failed, recent: ids.length - pending.length, ours: this.ownPendingAtStart },
+      'looked at the Cloud Map operations a previous process may have left before the first read');
   }
 
   /**
