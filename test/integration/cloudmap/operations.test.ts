@@ -42,10 +42,16 @@ describe('cloudmap operations on the emulator (M6)', function () {
   it('a restarted writer waits for the registrations its predecessor left pending, then sees them all', async () => {
     const { adapter: before } = adapterFor(moto.endpoint, 'cls1');
     const svc = await before.ensureService(await before.ensureNamespace('demo'), 'web');
-    // The predecessor submitted these and died before their operations completed.
-    await Promise.all(Array.from({ length: 40 }, (_, n) => raw.send(new RegisterInstanceCommand({
-      ServiceId: svc, InstanceId: `i-${n}`, Attributes: instanceOf('cls1', `i-${n}`).attributes,
-    }))));
+    // The predecessor submitted these and died before their operations completed (slow ones, so that a loaded
+    // machine cannot let any finish before the successor looks).
+    await moto.control.configure({ operationDelayMs: 5000 });
+    try {
+      await Promise.all(Array.from({ length: 40 }, (_, n) => raw.send(new RegisterInstanceCommand({
+        ServiceId: svc, InstanceId: `i-${n}`, Attributes: instanceOf('cls1', `i-${n}`).attributes,
+      }))));
+    } finally {
+      await moto.control.configure({ operationDelayMs: 1000 });
+    }
     expect((await before.discoverInstances('demo', 'web'))!.instances).to.have.length(0);
 
     const { adapter: after, calls } = adapterFor(moto.endpoint, 'cls1');
