@@ -156,6 +156,13 @@ build_coredns() {
 }
 
 # ---------- moto ----------
+# A wrapper, not a symlink: Python finds its venv only when started by the venv's own path.
+write_moto_python() {
+  rm -f "$BIN/moto-python"
+  printf '#!/bin/sh\nexec "%s" "$@"\n' "$CACHE/moto-venv/bin/python" >"$BIN/moto-python"
+  chmod +x "$BIN/moto-python"
+}
+
 install_moto() {
   python3 -m venv "$CACHE/moto-venv"
   "$CACHE/moto-venv/bin/pip" install --quiet "moto[server]==$MOTO_VERSION"
@@ -167,6 +174,8 @@ need go "install Go 1.24 or newer (https://go.dev/doc/install, or Debian's golan
 need python3 "install Python 3.9 or newer with the venv module (Debian: apt-get install python3 python3-venv)"
 
 [ -x "$BIN/moto_server" ] || run_logged moto install_moto
+# The Cloud Map emulator (hack/testbed/cloudmap_emulator) runs in moto's venv.
+write_moto_python
 [ -x "$BIN/etcd" ] || run_logged etcd build_etcd
 [ -x "$BIN/kwok" ] || run_logged kwok build_kwok
 [ -f "$CACHE/kwok-stages/node-heartbeat-with-lease.yaml" ] || run_logged kwok-stages install_kwok_stages

@@ -1,6 +1,6 @@
 // npm run testbed -- up|status|down: a local ClusterSet (real kube-apiservers with kwok nodes, moto as Cloud Map)
 // that stays up between commands. See docs/testbed.md.
-import { boolOption, ConfigError, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
+import { boolOption, ConfigError, enumOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
 import type { ClusterSetState } from './testbed/clusterset.ts';
 import { defaultTestbedDir, down, ownerLogPath, readState, runningOwner, serve, up } from './testbed/detached.ts';
 import { clusterSetHealth } from './testbed/health.ts';
@@ -10,6 +10,8 @@ const specs = {
   dir: stringOption('dir', 'MCS_CLOUDMAP_TESTBED_DIR', defaultTestbedDir(), 'where the running testbed keeps kubeconfigs, certificates, data and logs'),
   clusters: intOption('clusters', 'MCS_CLOUDMAP_TESTBED_CLUSTERS', 2, 'number of clusters (up)', 1, MAX_CLUSTERS),
   sharedPodCidr: boolOption('shared-pod-cidr', 'MCS_CLOUDMAP_TESTBED_SHARED_POD_CIDR', false, 'give every cluster the same pod CIDR (up)'),
+  cloudMapMode: enumOption('cloudmap-mode', 'MCS_CLOUDMAP_TESTBED_CLOUDMAP_MODE', 'realistic', ['realistic', 'fast'] as const,
+    'Cloud Map emulator (up): realistic = asynchronous operations and request quotas as documented; fast = everything at once'),
 };
 
 const USAGE = `Usage: npm run testbed -- up|status|down [flags]
@@ -59,12 +61,12 @@ async function main(argv: string[]): Promise<number> {
   const opts = parseOptions(specs, rest);
   switch (command) {
     case 'up': {
-      const state = await up(process.argv[1]!, opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr });
+      const state = await up(process.argv[1]!, opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode });
       printUsage(state, opts.dir);
       return 0;
     }
     case 'serve': // internal: the detached owner started by `up`
-      await serve(opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr });
+      await serve(opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode });
       return -1;
     case 'status':
       return status(opts.dir);

@@ -103,7 +103,8 @@ export class CloudMapEmulatorControl {
     return this.request('DELETE', 'calls');
   }
 
-  /** Forgets every namespace, service, instance, operation, request quota bucket and logged call. */
+  /** Forgets every namespace, service, instance, operation, request quota bucket and logged call, and returns the
+   * configuration (mode, rates, quotas, faults) to what it was at start. */
   async reset(): Promise<void> {
     await this.request('POST', 'reset');
   }

@@ -10,6 +10,8 @@ import { logTail, waitFor } from './wait.ts';
 export interface UpOptions {
   clusters: number;
   sharedPodCidr: boolean;
+  /** The Cloud Map emulator's mode. */
+  cloudMapMode: 'realistic' | 'fast';
 }
 
 /** $MCS_CLOUDMAP_TESTBED_DIR, else .testbed/ at the repository root (git-ignored). */
@@ -71,7 +73,7 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
     throw new Error(`${dir} is left from an earlier testbed: remove it with "npm run testbed -- down"`);
   }
   const log = openSync(ownerLogPath(dir), 'a');
-  const args = [script, 'serve', `--dir=${dir}`, `--clusters=${opts.clusters}`, `--shared-pod-cidr=${opts.sharedPodCidr}`];
+  const args = [script, 'serve', `--dir=${dir}`, `--clusters=${opts.clusters}`, `--shared-pod-cidr=${opts.sharedPodCidr}`, `--cloudmap-mode=${opts.cloudMapMode}`];
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log] });
   closeSync(log);
   child.unref();
@@ -92,7 +94,7 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
 
 /** Body of the detached owner: start the ClusterSet, then idle until SIGTERM/SIGINT stops it. */
 export async function serve(dir: string, opts: UpOptions): Promise<void> {
-  const cs = await startClusterSet({ dir, clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr });
+  const cs = await startClusterSet({ dir, clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMap: { mode: opts.cloudMapMode } });
   const keepAlive = setInterval(() => {}, 60_000);
   const shutdown = async () => {
     clearInterval(keepAlive);

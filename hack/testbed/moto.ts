@@ -2,7 +2,7 @@
 // behaviour patched in (python -m cloudmap_emulator from this directory, in moto's virtual environment).
 import { join } from 'node:path';
 import { CloudMapEmulatorControl, emulatorArgs, type CloudMapEmulatorOptions } from './cloudmap-emulator.ts';
-import { motoPython } from './paths.ts';
+import { binary } from './paths.ts';
 import { isOk } from './probe.ts';
 import type { ManagedProcess, Supervisor } from './supervisor.ts';
 
@@ -18,7 +18,7 @@ export async function startMoto(sup: Supervisor, logsDir: string, port: number, 
   const endpoint = `http://127.0.0.1:${port}`;
   const proc = sup.start({
     name: 'moto_server',
-    command: motoPython(),
+    command: binary('moto-python'),
     args: ['-m', 'cloudmap_emulator', '-H', '127.0.0.1', '-p', String(port), ...emulatorArgs(opts)],
     logPath: join(logsDir, 'moto.log'),
     // No colour codes in the log file; the package is found next to this file.

@@ -9,29 +9,21 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'mcs-cloudmap');
 }
 
-export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok' | 'moto_server' | 'coredns';
+export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok' | 'moto_server' | 'moto-python' | 'coredns';
 
 export class MissingBinaryError extends Error {
   override name = 'MissingBinaryError';
 }
 
-function installed(what: string, path: string): string {
+/** Absolute path of an installed binary; throws with the command that installs it when it is missing. */
+export function binary(name: BinaryName): string {
+  const path = join(cacheDir(), 'bin', name);
   try {
     accessSync(path, constants.X_OK);
   } catch {
-    throw new MissingBinaryError(`${what} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`);
+    throw new MissingBinaryError(`${name} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`);
   }
   return path;
-}
-
-/** Absolute path of an installed binary; throws with the command that installs it when it is missing. */
-export function binary(name: BinaryName): string {
-  return installed(name, join(cacheDir(), 'bin', name));
-}
-
-/** The Python of moto's virtual environment, which runs the Cloud Map emulator (`-m cloudmap_emulator`). */
-export function motoPython(): string {
-  return installed("moto's Python", join(cacheDir(), 'moto-venv', 'bin', 'python'));
 }
 
 /** The kwok Stage files copied by the installer (node initialise + heartbeat with lease, pod lifecycle). */

@@ -1,5 +1,5 @@
 // AWS SDK settings that point the Cloud Map (servicediscovery) client at the testbed's emulator.
-import type { ServiceDiscoveryClientConfig } from '@aws-sdk/client-servicediscovery';
+import { GetOperationCommand, type ServiceDiscoveryClient, type ServiceDiscoveryClientConfig } from '@aws-sdk/client-servicediscovery';
 import type { TestClusterSet } from '../../hack/testbed/index.ts';
 
 /**
@@ -14,4 +14,17 @@ export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint'
     disableHostPrefix: true,
     maxAttempts: 1,
   };
+}
+
+/**
+ * Resolves once a Cloud Map operation finished (the emulator, like Cloud Map, applies writes asynchronously); throws
+ * when it failed. Returns the operation's targets (NAMESPACE, SERVICE, INSTANCE ids).
+ */
+export async function operationDone(client: ServiceDiscoveryClient, operationId: string | undefined): Promise<Record<string, string>> {
+  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
+    const { Operation } = await client.send(new GetOperationCommand({ OperationId: operationId }));
+    if (Operation?.Status === 'SUCCESS') return Operation.Targets ?? {};
+    if (Operation?.Status === 'FAIL') throw new Error(`Cloud Map operation ${operationId} failed: ${Operation.ErrorCode}: ${Operation.ErrorMessage}`);
+    await new Promise((r) => setTimeout(r, delay));
+  }
 }

@@ -15,7 +15,7 @@ export interface StandaloneMoto {
   readonly logPath: string;
   /** Mode, faults and call counts at run time. */
   readonly control: CloudMapEmulatorControl;
-  /** Forgets every namespace, service, instance, operation, quota bucket and logged call. */
+  /** Forgets every namespace, service, instance, operation, quota bucket and logged call; configuration back to the start. */
   reset(): Promise<void>;
   stop(): Promise<void>;
 }

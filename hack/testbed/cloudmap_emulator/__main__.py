@@ -22,7 +22,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     os.environ.setdefault("MOTO_PORT", str(port))
     print(f"cloudmap_emulator: {config.to_json()}", flush=True)
-    app = Emulator(DomainDispatcherApplication(create_backend_app), config.seed)
+    app = Emulator(DomainDispatcherApplication(create_backend_app), config)
     run_simple(host, port, app, threaded=True, request_handler=MotoRequestHandler)
 
 

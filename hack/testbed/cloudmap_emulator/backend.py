@@ -185,14 +185,16 @@ def _find(service, instance_id: str):
 
 
 def _check_instance_quotas(backend, service) -> None:
-    new = [p for p in operations.pending_of(backend, "instance") if p.operation.operation_type == "REGISTER_INSTANCE"]
+    """Counts the instances there are plus those being registered, so concurrent registrations cannot overshoot."""
+    coming = [p.resource[1] for p in operations.pending_of(backend, "instance")
+              if p.operation.operation_type == "REGISTER_INSTANCE" and p.resource[1] in backend.services
+              and _find(backend.services[p.resource[1]], p.resource[2]) is None]
     per_service = _quota("instancesPerService")
-    in_service = len(service.instances) + sum(1 for p in new if p.resource[1] == service.id)
-    if per_service and in_service >= per_service:
+    if per_service and len(service.instances) + coming.count(service.id) >= per_service:
         raise resource_limit_exceeded("Instances per service", per_service)
     per_namespace = _quota("instancesPerNamespace")
-    siblings = {s.id for s in _services_of(backend, service.namespace_id)}
-    in_namespace = sum(len(backend.services[s].instances) for s in siblings) + sum(1 for p in new if p.resource[1] in siblings)
+    siblings = _services_of(backend, service.namespace_id)
+    in_namespace = sum(len(s.instances) for s in siblings) + sum(coming.count(s.id) for s in siblings)
     if per_namespace and in_namespace >= per_namespace:
         raise resource_limit_exceeded("Instances per namespace", per_namespace)
 

@@ -2,6 +2,7 @@
 switch, the request quotas, the call log, and moto (patched by backend.py) under one lock."""
 from __future__ import annotations
 
+import copy
 import json
 import re
 import time
@@ -38,11 +39,13 @@ def _error(start_response: StartResponse, err: CloudMapError) -> list[bytes]:
 
 
 class Emulator:
-    def __init__(self, moto_app: Callable[[dict, StartResponse], Iterable[bytes]], seed: int) -> None:
+    def __init__(self, moto_app: Callable[[dict, StartResponse], Iterable[bytes]], initial: settings.Settings) -> None:
         self.moto_app = moto_app
+        # What POST /_emulator/reset returns to.
+        self.initial = copy.deepcopy(initial)
         self.calls = CallLog()
         self.quotas = RequestQuotas()
-        self.faults = FaultSwitch(seed)
+        self.faults = FaultSwitch(initial.seed)
 
     def __call__(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("PATH_INFO", "").startswith("/_emulator/"):
@@ -96,7 +99,8 @@ class Emulator:
 
     def control(self, environ: dict, start_response: StartResponse) -> list[bytes]:
         """GET/POST /_emulator/config, GET/POST/DELETE /_emulator/faults, GET/DELETE /_emulator/calls,
-        POST /_emulator/reset. Bodies are JSON; see docs/testbed.md."""
+        POST /_emulator/reset (state, quotas, calls and configuration back to the start). Bodies are JSON; see
+        docs/testbed.md."""
         path, method = environ["PATH_INFO"].rstrip("/"), environ["REQUEST_METHOD"]
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -112,6 +116,8 @@ class Emulator:
                 elif path == "/_emulator/calls" and method == "DELETE":
                     self.calls.reset()
                 elif path == "/_emulator/reset" and method == "POST":
+                    settings.install(copy.deepcopy(self.initial))
+                    config = settings.current()
                     servicediscovery_backends.reset()
                     self.quotas.reset()
                     self.calls.reset()

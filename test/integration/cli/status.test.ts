@@ -8,13 +8,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CreateHttpNamespaceCommand, CreateServiceCommand, ListNamespacesCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
+  CreateHttpNamespaceCommand, CreateServiceCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { stringify } from 'yaml';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, CONTROLLER_NAME } from '../../../src/core/names.ts';
 import type { StatusReport } from '../../../src/cli/status-model.ts';
 import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
-import { cloudMapClientConfig } from '../../support/cloudmap.ts';
+import { cloudMapClientConfig, operationDone } from '../../support/cloudmap.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
 
@@ -105,12 +105,11 @@ describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
 
     // Cloud Map: cls1's two instances, plus one of another ClusterSet that must not be counted (M5).
     const cm = new ServiceDiscoveryClient(cloudMapClientConfig(cs));
-    await cm.send(new CreateHttpNamespaceCommand({ Name: NS }));
-    const nsId = (await cm.send(new ListNamespacesCommand({}))).Namespaces!.find((n) => n.Name === NS)!.Id!;
+    const nsId = (await operationDone(cm, (await cm.send(new CreateHttpNamespaceCommand({ Name: NS }))).OperationId)).NAMESPACE!;
     const serviceId = (await cm.send(new CreateServiceCommand({ Name: 'web', NamespaceId: nsId }))).Service!.Id!;
-    const instance = (id: string, ip: string, ready: string, clusterset = cs.clustersetId) => cm.send(new RegisterInstanceCommand({
+    const instance = async (id: string, ip: string, ready: string, clusterset = cs.clustersetId) => operationDone(cm, (await cm.send(new RegisterInstanceCommand({
       ServiceId: serviceId, InstanceId: id, Attributes: { AWS_INSTANCE_IPV4: ip, AWS_INSTANCE_PORT: '8080', CLUSTER_ID: cls1.id, CLUSTERSET_ID: clusterset, READY: ready },
-    }));
+    }))).OperationId);
     await instance('a', '10.1.0.5', 'true');
     await instance('b', '10.1.0.6', 'false');
     await instance('c', '10.9.0.1', 'true', 'another-clusterset');

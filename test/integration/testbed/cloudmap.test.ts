@@ -13,8 +13,8 @@ import { withClusterSet } from '../../support/clusterset.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 
 const REGION = 'us-east-1';
-/** Shorter than the realistic 1 s so the suite stays quick; the status sequence is the same. */
-const DELAY_MS = 400;
+/** The realistic mode's operation delay. */
+const DELAY_MS = 1000;
 
 function client(endpoint: string, extra: Partial<ServiceDiscoveryClientConfig> = {}, accessKeyId = 'testbed'): ServiceDiscoveryClient {
   return new ServiceDiscoveryClient({
@@ -42,7 +42,7 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
   let sd: ServiceDiscoveryClient;
 
   before(async () => {
-    emulator = await startStandaloneMoto({ operationDelayMs: DELAY_MS });
+    emulator = await startStandaloneMoto();
     sd = client(emulator.endpoint);
   });
   after(async () => {
@@ -50,7 +50,6 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
     await emulator?.stop();
   });
   beforeEach(() => emulator.reset());
-  afterEach(() => emulator.control.configure({ mode: 'realistic', operationDelayMs: DELAY_MS, faults: {} }));
 
   async function status(operationId: string | undefined): Promise<string | undefined> {
     return (await sd.send(new GetOperationCommand({ OperationId: operationId }))).Operation?.Status;
@@ -83,14 +82,17 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
   describe('asynchronous operations (API reference: GetOperation, Operation.Status)', () => {
     it('a namespace creation is SUBMITTED, then PENDING, then SUCCESS, and the namespace is listed only then', async () => {
+      // Listed many times a second here, far above ListNamespaces' request quota, which is not what is tested.
+      await emulator.control.configure({ rates: { ListNamespaces: { rate: 100, burst: 100 } } });
       const { OperationId } = await sd.send(new CreateHttpNamespaceCommand({ Name: 'async-ns' }));
-      const seen = [await status(OperationId)];
-      expect((await sd.send(new ListNamespacesCommand({}))).Namespaces).to.deep.equal([]);
+      const seen: (string | undefined)[] = [];
       while (seen.at(-1) !== 'SUCCESS') {
-        await sleep(DELAY_MS / 8);
+        // Listed first, status second: a namespace that is listed must belong to a finished operation.
+        const listed = (await sd.send(new ListNamespacesCommand({}))).Namespaces ?? [];
         const now = await status(OperationId);
+        if (listed.length > 0) expect(now).to.equal('SUCCESS');
         if (now !== seen.at(-1)) seen.push(now);
-        if (now !== 'SUCCESS') expect((await sd.send(new ListNamespacesCommand({}))).Namespaces).to.deep.equal([]);
+        await sleep(DELAY_MS / 10);
       }
       expect(seen).to.deep.equal(['SUBMITTED', 'PENDING', 'SUCCESS']);
       expect((await sd.send(new ListNamespacesCommand({}))).Namespaces?.map((n) => n.Name)).to.deep.equal(['async-ns']);
@@ -99,12 +101,16 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
     it('a registered instance is discovered only once its operation succeeded; a deregistered one stays until then', async () => {
       const serviceId = await service(await namespace('reads'), 'web');
       const discover = async () => (await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'reads', ServiceName: 'web' }))).Instances?.map((i) => i.InstanceId);
+      // Read first, status second: what is read matches what the operation's status says.
+      const readThen = async (operationId: string | undefined) => ({ ids: await discover(), status: await status(operationId) });
       const registering = await sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'true' } }));
-      expect(await discover()).to.deep.equal([]);
+      const early = await readThen(registering.OperationId);
+      expect(early.ids).to.deep.equal(early.status === 'SUCCESS' ? ['i-1'] : []);
       await settled(registering.OperationId);
       expect(await discover()).to.deep.equal(['i-1']);
       const deregistering = await sd.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1' }));
-      expect(await discover()).to.deep.equal(['i-1']);
+      const late = await readThen(deregistering.OperationId);
+      expect(late.ids).to.deep.equal(late.status === 'SUCCESS' ? [] : ['i-1']);
       await settled(deregistering.OperationId);
       expect(await discover()).to.deep.equal([]);
     });
@@ -156,6 +162,10 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
       const created = await sd.send(new CreateHttpNamespaceCommand({ Name: 'retried-ns', CreatorRequestId: 'ns-1' }));
       expect((await sd.send(new CreateHttpNamespaceCommand({ Name: 'retried-ns', CreatorRequestId: 'ns-1' }))).OperationId).to.equal(created.OperationId);
+
+      const namespaceId = await namespace('retried-services');
+      const createService = () => sd.send(new CreateServiceCommand({ Name: 'web', NamespaceId: namespaceId, CreatorRequestId: 'svc-1' }));
+      expect((await createService()).Service?.Id).to.equal((await createService()).Service?.Id); // not ServiceAlreadyExists
     });
   });
 
@@ -281,7 +291,8 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       expect((await failure(sd.send(new RegisterInstanceCommand({ ServiceId: api, InstanceId: 'i-2', Attributes: {} })))).name).to.equal('ResourceLimitExceeded');
       await namespace('second');
       expect((await failure(sd.send(new CreateHttpNamespaceCommand({ Name: 'third' })))).name).to.equal('ResourceLimitExceeded');
-      const { quotas } = await emulator.control.configure({ quotas: { instancesPerService: 1000, instancesPerNamespace: 2000, namespacesPerRegion: 50 } });
+      await emulator.reset(); // back to the documented quotas
+      const { quotas } = await emulator.control.config();
       expect(quotas).to.include({ instancesPerService: 1000, instancesPerNamespace: 2000, namespacesPerRegion: 50, customAttributesPerInstance: 30 });
     });
   });
