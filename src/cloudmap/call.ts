@@ -10,8 +10,12 @@ import { noMetrics, type CallOutcome, type CloudMapMetrics } from './metrics.ts'
 import { RateLimiter } from './rate-limits.ts';
 
 export interface CallerOptions {
-  /** Requests per second per API name, merged over DEFAULT_RATE_LIMITS. */
+  /** Client rates per API set outright (see quotas.ts); the rest are shares of the account quotas. */
   rateLimits?: Readonly<Record<string, number>>;
+  /** Account quota rates per API that differ from CLOUD_MAP_QUOTAS. */
+  quotas?: Readonly<Record<string, number>>;
+  /** Clusters sharing the account's quotas (default 1). */
+  clusters?: number;
   rateTuning?: Partial<AdaptiveRateConfig>;
   backoff?: BackoffPolicy;
   /** Attempts per call before a retryable failure is handed to the caller (default 8). */
@@ -39,7 +43,11 @@ export class CloudMapCaller {
 
   constructor(options: CallerOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.limiter = new RateLimiter(options.rateLimits ?? {}, this.clock, options.rateTuning);
+    this.limiter = new RateLimiter({
+      clusters: options.clusters ?? 1,
+      ...(options.quotas ? { quotas: options.quotas } : {}),
+      ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
+    }, this.clock, options.rateTuning);
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 8);
     this.metrics = options.metrics ?? noMetrics;

@@ -180,3 +180,16 @@ export function changedNamespaces(before: ReadonlyMap<string, MarkerEntry>, now:
   for (const [id, prev] of before) if (!present.has(id)) markDirty(dirty, prev.namespace, 'all');
   return dirty;
 }
+
+/**
+ * Since when (Unix ms) writes of `clusterId` may be unknown to its peers: its last marker bump (REVISION is the bump's
+ * time in ms), but no further back than `maxAgeMs` before `now` (older writes are the safety-net resync's).
+ */
+export function unannouncedSince(markers: Iterable<MarkerEntry>, clusterId: string, now: number, maxAgeMs: number): number {
+  let last = Number.NEGATIVE_INFINITY;
+  for (const m of markers) {
+    const revision = Number(m.revision);
+    if (m.clusterId === clusterId && Number.isFinite(revision)) last = Math.max(last, revision);
+  }
+  return Math.max(last, now - maxAgeMs);
+}

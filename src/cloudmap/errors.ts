@@ -120,14 +120,39 @@ export class OwnershipError extends Error {
   override name = 'OwnershipError';
 }
 
+export interface OperationFailure {
+  readonly operationId: string;
+  readonly context: CallContext;
+  readonly reason: string;
+  /** Still pending at the deadline: not failed, only slow. */
+  readonly pending?: boolean;
+}
+
 /** Cloud Map reported that operations did not succeed (or could not be confirmed). */
 export class OperationsFailedError extends Error {
   override name = 'OperationsFailedError';
-  readonly failures: readonly { operationId: string; context: CallContext; reason: string }[];
+  readonly failures: readonly OperationFailure[];
 
-  constructor(failures: readonly { operationId: string; context: CallContext; reason: string }[]) {
+  constructor(failures: readonly OperationFailure[]) {
     super(`${failures.length} Cloud Map operation(s) did not succeed; the worker will retry them: ` +
       failures.map((f) => `${f.operationId} (${describeContext(f.context)}): ${f.reason}`).join('; '));
     this.failures = failures;
   }
+}
+
+/**
+ * True when retrying later will do and the failure is no reason to report an export as failed: Cloud Map is busy
+ * (throttled, unreachable, operations still running), or a cached namespace or service id went stale (another cluster
+ * deleted it; the id is dropped and the retry creates or finds it again).
+ */
+export function isTemporary(err: unknown): boolean {
+  if (err instanceof CloudMapCallError) return err.retryable || err.code === 'ServiceNotFound' || err.code === 'NamespaceNotFound';
+  return err instanceof OperationsFailedError && err.failures.every((f) => f.pending === true);
+}
+
+/** A field the SDK puts on modelled errors (ServiceAlreadyExists.ServiceId, DuplicateRequest.DuplicateOperationId). */
+export function causeField(err: unknown, field: string): string | undefined {
+  const cause = err instanceof CloudMapCallError ? err.cause : err;
+  const value = typeof cause === 'object' && cause !== null ? (cause as Record<string, unknown>)[field] : undefined;
+  return typeof value === 'string' ? value : undefined;
 }

@@ -1,5 +1,6 @@
 // Cloud Map instances: read (ListInstances, DiscoverInstances, DiscoverInstancesRevision) and write
 // (RegisterInstance, DeregisterInstance) with the ownership check of M4 on every write.
+import { randomUUID } from 'node:crypto';
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
   DeregisterInstanceCommand, DiscoverInstancesCommand, DiscoverInstancesRevisionCommand, GetInstanceCommand,
@@ -8,7 +9,7 @@ import {
 import { ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapCaller } from './call.ts';
-import { describeContext, isNotFound, type CallContext } from './errors.ts';
+import { causeField, describeContext, isNotFound, type CallContext } from './errors.ts';
 import { dedupeById, inClusterset, sameInstances } from './instance-set.ts';
 import type { OperationWaiter } from './operations.ts';
 import { assertOwnInstance, type Identity } from './ownership.ts';
@@ -135,9 +136,12 @@ export class CloudMapInstances {
   async registerInstance(serviceId: string, instance: CloudMapInstance): Promise<string> {
     const context = { serviceId, instanceId: instance.id };
     assertOwnInstance(instance, this.identity, 'register', describeContext({ serviceId }));
-    const out = await this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
-      ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes,
-    })));
+    // Fixed across the caller's retries: a retry of a request that landed (its response lost) is answered with the
+    // same operation instead of a second registration.
+    const CreatorRequestId = randomUUID();
+    const out = await this.afterBusy(() => this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
+      ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes, CreatorRequestId,
+    }))));
     const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
     this.operations.track(operationId, context, async () => {
       const current = await this.getInstance(serviceId, instance.id);
@@ -174,8 +178,8 @@ export class CloudMapInstances {
     const context = { serviceId, instanceId: instance.id };
     let out;
     try {
-      out = await this.onService('DeregisterInstance', context,
-        () => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id })));
+      out = await this.afterBusy(() => this.onService('DeregisterInstance', context,
+        () => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }))));
     } catch (err) {
       if (isNotFound(err, 'InstanceNotFound')) return undefined;
       throw err;
@@ -183,6 +187,22 @@ export class CloudMapInstances {
     const operationId = this.requireOperationId(out.OperationId, 'DeregisterInstance', context);
     this.operations.track(operationId, context, async () => (await this.getInstance(serviceId, instance.id)) === undefined);
     return operationId;
+  }
+
+  /**
+   * Cloud Map takes one operation at a time per instance: a write while another is running is refused with
+   * DuplicateRequest naming it (e.g. an operation a killed predecessor left, or one whose wait timed out). Then that
+   * operation is waited for, whatever its outcome, and the write sent once more.
+   */
+  private async afterBusy<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (err) {
+      const busy = causeField(err, 'DuplicateOperationId');
+      if (busy === undefined) throw err;
+      await this.operations.wait([busy]).catch(() => {});
+      return send();
+    }
   }
 
   private requireOperationId(operationId: string | undefined, api: string, context: CallContext): string {

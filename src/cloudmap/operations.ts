@@ -1,14 +1,20 @@
 // Waits for Cloud Map's asynchronous operations (namespace creation, instance registration and deregistration).
-// Polling starts after ~50 ms and backs off to 1 s: no fixed multi-second minimum per write (SPEC §9). An operation
-// that GetOperation no longer finds (ListOperations may prune them) is done but of unknown outcome: its recorded
-// check (reading the instance back) decides.
-import type { GetOperationCommandOutput, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
-import { GetOperationCommand } from '@aws-sdk/client-servicediscovery';
+// Every wait of the process shares one polling loop: a round starts ~50 ms after new operations arrive and rounds back
+// off to 1 s. Each round asks what operation-polls.ts plans: one ListOperations of what settled since the last round
+// for all pending operations together (any number of services), GetOperation for a few. No fixed multi-second
+// minimum per write (SPEC §9). An operation that GetOperation no longer finds (a store may prune them) is done but of
+// unknown outcome: its recorded check (reading the instance back) decides.
+// After a restart, settleInFlight() waits for the operations a previous process left pending, so the first read of
+// Cloud Map sees their outcome: nothing they did is written again, nothing they were to do is lost.
+import type { GetOperationCommandOutput, OperationFilter, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import { GetOperationCommand, ListOperationsCommand } from '@aws-sdk/client-servicediscovery';
 import type { CloudMapCaller } from './call.ts';
 import type { Clock } from './clock.ts';
-import { isNotFound, OperationsFailedError, type CallContext } from './errors.ts';
+import { isNotFound, OperationsFailedError, type CallContext, type OperationFailure } from './errors.ts';
+import { DEFAULT_POLL_POLICY, planOperationPolls, type PollPolicy } from './operation-polls.ts';
+import { collectPages } from './paging.ts';
 
-export interface OperationPolling {
+export interface OperationPolling extends PollPolicy {
   /** First poll after this delay; then doubled up to maxDelayMs. */
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;
@@ -16,7 +22,7 @@ export interface OperationPolling {
   readonly timeoutMs: number;
 }
 
-export const DEFAULT_OPERATION_POLLING: OperationPolling = { initialDelayMs: 50, maxDelayMs: 1000, timeoutMs: 120_000 };
+export const DEFAULT_OPERATION_POLLING: OperationPolling = { initialDelayMs: 50, maxDelayMs: 1000, timeoutMs: 120_000, ...DEFAULT_POLL_POLICY };
 
 /** What to do when an operation vanished: true when the write is visible (e.g. the instance reads back as written). */
 export type OperationCheck = () => Promise<boolean>;
@@ -27,7 +33,13 @@ interface Tracked {
   readonly since: number;
 }
 
-type Status = { state: 'done' } | { state: 'pending' } | { state: 'failed'; reason: string };
+type Status = { state: 'done' } | { state: 'pending' } | { state: 'failed'; reason: string; pending?: true } | { state: 'error'; error: unknown };
+
+interface Waiting {
+  readonly deadline: number;
+  readonly timeoutMs: number;
+  readonly resolve: (status: Status) => void;
+}
 
 /** Tracked operations nobody waited for are forgotten after this long. */
 const TRACK_TTL_MS = 3_600_000;
@@ -38,22 +50,28 @@ export class OperationWaiter {
   private readonly clock: Clock;
   private readonly polling: OperationPolling;
   private readonly tracked = new Map<string, Tracked>();
+  /** Operations someone waits for, each with its waiters. */
+  private readonly waiting = new Map<string, Waiting[]>();
+  private loop: Promise<void> | undefined;
+  private delay: number;
+  private lastListedAt: number | undefined;
 
   constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, clock: Clock, polling: OperationPolling = DEFAULT_OPERATION_POLLING) {
     this.client = client;
     this.caller = caller;
     this.clock = clock;
     this.polling = polling;
+    this.delay = polling.initialDelayMs;
   }
 
   /** Remembers what an operation was about (for messages) and how to confirm it if it vanishes. */
   track(operationId: string, context: CallContext, check?: OperationCheck): void {
     const now = this.clock.now();
-    for (const [id, t] of this.tracked) if (now - t.since > TRACK_TTL_MS) this.tracked.delete(id);
+    for (const [id, t] of this.tracked) if (now - t.since > TRACK_TTL_MS && !this.waiting.has(id)) this.tracked.delete(id);
     this.tracked.set(operationId, { context, check, since: now });
   }
 
-  private async status(operationId: string): Promise<Status> {
+  private async getStatus(operationId: string): Promise<Status> {
     const context = { ...this.tracked.get(operationId)?.context, operationId };
     let out: GetOperationCommandOutput;
     try {
@@ -72,33 +90,145 @@ export class OperationWaiter {
     }
   }
 
+  /** Operations matching `filters`, every page: id → status. */
+  private async list(filters: OperationFilter[]): Promise<Map<string, string>> {
+    const summaries = await collectPages(async (NextToken) => {
+      const out = await this.caller.call('ListOperations', {},
+        () => this.client.send(new ListOperationsCommand({ Filters: filters, NextToken, MaxResults: 100 })));
+      return { items: out.Operations ?? [], nextToken: out.NextToken };
+    });
+    return new Map(summaries.filter((s) => s.Id !== undefined).map((s) => [s.Id!, s.Status ?? '']));
+  }
+
+  /** One listing of what settled since `since`; the listed operations not in it are still pending. */
+  private async listStatuses(ids: readonly string[], since: number): Promise<Map<string, Status>> {
+    const seconds = (ms: number) => String(Math.floor(ms / 1000));
+    const sentAt = this.clock.now();
+    const settled = await this.list([
+      { Name: 'STATUS', Condition: 'IN', Values: ['SUCCESS', 'FAIL'] },
+      { Name: 'UPDATE_DATE', Condition: 'BETWEEN', Values: [seconds(since), seconds(sentAt + 60_000)] },
+    ]);
+    this.lastListedAt = sentAt;
+    const out = new Map<string, Status>();
+    for (const id of ids) {
+      const status = settled.get(id);
+      // A failure's reason is only in GetOperation; failures are rare.
+      out.set(id, status === 'SUCCESS' ? { state: 'done' } : status === 'FAIL' ? await this.getStatus(id) : { state: 'pending' });
+    }
+    return out;
+  }
+
+  /** Resolves with the status of every operation asked for; a failed call resolves its operations as errors. */
+  private async settleAll(ids: readonly string[], ask: () => Promise<Map<string, Status>>): Promise<Map<string, Status>> {
+    try {
+      return await ask();
+    } catch (error) {
+      return new Map(ids.map((id) => [id, { state: 'error', error }]));
+    }
+  }
+
+  /** One polling round over every operation someone waits for. */
+  private async round(): Promise<void> {
+    const now = this.clock.now();
+    const pending = [...this.waiting.keys()].map((id) => ({ id, since: this.tracked.get(id)?.since ?? now }));
+    const plan = planOperationPolls(pending, now, this.lastListedAt, this.polling);
+    const results = await Promise.all([
+      ...(plan.listSince === undefined ? [] : [this.settleAll(plan.listed, () => this.listStatuses(plan.listed, plan.listSince!))]),
+      ...plan.gets.map((id) => this.settleAll([id], async () => new Map([[id, await this.getStatus(id)]]))),
+    ]);
+    const after = this.clock.now();
+    for (const [id, status] of results.flatMap((m) => [...m])) {
+      const waiters = this.waiting.get(id) ?? [];
+      const done = status.state !== 'pending';
+      const remaining = waiters.filter((w) => {
+        if (done) w.resolve(status);
+        else if (after >= w.deadline) w.resolve({ state: 'failed', reason: `still pending after ${w.timeoutMs} ms`, pending: true });
+        else return true;
+        return false;
+      });
+      if (remaining.length > 0) this.waiting.set(id, remaining);
+      else this.waiting.delete(id);
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (this.waiting.size > 0) {
+      const delay = this.delay;
+      this.delay = Math.min(this.polling.maxDelayMs, delay * 2);
+      await this.clock.sleep(delay);
+      await this.round();
+    }
+    this.loop = undefined;
+  }
+
+  private watch(operationId: string, timeoutMs: number): Promise<Status> {
+    return new Promise((resolve) => {
+      const waiters = this.waiting.get(operationId) ?? [];
+      waiters.push({ deadline: this.clock.now() + timeoutMs, timeoutMs, resolve });
+      this.waiting.set(operationId, waiters);
+      // New operations get a quick first look; the shared round covers the older ones too.
+      this.delay = this.polling.initialDelayMs;
+      this.loop ??= this.run();
+    });
+  }
+
   /**
    * Resolves once every operation succeeded; throws OperationsFailedError naming each one that failed, vanished
-   * without its write being visible, or was still pending at the timeout.
+   * without its write being visible, or was still pending after `timeoutMs`, or the error of a call that failed.
    */
-  async wait(operationIds: readonly string[]): Promise<void> {
-    let pending = [...new Set(operationIds)];
-    const failures: { operationId: string; context: CallContext; reason: string }[] = [];
-    const deadline = this.clock.now() + this.polling.timeoutMs;
-    let delay = this.polling.initialDelayMs;
-    const settle = (id: string, reason?: string) => {
-      if (reason !== undefined) failures.push({ operationId: id, context: this.tracked.get(id)?.context ?? {}, reason });
-      this.tracked.delete(id);
-    };
-    while (pending.length > 0) {
-      await this.clock.sleep(delay);
-      const statuses = await Promise.all(pending.map(async (id) => [id, await this.status(id)] as const));
-      pending = [];
-      for (const [id, status] of statuses) {
-        if (status.state === 'pending') pending.push(id);
-        else settle(id, status.state === 'failed' ? status.reason : undefined);
-      }
-      if (pending.length > 0 && this.clock.now() >= deadline) {
-        for (const id of pending) settle(id, `still pending after ${this.polling.timeoutMs} ms`);
-        pending = [];
-      }
-      delay = Math.min(this.polling.maxDelayMs, delay * 2);
-    }
+  async wait(operationIds: readonly string[], timeoutMs = this.polling.timeoutMs): Promise<void> {
+    const ids = [...new Set(operationIds)];
+    const statuses = await Promise.all(ids.map((id) => this.watch(id, timeoutMs)));
+    const failures: OperationFailure[] = [];
+    let error: { error: unknown } | undefined;
+    statuses.forEach((status, i) => {
+      const operationId = ids[i]!;
+      const context = this.tracked.get(operationId)?.context ?? {};
+      if (!this.waiting.has(operationId)) this.tracked.delete(operationId);
+      if (status.state === 'error') error ??= { error: status.error };
+      if (status.state === 'failed') failures.push({ operationId, context, reason: status.reason, ...(status.pending ? { pending: true } : {}) });
+    });
+    if (error !== undefined) throw error.error;
     if (failures.length > 0) throw new OperationsFailedError(failures);
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) for the instance operations anyone left pending in the account, e.g. a previous
+   * process of this worker killed mid-write, and returns their ids. Failures are the writer's to retry, so they are
+   * only counted.
+   */
+  async settleInFlight(timeoutMs: number): Promise<{ ids: string[]; failed: number }> {
+    const inFlight = await this.list([
+      { Name: 'STATUS', Condition: 'IN', Values: ['SUBMITTED', 'PENDING'] },
+      { Name: 'TYPE', Condition: 'IN', Values: ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'] },
+    ]);
+    const ids = [...inFlight].filter(([, status]) => status === 'SUBMITTED' || status === 'PENDING').map(([id]) => id);
+    for (const id of ids) this.track(id, {});
+    try {
+      await this.wait(ids, timeoutMs);
+      return { ids, failed: 0 };
+    } catch (err) {
+      if (err instanceof OperationsFailedError) return { ids, failed: err.failures.length };
+      throw err;
+    }
+  }
+
+  /**
+   * Instance operations of the account that succeeded after `sinceMs` (from the next whole second: UPDATE_DATE takes
+   * seconds, and what settled in the same second as a marker bump was announced by it).
+   */
+  async succeededSince(sinceMs: number): Promise<string[]> {
+    const done = await this.list([
+      { Name: 'STATUS', Condition: 'IN', Values: ['SUCCESS'] },
+      { Name: 'TYPE', Condition: 'IN', Values: ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'] },
+      { Name: 'UPDATE_DATE', Condition: 'BETWEEN', Values: [String(Math.ceil(sinceMs / 1000)), String(Math.floor((this.clock.now() + 60_000) / 1000))] },
+    ]);
+    return [...done].filter(([, status]) => status === 'SUCCESS').map(([id]) => id);
+  }
+
+  /** The instance an operation wrote (its INSTANCE target), if it names one. */
+  async instanceOf(operationId: string): Promise<string | undefined> {
+    const out = await this.caller.call('GetOperation', { operationId }, () => this.client.send(new GetOperationCommand({ OperationId: operationId })));
+    return out.Operation?.Targets?.INSTANCE;
   }
 }

@@ -1,43 +1,19 @@
-// Client-side rate limits, one adaptive token bucket per Cloud Map API (M6). Quotas are per account and Region and
-// shared by every cluster of the ClusterSet, so each controller keeps to a fraction of them by default.
+// Client-side rate limits, one adaptive token bucket per Cloud Map API (M6), sized by quotas.ts from the account's
+// quotas and the number of clusters that share them.
 import { AdaptiveRate, adaptiveRateConfig, type AdaptiveRateConfig } from './adaptive-rate.ts';
 import type { Clock } from './clock.ts';
+import { clientLimits, OTHER_APIS, type ClientLimit, type ClientLimitInput } from './quotas.ts';
 import { TokenBucket } from './token-bucket.ts';
 
-/** Key of the rate used for APIs without an entry of their own. */
-export const OTHER_APIS = '*';
-
-/**
- * Requests per second per API. AWS documents DiscoverInstances at 1,000/s steady (2,000 burst) and
- * DiscoverInstancesRevision at 3,000/s per account; the control-plane APIs have lower, undocumented limits.
- * These defaults leave room for a second cluster and for people using the console.
- */
-export const DEFAULT_RATE_LIMITS: Readonly<Record<string, number>> = {
-  DiscoverInstances: 500,
-  DiscoverInstancesRevision: 1000,
-  RegisterInstance: 50,
-  DeregisterInstance: 50,
-  GetOperation: 100,
-  GetInstance: 50,
-  ListInstances: 50,
-  ListServices: 20,
-  ListNamespaces: 20,
-  CreateService: 10,
-  DeleteService: 10,
-  CreateHttpNamespace: 5,
-  DeleteNamespace: 5,
-  [OTHER_APIS]: 20,
-};
-
 export class RateLimiter {
-  private readonly limits: Readonly<Record<string, number>>;
+  private readonly limits: Readonly<Record<string, ClientLimit>>;
   private readonly clock: Clock;
   private readonly tuning: Partial<AdaptiveRateConfig>;
   private readonly buckets = new Map<string, TokenBucket>();
 
-  /** `limits` is merged over DEFAULT_RATE_LIMITS; `tuning` overrides the AIMD parameters of every bucket. */
-  constructor(limits: Readonly<Record<string, number>>, clock: Clock, tuning: Partial<AdaptiveRateConfig> = {}) {
-    this.limits = { ...DEFAULT_RATE_LIMITS, ...limits };
+  /** `tuning` overrides the AIMD parameters of every bucket. */
+  constructor(limits: ClientLimitInput, clock: Clock, tuning: Partial<AdaptiveRateConfig> = {}) {
+    this.limits = clientLimits(limits);
     this.clock = clock;
     this.tuning = tuning;
   }
@@ -46,8 +22,8 @@ export class RateLimiter {
     let bucket = this.buckets.get(api);
     if (!bucket) {
       const now = this.clock.now();
-      const rate = this.limits[api] ?? this.limits[OTHER_APIS]!;
-      bucket = new TokenBucket(new AdaptiveRate(adaptiveRateConfig(rate, this.tuning), now), now);
+      const limit = this.limits[api] ?? this.limits[OTHER_APIS]!;
+      bucket = new TokenBucket(new AdaptiveRate(adaptiveRateConfig(limit.rate, this.tuning), now), now, limit.burst / limit.rate);
       this.buckets.set(api, bucket);
     }
     return bucket;

@@ -1,9 +1,13 @@
-// Cloud Map namespaces and services (M1): find by name, create when missing, delete when empty, with a cache of
-// name → id. Lists are paged and filtered client-side as well as server-side, because the emulator ignores Filters
-// (see service-namespaces.ts for how services are told apart).
-// Concurrent creators (another cluster, another replica) converge on the oldest namespace/service of a name: real
-// Cloud Map refuses duplicates (NamespaceAlreadyExists, ServiceAlreadyExists, DuplicateRequest) but the emulator
-// does not, and its DiscoverInstances reads the oldest.
+// Cloud Map namespaces and services (M1): find by name, create when missing, delete when empty. The registry keeps
+// name → id for every namespace and service it has seen, and knows when a listing was complete: after the one paged
+// ListNamespaces and the one paged ListServices per namespace of the watcher's first read, a name it does not know
+// does not exist, so finding costs no call and a new service costs one CreateService (M6). It stays current from our
+// own writes and the watcher's later listings; a stale id shows up as ServiceNotFound/NamespaceNotFound on use and is
+// dropped. Concurrent creators (another cluster, another replica) meet Cloud Map's uniqueness: ServiceAlreadyExists
+// and NamespaceAlreadyExists carry the existing id, and a CreatorRequestId makes a retried creation safe
+// (DuplicateRequest). Listings are filtered client-side as well, for stores that ignore Filters
+// (service-namespaces.ts); of same-named resources the oldest is used, as every cluster does.
+import { randomUUID } from 'node:crypto';
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
   CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DeleteServiceCommand, ListInstancesCommand,
@@ -11,7 +15,7 @@ import {
 } from '@aws-sdk/client-servicediscovery';
 import type { Logger } from '../observability/log.ts';
 import type { CloudMapCaller } from './call.ts';
-import { CloudMapCallError, isNotFound } from './errors.ts';
+import { causeField, CloudMapCallError, isNotFound } from './errors.ts';
 import type { OperationWaiter } from './operations.ts';
 import { collectPages } from './paging.ts';
 import { captureServiceNamespaces, type ServiceNamespaceIndex } from './service-namespaces.ts';
@@ -57,13 +61,6 @@ function oldestByKey<T extends { id: string; createdAt: number }>(items: readonl
   return new Map([...best].map(([k, item]) => [k, item.id]));
 }
 
-/** A field the SDK puts on modelled errors (NamespaceAlreadyExists.NamespaceId, DuplicateRequest.DuplicateOperationId). */
-function causeField(err: unknown, field: string): string | undefined {
-  const cause = err instanceof CloudMapCallError ? err.cause : err;
-  const value = typeof cause === 'object' && cause !== null ? (cause as Record<string, unknown>)[field] : undefined;
-  return typeof value === 'string' ? value : undefined;
-}
-
 export class CloudMapRegistry {
   private readonly client: ServiceDiscoveryClient;
   private readonly caller: CloudMapCaller;
@@ -71,8 +68,12 @@ export class CloudMapRegistry {
   private readonly logger: Logger | undefined;
   private readonly serviceNamespaces: ServiceNamespaceIndex;
   private readonly namespaceIds = new Map<string, string>();
+  /** True once every namespace was listed: a name not in namespaceIds then does not exist. */
+  private namespacesComplete = false;
   /** `<namespaceId>/<service name>` → service id. */
   private readonly serviceIds = new Map<string, string>();
+  /** Namespace ids whose services were all listed: a name not in serviceIds then does not exist there. */
+  private readonly servicesComplete = new Set<string>();
   /** One creation at a time per name within this process. */
   private readonly creating = new Map<string, Promise<string>>();
 
@@ -96,10 +97,11 @@ export class CloudMapRegistry {
       .filter((n) => n.Id !== undefined && n.Name !== undefined && (name === undefined || n.Name === name))
       .map((n) => ({ id: n.Id!, name: n.Name!, type: n.Type ?? 'HTTP', createdAt: n.CreateDate?.getTime() ?? 0 }));
     for (const [n, id] of oldestByKey(namespaces, (ns) => ns.name)) this.namespaceIds.set(n, id);
+    if (name === undefined) this.namespacesComplete = true;
     return namespaces;
   }
 
-  /** Services of one namespace. */
+  /** Services of one namespace (paged); afterwards the registry knows every service of it. */
   async listServices(namespaceId: string): Promise<ServiceSummary[]> {
     const Filters = [{ Name: 'NAMESPACE_ID' as const, Values: [namespaceId], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
@@ -112,12 +114,18 @@ export class CloudMapRegistry {
       .filter((s) => (this.serviceNamespaces.namespaceOf(s.Id!) ?? namespaceId) === namespaceId)
       .map((s) => ({ id: s.Id!, name: s.Name!, namespaceId, createdAt: s.CreateDate?.getTime() ?? 0 }));
     for (const [key, id] of oldestByKey(services, serviceKey)) this.serviceIds.set(key, id);
+    this.servicesComplete.add(namespaceId);
     return services;
   }
 
-  /** The id of the namespace called `name`, or undefined when there is none. */
-  async findNamespace(name: string): Promise<string | undefined> {
-    return this.namespaceIds.get(name) ?? oldest(await this.listNamespaces(name))?.id;
+  /**
+   * The id of the namespace called `name`, or undefined when there is none; no call once every namespace was listed,
+   * unless `unlisted` says it may have been created since (the change marker named it).
+   */
+  async findNamespace(name: string, unlisted = false): Promise<string | undefined> {
+    const known = this.namespaceIds.get(name);
+    if (known !== undefined || (this.namespacesComplete && !unlisted)) return known;
+    return oldest(await this.listNamespaces(name))?.id;
   }
 
   /** The id of the namespace called `name`, created as an HTTP namespace when missing (M1). */
@@ -125,31 +133,50 @@ export class CloudMapRegistry {
     return (await this.findNamespace(name)) ?? this.once(`ns/${name}`, () => this.createNamespace(name));
   }
 
+  /**
+   * Creating a namespace is asynchronous and its operation does not name the id in every store, so the namespace is
+   * looked up by name once it exists (namespaces are few: this is not a per-service cost).
+   */
   private async createNamespace(name: string): Promise<string> {
     const context = { namespace: name };
+    const CreatorRequestId = randomUUID();
+    let ours = true;
     try {
       const out = await this.caller.call('CreateHttpNamespace', context,
-        () => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: DESCRIPTION })));
+        () => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: DESCRIPTION, CreatorRequestId })));
       if (out.OperationId) {
         this.operations.track(out.OperationId, context);
         await this.operations.wait([out.OperationId]);
       }
     } catch (err) {
-      // Someone else created it first, or the same creation is still running: either way, find it below.
-      if (causeField(err, 'NamespaceId') === undefined && !(err instanceof CloudMapCallError && err.code === 'DuplicateRequest')) throw err;
+      const existing = causeField(err, 'NamespaceId');
+      if (existing !== undefined) return this.recordNamespace(name, existing, false);
+      // The same creation is still running (a retry after a lost response): wait for it, then find it below.
       const duplicate = causeField(err, 'DuplicateOperationId');
-      if (duplicate !== undefined) await this.operations.wait([duplicate]);
+      if (duplicate === undefined) throw err;
+      await this.operations.wait([duplicate]);
+      ours = false;
     }
     const id = oldest(await this.listNamespaces(name))?.id;
     if (id === undefined) throw new Error(`Cloud Map namespace "${name}" was created but cannot be found by ListNamespaces; it will be retried`);
+    return this.recordNamespace(name, id, ours);
+  }
+
+  /** A namespace this process just created holds no services yet: finding one in it needs no listing. */
+  private recordNamespace(name: string, id: string, createdHere: boolean): string {
+    this.namespaceIds.set(name, id);
+    if (createdHere) this.servicesComplete.add(id);
     this.logger?.info({ namespace: name, namespaceId: id }, 'Cloud Map namespace ready');
     return id;
   }
 
-  /** The id of service `name` in the namespace, or undefined when there is none. */
+  /** The id of service `name` in the namespace, or undefined when there is none; no call once the namespace was listed. */
   async findService(namespaceId: string, name: string): Promise<string | undefined> {
-    return this.serviceIds.get(serviceKey({ namespaceId, name })) ??
-      oldest((await this.listServices(namespaceId)).filter((s) => s.name === name))?.id;
+    const known = this.serviceIds.get(serviceKey({ namespaceId, name }));
+    if (known !== undefined || this.servicesComplete.has(namespaceId)) return known;
+    // Many exports of a namespace not listed yet share one listing.
+    await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+    return this.serviceIds.get(serviceKey({ namespaceId, name }));
   }
 
   /** The id of service `name` in the namespace, created when missing (M1). */
@@ -157,26 +184,27 @@ export class CloudMapRegistry {
     return (await this.findService(namespaceId, name)) ?? this.once(`svc/${namespaceId}/${name}`, () => this.createService(namespaceId, name));
   }
 
+  /**
+   * One CreateService. A service of that name created meanwhile by another cluster answers ServiceAlreadyExists with
+   * its id; the CreatorRequestId makes the caller's retry of a request whose response was lost return the same service.
+   */
   private async createService(namespaceId: string, name: string): Promise<string> {
     const context = { namespaceId, service: name };
-    let created: string | undefined;
+    const CreatorRequestId = randomUUID();
+    let id: string | undefined;
     try {
       const out = await this.caller.call('CreateService', context,
-        () => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: DESCRIPTION })));
-      created = out.Service?.Id;
+        () => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: DESCRIPTION, CreatorRequestId })));
+      id = out.Service?.Id;
     } catch (err) {
       // A cached namespace id can outlive its namespace: drop it so the next ensureNamespace looks again.
       if (isNotFound(err, 'NamespaceNotFound')) this.forgetNamespace(namespaceId);
-      if (causeField(err, 'ServiceId') === undefined) throw err;
+      id = causeField(err, 'ServiceId');
+      if (id === undefined) throw err;
     }
-    const canonical = oldest((await this.listServices(namespaceId)).filter((s) => s.name === name))?.id;
-    if (canonical === undefined) throw new Error(`Cloud Map service "${name}" in namespace id ${namespaceId} was created but cannot be found by ListServices; it will be retried`);
-    if (created !== undefined && created !== canonical) {
-      // Lost a creation race on a store without uniqueness checks: drop our empty duplicate.
-      this.logger?.info({ namespaceId, service: name, duplicate: created, kept: canonical }, 'removing duplicate Cloud Map service created concurrently');
-      await this.deleteServiceIfEmpty(created);
-    }
-    return canonical;
+    if (id === undefined) throw new Error(`Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`);
+    this.serviceIds.set(serviceKey({ namespaceId, name }), id);
+    return id;
   }
 
   private once(key: string, create: () => Promise<string>): Promise<string> {
@@ -188,7 +216,7 @@ export class CloudMapRegistry {
     return running;
   }
 
-  /** Drops cached ids after a NotFound, so the next find/ensure looks again. */
+  /** Drops cached ids after a NotFound, so the next find/ensure creates or looks again. */
   forgetService(serviceId: string): void {
     for (const [key, id] of this.serviceIds) if (id === serviceId) this.serviceIds.delete(key);
   }
@@ -196,6 +224,7 @@ export class CloudMapRegistry {
   forgetNamespace(namespaceId: string): void {
     for (const [name, id] of this.namespaceIds) if (id === namespaceId) this.namespaceIds.delete(name);
     for (const key of this.serviceIds.keys()) if (key.startsWith(`${namespaceId}/`)) this.serviceIds.delete(key);
+    this.servicesComplete.delete(namespaceId);
   }
 
   /**

@@ -6,15 +6,21 @@
 //   read the markers, re-read the services their histories name (DiscoverInstances), or, for a namespace whose
 //   history does not reach back far enough, compare every service's DiscoverInstancesRevision and read those that
 //   moved. Marker-driven reads are checked again a few seconds later (Cloud Map reads are eventually consistent).
-// - Every full resync (default 5 min): every namespace and service, revision first; every few resyncs, a deep one
-//   that reads every service regardless of revision (the emulator's revisions can repeat). This catches writers
-//   that never bump the marker (the AWS controller v0.3.1) and anything missed.
+// - At start: the operations a previous process left pending are waited for, then everything is read once (one
+//   paged ListNamespaces, one paged ListServices per namespace, every service's instances).
+// - Then a safety-net resync, paced by resync-pace.ts: services are checked one by one (revision first; every few
+//   passes, a deep pass that reads every service regardless of revision, since revisions can repeat), every service
+//   within the resync interval while that fits the call budget, slower beyond. This catches writers that never bump
+//   the marker (the AWS controller v0.3.1), vanished services and anything missed, at a cost that does not grow
+//   with the number of services.
 import { sleep } from '../kube/backoff.ts';
+import { clusterTag } from '../core/instance-id.ts';
+import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { ChangeMarkerWriter } from './change-marker-writer.ts';
 import {
-  changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, type DirtyNamespaces, type MarkerEntry,
+  changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, unannouncedSince, type DirtyNamespaces, type MarkerEntry,
 } from './change-marker.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { forEachLimited } from './for-each-limited.ts';
@@ -23,6 +29,7 @@ import type { CloudMapInstances } from './instances.ts';
 import type { OperationWaiter } from './operations.ts';
 import type { Identity } from './ownership.ts';
 import type { CloudMapRegistry } from './registry.ts';
+import { dueChecks } from './resync-pace.ts';
 
 export interface ServiceKey {
   readonly namespace: string;
@@ -37,9 +44,21 @@ export interface CloudMapWatcherOptions {
   /** Called (synchronously, never concurrently) when a service's instances changed; read them with snapshot(). */
   onChange: (change: ServiceKey) => void;
   pollIntervalMs?: number;
+  /** Shortest time in which the safety-net resync checks every service. */
   fullResyncIntervalMs?: number;
-  /** Every n-th full resync (the first included) reads every service's instances regardless of its revision. */
+  /** Most calls per minute the safety-net resync spends (its pass takes longer instead). */
+  resyncBudgetPerMinute?: number;
+  /** Every n-th resync pass (the first read included) reads every service's instances regardless of its revision. */
   deepResyncEvery?: number;
+  /** Longest wait at start for operations a previous process left pending. */
+  settleTimeoutMs?: number;
+  /**
+   * Services the caller knows of (its exports and imports). When given, the first read reads these directly and the
+   * listing of every service (ListServices is the scarcest quota: 2/s per account) runs in the background after
+   * start; services it finds that were not read yet are read at once. Without it, the first read lists every
+   * namespace's services before it completes.
+   */
+  knownServices?: () => readonly ServiceKey[];
   /** Marker-driven reads are repeated (revision first) this long after, for Cloud Map's eventual consistency. */
   recheckAfterMs?: number;
   /** Services read in parallel. */
@@ -58,7 +77,18 @@ export interface WatcherStats {
   markerChanges: number;
   /** Namespaces re-read service by service (revisions compared, or every service read). */
   namespaceScans: number;
+  /** Completed passes over every service (the first read included). */
   fullResyncs: number;
+  /** Services checked by the safety-net resync after the first read. */
+  resyncChecks: number;
+}
+
+/** One pass of the safety-net resync: the services to check, in order, and how far it got. */
+interface Sweep {
+  readonly services: readonly ServiceKey[];
+  readonly deep: boolean;
+  readonly startedAt: number;
+  next: number;
 }
 
 interface Cached {
@@ -71,8 +101,13 @@ const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 const FULL_RESYNC_RETRY_MS = { min: 1000, max: 30_000 };
 
+/** Operations left pending at start that are looked at to tell whether a predecessor of this cluster left them. */
+const OWN_OPERATION_PROBES = 20;
+/** Writes older than this that a predecessor never announced are left to the safety-net resync. */
+const UNANNOUNCED_MAX_AGE_MS = 3_600_000;
+
 export class CloudMapWatcher {
-  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger'>> & { logger: Logger | undefined };
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices'>;
   private readonly markerNamespace: string;
   private readonly cache = new Map<string, Map<string, Cached>>();
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
@@ -88,14 +123,24 @@ export class CloudMapWatcher {
   private resolveFirstSync: (() => void) | undefined;
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
-  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0 };
+  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncChecks: 0 };
+  private sweep: Sweep | undefined;
+  /** The listing that prepares the next resync pass, while it runs. */
+  private sweepListing: Promise<void> | undefined;
+  private sweepListingRetryAt = 0;
+  private sweepCarry = 0;
+  private lastSweepStep = 0;
+  /** Operations found at start (pending, or done but unannounced) were this cluster's: a predecessor was killed mid-write. */
+  private ownPendingAtStart = false;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
       ...options,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
       fullResyncIntervalMs: options.fullResyncIntervalMs ?? 300_000,
+      resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 60,
       deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
+      settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
       recheckAfterMs: options.recheckAfterMs ?? 5000,
       concurrency: Math.max(1, options.concurrency ?? 16),
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
@@ -120,6 +165,8 @@ export class CloudMapWatcher {
     if (!this.firstSync) {
       this.abort = new AbortController();
       this.nextFullResync = 0; // a restart reads everything again before it resolves
+      this.isSynced = false;
+      this.sweep = undefined;
       this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
       this.loop = this.run();
     }
@@ -171,6 +218,7 @@ export class CloudMapWatcher {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     await this.guard('read the change marker', () => this.pollMarker(false));
+    await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
     while (!signal.aborted) {
       await this.tick();
       await sleep(this.opts.pollIntervalMs, signal);
@@ -187,9 +235,10 @@ export class CloudMapWatcher {
 
   private async tick(): Promise<void> {
     await this.guard('poll the change marker', () => this.pollMarker(true));
-    if (this.opts.clock.now() >= this.nextFullResync) await this.guard('resync with Cloud Map', () => this.fullResync());
+    if (!this.isSynced && this.opts.clock.now() >= this.nextFullResync) await this.guard('read Cloud Map', () => this.fullResync());
     else await this.guard('re-read changed services', () => this.processDirty());
     await this.guard('recheck changed services', () => this.processRechecks());
+    if (this.isSynced) await this.guard('resync with Cloud Map', () => this.sweepStep());
   }
 
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
@@ -253,7 +302,8 @@ export class CloudMapWatcher {
    */
   private async scanNamespace(namespace: string, deep: boolean): Promise<boolean | undefined> {
     this.counts.namespaceScans++;
-    const namespaceId = await this.opts.registry.findNamespace(namespace);
+    // Scanned because a marker or a listing named it: it may be newer than the registry's last listing.
+    const namespaceId = await this.opts.registry.findNamespace(namespace, true);
     const listed = new Set(namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name));
     const names = new Set([...listed, ...(this.cache.get(namespace)?.keys() ?? [])]);
     let moved = false;
@@ -310,34 +360,145 @@ export class CloudMapWatcher {
     return true;
   }
 
+  /**
+   * The first read (retried with backoff until complete): every namespace, and the instances of every known service
+   * (knownServices) or, without it, of every listed service.
+   */
   private async fullResync(): Promise<void> {
-    const deep = this.counts.fullResyncs % this.opts.deepResyncEvery === 0;
     const started = this.opts.clock.now();
-    this.takeDirty(); // covered by this resync; marks arriving meanwhile stay for the next poll
+    this.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
     try {
-      const listed = (await this.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
-      for (const namespace of new Set([...listed, ...this.cache.keys()])) {
-        if ((await this.scanNamespace(namespace, deep)) === undefined) failed = true;
+      const namespaces = await this.namespaces();
+      if (this.opts.knownServices === undefined) {
+        for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
+      } else {
+        const known = new Map([...this.opts.knownServices(), ...this.keys()].map((k) => [`${k.namespace}/${k.service}`, k]));
+        const failures = await forEachLimited(known.values(), this.opts.concurrency, (k) => this.refreshService(k.namespace, k.service, true).then(() => {}));
+        failed = failures.length > 0;
+        if (failed) this.log?.warn({ failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying');
       }
     } catch (err) {
       failed = true;
       throw err;
     } finally {
-      this.scheduleFullResync(failed);
+      this.fullResyncFailures = failed ? this.fullResyncFailures + 1 : 0;
+      this.nextFullResync = this.opts.clock.now() + Math.min(FULL_RESYNC_RETRY_MS.max, FULL_RESYNC_RETRY_MS.min * 2 ** Math.max(0, this.fullResyncFailures - 1));
     }
     this.counts.fullResyncs++;
-    this.log?.info({ deep, namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map full resync done');
-    if (!failed) {
-      this.isSynced = true;
-      this.resolveFirstSync?.();
-      this.resolveFirstSync = undefined;
+    this.log?.info({ namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map read in full');
+    if (failed) return;
+    this.isSynced = true;
+    this.lastSweepStep = this.opts.clock.now();
+    // Listed just now: the first pass checks what was read, and lists again only when it is over.
+    if (this.opts.knownServices === undefined) this.startPass(this.keys(), this.lastSweepStep);
+    this.resolveFirstSync?.();
+    this.resolveFirstSync = undefined;
+    if (this.ownPendingAtStart) this.announceOwnNamespaces();
+  }
+
+  /** Names of the Cloud Map namespaces that can be Kubernetes namespaces, listed or cached. */
+  private async namespaces(): Promise<Set<string>> {
+    const listed = (await this.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
+    return new Set([...listed, ...this.cache.keys()]);
+  }
+
+  /**
+   * A predecessor killed mid-write leaves operations pending (waited for here, so the first read sees their outcome)
+   * and completed writes it never announced with a marker bump: instance operations that succeeded since this
+   * cluster's last bump. If some of either are this cluster's, the peers are told after the first read.
+   */
+  private async settlePredecessor(): Promise<void> {
+    const { operations, identity, clock } = this.opts;
+    const { ids: pending, failed } = await operations.settleInFlight(this.opts.settleTimeoutMs);
+    const since = unannouncedSince(this.markerSeen.values(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
+    const ids = [...new Set([...pending, ...(await operations.succeededSince(since))])];
+    if (ids.length === 0) return;
+    this.ownPendingAtStart = await this.anyOwn(ids);
+    this.log?.info({ pending: pending.length, failed, recent: ids.length - pending.length, ours: this.ownPendingAtStart },
+      'looked at the Cloud Map operations a previous process may have left before the first read');
+  }
+
+  /**
+   * Whether any of these operations wrote an instance of this cluster (ids end with its tag), asking for at most
+   * OWN_OPERATION_PROBES of them: pending operations of a killed predecessor are many, so the first ones tell.
+   */
+  private async anyOwn(operationIds: readonly string[]): Promise<boolean> {
+    const tag = `-${clusterTag(this.opts.identity)}`;
+    for (const id of operationIds.slice(0, OWN_OPERATION_PROBES)) {
+      if ((await this.opts.operations.instanceOf(id))?.endsWith(tag)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Operations a killed predecessor left pending completed without its marker bump: tell the peers to look at every
+   * namespace where this cluster has instances (they compare revisions there).
+   */
+  private announceOwnNamespaces(): void {
+    const own = [...this.cache].filter(([, services]) => [...services.values()]
+      .some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === this.opts.identity.clusterId)));
+    for (const [namespace] of own) {
+      this.writer.markChanged(namespace).catch((err: unknown) => this.log?.warn({ namespace, err: String(err) }, 'could not bump the change marker after a restart'));
     }
   }
 
-  private scheduleFullResync(failed: boolean): void {
-    this.fullResyncFailures = failed ? this.fullResyncFailures + 1 : 0;
-    const retry = Math.min(FULL_RESYNC_RETRY_MS.max, FULL_RESYNC_RETRY_MS.min * 2 ** Math.max(0, this.fullResyncFailures - 1));
-    this.nextFullResync = this.opts.clock.now() + (failed && !this.isSynced ? retry : this.opts.fullResyncIntervalMs);
+  /**
+   * Lists every service (in the background: at 2 ListServices a second this takes a while at thousands of services)
+   * for the next resync pass. Services it finds that were never read are read at the next poll.
+   */
+  private listForSweep(now: number): void {
+    this.sweepListing = (async () => {
+      const services: ServiceKey[] = [];
+      for (const namespace of await this.namespaces()) {
+        if (this.abort.signal.aborted) return;
+        const namespaceId = await this.opts.registry.findNamespace(namespace);
+        const listed = namespaceId === undefined ? [] : (await this.opts.registry.listServices(namespaceId)).map((s) => s.name);
+        const cached = this.cache.get(namespace);
+        const unread = listed.filter((service) => !cached?.has(service));
+        if (unread.length > 0) markDirty(this.dirty, namespace, unread);
+        for (const service of new Set([...listed, ...(cached?.keys() ?? [])])) services.push({ namespace, service });
+      }
+      this.startPass(services, now);
+    })().catch((err: unknown) => {
+      this.sweepListingRetryAt = this.opts.clock.now() + FULL_RESYNC_RETRY_MS.max;
+      this.log?.warn({ err: String(err) }, 'could not list Cloud Map services for the resync; retrying later');
+    }).finally(() => {
+      this.sweepListing = undefined;
+    });
+  }
+
+  private startPass(services: readonly ServiceKey[], now: number): void {
+    this.sweep = { services, deep: this.counts.fullResyncs % this.opts.deepResyncEvery === 0, startedAt: now, next: 0 };
+  }
+
+  /** Every cached service, with instances or not. */
+  private keys(): ServiceKey[] {
+    return [...this.cache].flatMap(([namespace, services]) => [...services.keys()].map((service) => ({ namespace, service })));
+  }
+
+  /** One step of the safety-net resync: the checks the pace allows since the last step. */
+  private async sweepStep(): Promise<void> {
+    const now = this.opts.clock.now();
+    const pace = { intervalMs: this.opts.fullResyncIntervalMs, budgetPerMinute: this.opts.resyncBudgetPerMinute };
+    const sweep = this.sweep;
+    if (sweep === undefined) {
+      if (this.sweepListing === undefined && now >= this.sweepListingRetryAt) this.listForSweep(now);
+      this.lastSweepStep = now;
+      return;
+    }
+    const due = dueChecks(this.sweepCarry, now - this.lastSweepStep, sweep.services.length, pace);
+    this.sweepCarry = due.carry;
+    this.lastSweepStep = now;
+    const batch = sweep.services.slice(sweep.next, sweep.next + due.count);
+    sweep.next += batch.length;
+    this.counts.resyncChecks += batch.length;
+    const failures = await forEachLimited(batch, this.opts.concurrency, (s) => this.refreshService(s.namespace, s.service, sweep.deep).then(() => {}));
+    for (const { item } of failures) this.requeue(item.namespace, [item.service]);
+    const finished = sweep.next >= sweep.services.length && (sweep.services.length > 0 || now - sweep.startedAt >= pace.intervalMs);
+    if (!finished) return;
+    this.counts.fullResyncs++;
+    this.sweep = undefined;
+    this.log?.info({ deep: sweep.deep, services: sweep.services.length, durationMs: now - sweep.startedAt }, 'Cloud Map resync pass done');
   }
 }

@@ -11,6 +11,7 @@ import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXP
 import { buildClusterExport, exportValidity } from '../core/service-export.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapAdapter } from '../cloudmap/adapter.ts';
+import { isTemporary } from '../cloudmap/errors.ts';
 import { errorText } from '../kube/api-error.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ObjectWriter } from '../kube/object-writer.ts';
@@ -112,7 +113,9 @@ export class ExportReconciler {
         this.#o.log.info({ event: 'export-synced', namespace, name, ...applied, instances: desired.length }, 'Cloud Map instances updated');
       }
     } catch (err) {
-      await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
+      // Throttling or a slow Cloud Map is retried with backoff and is no failure of the export (M6): the conditions
+      // stay as they are. Only a refusal reaches the ServiceExport.
+      if (!isTemporary(err)) await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
       throw err;
     }
     if (plan.blocked.length > 0) {

@@ -69,6 +69,8 @@ export class Member {
       ...o.identity,
       client: { region: o.region, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
       rateLimits: options.rateLimits,
+      quotas: options.cloudMapQuotas,
+      clusters: options.clusters,
       metrics: o.metrics.cloudMap,
       logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId }),
     });
@@ -76,6 +78,12 @@ export class Member {
       onChange: (change) => this.#onCloudMapChange(change),
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
+      resyncBudgetPerMinute: options.resyncBudget,
+      // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
+      knownServices: () => [
+        ...o.informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
+        ...o.informers.serviceImports.list().filter(createdByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
+      ],
     });
     this.#view = new InstanceView((namespace, service) => this.#watcher.snapshot(namespace, service), o.identity, OWN_WRITES_TTL_MS);
 
@@ -139,7 +147,7 @@ export class Member {
   #queue(name: 'export' | 'import', reconcile: (key: string) => Promise<void>): WorkQueue<string> {
     return new WorkQueue<string>({
       name,
-      concurrency: this.#o.options.workers,
+      concurrency: name === 'export' ? this.#o.options.exportWorkers : this.#o.options.workers,
       metrics: this.#o.metrics.workQueue,
       logger: this.#log.child({ controller: name }),
       handler: async (key) => {

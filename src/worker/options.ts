@@ -1,5 +1,5 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
-import { DEFAULT_RATE_LIMITS } from '../cloudmap/rate-limits.ts';
+import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
 import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
 
@@ -12,11 +12,15 @@ export const workerOptionSpecs = {
   identity: stringOption('identity', 'MCS_IDENTITY', '', 'Holder identity written into the Lease; empty: the host name and process id.'),
   cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),
   region: stringOption('region', 'MCS_AWS_REGION', '', 'AWS region of the Cloud Map namespaces; empty: the AWS SDK default chain (AWS_REGION, profile).'),
-  rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', { ...DEFAULT_RATE_LIMITS }, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs (* = any other API); named APIs override the defaults. Every cluster of a ClusterSet shares one account\'s quotas (M6).'),
+  clusters: intOption('clusters', 'MCS_CLUSTERS', 2, 'Clusters whose controllers share this AWS account\'s Cloud Map quotas in the Region (M6); each takes an equal share of 80% of every quota.', 1, 10_000),
+  cloudMapQuotas: rateMapOption('cloudmap-quotas', 'MCS_CLOUDMAP_QUOTAS', Object.fromEntries(Object.entries(CLOUD_MAP_QUOTAS).map(([api, q]) => [api, q.rate])), 'The account\'s Cloud Map request quotas as Api=requestsPerSecond pairs (* = any other API); DiscoverInstances and DiscoverInstancesRevision are AWS\'s documented defaults, the rest assumptions. Client rates are shares of these.'),
+  rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', {}, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs, set outright instead of the share of --cloudmap-quotas.'),
   pollInterval: durationOption('poll-interval', 'MCS_POLL_INTERVAL', 1_000, 'How often the ClusterSet change marker in Cloud Map is read (one cheap call per poll, whatever the number of services).'),
-  fullResyncInterval: durationOption('full-resync-interval', 'MCS_FULL_RESYNC_INTERVAL', 300_000, 'How often every Cloud Map service is re-read in full, to catch writers that do not bump the change marker (e.g. the AWS controller v0.3.1).'),
+  fullResyncInterval: durationOption('full-resync-interval', 'MCS_FULL_RESYNC_INTERVAL', 300_000, 'Shortest time in which the safety-net resync checks every Cloud Map service (revision first), to catch writers that do not bump the change marker (e.g. the AWS controller v0.3.1); longer when --resync-budget does not allow it.'),
+  resyncBudget: intOption('resync-budget', 'MCS_RESYNC_BUDGET', 60, 'Cloud Map calls per minute the safety-net resync may spend; with more services than it can check within --full-resync-interval, the resync takes longer instead of costing more (M6).', 1, 1_000_000),
   kubeResyncInterval: durationOption('kube-resync-interval', 'MCS_KUBE_RESYNC_INTERVAL', 600_000, 'How often every ServiceExport and import is reconciled again from the caches, to repair anything missed.'),
-  workers: intOption('workers', 'MCS_WORKERS', 4, 'Keys reconciled in parallel per queue (export and import); one key is never reconciled twice at once.', 1, 256),
+  workers: intOption('workers', 'MCS_WORKERS', 4, 'Imports reconciled in parallel; one key is never reconciled twice at once.', 1, 256),
+  exportWorkers: intOption('export-workers', 'MCS_EXPORT_WORKERS', 64, 'ServiceExports reconciled in parallel. Each spends most of its time waiting for Cloud Map operations while the rate limits bound the calls, so enough of them keep the write quota busy (one key is never reconciled twice at once).', 1, 1024),
   metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Port of /metrics (Prometheus); 0 picks a free port.', 0, 65535),
   healthPort: intOption('health-port', 'MCS_HEALTH_PORT', 8081, 'Port of /healthz and /readyz; 0 picks a free port.', 0, 65535),
   namespaceCleanup: boolOption('namespace-cleanup', 'MCS_NAMESPACE_CLEANUP', false, 'Delete a Cloud Map namespace once it holds no services (off: namespaces may be shared with non-Kubernetes users).'),

@@ -119,8 +119,13 @@ export interface E2E {
   cloudMap: ServiceDiscoveryClient;
   /** Stops the cluster's worker (graceful, as on a pod deletion). */
   stopWorker(cluster: E2ECluster): Promise<void>;
-  /** Starts a new worker process for the cluster (configured as the first one); waits until it is healthy. */
-  startWorker(cluster: E2ECluster): Promise<void>;
+  /** Kills the cluster's worker with SIGKILL (a node failure, an OOM kill): nothing is flushed or released. */
+  killWorker(cluster: E2ECluster): Promise<void>;
+  /**
+   * Starts a new worker process for the cluster, configured as the first one plus `env` (MCS_* settings); waits until
+   * it is healthy.
+   */
+  startWorker(cluster: E2ECluster, env?: Record<string, string>): Promise<void>;
   /** Starts another replica of the cluster's worker with Lease identity `identity`, next to the current one. */
   startReplica(cluster: E2ECluster, identity: string): Promise<HostProcess>;
 }
@@ -169,12 +174,12 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
     const configEnv = { ...configMapEnv(kustomizeBase()), ...logLevel };
     let generation = 0;
-    const startReplica = async (cluster: E2ECluster, identity: string): Promise<HostProcess> => {
+    const startReplica = async (cluster: E2ECluster, identity: string, env: Record<string, string> = {}): Promise<HostProcess> => {
       const [metricsPort, healthPort] = await freePorts(2) as [number, number];
       const logsDir = join(dir, `${cluster.id}-${++generation}`);
       mkdirSync(logsDir, { recursive: true });
       return startWorkerProcess(restarted!, {
-        clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir, identity,
+        clusterId: cluster.id, configEnv: { ...configEnv, ...env }, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir, identity,
         cloudMapEndpoint: cs.cloudMapEndpoint, region: cs.region,
         kubeconfig: join(cs.dir, 'mcs-cloudmap', cluster.id, 'worker.kubeconfig'),
       });
@@ -188,9 +193,15 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
         proc.signalGroup('SIGTERM');
         await proc.exited;
       },
-      startReplica,
-      async startWorker(cluster) {
-        cluster.worker = await startReplica(cluster, `${cluster.id}-worker-on-host`);
+      async killWorker(cluster) {
+        const proc = cluster.worker.proc;
+        proc.stopping = true;
+        proc.signalGroup('SIGKILL');
+        await proc.exited;
+      },
+      startReplica: (cluster, identity) => startReplica(cluster, identity),
+      async startWorker(cluster, env) {
+        cluster.worker = await startReplica(cluster, `${cluster.id}-worker-on-host`, env);
       },
     };
   });

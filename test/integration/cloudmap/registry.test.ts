@@ -1,8 +1,6 @@
-// The Cloud Map adapter against the Cloud Map emulator through the real AWS SDK: namespaces, services, instances,
-// operations and the ownership guard.
-import {
-  DeleteServiceCommand, ServiceDiscoveryClient,
-} from '@aws-sdk/client-servicediscovery';
+// The Cloud Map adapter against the emulator (realistic mode: asynchronous operations, uniqueness, quotas) through the
+// real AWS SDK: namespaces, services, instances, operations and the ownership guard.
+import { DeleteServiceCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { OperationsFailedError, OwnershipError } from '../../../src/cloudmap/errors.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
@@ -14,7 +12,8 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
   let raw: ServiceDiscoveryClient;
 
   before(async () => {
-    moto = await startStandaloneMoto();
+    // S4 is about services past Cloud Map's 1,000 instances (registered before the quota, or by another tool): off here.
+    moto = await startStandaloneMoto({ quotas: { instancesPerService: 0 } });
     raw = new ServiceDiscoveryClient({ region: REGION, endpoint: moto.endpoint, disableHostPrefix: true, credentials: { accessKeyId: 't', secretAccessKey: 't' } });
   });
   after(async () => {
@@ -34,7 +33,6 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     const [svcA, svcB] = await Promise.all([a.ensureService(nsA, 'web'), b.ensureService(nsA, 'web')]);
     expect(svcA).to.equal(svcB);
     expect(await b.ensureService(nsA, 'web')).to.equal(svcA);
-    // The emulator lets both creations through; the loser removed its empty duplicate.
     expect((await a.listServices(nsA)).filter((s) => s.name === 'web').map((s) => s.id)).to.deep.equal([svcA]);
     // A same-named service in another namespace is a different service.
     const other = await a.ensureNamespace('other');
@@ -42,16 +40,26 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect((await a.listServices(nsA)).map((s) => s.name)).to.deep.equal(['web']);
   });
 
-  it('M1: clusters creating the same namespace and service at once converge on one of each', async () => {
-    const a = adapterFor(moto.endpoint, 'cls1').adapter;
-    const b = adapterFor(moto.endpoint, 'cls2').adapter;
-    // The loser sees DuplicateRequest (creation in progress) or NamespaceAlreadyExists / ServiceAlreadyExists.
-    const [nsA, nsB] = await Promise.all([a.ensureNamespace('dup'), b.ensureNamespace('dup')]);
-    expect(nsA).to.equal(nsB);
-    expect((await a.listNamespaces()).filter((n) => n.name === 'dup')).to.have.length(1);
-    const [svcA, svcB] = await Promise.all([a.ensureService(nsA, 'web'), b.ensureService(nsA, 'web')]);
-    expect(svcA).to.equal(svcB);
-    expect((await a.listServices(nsA)).map((s) => s.id)).to.deep.equal([svcA]);
+  it('M6: a new service costs one CreateService and no listing; a name another cluster created gives its id from ServiceAlreadyExists', async () => {
+    const a = adapterFor(moto.endpoint, 'cls1');
+    const ns = await a.adapter.ensureNamespace('demo');
+    a.calls.reset();
+    const created = await Promise.all(Array.from({ length: 8 }, (_, n) => a.adapter.ensureService(ns, `svc-${n}`)));
+    expect(new Set(created).size).to.equal(8);
+    // The namespace was created here, so it is known to have held nothing else.
+    expect(a.calls.byApi()).to.deep.equal({ CreateService: 8 });
+
+    // Cluster 2 listed the namespace once (its start), then cluster 1 creates a service it does not know of.
+    const b = adapterFor(moto.endpoint, 'cls2');
+    expect(await b.adapter.findNamespace('demo')).to.equal(ns);
+    expect(await b.adapter.listServices(ns)).to.have.length(8);
+    const late = await a.adapter.ensureService(ns, 'late');
+    b.calls.reset();
+    expect(await b.adapter.findService(ns, 'late')).to.equal(undefined); // it knows every service of the namespace: no call
+    expect(await b.adapter.ensureService(ns, 'late')).to.equal(late);
+    expect(await b.adapter.ensureService(ns, 'svc-3')).to.equal(created[3]);
+    expect(b.calls.byApi()).to.deep.equal({ CreateService: 1 });
+    expect((await a.adapter.listServices(ns)).filter((s) => s.name === 'late')).to.have.length(1);
   });
 
   it('M2/M5: registers, updates in place, reads back by ClusterSet and deregisters', async () => {
@@ -97,31 +105,33 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(left[0]!.attributes).to.not.have.property('READY');
   });
 
-  it('S4/§9: reads back every instance of a service at the quota of 1,000, where a DiscoverInstances page is full', async () => {
-    await moto.control.configure({ mode: 'fast' }); // 1,000 registrations: their timing and rate are not what is tested
-    const { adapter, calls } = adapterFor(moto.endpoint, 'cls1', { rateLimits: { RegisterInstance: 10_000, GetOperation: 10_000 } });
+  it('S4/§9: reads back every instance of a service with more than 1000', async () => {
+    const { adapter, calls } = adapterFor(moto.endpoint, 'cls1', { rateLimits: { RegisterInstance: 10_000 } });
     const svc = await adapter.ensureService(await adapter.ensureNamespace('big'), 'many');
-    const instances = Array.from({ length: 1000 }, (_, n) => instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.1.${n >> 8}.${n & 255}` }));
-    for (let i = 0; i < instances.length; i += 200) await registerAll(adapter, svc, instances.slice(i, i + 200));
+    const instances = Array.from({ length: 1234 }, (_, n) => instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.1.${n >> 8}.${n & 255}` }));
+    await moto.control.configure({ throttling: false }); // setting up quickly is not what this test is about
+    try {
+      await registerAll(adapter, svc, instances);
+    } finally {
+      await moto.control.configure({ throttling: true });
+    }
     calls.reset();
     const discovered = await adapter.discoverInstances('big', 'many');
-    expect(discovered!.instances).to.have.length(1000);
-    expect(new Set(discovered!.instances.map((i) => i.id)).size).to.equal(1000);
-    expect(calls.count('ListInstances')).to.be.at.least(10); // the DiscoverInstances page was full: paged fallback
-    expect(await adapter.listInstances(svc)).to.have.length(1000);
+    expect(discovered!.instances).to.have.length(1234);
+    expect(new Set(discovered!.instances.map((i) => i.id)).size).to.equal(1234);
+    expect(calls.count('ListInstances')).to.be.at.least(13); // the DiscoverInstances page was full: paged fallback
+    expect(await adapter.listInstances(svc)).to.have.length(1234);
   });
 
-  it('reports a failed operation with Cloud Map\'s error (the service was deleted before the registration ran)', async () => {
+  it('reports an operation that failed with Cloud Map\'s reason', async () => {
     const { adapter } = adapterFor(moto.endpoint, 'cls1');
     const svc = await adapter.ensureService(await adapter.ensureNamespace('demo'), 'web');
-    const landed = await adapter.registerInstance(svc, instanceOf('cls1', 'kept'));
-    await adapter.waitForOperations([landed]);
-    const other = await adapter.ensureService(await adapter.ensureNamespace('demo'), 'gone');
-    const undone = await adapter.registerInstance(other, instanceOf('cls1', 'undone'));
-    await raw.send(new DeleteServiceCommand({ Id: other })); // empty until the registration runs
-    const err = await adapter.waitForOperations([undone]).catch((e: unknown) => e);
+    const op = await adapter.registerInstance(svc, instanceOf('cls1', 'orphan'));
+    // The service goes while the registration is still pending: the operation fails.
+    await raw.send(new DeleteServiceCommand({ Id: svc }));
+    const err = await adapter.waitForOperations([op]).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(OperationsFailedError);
-    expect((err as Error).message).to.match(/instance "undone".*ServiceNotFound/);
+    expect((err as Error).message).to.match(/instance "orphan".*ServiceNotFound/);
   });
 
   it('deletes a service or namespace only when it is empty', async () => {

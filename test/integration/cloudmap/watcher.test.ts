@@ -182,4 +182,29 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(a.watcher.snapshot('demo', 'svc-2').find((i) => i.id === 'cls2-2-a')!.attributes.READY).to.equal('false');
     expect(a.eventsFor('demo', 'svc-0')).to.equal(1);
   });
+
+  it('spends the resync budget evenly, however many services there are to check', async () => {
+    const t = adapterFor(moto.endpoint, 'cls2');
+    const ns = await t.adapter.ensureNamespace('many');
+    await Promise.all(Array.from({ length: 60 }, async (_, n) => {
+      const svc = await t.adapter.ensureService(ns, `svc-${n}`);
+      await registerAll(t.adapter, svc, [instanceOf('cls2', `cls2-${n}`)]);
+    }));
+    const { adapter, calls } = adapterFor(moto.endpoint, 'cls1');
+    // Every service within a second would be 3,600 checks a minute: the budget of 120 (2 a second) decides.
+    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 1000, resyncBudgetPerMinute: 120 });
+    running.push(watcher);
+    await watcher.start();
+    calls.reset();
+    const before = watcher.stats;
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, 10_000));
+    await watcher.stop();
+    const seconds = (Date.now() - started) / 1000;
+    const checks = watcher.stats.resyncChecks - before.resyncChecks;
+    const polls = watcher.stats.polls - before.polls;
+    console.log(`      ${seconds.toFixed(1)} s idle over 60 services: ${polls} marker polls, ${checks} resync checks; calls ${JSON.stringify(calls.byApi())}`);
+    expect(checks).to.be.within(Math.floor(seconds * 2) - 2, Math.ceil(seconds * 2) + 1);
+    expect(calls.byApi()).to.deep.equal({ DiscoverInstancesRevision: polls + checks });
+  });
 });

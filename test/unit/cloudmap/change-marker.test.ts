@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import {
   appendBump, ATTR_CHANGES, changedNamespaces, EMPTY_HISTORY, markerInstance, markerInstanceId, markerNamespaceName,
-  nextRevision, parseMarker, servicesSince, type BumpHistory, type MarkerEntry,
+  nextRevision, parseMarker, servicesSince, unannouncedSince, type BumpHistory, type MarkerEntry,
 } from '../../../src/cloudmap/change-marker.ts';
 
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
@@ -128,5 +128,17 @@ describe('cloudmap change marker comparison (M6)', () => {
       entry('cls3', 'other', '1', EMPTY_HISTORY),
     ];
     expect(changedNamespaces(before, now)).to.deep.equal(new Map([['demo', 'all'], ['other', 'all'], ['prod', 'all']]));
+  });
+});
+
+describe('cloudmap change marker: what a restarted writer may not have announced', () => {
+  const entry = (clusterId: string, namespace: string, revision: string): MarkerEntry => ({ id: `${clusterId}/${namespace}`, clusterId, namespace, revision, base: undefined, bumps: [] });
+
+  it('is everything since the cluster\'s last bump in any namespace, at most maxAge back', () => {
+    const now = 10_000_000;
+    const markers = [entry('cls1', 'a', String(now - 5000)), entry('cls1', 'b', String(now - 2000)), entry('cls2', 'a', String(now - 100))];
+    expect(unannouncedSince(markers, 'cls1', now, 3_600_000)).to.equal(now - 2000);
+    expect(unannouncedSince(markers, 'cls1', now, 1000)).to.equal(now - 1000);
+    expect(unannouncedSince(markers, 'cls3', now, 60_000)).to.equal(now - 60_000);
   });
 });

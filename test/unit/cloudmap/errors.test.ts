@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { classifyError, CloudMapCallError, describeContext, isNotFound, type ErrorClass } from '../../../src/cloudmap/errors.ts';
+import { classifyError, CloudMapCallError, describeContext, isNotFound, isTemporary, OperationsFailedError, type ErrorClass } from '../../../src/cloudmap/errors.ts';
 
 /** An error shaped like the AWS SDK's: name = error code, $metadata.httpStatusCode. */
 function sdkError(name: string, status: number, extra: Record<string, unknown> = {}): Error {
@@ -56,5 +56,19 @@ describe('cloudmap call errors carry context', () => {
 
   it('describes an empty context', () => {
     expect(describeContext({})).to.equal('no resource');
+  });
+});
+
+describe('cloudmap temporary failures (M6: throttling is no export failure)', () => {
+  it('a throttled or transient call that gave up and operations still pending are temporary; refusals are not', () => {
+    const throttled = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('slow down'), { name: 'ThrottlingException' }), 8);
+    const refused = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('bad'), { name: 'InvalidInput' }), 1);
+    expect(isTemporary(throttled)).to.equal(true);
+    expect(isTemporary(refused)).to.equal(false);
+    const stale = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('gone'), { name: 'ServiceNotFound' }), 1);
+    expect(isTemporary(stale)).to.equal(true);
+    expect(isTemporary(new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'still pending', pending: true }]))).to.equal(true);
+    expect(isTemporary(new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'FAIL' }]))).to.equal(false);
+    expect(isTemporary(new Error('other'))).to.equal(false);
   });
 });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { AdaptiveRate, adaptiveRateConfig } from '../../../src/cloudmap/adaptive-rate.ts';
-import { DEFAULT_RATE_LIMITS, OTHER_APIS, RateLimiter } from '../../../src/cloudmap/rate-limits.ts';
+import { CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS } from '../../../src/cloudmap/quotas.ts';
+import { RateLimiter } from '../../../src/cloudmap/rate-limits.ts';
 import { TokenBucket } from '../../../src/cloudmap/token-bucket.ts';
 import { FakeClock } from './fake-clock.ts';
 
@@ -98,20 +99,28 @@ describe('cloudmap AIMD rate (M6)', () => {
 });
 
 describe('cloudmap rate limiter per API (M6)', () => {
-  it('uses the configured rate per API, the defaults for others, and the * rate for unknown APIs', async () => {
+  it('uses the overridden rate per API, a share of the quota for others, and the * quota for unknown APIs', async () => {
     const clock = new FakeClock(T0);
-    const limiter = new RateLimiter({ RegisterInstance: 2 }, clock);
+    const limiter = new RateLimiter({ clusters: 1, overrides: { RegisterInstance: 2 } }, clock);
     expect(limiter.rate('RegisterInstance')).to.equal(2);
-    expect(limiter.rate('DiscoverInstances')).to.equal(DEFAULT_RATE_LIMITS.DiscoverInstances);
-    expect(limiter.rate('SomethingNew')).to.equal(DEFAULT_RATE_LIMITS[OTHER_APIS]);
-    for (let i = 0; i < 4; i++) await limiter.acquire('RegisterInstance');
-    expect(clock.sleeps).to.deep.equal([500, 500]); // burst of 2, then one every 500 ms
+    expect(limiter.rate('DiscoverInstances')).to.equal(CLOUD_MAP_QUOTAS.DiscoverInstances!.rate * CONTROLLERS_SHARE);
+    expect(limiter.rate('SomethingNew')).to.equal(CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * CONTROLLERS_SHARE);
+    for (let i = 0; i < 6; i++) await limiter.acquire('RegisterInstance');
+    expect(clock.sleeps).to.deep.equal([500, 500]); // a burst of 4 (the quota's two seconds), then one every 500 ms
+  });
+
+  it('sizes the bucket from the quota\'s burst: DiscoverInstances saves up two seconds', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new RateLimiter({ clusters: 1, overrides: { DiscoverInstances: 10 } }, clock);
+    for (let i = 0; i < 21; i++) await limiter.acquire('DiscoverInstances');
+    expect(clock.sleeps).to.deep.equal([100]);
   });
 
   it('slows only the throttled API down', () => {
-    const limiter = new RateLimiter({}, new FakeClock(T0));
+    const limiter = new RateLimiter({ clusters: 2 }, new FakeClock(T0));
+    const share = (api: string) => (CLOUD_MAP_QUOTAS[api]!.rate * CONTROLLERS_SHARE) / 2;
     limiter.onThrottle('RegisterInstance');
-    expect(limiter.rate('RegisterInstance')).to.equal(DEFAULT_RATE_LIMITS.RegisterInstance! / 2);
-    expect(limiter.rate('DeregisterInstance')).to.equal(DEFAULT_RATE_LIMITS.DeregisterInstance);
+    expect(limiter.rate('RegisterInstance')).to.equal(share('RegisterInstance') / 2);
+    expect(limiter.rate('DeregisterInstance')).to.equal(share('DeregisterInstance'));
   });
 });

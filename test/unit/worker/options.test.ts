@@ -13,13 +13,16 @@ describe('worker flags', () => {
     }
   });
 
-  it('reads flags, then the environment, then defaults (rate limits merge over the adapter defaults)', () => {
-    const o = parseWorkerOptions(['--poll-interval=500ms', '--rate-limits=RegisterInstance=5'], { MCS_WORKERS: '8', MCS_LEADER_ELECT: 'false' });
+  it('reads flags, then the environment, then defaults (quotas merge over the documented ones)', () => {
+    const o = parseWorkerOptions(['--poll-interval=500ms', '--rate-limits=RegisterInstance=5', '--cloudmap-quotas=CreateService=7'], { MCS_WORKERS: '8', MCS_LEADER_ELECT: 'false' });
     expect(o.pollInterval).to.equal(500);
     expect(o.workers).to.equal(8);
     expect(o.leaderElect).to.equal(false);
     expect(o.rateLimits.RegisterInstance).to.equal(5);
-    expect(o.rateLimits.DiscoverInstances).to.be.greaterThan(0);
+    expect(o.rateLimits.DiscoverInstances).to.equal(undefined);
+    expect(o.cloudMapQuotas.CreateService).to.equal(7);
+    expect(o.cloudMapQuotas.DiscoverInstances).to.equal(1000);
+    expect(o.clusters).to.equal(2);
     expect(o.fullResyncInterval).to.equal(300_000);
   });
 

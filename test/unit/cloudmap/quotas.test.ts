@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { clientLimits, CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS, quotaLowerBoundSeconds } from '../../../src/cloudmap/quotas.ts';
+
+describe('cloudmap client limits from the account quotas (M6)', () => {
+  it('gives each of n clusters an equal share of 80% of the documented quotas', () => {
+    const limits = clientLimits({ clusters: 4 });
+    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400 });
+    expect(limits.DiscoverInstancesRevision).to.deep.equal({ rate: 600, burst: 600 });
+    expect(limits[OTHER_APIS]!.rate).to.equal((CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * CONTROLLERS_SHARE) / 4);
+  });
+
+  it('takes an account\'s own quotas and explicit overrides, scaling the burst with the rate', () => {
+    const limits = clientLimits({ clusters: 2, quotas: { DiscoverInstances: 500, NewApi: 10 }, overrides: { RegisterInstance: 7 } });
+    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400 });
+    expect(limits.NewApi).to.deep.equal({ rate: 4, burst: 8 }); // the * quota's burst ratio
+    expect(limits.RegisterInstance).to.deep.equal({ rate: 7, burst: 14 });
+  });
+
+  it('never lets the clusters together exceed the share of any quota, and always leaves a bucket of one (property)', () => {
+    const apis = Object.keys(CLOUD_MAP_QUOTAS);
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 500 }),
+      fc.dictionary(fc.constantFrom(...apis), fc.double({ min: 0.01, max: 10_000, noNaN: true })),
+      (clusters, quotas) => {
+        const limits = clientLimits({ clusters, quotas });
+        return apis.every((api) => {
+          const quota = quotas[api] ?? CLOUD_MAP_QUOTAS[api]!.rate;
+          const l = limits[api]!;
+          return l.rate * clusters <= quota * CONTROLLERS_SHARE * (1 + 1e-9) && l.burst >= 1;
+        });
+      },
+    ));
+  });
+});
+
+describe('cloudmap lower bound of a sync from the quotas (M6)', () => {
+  it('is the slowest API\'s calls beyond its burst at its rate', () => {
+    // 1,000 new services × 3 instances: CreateService (5/s, burst 50) decides, not RegisterInstance (50/s, burst 100).
+    expect(quotaLowerBoundSeconds({ CreateService: 1000, RegisterInstance: 3000 }, CLOUD_MAP_QUOTAS)).to.equal(190);
+    expect(quotaLowerBoundSeconds({ CreateService: 1000 }, clientLimits({ clusters: 1 }))).to.equal(240);
+    expect(quotaLowerBoundSeconds({ SomethingElse: 30 }, CLOUD_MAP_QUOTAS)).to.equal(1);
+    expect(quotaLowerBoundSeconds({}, CLOUD_MAP_QUOTAS)).to.equal(0);
+  });
+});
