@@ -1,11 +1,24 @@
-// Starts the webhook server and the reconcile worker of one cluster as host processes, from source, with the ConfigMap's
-// settings as environment exactly as the Deployments' envFrom gives them, plus only what differs on a host (ports,
-// kubeconfig, Cloud Map endpoint, certificate files).
-import { join } from 'node:path';
+// Starts the webhook server and the reconcile worker of one cluster as host processes, from source (or from the compiled
+// dist/, as the image runs them), with the ConfigMap's settings as environment exactly as the Deployments' envFrom gives
+// them, plus only what differs on a host (ports, kubeconfig, Cloud Map endpoint, certificate files).
+import { join, resolve } from 'node:path';
 import type { ManagedProcess, Supervisor } from '../testbed/supervisor.ts';
 import { waitFor } from '../testbed/wait.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
+
+/** Which code a process runs: the TypeScript sources, or `npm run build`'s output in a dist directory. */
+export interface ProcessBuild {
+  /** Default: the sources. A path (absolute or relative to the repository) runs `<dist>/.../main.js`. */
+  dist?: string;
+  /** Node.js flags before the entry point (e.g. heap limits). */
+  nodeArgs?: string[];
+}
+
+function entryArgs(build: ProcessBuild, ...path: string[]): string[] {
+  const entry = build.dist === undefined ? join(REPO, ...path) : resolve(REPO, build.dist, ...path).replace(/\.ts$/, '.js');
+  return [...(build.nodeArgs ?? []), entry];
+}
 
 export interface HostProcess {
   proc: ManagedProcess;
@@ -20,7 +33,7 @@ async function ready(name: string, proc: ManagedProcess, url: string): Promise<v
   await waitFor(`${name} to be ready at ${url}`, async () => (await fetch(url)).ok, { timeoutMs: 60_000, intervalMs: 200, signal: exited.signal });
 }
 
-export interface WebhookProcessSpec {
+export interface WebhookProcessSpec extends ProcessBuild {
   clusterId: string;
   configEnv: Record<string, string>;
   kubeconfig: string;
@@ -34,7 +47,7 @@ export interface WebhookProcessSpec {
 export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-webhook (${spec.clusterId})`;
   const proc = sup.start({
-    name, command: process.execPath, args: [join(REPO, 'webhook', 'main.ts')], logPath: join(spec.logsDir, 'webhook.log'),
+    name, command: process.execPath, args: entryArgs(spec, 'webhook', 'main.ts'), logPath: join(spec.logsDir, 'webhook.log'),
     env: {
       ...process.env, ...spec.configEnv,
       MCS_KUBECONFIG: spec.kubeconfig, MCS_BIND_ADDRESS: '127.0.0.1', MCS_PORT: String(spec.port), MCS_METRICS_PORT: String(spec.metricsPort),
@@ -46,7 +59,7 @@ export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessS
   return { proc, healthUrl, metricsUrl: `${healthUrl}/metrics` };
 }
 
-export interface WorkerProcessSpec {
+export interface WorkerProcessSpec extends ProcessBuild {
   clusterId: string;
   configEnv: Record<string, string>;
   kubeconfig: string;
@@ -63,7 +76,7 @@ export interface WorkerProcessSpec {
 export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-worker (${spec.clusterId})`;
   const proc = sup.start({
-    name, command: process.execPath, args: [join(REPO, 'src', 'worker', 'main.ts')], logPath: join(spec.logsDir, 'worker.log'),
+    name, command: process.execPath, args: entryArgs(spec, 'src', 'worker', 'main.ts'), logPath: join(spec.logsDir, 'worker.log'),
     env: {
       ...process.env, ...spec.configEnv,
       MCS_KUBECONFIG: spec.kubeconfig, MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
