@@ -2,8 +2,8 @@
 // Starts informers on Services, ServiceExports, ServiceImports and ClusterProperties, serves HTTPS at once (unready until
 // the caches are synced), and on SIGTERM/SIGINT becomes unready, finishes in-flight requests and exits.
 
-import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError } from '../src/config/options.ts';
+import { loadKubeAccess } from '../src/kube/kube-access.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { informerView } from './cluster-view.ts';
 import { parseWebhookOptions, splitList, webhookHelp } from './options.ts';
@@ -24,9 +24,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const logger = createLogger('webhook', options.logLevel);
-  const kubeConfig = new KubeConfig();
-  if (options.kubeconfig) kubeConfig.loadFromFile(options.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = await loadKubeAccess(options.kubeconfig);
 
   const informers = informerView(kubeConfig, logger);
   informers.start();

@@ -4,7 +4,7 @@ import { SYSTEM_NAMESPACE } from '../core/names.ts';
 import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
 
 export const workerOptionSpecs = {
-  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: in-cluster service account, then $KUBECONFIG, then ~/.kube/config.'),
+  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
   namespace: stringOption('namespace', 'MCS_NAMESPACE', SYSTEM_NAMESPACE, 'Namespace the worker runs in, where its leader-election Lease lives.'),
   leaderElect: boolOption('leader-elect', 'MCS_LEADER_ELECT', true, 'Take a coordination.k8s.io Lease before reconciling, so several replicas can run and only one writes.'),
   leaseName: stringOption('lease-name', 'MCS_LEASE_NAME', 'mcs-cloudmap-worker', 'Name of the leader-election Lease.'),

@@ -2,10 +2,10 @@
 // state machine that starts, freezes and stops the reconcilers (Member) as ClusterProperties come and go (C1–C3).
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from '../core/names.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
+import { loadKubeAccess, type KubeAccess } from '../kube/kube-access.ts';
 import { EventRecorder } from '../kube/event-recorder.ts';
 import { runLeaderElection, type LeaderElection } from '../kube/leader-election.ts';
 import { ObjectWriter } from '../kube/object-writer.ts';
@@ -27,13 +27,6 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-function loadKubeConfig(path: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
-}
-
 function packageVersion(): string {
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
@@ -52,7 +45,7 @@ function cloudMapRegion(options: WorkerOptions): string {
 class Worker {
   readonly #options: WorkerOptions;
   readonly #log: Logger;
-  readonly #kubeConfig: KubeConfig;
+  readonly #kubeConfig: KubeAccess;
   readonly #region: string;
   readonly metrics: WorkerMetrics;
   readonly #informers: WorkerInformers;
@@ -67,11 +60,11 @@ class Worker {
   #chain: Promise<void> = Promise.resolve();
   #election: LeaderElection | undefined;
 
-  constructor(options: WorkerOptions, log: Logger) {
+  constructor(options: WorkerOptions, log: Logger, kubeConfig: KubeAccess) {
     this.#options = { ...options, controllerVersion: options.controllerVersion || packageVersion() };
     this.#log = log;
     this.#region = cloudMapRegion(options);
-    this.#kubeConfig = loadKubeConfig(options.kubeconfig);
+    this.#kubeConfig = kubeConfig;
     this.metrics = createWorkerMetrics();
     this.#informers = createWorkerInformers({
       kubeConfig: this.#kubeConfig, resyncMs: options.kubeResyncInterval, metrics: this.metrics.informer, logger: createLogger('informer', options.logLevel),
@@ -199,7 +192,7 @@ class Worker {
  * starts as soon as this replica leads and the cluster identity is known).
  */
 export async function startWorker(options: WorkerOptions, log: Logger = createLogger('worker', options.logLevel)): Promise<RunningWorker> {
-  const worker = new Worker(options, log);
+  const worker = new Worker(options, log, await loadKubeAccess(options.kubeconfig));
   const servers: HealthServer[] = [];
   const serve = (port: number) => startHealthServer({ port, registry: worker.metrics.registry, ready: () => worker.ready() });
   try {
