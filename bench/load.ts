@@ -92,3 +92,10 @@ export function processMemory(pid: number): ProcessMemory {
 }
 
 export const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+/** CPU time (user + system) process `pid` has used so far, in seconds, from /proc/<pid>/stat (clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

@@ -2,7 +2,8 @@
 // processes (`npm run build` → dist/, as the image runs them), read from outside each process (/proc/<pid>/status).
 //   worker, for each count N: a fresh 1-cluster testbed ClusterSet (real kube-apiserver, the Cloud Map emulator) with
 //     N selector-less Services × --endpoints endpoints (EndpointSlices written by the benchmark) and their
-//     ServiceExports; the worker starts with the production settings of kustomize/base's ConfigMap, exports them to
+//     ServiceExports; the worker starts with the production settings of kustomize/base (the ConfigMap, and the Node.js
+//     flags of the Deployment's command), exports them to
 //     Cloud Map and imports them back (ServiceImport Ready with every endpoint). Measured: RSS and its peak (VmHWM) once
 //     every import is present, then RSS over --steady with nothing changing (a kube resync and marker polls run).
 //   webhook: a fresh ClusterSet with --webhook-services Services and their ServiceExports in its informer caches;
@@ -12,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { configMapEnv, kustomizeBase } from '../hack/local/manifests.ts';
+import { configMapEnv, deploymentNodeFlags, kustomizeBase } from '../hack/local/manifests.ts';
 import { startWebhookProcess, startWorkerProcess, type HostProcess, type ProcessBuild } from '../hack/local/processes.ts';
 import { startClusterSet, type TestCluster, type TestClusterSet } from '../hack/testbed/index.ts';
 import { freePorts } from '../hack/testbed/ports.ts';
@@ -22,7 +23,7 @@ import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { kubeClientFor } from '../src/kube/client.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { makeDevCertificates } from '../webhook/dev-certificates.ts';
-import { createServices, mib, name, ns, prepare, processMemory } from './load.ts';
+import { cpuSeconds, createServices, mib, name, ns, prepare, processMemory } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
 
 const specs = {
@@ -32,7 +33,7 @@ const specs = {
   endpoints: intOption('endpoints', 'BENCH_ENDPOINTS', 3, 'Endpoints per exported service.', 1, 250),
   steady: durationOption('steady', 'BENCH_STEADY', 120_000, 'How long RSS is sampled with nothing changing after the initial sync.'),
   dist: stringOption('dist', 'BENCH_DIST', 'dist', 'Directory of the compiled build (`npm run build`), relative to the repository.'),
-  nodeArgs: stringOption('node-args', 'BENCH_NODE_ARGS', '', 'Extra Node.js flags for the measured processes, space-separated (e.g. --max-semi-space-size=1).'),
+  nodeArgs: stringOption('node-args', 'BENCH_NODE_ARGS', '', 'Node.js flags for the measured processes, space-separated, instead of those of the Deployments\' commands in kustomize/base.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the worker\'s initial sync.'),
 };
 
@@ -48,13 +49,35 @@ interface Sample {
   steadyMax: number;
   end: number;
   hwmEnd: number;
-  heapUsedEnd: number;
   syncSeconds: number;
+  /** CPU time used until synced, and over the steady window. */
+  cpuSync: number;
+  cpuSteady: number;
+  /** The process's own account at the end (its Prometheus default metrics): where the RSS goes. */
+  heap: HeapAccount;
 }
 
-async function heapUsed(p: HostProcess): Promise<number> {
-  const m = /^mcs_\w*nodejs_heap_size_used_bytes (\d+)/m.exec(await (await fetch(p.metricsUrl)).text());
-  return m ? Number(m[1]) : 0;
+interface HeapAccount {
+  used: number;
+  /** Committed V8 heap: the young generation (new), the old generation, code, and the rest (large objects, trusted). */
+  total: number;
+  new: number;
+  old: number;
+  code: number;
+  /** Memory of ArrayBuffers and Buffers outside the V8 heap. */
+  external: number;
+}
+
+async function heapAccount(p: HostProcess): Promise<HeapAccount> {
+  const text = await (await fetch(p.metricsUrl)).text();
+  const metric = (name: string, space?: string) => {
+    const m = new RegExp(`^mcs_\\w*nodejs_${name}${space === undefined ? '' : `\\{space="${space}"\\}`} (\\d+)`, 'm').exec(text);
+    return m ? Number(m[1]) : 0;
+  };
+  return {
+    used: metric('heap_size_used_bytes'), total: metric('heap_size_total_bytes'), external: metric('external_memory_bytes'),
+    new: metric('heap_space_size_total_bytes', 'new'), old: metric('heap_space_size_total_bytes', 'old'), code: metric('heap_space_size_total_bytes', 'code'),
+  };
 }
 
 /** RSS over `ms`, sampled every second. */
@@ -73,12 +96,14 @@ async function steady(pid: number, ms: number): Promise<{ min: number; max: numb
 async function measure(label: string, p: HostProcess, startedAt: number, steadyMs: number): Promise<Sample> {
   const syncSeconds = (performance.now() - startedAt) / 1000;
   const atSync = processMemory(p.proc.pid);
+  const cpuSync = cpuSeconds(p.proc.pid);
   say(`${label}: synced in ${syncSeconds.toFixed(1)} s, RSS ${mib(atSync.rss)} MiB (peak ${mib(atSync.hwm)}); sampling for ${steadyMs / 1000} s`);
   const range = await steady(p.proc.pid, steadyMs);
   const atEnd = processMemory(p.proc.pid);
+  const cpuSteady = cpuSeconds(p.proc.pid) - cpuSync;
   return {
     label, synced: atSync.rss, hwmSynced: atSync.hwm, steadyMin: range.min, steadyMax: range.max, end: atEnd.rss, hwmEnd: atEnd.hwm,
-    heapUsedEnd: await heapUsed(p), syncSeconds,
+    heap: await heapAccount(p), syncSeconds, cpuSync, cpuSteady,
   };
 }
 
@@ -100,7 +125,16 @@ async function onClusterSet<T>(namespaces: number, body: (cs: TestClusterSet, cl
   }
 }
 
-async function workerRun(o: ReturnType<typeof parseOptions<typeof specs>>, build: ProcessBuild, services: number): Promise<Sample> {
+type Options = ReturnType<typeof parseOptions<typeof specs>>;
+
+/** The compiled build with the flags given, or else those of the Deployment `deployment` (as in the image). */
+function buildFor(o: Options, deployment: string): ProcessBuild {
+  const given = o.nodeArgs.split(/\s+/).filter(Boolean);
+  return { dist: o.dist, nodeArgs: given.length > 0 ? given : deploymentNodeFlags(kustomizeBase(), deployment) };
+}
+
+async function workerRun(o: Options, services: number): Promise<Sample> {
+  const build = buildFor(o, 'mcs-cloudmap-worker');
   return onClusterSet(o.namespaces, async (cs, cluster, sup) => {
     const t = performance.now();
     await createServices(kubeClientFor(cluster.kubeConfig()), 0, services, o.namespaces, o.endpoints, true);
@@ -123,7 +157,8 @@ async function workerRun(o: ReturnType<typeof parseOptions<typeof specs>>, build
   });
 }
 
-async function webhookRun(o: ReturnType<typeof parseOptions<typeof specs>>, build: ProcessBuild): Promise<Sample> {
+async function webhookRun(o: Options): Promise<Sample> {
+  const build = buildFor(o, 'mcs-cloudmap-webhook');
   return onClusterSet(o.namespaces, async (cs, cluster, sup) => {
     const t = performance.now();
     await createServices(kubeClientFor(cluster.kubeConfig()), 0, o.webhookServices, o.namespaces, 0, true);
@@ -146,22 +181,30 @@ async function main(): Promise<void> {
     return;
   }
   const o = parseOptions(specs, argv);
-  const build: ProcessBuild = { dist: o.dist, nodeArgs: o.nodeArgs.split(/\s+/).filter(Boolean) };
   const counts = o.services.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
   if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--services must list whole numbers, got "${o.services}"`);
   const load = loadavg()[0]!.toFixed(1);
   const results: Sample[] = [];
-  for (const n of counts) results.push(await workerRun(o, build, n));
-  if (o.webhookServices > 0) results.push(await webhookRun(o, build));
+  for (const n of counts) results.push(await workerRun(o, n));
+  if (o.webhookServices > 0) results.push(await webhookRun(o));
 
   say('');
   say(`bench:memory — ${new Date().toISOString().slice(0, 16)}Z, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ` +
-    `load average ${load} → ${loadavg()[0]!.toFixed(1)}; build ${o.dist}${build.nodeArgs!.length ? `, node ${o.nodeArgs}` : ''}; ${o.endpoints} endpoints per service, ${o.namespaces} namespaces`);
+    `load average ${load} → ${loadavg()[0]!.toFixed(1)}; build ${o.dist}, Node.js flags ${['worker', 'webhook'].map((p) => `${p}: ${buildFor(o, `mcs-cloudmap-${p}`).nodeArgs!.join(' ') || 'none'}`).join(', ')}; ${o.endpoints} endpoints per service, ${o.namespaces} namespaces`);
   say('');
-  say('| process | synced after | RSS synced (MiB) | peak to sync, VmHWM | RSS steady min–max | RSS end | VmHWM end | JS heap used end |');
-  say('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  say(`| process | synced after (CPU) | RSS synced (MiB) | peak to sync, VmHWM | RSS steady min–max (${o.steady / 1000} s; CPU) | RSS end | VmHWM end |`);
+  say('| --- | --- | --- | --- | --- | --- | --- |');
   for (const r of results) {
-    say(`| ${r.label} | ${r.syncSeconds.toFixed(0)} s | ${mib(r.synced)} | ${mib(r.hwmSynced)} | ${mib(r.steadyMin)}–${mib(r.steadyMax)} | ${mib(r.end)} | ${mib(r.hwmEnd)} | ${mib(r.heapUsedEnd)} |`);
+    say(`| ${r.label} | ${r.syncSeconds.toFixed(0)} s (${r.cpuSync.toFixed(1)} s) | ${mib(r.synced)} | ${mib(r.hwmSynced)} | ${mib(r.steadyMin)}–${mib(r.steadyMax)} (${r.cpuSteady.toFixed(1)} s) | ${mib(r.end)} | ${mib(r.hwmEnd)} |`);
+  }
+  say('');
+  say('Where the RSS goes at the end (MiB; V8 heap committed by space, external buffers, and the rest: Node.js itself, malloc, stacks):');
+  say('');
+  say('| process | RSS end | JS heap used | V8 heap committed (new / old / code / other) | external | rest |');
+  say('| --- | --- | --- | --- | --- | --- |');
+  for (const r of results) {
+    const h = r.heap;
+    say(`| ${r.label} | ${mib(r.end)} | ${mib(h.used)} | ${mib(h.total)} (${mib(h.new)} / ${mib(h.old)} / ${mib(h.code)} / ${mib(h.total - h.new - h.old - h.code)}) | ${mib(h.external)} | ${mib(r.end - h.total - h.external)} |`);
   }
 }
 

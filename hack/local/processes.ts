@@ -1,8 +1,10 @@
 // Starts the webhook server and the reconcile worker of one cluster as host processes, from source (or from the compiled
-// dist/, as the image runs them), with the ConfigMap's settings as environment exactly as the Deployments' envFrom gives
-// them, plus only what differs on a host (ports, kubeconfig, Cloud Map endpoint, certificate files).
+// dist/, as the image runs them), with the Node.js flags of the Deployments' commands and the ConfigMap's settings as
+// environment exactly as the Deployments' envFrom gives them, plus only what differs on a host (ports, kubeconfig, Cloud
+// Map endpoint, certificate files).
 import { join, resolve } from 'node:path';
 import type { ManagedProcess, Supervisor } from '../testbed/supervisor.ts';
+import { deploymentNodeFlags, kustomizeBase } from './manifests.ts';
 import { waitFor } from '../testbed/wait.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
@@ -11,13 +13,13 @@ const REPO = join(import.meta.dirname, '..', '..');
 export interface ProcessBuild {
   /** Default: the sources. A path (absolute or relative to the repository) runs `<dist>/.../main.js`. */
   dist?: string;
-  /** Node.js flags before the entry point (e.g. heap limits). */
+  /** Node.js flags before the entry point; default: those of the Deployment's command in kustomize/base (heap limits). */
   nodeArgs?: string[];
 }
 
-function entryArgs(build: ProcessBuild, ...path: string[]): string[] {
+function entryArgs(build: ProcessBuild, deployment: string, ...path: string[]): string[] {
   const entry = build.dist === undefined ? join(REPO, ...path) : resolve(REPO, build.dist, ...path).replace(/\.ts$/, '.js');
-  return [...(build.nodeArgs ?? []), entry];
+  return [...(build.nodeArgs ?? deploymentNodeFlags(kustomizeBase(), deployment)), entry];
 }
 
 export interface HostProcess {
@@ -47,7 +49,7 @@ export interface WebhookProcessSpec extends ProcessBuild {
 export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-webhook (${spec.clusterId})`;
   const proc = sup.start({
-    name, command: process.execPath, args: entryArgs(spec, 'webhook', 'main.ts'), logPath: join(spec.logsDir, 'webhook.log'),
+    name, command: process.execPath, args: entryArgs(spec, 'mcs-cloudmap-webhook', 'webhook', 'main.ts'), logPath: join(spec.logsDir, 'webhook.log'),
     env: {
       ...process.env, ...spec.configEnv,
       MCS_KUBECONFIG: spec.kubeconfig, MCS_BIND_ADDRESS: '127.0.0.1', MCS_PORT: String(spec.port), MCS_METRICS_PORT: String(spec.metricsPort),
@@ -76,7 +78,7 @@ export interface WorkerProcessSpec extends ProcessBuild {
 export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-worker (${spec.clusterId})`;
   const proc = sup.start({
-    name, command: process.execPath, args: entryArgs(spec, 'src', 'worker', 'main.ts'), logPath: join(spec.logsDir, 'worker.log'),
+    name, command: process.execPath, args: entryArgs(spec, 'mcs-cloudmap-worker', 'src', 'worker', 'main.ts'), logPath: join(spec.logsDir, 'worker.log'),
     env: {
       ...process.env, ...spec.configEnv,
       MCS_KUBECONFIG: spec.kubeconfig, MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,

@@ -21,7 +21,6 @@ export const workerOptionSpecs = {
   healthPort: intOption('health-port', 'MCS_HEALTH_PORT', 8081, 'Port of /healthz and /readyz; 0 picks a free port.', 0, 65535),
   namespaceCleanup: boolOption('namespace-cleanup', 'MCS_NAMESPACE_CLEANUP', false, 'Delete a Cloud Map namespace once it holds no services (off: namespaces may be shared with non-Kubernetes users).'),
   controllerVersion: stringOption('controller-version', 'MCS_CONTROLLER_VERSION', '', 'Version written into the K8S_CONTROLLER instance attribute; empty: the package version.'),
-  maxHeap: intOption('max-heap', 'MCS_MAX_HEAP', 192, 'Cap of the V8 old generation in MiB (the worker re-executes itself with it unless NODE_OPTIONS or the command line sets one); 0 leaves Node\'s default, sized for the machine. About 60 MiB are live at 1,000 services.', 0, 65536),
   logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
 };
 
