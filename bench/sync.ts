@@ -8,25 +8,24 @@
 //   4. Cloud Map calls per minute per cluster while nothing changes, over --idle-window (the paced resync spends the same every minute);
 //   5. worker RSS (peak over the run and at the end).
 // Workers run as host processes with the production settings of kustomize/base's ConfigMap. Prints a Markdown table.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterProperties } from '../hack/demo/cluster-properties.ts';
 import { configMapEnv, kustomizeBase } from '../hack/local/manifests.ts';
 import { startWorkerProcess, type HostProcess } from '../hack/local/processes.ts';
-import { startClusterSet, type TestCluster, type TestClusterSet } from '../hack/testbed/index.ts';
+import { startClusterSet, type TestCluster } from '../hack/testbed/index.ts';
 import { freePorts } from '../hack/testbed/ports.ts';
 import { Supervisor } from '../hack/testbed/supervisor.ts';
 import { forEachLimited } from '../src/cloudmap/for-each-limited.ts';
 import { clientLimits, CLOUD_MAP_QUOTAS, quotaLowerBoundSeconds } from '../src/cloudmap/quotas.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
 import { boolOption, durationOption, formatHelp, intOption, parseOptions } from '../src/config/options.ts';
-import { LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, MCS_GROUP, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../src/core/names.ts';
-import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube/client.ts';
-import { ENDPOINT_SLICES, NAMESPACES, resourcePath, SERVICE_EXPORTS, SERVICES } from '../src/kube/resources.ts';
+import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
+import { CONTENT_MERGE_PATCH, kubeClientFor } from '../src/kube/client.ts';
+import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
+import { addresses as addressesOf, createExported, createServices, mib, name, ns, prepare, processMemory, serviceExportBody, sliceBody } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
 import { kubectlBinary } from '../hack/testbed/paths.ts';
 
@@ -42,43 +41,6 @@ const specs = {
 
 const log = createLogger('bench-sync', process.env.LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const BENCH_MANAGER = 'bench.mcs-cloudmap';
-const ns = (i: number, count: number) => `bench-${i % count}`;
-const name = (i: number) => `svc-${i}`;
-/** Endpoint k of service i: a distinct address in 10.250.0.0/16 (no pod behind it; nothing connects to it). */
-const address = (i: number, k: number, per: number) => {
-  const n = i * per + k;
-  return `10.250.${Math.floor(n / 256) % 256}.${n % 256}`;
-};
-
-function kubectl(cluster: TestCluster, args: string[], input?: string): string {
-  return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
-}
-
-function sliceBody(namespace: string, service: string, addresses: string[], unready: ReadonlySet<string> = new Set()) {
-  return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
-    metadata: { name: `${service}-bench`, namespace, labels: { [LABEL_KUBE_SERVICE_NAME]: service, [LABEL_MANAGED_BY]: BENCH_MANAGER } },
-    addressType: 'IPv4',
-    ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
-    endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: !unready.has(a) } })),
-  };
-}
-
-async function createExported(client: KubeClient, namespace: string, service: string, addresses: string[], exportIt: boolean): Promise<void> {
-  const post = (path: string, body: unknown) => client.request({ method: 'POST', path, body });
-  await post(resourcePath(SERVICES, namespace), {
-    apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace },
-    spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 80 }] },
-  });
-  await post(resourcePath(ENDPOINT_SLICES, namespace), sliceBody(namespace, service, addresses));
-  if (exportIt) await post(resourcePath(SERVICE_EXPORTS, namespace), serviceExportBody(namespace, service));
-}
-
-function serviceExportBody(namespace: string, service: string) {
-  return { apiVersion: `${MCS_GROUP}/${STORAGE_VERSION}`, kind: 'ServiceExport', metadata: { name: service, namespace } };
-}
-
 /**
  * A random pause before each sample. Samples run one after another, each starting right after cls2 saw the previous
  * one, i.e. just after cls2's marker poll: without it every sample would start at the same phase of the 1 s poll and
@@ -97,11 +59,6 @@ function summary(samples: number[]): { p50: number; p99: number; max: number } {
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1)! };
 }
 
-function rssBytes(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
 async function cloudMapCalls(worker: HostProcess): Promise<Record<string, number>> {
   const text = await (await fetch(worker.metricsUrl)).text();
   const calls: Record<string, number> = {};
@@ -112,19 +69,6 @@ async function cloudMapCalls(worker: HostProcess): Promise<Record<string, number
 async function queuesIdle(worker: HostProcess): Promise<boolean> {
   const text = await (await fetch(worker.metricsUrl)).text();
   return [...text.matchAll(/^mcs_cloudmap_workqueue_depth\{[^}]*\} (\d+)$/gm)].every((m) => m[1] === '0');
-}
-
-async function prepare(cs: TestClusterSet, namespaces: number): Promise<void> {
-  const repo = join(import.meta.dirname, '..');
-  for (const cluster of cs.clusters) {
-    kubectl(cluster, ['apply', '-k', join(repo, 'crds')]);
-    kubectl(cluster, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-    kubectl(cluster, ['apply', '-f', '-'], clusterProperties(cluster.id, cs.clustersetId));
-    const client = kubeClientFor(cluster.kubeConfig());
-    for (const namespace of [SYSTEM_NAMESPACE, ...Array.from({ length: namespaces }, (_, i) => `bench-${i}`)]) {
-      await client.request({ method: 'POST', path: resourcePath(NAMESPACES), body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
-    }
-  }
 }
 
 async function main(): Promise<void> {
@@ -144,11 +88,9 @@ async function main(): Promise<void> {
     say(`ClusterSet up in ${(cs.startupMs / 1000).toFixed(1)} s; creating ${o.services} Services × ${o.endpoints} endpoints with ServiceExports in ${o.namespaces} namespaces of cls1`);
     await prepare(cs, o.namespaces);
     const client1 = kubeClientFor(cls1.kubeConfig());
-    const addresses = (i: number) => Array.from({ length: o.endpoints }, (_, k) => address(i, k, o.endpoints));
+    const addresses = (i: number) => addressesOf(i, o.endpoints);
     const t = performance.now();
-    const failures = await forEachLimited(Array.from({ length: o.services }, (_, i) => i), 16,
-      (i) => createExported(client1, ns(i, o.namespaces), name(i), addresses(i), true));
-    if (failures.length > 0) throw new Error(`creating ${failures.length} services failed, e.g. ${String(failures[0]!.error)}`);
+    await createServices(client1, 0, o.services, o.namespaces, o.endpoints, true);
     say(`objects created in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
     const watches = [new ImportWatch(cls1.kubeConfig(), log), new ImportWatch(cls2.kubeConfig(), log)];
@@ -169,7 +111,7 @@ async function main(): Promise<void> {
     }));
     let peakRss = 0;
     const sampler = setInterval(() => {
-      for (const w of workers) peakRss = Math.max(peakRss, rssBytes(w.proc.pid));
+      for (const w of workers) peakRss = Math.max(peakRss, processMemory(w.proc.pid).rss);
     }, 1000);
     try {
       const allImported = () => watches.every((w) => Array.from({ length: o.services }, (_, i) => i).every((i) => w.imported(ns(i, o.namespaces), name(i), o.endpoints)));
@@ -224,7 +166,7 @@ async function main(): Promise<void> {
         const total = Object.values(byApi).reduce((a, b) => a + b, 0);
         return { cluster: cluster.id, total, byApi };
       });
-      const finalRss = workers.map((w) => rssBytes(w.proc.pid));
+      const finalRss = workers.map((w) => processMemory(w.proc.pid).rss);
       const heapUsed = await Promise.all(workers.map(async (w) => {
         const m = /^mcs_cloudmap_nodejs_heap_size_used_bytes (\d+)/m.exec(await (await fetch(w.metricsUrl)).text());
         return m ? Number(m[1]) : 0;
@@ -253,7 +195,6 @@ async function main(): Promise<void> {
         const apis = Object.entries(x.byApi).map(([api, n]) => `${api} ${n.toFixed(1)}`).join(', ');
         say(`| idle Cloud Map calls/min, ${x.cluster} (${(minutes).toFixed(1)} min window) | ${x.total.toFixed(1)} (${apis}) | ≤ ${Math.min(150, baseline / 10).toFixed(0)} (150, and 1/10 of ${baseline.toFixed(0)}) |`);
       }
-      const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
       say(`| worker RSS, peak (either worker) / end (cls1, cls2) | ${mib(peakRss)} MiB / ${finalRss.map(mib).join(', ')} MiB (JS heap in use at end ${heapUsed.map(mib).join(', ')} MiB) | < 256 MiB |`);
       say('');
       say(`total run ${((Date.now() - started) / 1000).toFixed(0)} s${o.keepLogs ? `; worker logs in ${join(cs.dir, 'bench')}` : ''}`);

@@ -1,12 +1,13 @@
 // What the admission rules may look up: Services, ServiceExports, ServiceImports and ClusterProperties of this cluster,
 // always from informer caches (never a live API call per request). Tests and the benchmark fill ObjectCaches directly.
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { createInformer, type Informer } from '../src/kube/informer.ts';
 import { ObjectCache } from '../src/kube/object-cache.ts';
 import { CLUSTER_PROPERTIES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject, type ResourceType } from '../src/kube/resources.ts';
+import { keepFields, trimMetadata, type ObjectTrim } from '../src/kube/trim.ts';
 import type { Logger } from '../src/observability/log.ts';
 import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
+import type { KubeAccess } from '../src/kube/kube-access.ts';
 
 export interface Store<T> {
   /** '' as namespace for cluster-scoped objects. */
@@ -42,15 +43,24 @@ export interface InformerView extends CacheState {
   stop(): Promise<void>;
 }
 
-/** Self-healing informers (src/kube/informer.ts) on the four resources; no periodic resync (the webhook only reads). */
-export function informerView(kubeConfig: KubeConfig, logger: Logger): InformerView {
-  const make = <T extends KubeObject>(resource: ResourceType): Informer<T> =>
-    createInformer<T>({ kubeConfig, path: resourcePath(resource), resyncMs: 0, logger });
+/** A ServiceImport as the X1–X3 checks read it: spec and the clusters of its status (not its conditions). */
+export const trimServiceImport: ObjectTrim<ServiceImportObject & KubeObject> = (si) => ({
+  apiVersion: si.apiVersion, kind: si.kind, metadata: trimMetadata(si.metadata), spec: si.spec,
+  ...(si.status?.clusters === undefined ? {} : { status: { clusters: si.status.clusters } }),
+});
+
+/**
+ * Self-healing informers (src/kube/informer.ts) on the four resources; no periodic resync (the webhook only reads).
+ * The caches keep what the admission rules read: metadata without managedFields, specs, and the ServiceImport's clusters.
+ */
+export function informerView(kubeConfig: KubeAccess, logger: Logger): InformerView {
+  const make = <T extends KubeObject>(resource: ResourceType, trim: ObjectTrim<T>): Informer<T> =>
+    createInformer<T>({ kubeConfig, path: resourcePath(resource), resyncMs: 0, logger, trim });
   const informers = {
-    services: make<ServiceObject & KubeObject>(SERVICES),
-    serviceExports: make<ServiceExportObject & KubeObject>(SERVICE_EXPORTS),
-    serviceImports: make<ServiceImportObject & KubeObject>(SERVICE_IMPORTS),
-    clusterProperties: make<ClusterPropertyObject & KubeObject>(CLUSTER_PROPERTIES),
+    services: make(SERVICES, keepFields<ServiceObject & KubeObject>('spec')),
+    serviceExports: make(SERVICE_EXPORTS, keepFields<ServiceExportObject & KubeObject>('spec')),
+    serviceImports: make(SERVICE_IMPORTS, trimServiceImport),
+    clusterProperties: make(CLUSTER_PROPERTIES, keepFields<ClusterPropertyObject & KubeObject>('spec')),
   };
   const all = Object.values(informers);
   return {

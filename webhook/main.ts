@@ -2,9 +2,9 @@
 // Starts informers on Services, ServiceExports, ServiceImports and ClusterProperties, serves HTTPS at once (unready until
 // the caches are synced), and on SIGTERM/SIGINT becomes unready, finishes in-flight requests and exits.
 
-import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError } from '../src/config/options.ts';
 import { versionText } from '../src/config/version.ts';
+import { loadKubeAccess } from '../src/kube/kube-access.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { informerView } from './cluster-view.ts';
 import { parseWebhookOptions, splitList, webhookHelp } from './options.ts';
@@ -29,9 +29,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const logger = createLogger('webhook', options.logLevel);
-  const kubeConfig = new KubeConfig();
-  if (options.kubeconfig) kubeConfig.loadFromFile(options.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = await loadKubeAccess(options.kubeconfig);
 
   const informers = informerView(kubeConfig, logger);
   informers.start();

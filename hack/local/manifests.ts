@@ -39,3 +39,14 @@ export function hostInstallManifests(base: Manifest[], target: WebhookTarget): M
   });
   return [...kept, ...(webhookConfigurations(target) as unknown as Manifest[])];
 }
+
+/**
+ * The Node.js flags in the command of the base's Deployment `name` (`[node, <flags>, dist/...js]`), so that a host
+ * process measured against the image runs with the same ones.
+ */
+export function deploymentNodeFlags(base: Manifest[], name: string): string[] {
+  const deployment = base.find((m) => m.kind === 'Deployment' && m.metadata.name === name);
+  const command = (deployment?.spec as { template?: { spec?: { containers?: Array<{ command?: string[] }> } } } | undefined)?.template?.spec?.containers?.[0]?.command;
+  if (!command || command[0] !== 'node') throw new Error(`kustomize/base has no Deployment ${name} whose command starts with node`);
+  return command.slice(1, -1);
+}

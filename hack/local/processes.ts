@@ -1,14 +1,28 @@
-// Starts the webhook server and the reconcile worker of one cluster as host processes, from source (or from the
-// production image, in containers: ./container.ts), with the ConfigMap's settings as environment exactly as the
-// Deployments' envFrom gives them, plus only what differs on a host (ports, kubeconfig, Cloud Map endpoint, certificate
-// files).
+// Starts the webhook server and the reconcile worker of one cluster as host processes, from source or from the compiled
+// dist/ with the Node.js flags of the Deployments' commands (or from the production image, in containers:
+// ./container.ts), with the ConfigMap's settings as environment exactly as the Deployments' envFrom gives them, plus
+// only what differs on a host (ports, kubeconfig, Cloud Map endpoint, certificate files).
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { containerLaunch, type Launch } from './container.ts';
 import type { ManagedProcess, Supervisor } from '../testbed/supervisor.ts';
+import { deploymentNodeFlags, kustomizeBase } from './manifests.ts';
 import { waitFor } from '../testbed/wait.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
+
+/** Which code a process runs: the TypeScript sources, or `npm run build`'s output in a dist directory. */
+export interface ProcessBuild {
+  /** Default: the sources. A path (absolute or relative to the repository) runs `<dist>/.../main.js`. */
+  dist?: string;
+  /** Node.js flags before the entry point; default: those of the Deployment's command in kustomize/base (heap limits). */
+  nodeArgs?: string[];
+}
+
+function entryArgs(build: ProcessBuild, deployment: string, ...path: string[]): string[] {
+  const entry = build.dist === undefined ? join(REPO, ...path) : resolve(REPO, build.dist, ...path).replace(/\.ts$/, '.js');
+  return [...(build.nodeArgs ?? deploymentNodeFlags(kustomizeBase(), deployment)), entry];
+}
 
 export interface HostProcess {
   proc: ManagedProcess;
@@ -42,17 +56,21 @@ interface LaunchSpec {
   files: Record<string, string>;
   logsDir: string;
   fromImage?: FromImage;
+  build: ProcessBuild;
 }
 
 function launch(spec: LaunchSpec): Launch {
-  if (!spec.fromImage) return { command: process.execPath, args: [join(REPO, spec.source)], env: { ...process.env, ...spec.env, ...spec.files } };
+  if (!spec.fromImage) {
+    const args = entryArgs(spec.build, `mcs-cloudmap-${spec.role}`, spec.source);
+    return { command: process.execPath, args, env: { ...process.env, ...spec.env, ...spec.files } };
+  }
   return containerLaunch({
     image: spec.fromImage.image, command: spec.fromImage.commands[spec.role], env: spec.env, files: spec.files, dir: spec.logsDir,
     name: `mcs-cloudmap-${spec.role}-${spec.clusterId}-${randomBytes(3).toString('hex')}`, testbed: spec.fromImage.testbed,
   });
 }
 
-export interface WebhookProcessSpec {
+export interface WebhookProcessSpec extends ProcessBuild {
   clusterId: string;
   configEnv: Record<string, string>;
   kubeconfig: string;
@@ -69,7 +87,7 @@ export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessS
   const proc = sup.start({
     name, logPath: join(spec.logsDir, 'webhook.log'),
     ...launch({
-      role: 'webhook', clusterId: spec.clusterId, source: join('webhook', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage,
+      role: 'webhook', clusterId: spec.clusterId, source: join('webhook', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage, build: spec,
       env: { ...spec.configEnv, MCS_BIND_ADDRESS: '127.0.0.1', MCS_PORT: String(spec.port), MCS_METRICS_PORT: String(spec.metricsPort) },
       files: { MCS_KUBECONFIG: spec.kubeconfig, MCS_TLS_CERT_FILE: spec.certFile, MCS_TLS_KEY_FILE: spec.keyFile },
     }),
@@ -79,7 +97,7 @@ export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessS
   return { proc, healthUrl, metricsUrl: `${healthUrl}/metrics` };
 }
 
-export interface WorkerProcessSpec {
+export interface WorkerProcessSpec extends ProcessBuild {
   clusterId: string;
   configEnv: Record<string, string>;
   kubeconfig: string;
@@ -99,7 +117,7 @@ export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpe
   const proc = sup.start({
     name, logPath: join(spec.logsDir, 'worker.log'),
     ...launch({
-      role: 'worker', clusterId: spec.clusterId, source: join('src', 'worker', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage,
+      role: 'worker', clusterId: spec.clusterId, source: join('src', 'worker', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage, build: spec,
       env: {
         ...spec.configEnv,
         MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,

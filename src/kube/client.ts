@@ -1,16 +1,16 @@
-// A small REST client for the Kubernetes API on top of @kubernetes/client-node's KubeConfig (which resolves the
-// cluster, TLS material and credentials, including exec plugins and token refresh).
+// A small REST client for the Kubernetes API on top of a KubeAccess (src/kube/kube-access.ts: the cluster, TLS material
+// and credentials, from the service account, a kubeconfig, or client-node's KubeConfig for exec plugins and the like).
 //
 // Why not client-node's generated API classes and Watch: in 2.x they build a new undici Agent, hence a new TLS
 // connection, for every request; and Watch aborts any stream that is quiet for 30 s (a fixed private timeout). The
 // worker makes thousands of calls and keeps several long watches open, so this client keeps one keep-alive agent per
-// KubeConfig and gives watches their own idle timeout. Use `kubeClientFor(kubeConfig)` so every adapter built on one
-// KubeConfig shares that agent.
+// KubeAccess and gives watches their own idle timeout. Use `kubeClientFor(kubeConfig)` so every adapter built on one
+// KubeAccess shares that agent.
 
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from './kube-access.ts';
 import { errorText, KubeApiError } from './api-error.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -38,7 +38,7 @@ export interface WatchEvent<T = unknown> {
 }
 
 export interface ClientOptions {
-  /** Cluster name used in errors and logs; defaults to the KubeConfig's current cluster name. */
+  /** Cluster name used in errors and logs; defaults to the KubeAccess's current cluster name. */
   cluster?: string;
   /** Deadline of ordinary requests (not watches). */
   requestTimeoutMs?: number;
@@ -64,11 +64,11 @@ function parseStatus(body: string): { reason?: string; message?: string } {
 export class KubeClient {
   readonly cluster: string;
   readonly server: URL;
-  readonly #kubeConfig: KubeConfig;
+  readonly #kubeConfig: KubeAccess;
   readonly #requestTimeoutMs: number;
   #agent: http.Agent | undefined;
 
-  constructor(kubeConfig: KubeConfig, options: ClientOptions = {}) {
+  constructor(kubeConfig: KubeAccess, options: ClientOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster: set current-context or pass --kubeconfig');
     this.#kubeConfig = kubeConfig;
@@ -159,7 +159,7 @@ export class KubeClient {
     });
   }
 
-  /** One keep-alive agent with the TLS material the KubeConfig resolved (reused for every request). */
+  /** One keep-alive agent with the TLS material the KubeAccess resolved (reused for every request). */
   #createAgent(opts: https.RequestOptions): http.Agent {
     if (this.server.protocol === 'http:') return new http.Agent({ keepAlive: true });
     const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = opts;
@@ -196,10 +196,10 @@ function readBody(res: http.IncomingMessage): Promise<string> {
   });
 }
 
-const clients = new WeakMap<KubeConfig, KubeClient>();
+const clients = new WeakMap<KubeAccess, KubeClient>();
 
-/** The shared client of a KubeConfig (created on first use), so adapters built on one KubeConfig share connections. */
-export function kubeClientFor(kubeConfig: KubeConfig): KubeClient {
+/** The shared client of a KubeAccess (created on first use), so adapters built on one KubeAccess share connections. */
+export function kubeClientFor(kubeConfig: KubeAccess): KubeClient {
   let client = clients.get(kubeConfig);
   if (!client) clients.set(kubeConfig, (client = new KubeClient(kubeConfig)));
   return client;

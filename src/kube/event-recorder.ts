@@ -8,18 +8,18 @@
 //   events.record(serviceExport, 'Warning', 'NoService', 'Create Service demo/nginx to export it.', 'Reconcile');
 //   await events.flush();   // on shutdown
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { CONTROLLER_NAME } from '../core/names.ts';
 import { createLogger, type Logger } from '../observability/log.ts';
 import { errorText } from './api-error.ts';
 import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from './client.ts';
 import { microTime } from './micro-time.ts';
 import { apiVersionOf, EVENTS, objectKey, resourcePath, type KubeObject } from './resources.ts';
+import type { KubeAccess } from './kube-access.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorderOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   /** Which controller reports (events.k8s.io reportingController). */
   reportingController?: string;
   /** Which replica reports (the pod name). */

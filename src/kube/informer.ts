@@ -13,19 +13,21 @@
 // Each reconnect and relist is one JSON log line with the resource and the error.
 //
 // Plain and reusable: the worker and the webhook both use it. Usage:
-//   const services = createInformer<Service>({ kubeConfig, path: resourcePath(SERVICES), resyncMs: 300_000 });
+//   const services = createInformer<Service>({ kubeConfig, path: resourcePath(SERVICES), resyncMs: 300_000,
+//     trim: keepFields('spec') });   // optional: the cache keeps only metadata and spec (src/kube/trim.ts)
 //   services.addHandlers({ onAdd: (s) => ..., onUpdate: (s, old) => ..., onDelete: (s) => ... });
 //   services.start(); await services.waitForSync();
 //   services.get('demo', 'nginx'); services.list('demo'); services.listByLabel(LABEL_SERVICE_NAME, 'nginx', 'demo');
 //   await services.stop();
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../observability/log.ts';
 import { errorText, isGone, KubeApiError } from './api-error.ts';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.ts';
 import { kubeClientFor, type KubeClient, type WatchEvent } from './client.ts';
 import { ObjectCache, type CacheChange } from './object-cache.ts';
 import type { KubeObject } from './resources.ts';
+import type { ObjectTrim } from './trim.ts';
+import type { KubeAccess } from './kube-access.ts';
 
 export interface InformerHandlers<T> {
   onAdd?(object: T): void;
@@ -40,8 +42,8 @@ export interface InformerMetrics {
   restarted(resource: string, reason: 'relist' | 'reconnect'): void;
 }
 
-export interface InformerOptions {
-  kubeConfig: KubeConfig;
+export interface InformerOptions<T extends KubeObject = KubeObject> {
+  kubeConfig: KubeAccess;
   /** Collection path: `resourcePath(SERVICES)` for all namespaces, `resourcePath(SERVICES, 'demo')` for one. */
   path: string;
   labelSelector?: string;
@@ -54,6 +56,8 @@ export interface InformerOptions {
   pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
+  /** What the cache keeps of each object (src/kube/trim.ts); default: all of it. */
+  trim?: ObjectTrim<T>;
 }
 
 export interface Informer<T extends KubeObject> {
@@ -98,7 +102,8 @@ class WatchExpired extends Error {}
 class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   readonly path: string;
   readonly #client: KubeClient;
-  readonly #opts: InformerOptions;
+  readonly #opts: InformerOptions<T>;
+  readonly #trim: ObjectTrim<T>;
   readonly #log: Logger;
   readonly #cache = new ObjectCache<T>();
   readonly #handlers = new Set<InformerHandlers<T>>();
@@ -112,9 +117,10 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   #resyncTimer: NodeJS.Timeout | undefined;
   readonly #syncWaiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
 
-  constructor(opts: InformerOptions) {
+  constructor(opts: InformerOptions<T>) {
     this.path = opts.path;
     this.#opts = opts;
+    this.#trim = opts.trim ?? ((o) => o);
     this.#client = kubeClientFor(opts.kubeConfig);
     this.#log = (opts.logger ?? createLogger('informer')).child({ resource: opts.path, cluster: this.#client.cluster });
   }
@@ -219,7 +225,7 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
       });
       // List items carry no apiVersion/kind; fill them in so handlers see the same shape as from the watch.
       const kind = page.kind?.replace(/List$/, '');
-      for (const item of page.items ?? []) items.push({ apiVersion: page.apiVersion, kind, ...item });
+      for (const item of page.items ?? []) items.push(this.#trim({ apiVersion: page.apiVersion, kind, ...item }));
       resourceVersion = page.metadata?.resourceVersion ?? '';
       cont = page.metadata?.continue || undefined;
     } while (cont);
@@ -277,8 +283,8 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   }
 
   #apply(event: WatchEvent<T>): void {
-    const obj = event.object;
-    const rv = obj.metadata?.resourceVersion;
+    const rv = event.object.metadata?.resourceVersion;
+    const obj = event.type === 'BOOKMARK' ? event.object : this.#trim(event.object);
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
@@ -320,6 +326,6 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   }
 }
 
-export function createInformer<T extends KubeObject>(options: InformerOptions): Informer<T> {
+export function createInformer<T extends KubeObject>(options: InformerOptions<T>): Informer<T> {
   return new SelfHealingInformer<T>(options);
 }

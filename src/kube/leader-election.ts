@@ -8,7 +8,6 @@
 //     onStartedLeading: (signal) => startReconcilers(signal), onStoppedLeading: () => stopReconcilers() });
 //   election.isLeader(); await election.stop();
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../observability/log.ts';
 import { errorText, isAlreadyExists, isConflict, isNotFound } from './api-error.ts';
 import { sleep } from './backoff.ts';
@@ -17,11 +16,12 @@ import {
   mustStepDown, observe, planLease, releasedSpec, validateTiming, type LeaderElectionTiming, type LeaseObservation, type LeaseSpec,
 } from './lease-rules.ts';
 import { apiVersionOf, LEASES, objectKey, resourcePath, type KubeObject } from './resources.ts';
+import type { KubeAccess } from './kube-access.ts';
 
 export const DEFAULT_LEADER_ELECTION_TIMING: LeaderElectionTiming = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
 export interface LeaderElectionOptions extends Partial<LeaderElectionTiming> {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   namespace: string;
   /** Lease name. */
   name: string;

@@ -8,16 +8,16 @@
 //   await writer.delete(ENDPOINT_SLICES, namespace, name, { uid });
 //   await writer.addFinalizer(SERVICE_EXPORTS, namespace, name, SERVICE_EXPORT_FINALIZER);
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { isConflict, isNotFound } from './api-error.ts';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.ts';
 import { CONTENT_APPLY_PATCH, CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from './client.ts';
 import { apiVersionOf, objectKey, resourcePath, type KubeObject, type ResourceType } from './resources.ts';
+import type { KubeAccess } from './kube-access.ts';
 
 export const WORKER_FIELD_MANAGER = 'mcs-cloudmap-worker';
 
 export interface ObjectWriterOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   /** Owner of the fields this writer applies. */
   fieldManager?: string;
   /** Attempts of a finalizer change that keeps meeting concurrent writers. */

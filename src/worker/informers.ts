@@ -1,14 +1,16 @@
 // The worker's watches: one self-healing informer per kind it reads, across all namespaces. They run for the whole
-// life of the process (a standby replica keeps warm caches for a fast take-over); reconcilers read only these caches.
-import type { KubeConfig } from '@kubernetes/client-node';
+// life of the process (a standby replica keeps warm caches for a fast take-over); reconcilers read only these caches,
+// which keep of each object only what the reconcilers read (src/kube/trim.ts).
 import { createInformer, type Informer, type InformerMetrics } from '../kube/informer.ts';
 import {
   CLUSTER_PROPERTIES, ENDPOINT_SLICES, NAMESPACES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject,
 } from '../kube/resources.ts';
+import { keepFields, trimMetadata, type ObjectTrim } from '../kube/trim.ts';
 import type { Logger } from '../observability/log.ts';
 import type {
   ClusterPropertyObject, EndpointSliceObject, NamespaceObject, ServiceExportObject, ServiceImportObject, ServiceObject,
 } from './objects.ts';
+import type { KubeAccess } from '../kube/kube-access.ts';
 
 export interface WorkerInformers {
   readonly serviceExports: Informer<ServiceExportObject>;
@@ -25,25 +27,50 @@ export interface WorkerInformers {
 }
 
 export interface WorkerInformerOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   /** Every cached object is handed to the handlers again this often, so nothing missed stays missed. */
   resyncMs: number;
   metrics?: InformerMetrics;
   logger?: Logger;
 }
 
+/**
+ * An endpoint as the export (E1: addresses, readiness, hostname, nodeName) and the import side (comparing our own
+ * slices) read it; targetRef, zone, hints and deprecatedTopology of every Pod behind every Service are dropped.
+ */
+export const trimEndpointSlice: ObjectTrim<EndpointSliceObject> = (slice) => ({
+  apiVersion: slice.apiVersion, kind: slice.kind, metadata: trimMetadata(slice.metadata),
+  addressType: slice.addressType,
+  ...(slice.ports === undefined ? {} : { ports: slice.ports }),
+  ...(slice.endpoints === undefined || slice.endpoints === null ? {} : {
+    endpoints: slice.endpoints.map((e) => ({
+      addresses: e.addresses,
+      ...(e.conditions === undefined ? {} : { conditions: e.conditions }),
+      ...(e.hostname === undefined ? {} : { hostname: e.hostname }),
+      ...(e.nodeName === undefined ? {} : { nodeName: e.nodeName }),
+    })),
+  }),
+});
+
+/** A Namespace: metadata (deletionTimestamp) and its phase; no spec. */
+export const trimNamespace: ObjectTrim<NamespaceObject> = (ns) => ({
+  apiVersion: ns.apiVersion, kind: ns.kind, metadata: trimMetadata(ns.metadata),
+  ...(ns.status?.phase === undefined ? {} : { status: { phase: ns.status.phase } }),
+});
+
 export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInformers {
-  const make = <T extends KubeObject>(path: string): Informer<T> => createInformer<T>({
-    kubeConfig: opts.kubeConfig, path, resyncMs: opts.resyncMs,
+  const make = <T extends KubeObject>(path: string, trim: ObjectTrim<T>): Informer<T> => createInformer<T>({
+    kubeConfig: opts.kubeConfig, path, resyncMs: opts.resyncMs, trim,
     ...(opts.metrics ? { metrics: opts.metrics } : {}), ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const informers = {
-    serviceExports: make<ServiceExportObject>(resourcePath(SERVICE_EXPORTS)),
-    services: make<ServiceObject>(resourcePath(SERVICES)),
-    endpointSlices: make<EndpointSliceObject>(resourcePath(ENDPOINT_SLICES)),
-    serviceImports: make<ServiceImportObject>(resourcePath(SERVICE_IMPORTS)),
-    namespaces: make<NamespaceObject>(resourcePath(NAMESPACES)),
-    clusterProperties: make<ClusterPropertyObject>(resourcePath(CLUSTER_PROPERTIES)),
+    serviceExports: make(resourcePath(SERVICE_EXPORTS), keepFields<ServiceExportObject>('spec', 'status')),
+    // A Service's status (load balancer ingress, conditions) is never read.
+    services: make(resourcePath(SERVICES), keepFields<ServiceObject>('spec')),
+    endpointSlices: make(resourcePath(ENDPOINT_SLICES), trimEndpointSlice),
+    serviceImports: make(resourcePath(SERVICE_IMPORTS), keepFields<ServiceImportObject>('spec', 'status')),
+    namespaces: make(resourcePath(NAMESPACES), trimNamespace),
+    clusterProperties: make(resourcePath(CLUSTER_PROPERTIES), keepFields<ClusterPropertyObject>('spec')),
   };
   const all: Informer<KubeObject>[] = Object.values(informers);
   return {

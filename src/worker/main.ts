@@ -3,7 +3,6 @@
 import { ConfigError } from '../config/options.ts';
 import { versionText } from '../config/version.ts';
 import { createLogger } from '../observability/log.ts';
-import { heapLimitedArgs } from './heap-limits.ts';
 import { parseWorkerOptions, workerHelp } from './options.ts';
 import { startWorker } from './worker.ts';
 
@@ -25,10 +24,6 @@ try {
   process.stderr.write(`mcs-cloudmap worker: ${err.message}\n`);
   process.exit(2);
 }
-
-// Same process (pid, signals, supervisor) with a capped heap; see heap-limits.ts.
-const heapArgs = heapLimitedArgs(options.maxHeap, process.execArgv, process.env.NODE_OPTIONS);
-if (heapArgs !== undefined && process.execve) process.execve(process.execPath, [process.execPath, ...heapArgs, ...process.argv.slice(1)], process.env);
 
 const log = createLogger('worker', options.logLevel);
 let worker;

@@ -4,7 +4,6 @@
 //
 // Nothing is reconciled before the watcher's first full read of Cloud Map: with an empty view the export side would
 // re-register every instance and the import side would delete every ServiceImport.
-import type { KubeConfig } from '@kubernetes/client-node';
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
 import type { CloudMapWatcher, ServiceKey } from '../cloudmap/watcher.ts';
 import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
@@ -25,6 +24,7 @@ import type { WorkerInformers } from './informers.ts';
 import { InstanceView } from './instance-view.ts';
 import { keyOf } from './objects.ts';
 import type { WorkerOptions } from './options.ts';
+import type { KubeAccess } from '../kube/kube-access.ts';
 
 /** How long our own writes override the watcher's view: several marker polls plus its eventual-consistency recheck. */
 const OWN_WRITES_TTL_MS = 30_000;
@@ -33,7 +33,7 @@ export interface MemberOptions {
   identity: Identity;
   options: WorkerOptions;
   region: string;
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   informers: WorkerInformers;
   writer: ObjectWriter;
   events: EventRecorder;

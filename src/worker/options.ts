@@ -4,7 +4,7 @@ import { SYSTEM_NAMESPACE } from '../core/names.ts';
 import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
 
 export const workerOptionSpecs = {
-  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: in-cluster service account, then $KUBECONFIG, then ~/.kube/config.'),
+  kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
   namespace: stringOption('namespace', 'MCS_NAMESPACE', SYSTEM_NAMESPACE, 'Namespace the worker runs in, where its leader-election Lease lives.'),
   leaderElect: boolOption('leader-elect', 'MCS_LEADER_ELECT', true, 'Take a coordination.k8s.io Lease before reconciling, so several replicas can run and only one writes.'),
   leaseName: stringOption('lease-name', 'MCS_LEASE_NAME', 'mcs-cloudmap-worker', 'Name of the leader-election Lease.'),
@@ -25,7 +25,6 @@ export const workerOptionSpecs = {
   healthPort: intOption('health-port', 'MCS_HEALTH_PORT', 8081, 'Port of /healthz and /readyz; 0 picks a free port.', 0, 65535),
   namespaceCleanup: boolOption('namespace-cleanup', 'MCS_NAMESPACE_CLEANUP', false, 'Delete a Cloud Map namespace once it holds no services (off: namespaces may be shared with non-Kubernetes users).'),
   controllerVersion: stringOption('controller-version', 'MCS_CONTROLLER_VERSION', '', 'Version written into the K8S_CONTROLLER instance attribute; empty: the package version.'),
-  maxHeap: intOption('max-heap', 'MCS_MAX_HEAP', 192, 'Cap of the V8 old generation in MiB (the worker re-executes itself with it unless NODE_OPTIONS or the command line sets one); 0 leaves Node\'s default, sized for the machine. About 60 MiB are live at 1,000 services.', 0, 65536),
   logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
 };
 

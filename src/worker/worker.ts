@@ -1,11 +1,11 @@
 // The reconcile worker process: health and metrics endpoints, informers, leader election, and the cluster identity
 // state machine that starts, freezes and stops the reconcilers (Member) as ClusterProperties come and go (C1–C3).
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
 import { packageVersion } from '../config/version.ts';
 import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from '../core/names.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
+import { loadKubeAccess, type KubeAccess } from '../kube/kube-access.ts';
 import { EventRecorder } from '../kube/event-recorder.ts';
 import { runLeaderElection, type LeaderElection } from '../kube/leader-election.ts';
 import { ObjectWriter } from '../kube/object-writer.ts';
@@ -27,13 +27,6 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-function loadKubeConfig(path: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
-}
-
 /** The region from the flag or the SDK's usual variables; the SDK has no usable default for Cloud Map. */
 function cloudMapRegion(options: WorkerOptions): string {
   const region = options.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION;
@@ -44,7 +37,7 @@ function cloudMapRegion(options: WorkerOptions): string {
 class Worker {
   readonly #options: WorkerOptions;
   readonly #log: Logger;
-  readonly #kubeConfig: KubeConfig;
+  readonly #kubeConfig: KubeAccess;
   readonly #region: string;
   readonly metrics: WorkerMetrics;
   readonly #informers: WorkerInformers;
@@ -59,11 +52,11 @@ class Worker {
   #chain: Promise<void> = Promise.resolve();
   #election: LeaderElection | undefined;
 
-  constructor(options: WorkerOptions, log: Logger) {
+  constructor(options: WorkerOptions, log: Logger, kubeConfig: KubeAccess) {
     this.#options = { ...options, controllerVersion: options.controllerVersion || packageVersion() };
     this.#log = log;
     this.#region = cloudMapRegion(options);
-    this.#kubeConfig = loadKubeConfig(options.kubeconfig);
+    this.#kubeConfig = kubeConfig;
     this.metrics = createWorkerMetrics();
     this.#informers = createWorkerInformers({
       kubeConfig: this.#kubeConfig, resyncMs: options.kubeResyncInterval, metrics: this.metrics.informer, logger: createLogger('informer', options.logLevel),
@@ -191,7 +184,7 @@ class Worker {
  * starts as soon as this replica leads and the cluster identity is known).
  */
 export async function startWorker(options: WorkerOptions, log: Logger = createLogger('worker', options.logLevel)): Promise<RunningWorker> {
-  const worker = new Worker(options, log);
+  const worker = new Worker(options, log, await loadKubeAccess(options.kubeconfig));
   const servers: HealthServer[] = [];
   const serve = (port: number) => startHealthServer({ port, registry: worker.metrics.registry, ready: () => worker.ready() });
   try {

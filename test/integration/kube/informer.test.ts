@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
-import { createInformer, type Informer } from '../../../src/kube/informer.ts';
+import { createInformer, type Informer, type InformerOptions } from '../../../src/kube/informer.ts';
 import { resourcePath, SERVICE_EXPORTS, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
+import { keepFields, LAST_APPLIED_ANNOTATION } from '../../../src/kube/trim.ts';
 import {
   captureLogger, createTestNamespace, deleteNamespace, eventually, installCrds, kubeConfigVia, startCuttableProxy,
 } from './support.ts';
@@ -51,7 +52,7 @@ describe('informer on a real kube-apiserver (issue 4 item 1)', function () {
     await deleteNamespace(kc, ns);
   });
 
-  function start<T extends KubeObject>(opts: Partial<Parameters<typeof createInformer>[0]> & { path: string }, kubeConfig = kc): Informer<T> {
+  function start<T extends KubeObject>(opts: Partial<InformerOptions<T>> & { path: string }, kubeConfig = kc): Informer<T> {
     const informer = createInformer<T>({ kubeConfig, resyncMs: 0, logger: captureLogger().logger, ...opts });
     informers.push(informer as unknown as Informer<KubeObject>);
     return informer;
@@ -109,6 +110,31 @@ describe('informer on a real kube-apiserver (issue 4 item 1)', function () {
     expect(seen.adds).to.not.include('theirs');
     expect(informer.get(ns, 'mine')).to.equal(undefined);
     await remove('theirs', SERVICE_EXPORTS);
+  });
+
+  it('caches and delivers objects as trimmed, from the list and from the watch (no managedFields, last-applied or status)', async () => {
+    type Svc = KubeObject & { spec?: unknown; status?: unknown };
+    const annotated = (name: string) => ({
+      ...service(ns, name), metadata: { name, namespace: ns, annotations: { [LAST_APPLIED_ANNOTATION]: '{"a":1}', team: 'a' } },
+    });
+    await create(annotated('listed'));
+    const informer = start<Svc>({ path: resourcePath(SERVICES, ns), trim: keepFields<Svc>('spec') });
+    const delivered: Svc[] = [];
+    informer.addHandlers({ onAdd: (o) => delivered.push(o), onUpdate: (o) => delivered.push(o) });
+    informer.start();
+    await informer.waitForSync();
+    await create(annotated('watched'));
+    await eventually('add of "watched"', () => informer.get(ns, 'watched') !== undefined);
+    for (const name of ['listed', 'watched']) {
+      const cached = informer.get(ns, name)!;
+      expect(cached.metadata.managedFields, name).to.equal(undefined);
+      expect(cached.metadata.annotations, name).to.deep.equal({ team: 'a' });
+      expect(cached.metadata.uid, name).to.be.a('string');
+      expect(cached).to.have.keys('apiVersion', 'kind', 'metadata', 'spec');
+      expect(delivered.filter((o) => o.metadata.name === name).every((o) => o === cached || o.metadata.managedFields === undefined), name).to.equal(true);
+    }
+    await remove('listed');
+    await remove('watched');
   });
 
   it('resync re-delivers every cached object to onUpdate(obj, obj)', async () => {

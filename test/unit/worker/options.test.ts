@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { ConfigError } from '../../../src/config/options.ts';
 import { keyOf, parseKey } from '../../../src/worker/objects.ts';
-import { heapLimitedArgs } from '../../../src/worker/heap-limits.ts';
 import { parseWorkerOptions, workerHelp, workerOptionSpecs } from '../../../src/worker/options.ts';
 
 describe('worker flags', () => {
@@ -34,17 +33,5 @@ describe('worker flags', () => {
   it('queue keys are namespace/name', () => {
     expect(parseKey(keyOf('demo', 'nginx-hello'))).to.deep.equal({ namespace: 'demo', name: 'nginx-hello' });
     expect(() => parseKey('nginx-hello')).to.throw(/namespace\/name/);
-  });
-});
-
-describe('worker heap cap', () => {
-  it('re-executes with the old-generation cap and a small young generation, keeping other Node flags', () => {
-    expect(heapLimitedArgs(192, ['--enable-source-maps'], undefined)).to.deep.equal(['--enable-source-maps', '--max-old-space-size=192', '--max-semi-space-size=4']);
-  });
-
-  it('an operator\'s own cap (command line or NODE_OPTIONS) wins, and 0 turns it off', () => {
-    expect(heapLimitedArgs(192, ['--max-old-space-size=512'], undefined)).to.equal(undefined);
-    expect(heapLimitedArgs(192, [], '--inspect --max_old_space_size=64')).to.equal(undefined);
-    expect(heapLimitedArgs(0, [], undefined)).to.equal(undefined);
   });
 });

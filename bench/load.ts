@@ -1,0 +1,102 @@
+// The load the testbed benchmarks create in a cluster: Namespaces, CRDs and ClusterProperties, then selector-less
+// Services each with one EndpointSlice written by the benchmark (so endpoints cost no pods) and, optionally, a
+// ServiceExport. Also reads a process's memory from outside it (/proc), as a kubelet would.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { clusterProperties } from '../hack/demo/cluster-properties.ts';
+import type { TestCluster, TestClusterSet } from '../hack/testbed/index.ts';
+import { kubectlBinary } from '../hack/testbed/paths.ts';
+import { forEachLimited } from '../src/cloudmap/for-each-limited.ts';
+import { LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, MCS_GROUP, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../src/core/names.ts';
+import { kubeClientFor, type KubeClient } from '../src/kube/client.ts';
+import { ENDPOINT_SLICES, NAMESPACES, resourcePath, SERVICE_EXPORTS, SERVICES } from '../src/kube/resources.ts';
+
+const BENCH_MANAGER = 'bench.mcs-cloudmap';
+
+/** Namespace of service `i` when spread over `count` namespaces. */
+export const ns = (i: number, count: number) => `bench-${i % count}`;
+export const name = (i: number) => `svc-${i}`;
+
+/** Endpoint k of service i: a distinct address in 10.250.0.0/16 (no pod behind it; nothing connects to it). */
+export function address(i: number, k: number, per: number): string {
+  const n = i * per + k;
+  return `10.250.${Math.floor(n / 256) % 256}.${n % 256}`;
+}
+
+export function addresses(i: number, per: number): string[] {
+  return Array.from({ length: per }, (_, k) => address(i, k, per));
+}
+
+function kubectl(cluster: TestCluster, args: string[], input?: string): string {
+  return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+export function sliceBody(namespace: string, service: string, addresses: string[], unready: ReadonlySet<string> = new Set()) {
+  return {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name: `${service}-bench`, namespace, labels: { [LABEL_KUBE_SERVICE_NAME]: service, [LABEL_MANAGED_BY]: BENCH_MANAGER } },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+    endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: !unready.has(a) } })),
+  };
+}
+
+export function serviceExportBody(namespace: string, service: string) {
+  return { apiVersion: `${MCS_GROUP}/${STORAGE_VERSION}`, kind: 'ServiceExport', metadata: { name: service, namespace } };
+}
+
+/** A Service, its EndpointSlice when it has `addresses`, and its ServiceExport when `exportIt`. */
+export async function createExported(client: KubeClient, namespace: string, service: string, addresses: string[], exportIt: boolean): Promise<void> {
+  const post = (path: string, body: unknown) => client.request({ method: 'POST', path, body });
+  await post(resourcePath(SERVICES, namespace), {
+    apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace },
+    spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 80 }] },
+  });
+  if (addresses.length > 0) await post(resourcePath(ENDPOINT_SLICES, namespace), sliceBody(namespace, service, addresses));
+  if (exportIt) await post(resourcePath(SERVICE_EXPORTS, namespace), serviceExportBody(namespace, service));
+}
+
+/** Creates services `from` … `to - 1` (16 at a time); throws with the first failure. */
+export async function createServices(client: KubeClient, from: number, to: number, namespaces: number, endpoints: number, exportIt: boolean): Promise<void> {
+  const failures = await forEachLimited(Array.from({ length: to - from }, (_, k) => from + k), 16,
+    (i) => createExported(client, ns(i, namespaces), name(i), addresses(i, endpoints), exportIt));
+  if (failures.length > 0) throw new Error(`creating ${failures.length} services failed, e.g. ${String(failures[0]!.error)}`);
+}
+
+/** CRDs, ClusterProperties, the system namespace and `namespaces` bench namespaces in every cluster. */
+export async function prepare(cs: TestClusterSet, namespaces: number): Promise<void> {
+  const repo = join(import.meta.dirname, '..');
+  for (const cluster of cs.clusters) {
+    kubectl(cluster, ['apply', '-k', join(repo, 'crds')]);
+    kubectl(cluster, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+    kubectl(cluster, ['apply', '-f', '-'], clusterProperties(cluster.id, cs.clustersetId));
+    const client = kubeClientFor(cluster.kubeConfig());
+    for (const namespace of [SYSTEM_NAMESPACE, ...Array.from({ length: namespaces }, (_, i) => ns(i, namespaces))]) {
+      await client.request({ method: 'POST', path: resourcePath(NAMESPACES), body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+    }
+  }
+}
+
+export interface ProcessMemory {
+  /** Resident set size now. */
+  rss: number;
+  /** Peak resident set size since the process started (VmHWM). */
+  hwm: number;
+}
+
+/** Memory of process `pid` in bytes, from /proc/<pid>/status. */
+export function processMemory(pid: number): ProcessMemory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kib('VmRSS'), hwm: kib('VmHWM') };
+}
+
+export const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+/** CPU time (user + system) process `pid` has used so far, in seconds, from /proc/<pid>/stat (clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
