@@ -94,6 +94,6 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /** Slowloris figures as one line: connections opened, and per style how many the server cut and after how long. */
 export function describeSlow(s: SlowlorisFigures): string {
   const styles = (Object.keys(s.cut) as Array<keyof SlowlorisFigures['cut']>)
-    .map((k) => `${k} ${s.cut[k]} cut (median held ${(median(s.heldMs[k]) / 1000).toFixed(1)} s; replies ${Object.entries(s.replies[k]).map(([r, n]) => `${r}×${n}`).join(' ')})`);
+    .map((k) => (s.cut[k] === 0 ? `${k} 0 cut` : `${k} ${s.cut[k]} cut (median held ${(median(s.heldMs[k]) / 1000).toFixed(1)} s; replies ${Object.entries(s.replies[k]).map(([r, n]) => `${r}×${n}`).join(' ')})`));
   return `${s.opened} slow connections opened; ${styles.join(', ')}`;
 }
