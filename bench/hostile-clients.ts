@@ -95,6 +95,7 @@ export async function slowlorisProcess(port: number, connections: number): Promi
 
 if (import.meta.main && process.send) {
   const attack = slowloris(Number(process.argv[2]), Number(process.argv[3]));
+  process.on('disconnect', () => process.exit(0));
   process.send('started');
   process.on('message', () => { process.send!(attack.stop(), () => process.exit(0)); });
 }

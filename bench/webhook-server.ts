@@ -43,6 +43,8 @@ if (import.meta.main) {
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certFile, tlsKeyFile: keyFile, tlsReloadIntervalMs: 60_000, metricsPort: 0,
     conflictPolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: Number(maxRequestBytes), shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
   }, view, ALWAYS_SYNCED, createLogger('webhook-bench', 'warn'));
+  // A benchmark that dies must not leave its server behind.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', async (m: string) => {
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss });
     if (m === 'stop') { await server.shutdown(); process.exit(0); }
