@@ -43,13 +43,15 @@ function fill(): ReturnType<typeof memoryView> {
 }
 
 if (import.meta.main) {
-  const [certFile, keyFile] = process.argv.slice(2);
-  if (!certFile || !keyFile || !process.send) throw new Error('usage: spawned by bench/webhook.ts with an IPC channel and <cert> <key>');
+  const [certFile, keyFile, maxRequestBytes = String(16 << 20)] = process.argv.slice(2);
+  if (!certFile || !keyFile || !process.send) throw new Error('usage: spawned by bench/webhook-client.ts with an IPC channel and <cert> <key> [max-request-bytes]');
   const view = fill();
   const server = await startWebhookServer({
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certFile, tlsKeyFile: keyFile, tlsReloadIntervalMs: 60_000, metricsPort: 0,
-    conflictPolicy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
+    conflictPolicy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: Number(maxRequestBytes), shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
   }, view, ALWAYS_SYNCED, createLogger('webhook-bench', 'warn'));
+  // A benchmark that dies must not leave its server behind.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', async (m: string) => {
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss });
     if (m === 'stop') { await server.shutdown(); process.exit(0); }

@@ -9,6 +9,7 @@ import { mutateAdmission } from './admission/mutate.ts';
 import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from './admission/review.ts';
 import { requestRef, validateAdmission, type ValidationContext } from './admission/validate.ts';
 import { convertReview, parseConversionReview } from './conversion/review.ts';
+import { nestsAtMost } from './json-depth.ts';
 import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
 
 export interface AppOptions {
@@ -19,6 +20,12 @@ export interface AppOptions {
   ready: () => boolean;
   maxRequestBytes: number;
 }
+
+/**
+ * Deepest JSON nesting accepted. A review around a Kubernetes object (managedFields included) stays within a few dozen
+ * levels; deeper bodies are refused before parsing, as everything after JSON.parse recurses over them (SPEC §10).
+ */
+export const MAX_JSON_DEPTH = 100;
 
 /** Kinds named in metrics; anything else counts as `other` so a stray caller cannot grow the label set. */
 const METRIC_KINDS = new Set(['ServiceExport', 'ServiceImport', 'ClusterProperty', 'Service', 'EndpointSlice']);
@@ -34,6 +41,7 @@ function bodyErrorMessage(err: { type?: string; message?: string; limit?: number
     case 'entity.parse.failed': return `request body is not valid JSON: ${err.message}`;
     case 'encoding.unsupported':
     case 'charset.unsupported': return `unsupported request body encoding: ${err.message}; send UTF-8 JSON`;
+    case 'entity.too.deep': return `request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`;
     case 'request.aborted': return 'the client aborted the request before the body was complete';
     default: return `cannot read the request body: ${err.message}`;
   }
@@ -45,7 +53,12 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  const json = express.json({ limit: options.maxRequestBytes, strict: false, type: () => true });
+  const json = express.json({
+    limit: options.maxRequestBytes, strict: false, type: () => true,
+    verify: (_req, _res, body) => {
+      if (!nestsAtMost(body, MAX_JSON_DEPTH)) throw Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' });
+    },
+  });
   const requireJson = (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('application/json')) return status(res, 415, `Content-Type must be application/json, got "${req.get('content-type') ?? '(none)'}"`);
     next();

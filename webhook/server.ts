@@ -7,6 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { packageVersion } from '../src/config/version.ts';
+import { CONNECTION_LIMITS } from '../src/observability/connection-limits.ts';
 import type { Logger } from '../src/observability/log.ts';
 import type { WriterIdentities } from './admission/worker-only-writes.ts';
 import { createApp, createProbeApp } from './app.ts';
@@ -90,7 +91,7 @@ export async function startWebhookServer(
     },
     metrics, logger, ready, maxRequestBytes: options.maxRequestBytes,
   });
-  const https = createHttpsServer({ ...pair, minVersion: 'TLSv1.2' }, app);
+  const https = createHttpsServer({ ...pair, minVersion: 'TLSv1.2', ...CONNECTION_LIMITS }, app);
   // The apiserver keeps connections open between requests; a longer idle timeout than its own avoids reset races.
   https.keepAliveTimeout = 120_000;
   const port = await listen(https, options.port, options.bindAddress);
@@ -99,7 +100,7 @@ export async function startWebhookServer(
     metrics.setCertificateExpiry(notAfter(next.cert));
   });
 
-  const probes = options.metricsPort > 0 ? createHttpServer(createProbeApp({ metrics, ready })) : undefined;
+  const probes = options.metricsPort > 0 ? createHttpServer(CONNECTION_LIMITS, createProbeApp({ metrics, ready })) : undefined;
   const metricsPort = probes ? await listen(probes, options.metricsPort, options.bindAddress) : 0;
   logger.info({ event: 'listening', version: packageVersion(), port, metricsPort, conflictPolicy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy, worker: options.writers.worker }, 'webhook server listening');
 

@@ -112,6 +112,12 @@ export interface WorkerProcessSpec extends ProcessBuild {
   fromImage?: FromImage;
 }
 
+/**
+ * The emulator accepts any credentials; the SDK only needs some. Distinctive, so end-to-end tests can check it never
+ * reaches a log, an Event or a status.
+ */
+export const LOCAL_AWS_SECRET_ACCESS_KEY = 'local-testbed-aws-secret-never-logged';
+
 export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-worker (${spec.clusterId})`;
   const proc = sup.start({
@@ -123,8 +129,7 @@ export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpe
         MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
         MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
         MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
-        // The emulator accepts any credentials; the SDK only needs some.
-        AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing',
+        AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: LOCAL_AWS_SECRET_ACCESS_KEY,
       },
       files: { MCS_KUBECONFIG: spec.kubeconfig },
     }),

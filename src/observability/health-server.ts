@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { CONNECTION_LIMITS } from './connection-limits.ts';
 
 /** true = healthy; false or a string (the reason) = not; a throw counts as not healthy, with its message. */
 export type HealthCheck = () => boolean | string | Promise<boolean | string>;
@@ -57,7 +58,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
     }
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: try /metrics, /healthz or /readyz\n');
   };
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(CONNECTION_LIMITS, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
       res.end(`${err instanceof Error ? err.message : String(err)}\n`);

@@ -3,14 +3,14 @@
 // the ClusterProperties of every cluster, and helpers to read what the workers wrote. Workers can be stopped and
 // started again (restart and missing-identity cases); their Cloud Map calls are read from their /metrics.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { CustomObjectsApi, DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
 import { clusterProperties } from '../../hack/demo/cluster-properties.ts';
 import { deployLocally, type LocalDeployment } from '../../hack/local/deploy.ts';
 import { configMapEnv, kustomizeBase } from '../../hack/local/manifests.ts';
-import { startWorkerProcess, type HostProcess } from '../../hack/local/processes.ts';
+import { LOCAL_AWS_SECRET_ACCESS_KEY, startWorkerProcess, type HostProcess } from '../../hack/local/processes.ts';
 import type { ClusterSetOptions, TestCluster, TestClusterSet } from '../../hack/testbed/index.ts';
 import { freePorts } from '../../hack/testbed/ports.ts';
 import { Supervisor } from '../../hack/testbed/supervisor.ts';
@@ -18,6 +18,7 @@ import { waitFor } from '../../hack/testbed/wait.ts';
 import { MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import type { Condition } from '../../src/core/types.ts';
 import { cloudMapClientConfig } from '../support/cloudmap.ts';
+import { credentialLeaks, credentialsUnder, filesUnder, type Text } from '../support/credential-leaks.ts';
 import { removeNamespaces } from './workloads.ts';
 import { CLUSTERSET_START_TIMEOUT_MS, withClusterSet, withOwnClusterSet } from '../support/clusterset.ts';
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
@@ -135,6 +136,28 @@ export function applyClusterProperties(cluster: E2ECluster, clustersetId: string
   cluster.apply(clusterProperties(cluster.id, clustersetId));
 }
 
+/** Every Event of the cluster, and the status of every ServiceExport and ServiceImport, as text. */
+function eventsAndStatuses(cluster: E2ECluster): Text[] {
+  const events = cluster.kubectl(['get', 'events', '-A', '-o', 'json']);
+  const objects = JSON.parse(cluster.kubectl(['get', `${SERVICE_EXPORT_PLURAL}.${MCS_GROUP},${SERVICE_IMPORT_PLURAL}.${MCS_GROUP}`, '-A', '-o', 'json'])) as { items: Array<{ kind: string; metadata: { namespace: string; name: string }; status?: unknown }> };
+  return [
+    { where: `Events of ${cluster.id}`, text: events },
+    ...objects.items.map((o) => ({ where: `status of ${o.kind} ${o.metadata.namespace}/${o.metadata.name} in ${cluster.id}`, text: JSON.stringify(o.status ?? {}) })),
+  ];
+}
+
+/**
+ * No ServiceAccount token, private key or AWS secret key of the run in any component log (the whole run's so far: the
+ * logs are appended to), Event or status.
+ */
+function assertNoCredentialLeaks(dir: string, seen: Text[]): void {
+  const logs = filesUnder(dir).filter((f) => /\/(mcs-cloudmap|e2e-workers)\/.*\.log$/.test(f)).map((f) => ({ where: f, text: readFileSync(f, 'utf8') }));
+  const credentials = [...credentialsUnder(dir), { what: 'the AWS secret access key', value: LOCAL_AWS_SECRET_ACCESS_KEY }];
+  const leaks = credentialLeaks([...logs, ...seen], credentials);
+  console.log(`[e2e] credential scan: ${credentials.length} credentials in ${logs.length} logs and ${seen.length} Event lists and statuses: ${leaks.length} found`);
+  if (leaks.length > 0) throw new Error(`credentials leaked:\n${leaks.join('\n')}`);
+}
+
 export interface E2EOptions {
   /** A ClusterSet of the suite's own with these options; default: the run's shared one. */
   clusterSet?: ClusterSetOptions;
@@ -152,11 +175,14 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
   // Registered before the ClusterSet's own hooks so that it runs first: a suite's ClusterSet stops in its after hook.
   after(async function () {
     this.timeout(180_000);
+    // Read before the namespaces (and their Events) go; checked once the processes have flushed their logs.
+    const seen = e2e ? e2e.clusters.flatMap(eventsAndStatuses) : [];
     for (const namespace of options.namespaces ?? []) if (e2e) await removeNamespaces(e2e.clusters, namespace);
     await deployment?.stop();
     await restarted?.stopAll();
     e2e?.cloudMap.destroy();
     for (const c of e2e?.clusters ?? []) c.kubectl(['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS]);
+    if (e2e) assertNoCredentialLeaks(e2e.cs.dir, seen);
   });
   const getClusterSet = options.clusterSet === undefined ? withClusterSet() : withOwnClusterSet(options.clusterSet);
   before(async function () {

@@ -150,6 +150,29 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
     expect(forbidden(webhook), `403s in ${webhook.logFile}`).to.deep.equal([]);
   });
 
+  // Least privilege, checked: what each ServiceAccount may do, as the apiserver itself lists it (SelfSubjectRulesReview
+  // through `kubectl auth can-i --list`, with the account's own token), in our namespace and in a user's, must equal the
+  // committed list. Any new permission fails here until the list is updated on purpose (MCS_UPDATE_PERMISSIONS=1).
+  for (const serviceAccount of ['mcs-cloudmap-worker', 'mcs-cloudmap-webhook']) {
+    it(`${serviceAccount}: kubectl auth can-i --list equals permissions/${serviceAccount}.txt, and no Secrets`, () => {
+      const kubeconfig = serviceAccountKubeconfig(serviceAccount);
+      const actual = ['mcs-cloudmap-system', NS].map((namespace) => {
+        const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'auth', 'can-i', '--list', '-n', namespace], { encoding: 'utf8' });
+        if (r.status !== 0) throw new Error(`kubectl auth can-i --list as ${serviceAccount}: ${r.stderr}`);
+        const rows = r.stdout.trim().split('\n').map((l) => l.trim().split(/\s{2,}|\t+/).join('  '));
+        return [`# namespace ${namespace}`, rows[0]!, ...rows.slice(1).sort()].join('\n');
+      }).join('\n\n') + '\n';
+      const expectedFile = join(REPO, 'test/integration/kustomize/permissions', `${serviceAccount}.txt`);
+      if (process.env.MCS_UPDATE_PERMISSIONS === '1') writeFileSync(expectedFile, actual);
+      expect(actual, `${serviceAccount}'s permissions changed; if on purpose, run with MCS_UPDATE_PERMISSIONS=1 and review the diff`).to.equal(readFileSync(expectedFile, 'utf8'));
+      expect(actual).to.not.match(/^secrets\b|^\*\.?\s/m);
+      for (const verb of ['get', 'list', 'watch']) {
+        const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'secrets', '-A'], { encoding: 'utf8' });
+        expect(r.stdout.trim(), `${serviceAccount} can ${verb} Secrets`).to.equal('no');
+      }
+    });
+  }
+
   it('a ServiceAccount without these roles is refused (the check can fail)', () => {
     kubectl(['-n', 'mcs-cloudmap-system', 'create', 'serviceaccount', 'nobody']);
     const r = spawnSync(kubectlBinary(), ['--kubeconfig', serviceAccountKubeconfig('nobody'), 'get', 'serviceimports.multicluster.x-k8s.io', '-A'], { encoding: 'utf8' });

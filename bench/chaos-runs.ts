@@ -1,0 +1,99 @@
+// The two hostile-client runs of `npm run chaos` (long, recorded in docs/reliability.md) and of the hostile-client test
+// (short, inside `npm test`): reviews measured from a well-behaved client while slowloris connections sit on the
+// server, and a mixed soak where a share of the traffic is hostile. They return figures; callers print them.
+
+import { loadavg } from 'node:os';
+import { allBodies, mixed, openLoop, warmClient, type Result, type ServerProcess } from './webhook-client.ts';
+import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, OVERSIZED_RESET, slowlorisProcess, type HostileKind, type SlowlorisFigures } from './hostile-clients.ts';
+
+export const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+
+export interface SlowlorisRun { baseline: Result; underAttack: Result; slow: SlowlorisFigures; rssBefore: number; rssAfter: number; load: string }
+
+/** Mixed reviews at `rate` for `durationMs` alone, then again with `connections` slowloris connections open. */
+export async function slowlorisRun(server: ServerProcess, connections: number, rate: number, durationMs: number): Promise<SlowlorisRun> {
+  const pools = allBodies();
+  const c = await warmClient(server.port, server.ca, 64, pools.get('/mutate')!);
+  try {
+    const rssBefore = await server.rss();
+    const baseline = await openLoop(rate, durationMs, mixed(c, pools));
+    const attack = await slowlorisProcess(server.port, connections);
+    const underAttack = await openLoop(rate, durationMs, mixed(c, pools));
+    const slow = await attack.stop();
+    return { baseline, underAttack, slow, rssBefore, rssAfter: await server.rss(), load: load() };
+  } finally {
+    c.destroy();
+  }
+}
+
+export interface SoakRun {
+  reviews: Result;
+  /**
+   * Hostile requests sent, by kind: how many got another status than EXPECTED_STATUS, and how many saw their connection
+   * closed or reset unanswered (the server past a handshake or header deadline, as when it is saturated; never a crash:
+   * the normal reviews and the process are checked separately).
+   */
+  hostile: Record<HostileKind, { sent: number; unexpected: number; unanswered: number }>;
+  /** One unexpected reply per kind, to show what went wrong. */
+  examples: string[];
+  slow: SlowlorisFigures;
+  /** [seconds since start, server RSS bytes]. */
+  rss: Array<[number, number]>;
+  load: string;
+}
+
+/**
+ * Mixed traffic at `rate` for `durationMs`, every request whose index is a multiple of 1/hostileShare replaced by a
+ * hostile one (kinds in turn), plus `slow` slowloris connections throughout; server RSS sampled every `sampleEveryMs`.
+ */
+export async function soakRun(
+  server: ServerProcess, opts: { rate: number; durationMs: number; hostileShare: number; slow: number; sampleEveryMs: number; maxRequestBytes: number },
+): Promise<SoakRun> {
+  const pools = allBodies();
+  const c = await warmClient(server.port, server.ca, 64, pools.get('/mutate')!);
+  const bad = hostileClient(server.port, server.ca, opts.maxRequestBytes);
+  const hostile = Object.fromEntries(HOSTILE_KINDS.map((k) => [k, { sent: 0, unexpected: 0, unanswered: 0 }])) as SoakRun['hostile'];
+  const examples: string[] = [];
+  const every = Math.round(1 / opts.hostileShare);
+  const normal = mixed(c, pools);
+  const rss: Array<[number, number]> = [[0, await server.rss()]];
+  const attack = await slowlorisProcess(server.port, opts.slow);
+  const start = performance.now();
+  let sampling = false;
+  let slow: SlowlorisFigures | undefined;
+  try {
+    const reviews = await openLoop(opts.rate, opts.durationMs, async (i) => {
+      if (i % every !== every - 1) return normal(i);
+      const kind = HOSTILE_KINDS[Math.floor(i / every) % HOSTILE_KINDS.length]!;
+      hostile[kind].sent++;
+      const reply = await bad.send(kind, i);
+      if (reply.status === 0 && EXPECTED_STATUS[kind] !== 0 && !(kind === 'oversized' && reply.status === OVERSIZED_RESET)) {
+        hostile[kind].unanswered++;
+      } else if (reply.status !== EXPECTED_STATUS[kind] && !(kind === 'oversized' && reply.status === OVERSIZED_RESET)) {
+        if (hostile[kind].unexpected++ === 0) examples.push(`${kind}: ${reply.status} ${reply.body.slice(0, 200)}`);
+      }
+      return undefined;
+    }, () => {
+      const t = performance.now() - start;
+      if (sampling || t < rss[rss.length - 1]![0] * 1000 + opts.sampleEveryMs) return;
+      sampling = true;
+      void server.rss().then((b) => { rss.push([t / 1000, b]); sampling = false; });
+    });
+    slow = await attack.stop();
+    rss.push([(performance.now() - start) / 1000, await server.rss()]);
+    return { reviews, hostile, examples, slow, rss, load: load() };
+  } finally {
+    if (!slow) await attack.stop();
+    bad.destroy();
+    c.destroy();
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+/** Slowloris figures as one line: connections opened, and per style how many the server cut and after how long. */
+export function describeSlow(s: SlowlorisFigures): string {
+  const styles = (Object.keys(s.cut) as Array<keyof SlowlorisFigures['cut']>)
+    .map((k) => (s.cut[k] === 0 ? `${k} 0 cut` : `${k} ${s.cut[k]} cut (median held ${(median(s.heldMs[k]) / 1000).toFixed(1)} s; replies ${Object.entries(s.replies[k]).map(([r, n]) => `${r}×${n}`).join(' ')})`));
+  return `${s.opened} slow connections opened; ${styles.join(', ')}`;
+}

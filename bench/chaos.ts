@@ -1,0 +1,66 @@
+// `npm run chaos [-- --soak=10m]`: the webhook against hostile and broken clients, longer than CI allows, loopback only,
+// bounded in connections and time. The server runs in its own process with the benchmark's 10,000-object caches.
+//   1. slowloris: mixed reviews at --rate alone, then with --slow slow connections open (TLS handshake, headers and body
+//      trickled a byte a second); p50/p99 of both, how the server cut the slow connections, RSS before and after;
+//   2. soak: mixed reviews at --soak-rate for --soak with --hostile-share of the requests hostile (every kind of
+//      bench/hostile-clients.ts in turn) and --soak-slow slow connections throughout; RSS every 30 s.
+// Prints Markdown for docs/reliability.md, with the load average beside each figure. Exits 1 if a review failed or a
+// hostile client got an answer other than the expected one.
+
+import { cpus, totalmem } from 'node:os';
+import { durationOption, formatHelp, intOption, parseOptions } from '../src/config/options.ts';
+import { describeSlow, load, slowlorisRun, soakRun } from './chaos-runs.ts';
+import { fmt, mib, startServerProcess } from './webhook-client.ts';
+
+const specs = {
+  slow: intOption('slow', 'CHAOS_SLOW', 200, 'Slowloris connections held open in the slowloris run.', 1, 5_000),
+  rate: intOption('rate', 'CHAOS_RATE', 1_000, 'Reviews per second in the slowloris run.', 1),
+  slowDuration: durationOption('slow-duration', 'CHAOS_SLOW_DURATION', 60_000, 'Length of each half of the slowloris run (alone, then under attack).'),
+  soak: durationOption('soak', 'CHAOS_SOAK', 600_000, 'Length of the soak.'),
+  soakRate: intOption('soak-rate', 'CHAOS_SOAK_RATE', 500, 'Requests per second in the soak, hostile ones included.', 1),
+  hostilePercent: intOption('hostile-percent', 'CHAOS_HOSTILE_PERCENT', 10, 'Percentage of the soak\'s requests that are hostile.', 1, 100),
+  soakSlow: intOption('soak-slow', 'CHAOS_SOAK_SLOW', 20, 'Slowloris connections held open during the soak.', 0, 5_000),
+  maxRequestBytes: intOption('max-request-bytes', 'CHAOS_MAX_REQUEST_BYTES', 1 << 20, 'The server\'s --max-request-bytes (oversized requests are one byte more).', 1024),
+};
+
+async function main(): Promise<number> {
+  if (process.argv.includes('--help')) {
+    console.log(formatHelp('npm run chaos: the webhook under slowloris and a soak with hostile traffic.', specs));
+    return 0;
+  }
+  const opts = parseOptions(specs, process.argv.slice(2));
+  const server = await startServerProcess(opts.maxRequestBytes);
+  try {
+    console.log(`# webhook chaos — ${new Date().toISOString()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load ${load()}`);
+    console.log(`server RSS after filling the caches: ${mib(await server.rss())} MiB\n`);
+
+    const s = await slowlorisRun(server, opts.slow, opts.rate, opts.slowDuration);
+    console.log(`## slowloris: ${opts.slow} slow connections, mixed reviews at ${opts.rate}/s, ${opts.slowDuration / 1000} s each (load ${s.load})\n`);
+    console.log('| traffic | reviews | failed | p50 ms | p99 ms | max ms | achieved/s |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- |');
+    for (const [what, r] of [['alone', s.baseline], [`with ${opts.slow} slow connections`, s.underAttack]] as const) {
+      console.log(`| ${what} | ${r.n} | ${r.errors.length} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rps)} |`);
+    }
+    console.log(`\n${describeSlow(s.slow)}; server RSS ${mib(s.rssBefore)} → ${mib(s.rssAfter)} MiB\n`);
+
+    const soak = await soakRun(server, {
+      rate: opts.soakRate, durationMs: opts.soak, hostileShare: opts.hostilePercent / 100, slow: opts.soakSlow, sampleEveryMs: 30_000, maxRequestBytes: opts.maxRequestBytes,
+    });
+    const [first, last] = [soak.rss[1] ?? soak.rss[0]!, soak.rss[soak.rss.length - 1]!];
+    const slope = ((last[1] - first[1]) / 2 ** 20) / ((last[0] - first[0]) / 60);
+    const sent = Object.values(soak.hostile).reduce((a, h) => a + h.sent, 0);
+    console.log(`## soak: ${opts.soak / 60_000} min at ${opts.soakRate}/s, ${opts.hostilePercent} % hostile, ${opts.soakSlow} slow connections (load ${soak.load})\n`);
+    console.log(`${soak.reviews.n} reviews answered 200, ${soak.reviews.errors.length} failed: p50 ${fmt(soak.reviews.p50)} ms, p99 ${fmt(soak.reviews.p99)} ms, max ${fmt(soak.reviews.max)} ms; ${sent} hostile requests:`);
+    console.log(Object.entries(soak.hostile).map(([k, h]) => `${k} ${h.sent}${h.unanswered ? ` (${h.unanswered} closed unanswered)` : ''}${h.unexpected ? ` (${h.unexpected} unexpected)` : ''}`).join(', '));
+    console.log(`${describeSlow(soak.slow)}`);
+    console.log(`\nserver RSS MiB: ${soak.rss.map(([t, b]) => `${t.toFixed(0)}s=${mib(b)}`).join(' ')}`);
+    console.log(`server RSS after warm-up ${mib(first[1])} MiB, last ${mib(last[1])} MiB, max ${mib(Math.max(...soak.rss.map(([, b]) => b)))} MiB, trend ${slope.toFixed(2)} MiB/min`);
+    const failures = [...s.baseline.errors, ...s.underAttack.errors, ...soak.reviews.errors].slice(0, 5).map((e) => `FAILED review: ${e}`);
+    for (const e of [...failures, ...soak.examples.map((e) => `UNEXPECTED ${e}`)]) console.log(e);
+    return failures.length + soak.examples.length === 0 ? 0 : 1;
+  } finally {
+    await server.stop();
+  }
+}
+
+process.exitCode = await main();
