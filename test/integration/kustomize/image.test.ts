@@ -63,9 +63,10 @@ describe('Dockerfile: one non-root Node 24 image running either process (issue 5
   for (const name of ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']) {
     it(`${name}: the Deployment's command starts from the image layout (--help)`, () => {
       const container = (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.containers[0]!;
-      const [program, entry] = container.command as [string, string];
+      // Node flags (heap limits) may stand between node and the entry point.
+      const [program, ...args] = container.command!;
       expect(program).to.equal('node');
-      const r = spawnSync(NODE, [entry, '--help'], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+      const r = spawnSync(NODE, [...args, '--help'], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
       expect(r.stderr).to.equal('');
       expect(r.status).to.equal(0);
       expect(r.stdout).to.contain('Flags (each also read from the environment variable shown)');
@@ -75,8 +76,8 @@ describe('Dockerfile: one non-root Node 24 image running either process (issue 5
   it('every command of the image prints package.json\'s version with --version', () => {
     const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
     const commands = ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']
-      .map((name) => (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.containers[0]!.command![1]!);
-    const printed = [...commands, 'dist/src/cli/main.js'].map((entry) => spawnSync(NODE, [entry, '--version'], { cwd: app, encoding: 'utf8' }).stdout);
+      .map((name) => (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.containers[0]!.command!.slice(1));
+    const printed = [...commands, ['dist/src/cli/main.js']].map((args) => spawnSync(NODE, [...args, '--version'], { cwd: app, encoding: 'utf8' }).stdout);
     expect(printed).to.deep.equal([`mcs-cloudmap webhook ${version}\n`, `mcs-cloudmap worker ${version}\n`, `mcs-cloudmap ${version}\n`]);
   });
 
