@@ -54,9 +54,11 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
   function startAs(deployment: string, env: Record<string, string>): Started {
     const container = (find(objects, 'Deployment', deployment) as Deployment).spec.template.spec.containers[0]!;
     const configMap = objects.find((o) => o.kind === 'ConfigMap')!.data as Record<string, string>;
-    const entry = container.command![1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    // node, its flags (heap limits), then the entry point.
+    const [, ...nodeFlags] = container.command!.slice(0, -1);
+    const entry = container.command!.at(-1)!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
     const logFile = join(dir, `${deployment}.log`);
-    const child = spawn(join(REPO, 'node_modules/.bin/node'), [join(REPO, entry), ...(container.args ?? [])], {
+    const child = spawn(join(REPO, 'node_modules/.bin/node'), [...nodeFlags, join(REPO, entry), ...(container.args ?? [])], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...effectiveEnv(container, configMap), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -157,7 +159,7 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
     it(`${serviceAccount}: kubectl auth can-i --list equals permissions/${serviceAccount}.txt, and no Secrets`, () => {
       const kubeconfig = serviceAccountKubeconfig(serviceAccount);
       const actual = ['mcs-cloudmap-system', NS].map((namespace) => {
-        const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'auth', 'can-i', '--list', '-n', namespace], { encoding: 'utf8' });
+        const r = spawnSync(kubectlBinary(), ['--kubeconfig', kubeconfig, 'auth', 'can-i', '--list', '-n', namespace], { encoding: 'utf8' });
         if (r.status !== 0) throw new Error(`kubectl auth can-i --list as ${serviceAccount}: ${r.stderr}`);
         const rows = r.stdout.trim().split('\n').map((l) => l.trim().split(/\s{2,}|\t+/).join('  '));
         return [`# namespace ${namespace}`, rows[0]!, ...rows.slice(1).sort()].join('\n');
@@ -167,7 +169,7 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
       expect(actual, `${serviceAccount}'s permissions changed; if on purpose, run with MCS_UPDATE_PERMISSIONS=1 and review the diff`).to.equal(readFileSync(expectedFile, 'utf8'));
       expect(actual).to.not.match(/^secrets\b|^\*\.?\s/m);
       for (const verb of ['get', 'list', 'watch']) {
-        const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'secrets', '-A'], { encoding: 'utf8' });
+        const r = spawnSync(kubectlBinary(), ['--kubeconfig', kubeconfig, 'auth', 'can-i', verb, 'secrets', '-A'], { encoding: 'utf8' });
         expect(r.stdout.trim(), `${serviceAccount} can ${verb} Secrets`).to.equal('no');
       }
     });
