@@ -121,7 +121,7 @@ describe('kustomize output against a real kube-apiserver (issue 5 item 2)', func
       port = httpsPort;
       // The image runs dist/webhook/main.js; its source is webhook/main.ts. Ports and files are the host's, the rest is
       // the Deployment's environment.
-      const entry = container.command![1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+      const entry = container.command!.at(-1)!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
       server = spawn(join(REPO, 'node_modules/.bin/node'), [join(REPO, entry), ...(container.args ?? [])], {
         env: {
           ...process.env, ...effectiveEnv(container, configMap),
