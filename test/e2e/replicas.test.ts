@@ -37,7 +37,8 @@ describe('e2e: two worker replicas in one cluster (issue 4 item 6; leader electi
     await eventually('the standby to lead', async () => (await metric(standby, 'mcs_cloudmap_leader')) === 1, 15_000);
     cls1.apply([deployment(NS, 'after', 1), service(NS, 'after'), serviceExport(NS, 'after')]);
     await eventually('cls2 imports "after", exported by the new leader', async () => condition(await cls2.serviceImport(NS, 'after'), 'Ready')?.status === 'True');
-    expect(condition(await cls1.serviceExport(NS, 'after'), 'Ready')?.reason).to.equal('Exported');
+    // The export's status write and cls2's import race each other; both must happen.
+    await eventually('cls1\'s export of "after" to be Ready (Exported) by the new leader', async () => condition(await cls1.serviceExport(NS, 'after'), 'Ready')?.reason === 'Exported');
     // The namespace is cleaned up by the harness through cls1's worker: the standby is now that worker.
     cls1.worker = standby;
   });
