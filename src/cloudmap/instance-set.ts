@@ -3,7 +3,7 @@ import { latestById } from '../core/instance-id.ts';
 import { ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 
-/** One entry per instance id, the last listed winning (the emulator appends a copy on re-registration). */
+/** One entry per instance id, the last listed winning: bare moto (without the testbed emulator) appends a copy on re-registration. */
 export function dedupeById(instances: readonly CloudMapInstance[]): CloudMapInstance[] {
   return [...latestById(instances).values()];
 }
