@@ -226,9 +226,9 @@ export class OperationWaiter {
     return [...done].filter(([, status]) => status === 'SUCCESS').map(([id]) => id);
   }
 
-  /** The instance an operation wrote (its INSTANCE target), if it names one. */
-  async instanceOf(operationId: string): Promise<string | undefined> {
+  /** The instance an operation wrote (its INSTANCE target), if it names one, and when it was submitted (Unix ms). */
+  async describe(operationId: string): Promise<{ instance: string | undefined; submittedAt: number | undefined }> {
     const out = await this.caller.call('GetOperation', { operationId }, () => this.client.send(new GetOperationCommand({ OperationId: operationId })));
-    return out.Operation?.Targets?.INSTANCE;
+    return { instance: out.Operation?.Targets?.INSTANCE, submittedAt: out.Operation?.CreateDate?.getTime() };
   }
 }

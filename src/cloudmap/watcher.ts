@@ -5,7 +5,9 @@
 // - Every poll (default 1 s): one DiscoverInstancesRevision of the ClusterSet's change marker. Only when it moved:
 //   read the markers, re-read the services their histories name (DiscoverInstances), or, for a namespace whose
 //   history does not reach back far enough, compare every service's DiscoverInstancesRevision and read those that
-//   moved. Marker-driven reads are checked again a few seconds later (Cloud Map reads are eventually consistent).
+//   moved. Marker-driven reads are checked again 1 s and a few seconds later (Cloud Map reads are eventually
+//   consistent, and writers announce a change when its operations are submitted, so a marker can show before the
+//   instances it announces).
 // - At start: the operations a previous process left pending are waited for, then everything is read once (one
 //   paged ListNamespaces, one paged ListServices per namespace, every service's instances).
 // - Then a safety-net resync, paced by resync-pace.ts: services are checked one by one (revision first; every few
@@ -59,8 +61,8 @@ export interface CloudMapWatcherOptions {
    * namespace's services before it completes.
    */
   knownServices?: () => readonly ServiceKey[];
-  /** Marker-driven reads are repeated (revision first) this long after, for Cloud Map's eventual consistency. */
-  recheckAfterMs?: number;
+  /** Marker-driven reads are repeated (revision first) this long after each, for Cloud Map's eventual consistency. */
+  rechecksAfterMs?: readonly number[];
   /** Services read in parallel. */
   concurrency?: number;
   /** Least time between two bumps of this cluster's marker for one namespace (markChanged). */
@@ -141,7 +143,7 @@ export class CloudMapWatcher {
       resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 60,
       deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
       settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
-      recheckAfterMs: options.recheckAfterMs ?? 5000,
+      rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
       concurrency: Math.max(1, options.concurrency ?? 16),
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
       clock: options.clock ?? systemClock,
@@ -204,8 +206,8 @@ export class CloudMapWatcher {
   }
 
   /**
-   * For the writer side: this cluster changed `services` (any when omitted) in `namespace`, and those writes have
-   * completed. Resolves once the ClusterSet change marker says so.
+   * For the writer side: this cluster changed `services` (any when omitted) in `namespace`; those writes have been
+   * submitted. Resolves once the ClusterSet change marker says so.
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
     return this.writer.markChanged(namespace, services);
@@ -266,7 +268,8 @@ export class CloudMapWatcher {
     const work = this.takeDirty();
     if (work.size === 0) return;
     await this.refreshDirty(work, true);
-    this.rechecks.push({ due: this.opts.clock.now() + this.opts.recheckAfterMs, dirty: work });
+    const now = this.opts.clock.now();
+    for (const after of this.opts.rechecksAfterMs) this.rechecks.push({ due: now + after, dirty: work });
   }
 
   private async processRechecks(): Promise<void> {
@@ -412,21 +415,24 @@ export class CloudMapWatcher {
     const { operations, identity, clock } = this.opts;
     const { ids: pending, failed } = await operations.settleInFlight(this.opts.settleTimeoutMs);
     const since = unannouncedSince(this.markerSeen.values(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
-    const ids = [...new Set([...pending, ...(await operations.succeededSince(since))])];
-    if (ids.length === 0) return;
-    this.ownPendingAtStart = await this.anyOwn(ids);
-    this.log?.info({ pending: pending.length, failed, recent: ids.length - pending.length, ours: this.ownPendingAtStart },
+    const recent = (await operations.succeededSince(since)).filter((id) => !pending.includes(id));
+    if (pending.length + recent.length === 0) return;
+    this.ownPendingAtStart = await this.anyOwn([...pending, ...recent], since);
+    this.log?.info({ pending: pending.length, failed, recent: recent.length, ours: this.ownPendingAtStart },
       'looked at the Cloud Map operations a previous process may have left before the first read');
   }
 
   /**
-   * Whether any of these operations wrote an instance of this cluster (ids end with its tag), asking for at most
-   * OWN_OPERATION_PROBES of them: pending operations of a killed predecessor are many, so the first ones tell.
+   * Whether any of these operations wrote an instance of this cluster (ids end with its tag) and was submitted after
+   * `since` — writers announce at submission, so one submitted before the last bump was announced, even if it finished
+   * after it. Asks for at most OWN_OPERATION_PROBES of them: a killed predecessor's operations are many, so the first
+   * ones tell.
    */
-  private async anyOwn(operationIds: readonly string[]): Promise<boolean> {
+  private async anyOwn(operationIds: readonly string[], since: number): Promise<boolean> {
     const tag = `-${clusterTag(this.opts.identity)}`;
     for (const id of operationIds.slice(0, OWN_OPERATION_PROBES)) {
-      if ((await this.opts.operations.instanceOf(id))?.endsWith(tag)) return true;
+      const { instance, submittedAt } = await this.opts.operations.describe(id);
+      if (instance?.endsWith(tag) && (submittedAt === undefined || submittedAt > since)) return true;
     }
     return false;
   }

@@ -33,7 +33,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   function watch(clusterId: string, fullResyncIntervalMs = 3_600_000): Watching {
     const { adapter, calls } = adapterFor(moto.endpoint, clusterId);
     const events: ServiceKey[] = [];
-    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, recheckAfterMs: 1000 });
+    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, rechecksAfterMs: [1000] });
     running.push(watcher);
     return { watcher, events, calls, eventsFor: (ns, svc) => events.filter((e) => e.namespace === ns && e.service === svc).length };
   }
