@@ -79,6 +79,10 @@ class Emulator:
         # moto reads the account from this header; a client's own value is overwritten, never trusted.
         environ["HTTP_X_MOTO_ACCOUNT_ID"] = account
         caller = Caller(access_key, account, region)
+        if region not in servicediscovery_backends[account]:
+            # Real AWS has no endpoint for it at all; an answer that says so helps the test's author more.
+            return self._refuse(start_response, api, caller, "UnknownRegion", CloudMapError(
+                "UnknownRegion", f"The Cloud Map emulator serves the Regions moto knows; {region!r} is not one"))
         with settings.LOCK:
             config = settings.current()
             draw = self.faults.draw(config.faults, api, region, account)

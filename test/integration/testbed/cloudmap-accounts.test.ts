@@ -228,6 +228,7 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect(await names(as(CONSUMER, WEST))).to.deep.equal([['clusterset', OWNER]]);
       expect(await names(as(CONSUMER, EAST))).to.deep.equal([]);
       expect(Object.keys((await emulator.control.calls()).byRegion).sort()).to.deep.equal([WEST, EAST].sort());
+      expect((await failure(as(OWNER, 'xx-nowhere-1').send(new ListNamespacesCommand({})))).name).to.equal('UnknownRegion');
     });
 
     it('the fault switch switches a Region off (connections dropped, as an unreachable endpoint) and on again', async () => {
