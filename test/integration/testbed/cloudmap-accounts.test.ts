@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { DEFAULT_ACCOUNT } from '../../../hack/testbed/cloudmap-emulator.ts';
-import { failure, operationDone } from '../../support/cloudmap.ts';
+import { cloudMapClientConfig, failure, operationDone } from '../../support/cloudmap.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 
 const OWNER = '111111111111';
@@ -25,8 +25,7 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
 
   /** A client acting as `account` (default: the credentials every other test uses) in `region`. */
   function as(account: string | undefined, region = EAST): ServiceDiscoveryClient {
-    const credentials = account ? emulator.control.credentialsFor(account) : { accessKeyId: 'testbed', secretAccessKey: 'testbed' };
-    const client = new ServiceDiscoveryClient({ endpoint: emulator.endpoint, region, credentials, disableHostPrefix: true, maxAttempts: 1 });
+    const client = new ServiceDiscoveryClient(cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region }, { account }));
     clients.push(client);
     return client;
   }
@@ -87,9 +86,11 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       await as(CONSUMER).send(new ListServicesCommand({}));
     });
 
-    it('credentialsFor takes 12-digit account ids only', () => {
+    it('credentialsFor takes 12-digit account ids only, and needs no registration', async () => {
       expect(() => emulator.control.credentialsFor('1234')).to.throw(/12-digit/);
-      expect(emulator.control.credentialsFor(OWNER)).to.deep.equal(emulator.control.credentialsFor(OWNER));
+      const raw = new ServiceDiscoveryClient({ ...cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region: EAST }), credentials: emulator.control.credentialsFor(OUTSIDER) });
+      clients.push(raw);
+      expect((await namespace(raw, 'outside')).arn).to.contain(`:${OUTSIDER}:namespace/`);
     });
   });
 
