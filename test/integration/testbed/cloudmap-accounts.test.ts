@@ -4,7 +4,7 @@
 // checked through the real AWS SDK. docs/testbed.md lists what is emulated and what differs.
 import {
   CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DiscoverInstancesCommand,
-  DiscoverInstancesRevisionCommand, GetNamespaceCommand, GetOperationCommand, GetServiceCommand, ListInstancesCommand,
+  DiscoverInstancesRevisionCommand, GetInstanceCommand, GetNamespaceCommand, GetOperationCommand, GetServiceCommand, ListInstancesCommand,
   ListNamespacesCommand, ListServicesCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
@@ -144,6 +144,8 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
         expect(listed.Instances?.map((i) => [i.Id, i.CreatedByAccount])).to.deep.equal([['cls2-pod', CONSUMER], ['cls1-pod', OWNER]]);
       }
       expect((await owner.send(new GetServiceCommand({ Id: Service!.Id! }))).Service?.CreatedByAccount).to.equal(CONSUMER);
+      const got = await consumer.send(new GetInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls1-pod' }));
+      expect([got.ResourceOwner, got.Instance?.CreatedByAccount]).to.deep.equal([OWNER, OWNER]);
     });
 
     it('the consumer reads with OwnerAccount or ARNs; plain ids and names mean its own account', async () => {
