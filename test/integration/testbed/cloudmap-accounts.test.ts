@@ -78,12 +78,13 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect(Object.keys(calls.byAccount)).to.include.members([OWNER, CONSUMER, DEFAULT_ACCOUNT]);
     });
 
-    it('request quotas are per account: one account drained does not throttle another', async () => {
+    it('request quotas are per account and Region: one drained does not throttle another', async () => {
       await emulator.control.configure({ rates: { ListServices: { rate: 1, burst: 2 } } });
       const owner = as(OWNER);
       for (let n = 0; n < 2; n++) await owner.send(new ListServicesCommand({}));
       expect((await failure(owner.send(new ListServicesCommand({})))).name).to.equal('ThrottlingException');
       await as(CONSUMER).send(new ListServicesCommand({}));
+      await as(OWNER, WEST).send(new ListServicesCommand({}));
     });
 
     it('credentialsFor takes 12-digit account ids only, and needs no registration', async () => {
