@@ -7,7 +7,7 @@ import json
 import re
 import socket
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NoReturn
 
 from moto.servicediscovery.models import servicediscovery_backends
 
@@ -40,7 +40,7 @@ def _error(start_response: StartResponse, err: CloudMapError) -> list[bytes]:
     return [data]
 
 
-def _drop(environ: dict) -> list[bytes]:
+def _drop(environ: dict) -> NoReturn:
     """Closes the client's connection without an answer, as an unreachable endpoint would: the SDK sees a network
     error (Node: ECONNRESET, "socket hang up"), never an HTTP status. Werkzeug treats the error raised here as a
     connection the client dropped and logs nothing."""
