@@ -1,4 +1,4 @@
-// The writer side of the ClusterSet change marker: after this cluster's writes in a namespace completed, bump this
+// The writer side of the ClusterSet change marker: once this cluster's writes in a namespace are submitted, bump this
 // cluster's marker instance for that namespace. Bumps of one namespace run one at a time and at most one per
 // minBumpIntervalMs; changes reported meanwhile are folded into the next bump, so a burst of writes costs a few
 // bumps (write quota is the scarcest, and the emulator keeps a copy of the marker per bump), not one each. A change
@@ -53,7 +53,8 @@ export class ChangeMarkerWriter {
 
   /**
    * Records that this cluster changed `services` (any service when omitted) of `namespace` and resolves once a marker
-   * bump covering the change is in Cloud Map. Call it after the writes themselves completed. A rejection means the
+   * bump covering the change is in Cloud Map. Call it once the writes themselves are submitted (their operations and
+   * the bump's then run side by side; readers recheck for the case the bump shows first). A rejection means the
    * bump failed; the change is still folded into the next bump, and the full resync of every cluster catches it.
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
