@@ -60,8 +60,8 @@ export class CloudMapAdapter {
     return this.registry.ensureNamespace(name);
   }
 
-  ensureService(namespaceId: string, name: string): Promise<string> {
-    return this.registry.ensureService(namespaceId, name);
+  ensureService(namespaceId: string, name: string, existing = false): Promise<string> {
+    return this.registry.ensureService(namespaceId, name, existing);
   }
 
   findNamespace(name: string): Promise<string | undefined> {

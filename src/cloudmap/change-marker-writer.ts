@@ -1,8 +1,9 @@
 // The writer side of the ClusterSet change marker: once this cluster's writes in a namespace are submitted, bump this
 // cluster's marker instance for that namespace. Bumps of one namespace run one at a time and at most one per
-// minBumpIntervalMs; changes reported meanwhile are folded into the next bump, so a burst of writes costs a few
-// bumps (write quota is the scarcest, and the emulator keeps a copy of the marker per bump), not one each. A change
-// after a quiet period is bumped at once.
+// interval; changes reported meanwhile are folded into the next bump, so a burst of writes costs a few bumps, not one
+// each. A change after a quiet period is bumped at once. While changes keep coming (an initial sync of thousands of
+// services), the interval doubles after each bump up to maxBumpIntervalMs: marker bumps are RegisterInstance calls and
+// would otherwise take a large part of that quota from the instances themselves (M6).
 import type { Logger } from '../observability/log.ts';
 import type { Clock } from './clock.ts';
 import {
@@ -26,6 +27,8 @@ interface NamespaceState {
   waiters: Waiter[];
   running: boolean;
   lastBumpStart: number;
+  /** Least time from this bump's start to the next one's: the base after a quiet period, doubled while busy. */
+  interval: number;
   /** What this process last wrote; undefined until its first bump (then the last read marker is used). */
   written: { revision: string; history: BumpHistory } | undefined;
 }
@@ -38,8 +41,10 @@ export interface ChangeMarkerWriterOptions {
   clock: Clock;
   /** The marker instance as last read from Cloud Map (by the watcher), used after a restart. */
   lastSeen: (markerId: string) => MarkerEntry | undefined;
-  /** Least time between the starts of two bumps of one namespace (default 200 ms). */
+  /** Least time between the starts of two bumps of one namespace after a quiet period (default 200 ms). */
   minBumpIntervalMs?: number;
+  /** Longest it becomes while changes keep coming (default 5 s). */
+  maxBumpIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -59,7 +64,7 @@ export class ChangeMarkerWriter {
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
     let state = this.namespaces.get(namespace);
-    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, lastBumpStart: Number.NEGATIVE_INFINITY, written: undefined }));
+    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, lastBumpStart: Number.NEGATIVE_INFINITY, interval: 0, written: undefined }));
     state.pending = merge(state.pending, services);
     const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
     if (!state.running) void this.run(namespace, state);
@@ -68,9 +73,10 @@ export class ChangeMarkerWriter {
 
   private async run(namespace: string, state: NamespaceState): Promise<void> {
     state.running = true;
-    const { clock, minBumpIntervalMs = 200 } = this.options;
+    const { clock, minBumpIntervalMs = 200, maxBumpIntervalMs = 5000 } = this.options;
+    state.interval = minBumpIntervalMs;
     while (state.waiters.length > 0) {
-      await clock.sleep(state.lastBumpStart + minBumpIntervalMs - clock.now());
+      await clock.sleep(state.lastBumpStart + state.interval - clock.now());
       state.lastBumpStart = clock.now();
       const waiters = state.waiters.splice(0);
       const pending = state.pending;
@@ -83,6 +89,7 @@ export class ChangeMarkerWriter {
         this.options.logger?.warn({ namespace, err: String(err) }, 'could not bump the ClusterSet change marker; peers will see the change at their next full resync');
         for (const w of waiters) w.reject(err);
       }
+      if (state.waiters.length > 0) state.interval = Math.min(maxBumpIntervalMs, state.interval * 2);
     }
     state.running = false;
   }

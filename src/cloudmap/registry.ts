@@ -179,9 +179,21 @@ export class CloudMapRegistry {
     return this.serviceIds.get(serviceKey({ namespaceId, name }));
   }
 
-  /** The id of service `name` in the namespace, created when missing (M1). */
-  async ensureService(namespaceId: string, name: string): Promise<string> {
-    return (await this.findService(namespaceId, name)) ?? this.once(`svc/${namespaceId}/${name}`, () => this.createService(namespaceId, name));
+  /**
+   * The id of service `name` in the namespace, created when missing (M1). `existing`: another cluster's instances of
+   * it were read, so it exists although this process never learnt its id. Then the namespace is listed again first
+   * (one listing shared by every caller meanwhile): when several clusters export the same services, the listing finds
+   * them all for one ListServices per 100 services, where CreateService would spend a call of its scarce quota on
+   * each, answered ServiceAlreadyExists (M6).
+   */
+  async ensureService(namespaceId: string, name: string, existing = false): Promise<string> {
+    const key = serviceKey({ namespaceId, name });
+    let id = await this.findService(namespaceId, name);
+    if (id === undefined && existing) {
+      await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+      id = this.serviceIds.get(key);
+    }
+    return id ?? this.once(`svc/${namespaceId}/${name}`, () => this.createService(namespaceId, name));
   }
 
   /**

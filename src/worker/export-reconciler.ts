@@ -146,8 +146,10 @@ export class ExportReconciler {
   async #apply(namespace: string, name: string, plan: InstancePlan): Promise<Applied> {
     if (plan.register.length === 0 && plan.deregister.length === 0) return { registered: 0, deregistered: 0 };
     const { cloudMap } = this.#o;
+    // Instances read from Cloud Map mean the service exists there, maybe created by another cluster (M6).
+    const existing = this.#o.view.instances(namespace, name).length > 0;
     const serviceId = plan.register.length > 0
-      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name)
+      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name, existing)
       : await this.#findService(namespace, name);
     if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0 });
     // Registrations first: when the last endpoint goes, the address-less instances are in place before the endpoint

@@ -23,6 +23,7 @@ import { createdByUs, ImportReconciler } from './import-reconciler.ts';
 import type { WorkerInformers } from './informers.ts';
 import { InstanceView } from './instance-view.ts';
 import { keyOf } from './objects.ts';
+import { startOrder } from './start-order.ts';
 import type { WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 
@@ -180,7 +181,8 @@ export class Member {
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
     const { informers } = this.#o;
-    for (const se of informers.serviceExports.list()) this.#exports.add(keyOf(se.metadata.namespace ?? '', se.metadata.name));
+    const exports = informers.serviceExports.list().map((se) => keyOf(se.metadata.namespace ?? '', se.metadata.name));
+    for (const key of startOrder(this.identity.clusterId, exports)) this.#exports.add(key);
     for (const si of informers.serviceImports.list()) if (createdByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
     for (const change of this.#watcher.services()) this.#onCloudMapChange(change);
     this.#log.info({ event: 'member-started', cloudMapServices: this.#watcher.services().length, serviceExports: informers.serviceExports.list().length },
