@@ -90,7 +90,8 @@ export class DeadClusters {
     for (const clusterId of clusters) {
       this.#reapedAt.set(clusterId, Date.now());
       try {
-        this.#o.onReaped?.(await this.#o.reap(clusterId));
+        const instances = await this.#o.reap(clusterId);
+        this.#o.onReaped?.(instances);
       } catch (err) {
         this.#o.log.warn({ event: 'dead-cluster-reap-failed', deadClusterId: clusterId, err: String(err) }, 'could not reap a dead cluster\'s instances; retrying');
       }
