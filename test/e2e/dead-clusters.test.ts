@@ -94,8 +94,15 @@ describe('e2e: dead clusters (a worker gone for good)', function () {
     await startWorker(cls1, { ...LIVENESS, MCS_REAP_DEAD_CLUSTERS_AFTER: `${REAP_AFTER_S}s` });
     const own = await instanceIds(all, NS, APP, cls1.id);
     expect(own).to.have.length(2);
-    // Alive, cls2 is never reaped: longer than the reap period with both workers running.
+    // Alive, cls2 is never reaped: longer than the reap period with both workers running. Meanwhile nothing changes,
+    // so cls1's calls are its idle cost with heartbeats (printed per minute for docs/reliability.md).
+    const before = { calls: await cls1.cloudMapCalls(), beats: await cls1.metric('mcs_cloudmap_heartbeats_total'), at: Date.now() };
     await new Promise((resolve) => setTimeout(resolve, REAP_AFTER_S * 1000 + 5000));
+    const after = { calls: await cls1.cloudMapCalls(), beats: await cls1.metric('mcs_cloudmap_heartbeats_total'), at: Date.now() };
+    const perMinute = (n: number) => (n * 60_000 / (after.at - before.at)).toFixed(1);
+    const idle = Object.keys(after.calls).filter((api) => after.calls[api]! > (before.calls[api] ?? 0))
+      .map((api) => `${api} ${perMinute(after.calls[api]! - (before.calls[api] ?? 0))}`);
+    console.log(`      cls1 idle with a ${HEARTBEAT_S} s heartbeat, per minute: ${perMinute(after.beats - before.beats)} heartbeats; calls: ${idle.join(', ')}`);
     expect(await instanceIds(all, NS, APP, cls2.id), 'a live cluster\'s instances').to.have.length(2);
     expect(await cls1.metric('mcs_cloudmap_reaped_instances_total')).to.equal(0);
 
