@@ -4,28 +4,17 @@
 import { expect } from 'chai';
 import { OwnershipError } from '../../../src/cloudmap/errors.ts';
 import type { CloudMapWatcher } from '../../../src/cloudmap/watcher.ts';
-import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
-import { adapterFor, eventually, instanceOf, registerAll } from './fixtures.ts';
+import { adapterFor, eventually, instanceOf, registerAll, withEmulator } from './fixtures.ts';
 
 const POLL_MS = 200;
 const HEARTBEAT_MS = 600;
 
 describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', function () {
   this.timeout(60_000);
-  let moto: StandaloneMoto;
-  const running: CloudMapWatcher[] = [];
-
-  before(async () => {
-    moto = await startStandaloneMoto();
-  });
-  after(() => moto?.stop());
-  beforeEach(() => moto.reset());
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((w) => w.stop()));
-  });
+  const { moto, running } = withEmulator();
 
   function watch(clusterId: string) {
-    const t = adapterFor(moto.endpoint, clusterId);
+    const t = adapterFor(moto().endpoint, clusterId);
     let beats = 0;
     const watcher = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, heartbeatIntervalMs: HEARTBEAT_MS, onHeartbeat: () => beats++ });
     running.push(watcher);
@@ -60,8 +49,8 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
   });
 
   it('reaping deregisters every instance of the dead cluster and nothing of another; this cluster is never reaped', async () => {
-    const { adapter } = adapterFor(moto.endpoint, 'cls1');
-    const dead = adapterFor(moto.endpoint, 'cls2').adapter;
+    const { adapter } = adapterFor(moto().endpoint, 'cls1');
+    const dead = adapterFor(moto().endpoint, 'cls2').adapter;
     const service = await adapter.ensureService(await adapter.ensureNamespace('demo'), 'web');
     await registerAll(adapter, service, [instanceOf('cls1', 'a-1'), instanceOf('cls1', 'a-2')]);
     await registerAll(dead, service, [instanceOf('cls2', 'b-1'), instanceOf('cls2', 'b-2')]);
