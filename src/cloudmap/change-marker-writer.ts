@@ -99,19 +99,22 @@ export class ChangeMarkerWriter {
 }
 
 /**
- * Registers one of this cluster's instances of the marker service (a marker, or its heartbeat) and waits for the
- * operation; the marker namespace and service are created when missing.
+ * Registers one of this cluster's instances of the marker service (a marker, or its heartbeat); the marker namespace
+ * and service are created when missing. Waits for the operation unless `wait` is false (a heartbeat: its readers see
+ * it when it lands, and polling its operation would cost more calls than the beat).
  */
 export async function registerInMarkerService(
   deps: Pick<ChangeMarkerWriterOptions, 'registry' | 'instances' | 'operations' | 'identity'>,
   instance: CloudMapInstance,
+  wait = true,
 ): Promise<void> {
   const { registry, instances, operations, identity } = deps;
   for (let attempt = 0; ; attempt++) {
     const namespaceId = await registry.ensureNamespace(markerNamespaceName(identity.clustersetId));
     const serviceId = await registry.ensureService(namespaceId, MARKER_SERVICE);
     try {
-      await operations.wait([await instances.registerInstance(serviceId, instance)]);
+      const operation = await instances.registerInstance(serviceId, instance);
+      if (wait) await operations.wait([operation]);
       return;
     } catch (err) {
       // The marker service was deleted under us: its cached id is dropped, so the next attempt recreates it.

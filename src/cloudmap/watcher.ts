@@ -301,7 +301,7 @@ export class CloudMapWatcher {
     if (!(heartbeatIntervalMs > 0) || this.beating !== undefined || clock.now() < this.nextBeat) return;
     this.nextBeat = clock.now() + heartbeatIntervalMs;
     this.opts.onHeartbeat?.();
-    this.beating = registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()))
+    this.beating = registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false)
       .catch((err: unknown) => {
         this.nextBeat = 0; // again at the next poll: peers judge this cluster silent after a few missed beats
         this.log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying at the next poll');
