@@ -4,6 +4,7 @@
 // each. A change after a quiet period is bumped at once. While changes keep coming (an initial sync of thousands of
 // services), the interval doubles after each bump up to maxBumpIntervalMs: marker bumps are RegisterInstance calls and
 // would otherwise take a large part of that quota from the instances themselves (M6).
+import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Clock } from './clock.ts';
 import {
@@ -95,24 +96,38 @@ export class ChangeMarkerWriter {
   }
 
   private async bump(namespace: string, state: NamespaceState, pending: Set<string> | 'all' | undefined): Promise<void> {
-    const { registry, instances, operations, identity, clock } = this.options;
+    const { identity, clock } = this.options;
     const seen = state.written === undefined ? this.options.lastSeen(markerInstanceId(identity.clusterId, namespace)) : undefined;
     const previous = state.written?.revision ?? seen?.revision;
     const revision = nextRevision(previous, clock.now());
     const history = appendBump(state.written?.history ?? seen ?? EMPTY_HISTORY, previous, revision, pending === 'all' || pending === undefined ? undefined : [...pending]);
-    const instance = markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history);
-    for (let attempt = 0; ; attempt++) {
-      const namespaceId = await registry.ensureNamespace(markerNamespaceName(identity.clustersetId));
-      const serviceId = await registry.ensureService(namespaceId, MARKER_SERVICE);
-      try {
-        await operations.wait([await instances.registerInstance(serviceId, instance)]);
-        break;
-      } catch (err) {
-        // The marker service was deleted under us: its cached id is dropped, so the next attempt recreates it.
-        if (attempt > 0 || !isNotFound(err, 'ServiceNotFound')) throw err;
-      }
-    }
+    await registerInMarkerService(this.options, markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history));
     state.written = { revision, history };
+  }
+}
+
+/**
+ * Registers one of this cluster's instances of the marker service (a marker, or its heartbeat); the marker namespace
+ * and service are created when missing. Waits for the operation unless `wait` is false (a heartbeat: its readers see
+ * it when it lands, and polling its operation would cost more calls than the beat).
+ */
+export async function registerInMarkerService(
+  deps: Pick<ChangeMarkerWriterOptions, 'registry' | 'instances' | 'operations' | 'identity'>,
+  instance: CloudMapInstance,
+  wait = true,
+): Promise<void> {
+  const { registry, instances, operations, identity } = deps;
+  for (let attempt = 0; ; attempt++) {
+    const namespaceId = await registry.ensureNamespace(markerNamespaceName(identity.clustersetId));
+    const serviceId = await registry.ensureService(namespaceId, MARKER_SERVICE);
+    try {
+      const operation = await instances.registerInstance(serviceId, instance);
+      if (wait) await operations.wait([operation]);
+      return;
+    } catch (err) {
+      // The marker service was deleted under us: its cached id is dropped, so the next attempt recreates it.
+      if (attempt > 0 || !isNotFound(err, 'ServiceNotFound')) throw err;
+    }
   }
 }
 

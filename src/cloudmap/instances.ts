@@ -6,10 +6,10 @@ import {
   DeregisterInstanceCommand, DiscoverInstancesCommand, DiscoverInstancesRevisionCommand, GetInstanceCommand,
   ListInstancesCommand, RegisterInstanceCommand,
 } from '@aws-sdk/client-servicediscovery';
-import { ATTR_CLUSTERSET_ID } from '../core/names.ts';
+import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapCaller } from './call.ts';
-import { causeField, describeContext, isNotFound, type CallContext } from './errors.ts';
+import { causeField, describeContext, isNotFound, OwnershipError, type CallContext } from './errors.ts';
 import { dedupeById, inClusterset, sameInstances } from './instance-set.ts';
 import type { OperationWaiter } from './operations.ts';
 import { assertOwnInstance, type Identity } from './ownership.ts';
@@ -165,11 +165,29 @@ export class CloudMapInstances {
    * anything is written. The listing also counts copies: the emulator keeps one per registration and its
    * DeregisterInstance removes one per call, so each copy gets a call (real Cloud Map always lists one).
    */
-  async deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
+  deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
     const wanted = new Set(instanceIds);
-    const copies = (await this.listCopies(serviceId)).filter((i) => wanted.has(i.id));
+    return this.deregisterOf(serviceId, (i) => wanted.has(i.id), this.identity, 'deregister');
+  }
+
+  /**
+   * Deregisters every instance of another cluster of this ClusterSet that is dead (listed now, so nothing a lagging
+   * read missed stays): only for --reap-dead-clusters-after, once that cluster's heartbeat is older than it. `only`
+   * narrows it to some ids. Every copy must carry that cluster's CLUSTER_ID and this CLUSTERSET_ID (M4: an id alone
+   * proves nothing), and this cluster is never reaped.
+   */
+  reapInstances(serviceId: string, deadClusterId: string, only?: readonly string[]): Promise<string[]> {
+    if (deadClusterId === this.identity.clusterId) throw new OwnershipError(`refusing to reap instances of "${deadClusterId}" in ${describeContext({ serviceId })}: it is this cluster, which is alive`);
+    const dead = { clusterId: deadClusterId, clustersetId: this.identity.clustersetId };
+    const wanted = only === undefined ? undefined : new Set(only);
+    return this.deregisterOf(serviceId, (i) => (wanted === undefined || wanted.has(i.id)) && i.attributes[ATTR_CLUSTER_ID] === deadClusterId &&
+      i.attributes[ATTR_CLUSTERSET_ID] === dead.clustersetId, dead, 'reap');
+  }
+
+  private async deregisterOf(serviceId: string, wanted: (instance: CloudMapInstance) => boolean, owner: Identity, action: string): Promise<string[]> {
+    const copies = (await this.listCopies(serviceId)).filter(wanted);
     const where = describeContext({ serviceId });
-    for (const instance of copies) assertOwnInstance(instance, this.identity, 'deregister', where);
+    for (const instance of copies) assertOwnInstance(instance, owner, action, where);
     const operations = await Promise.all(copies.map((instance) => this.deregisterOwned(serviceId, instance)));
     return operations.filter((id): id is string => id !== undefined);
   }

@@ -15,17 +15,21 @@
 //   within the resync interval while that fits the call budget, slower beyond. This catches writers that never bump
 //   the marker (the AWS controller v0.3.1), vanished services and anything missed, at a cost that does not grow
 //   with the number of services.
+// - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
+//   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
 import { sleep } from '../kube/backoff.ts';
 import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
-import { ChangeMarkerWriter } from './change-marker-writer.ts';
+import { observeHeartbeats, type HeartbeatSighting } from '../core/cluster-liveness.ts';
+import { ChangeMarkerWriter, registerInMarkerService } from './change-marker-writer.ts';
 import {
   changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, unannouncedSince, type DirtyNamespaces, type MarkerEntry,
 } from './change-marker.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { forEachLimited } from './for-each-limited.ts';
+import { heartbeatInstance, parseHeartbeat } from './heartbeat.ts';
 import { sameInstances } from './instance-set.ts';
 import type { CloudMapInstances } from './instances.ts';
 import type { OperationWaiter } from './operations.ts';
@@ -67,6 +71,12 @@ export interface CloudMapWatcherOptions {
   concurrency?: number;
   /** Least time between two bumps of this cluster's marker for one namespace (markChanged). */
   minBumpIntervalMs?: number;
+  /** How often this cluster's heartbeat is written; 0: never. */
+  heartbeatIntervalMs?: number;
+  /** How far behind a writer's clock may be when its heartbeat is seen for the first time (cluster-liveness.ts). */
+  heartbeatSkewAllowanceMs?: number;
+  /** Called as each heartbeat write begins (its RegisterInstance may still fail and be retried at the next poll). */
+  onHeartbeat?: () => void;
   logger?: Logger;
   clock?: Clock;
 }
@@ -108,13 +118,23 @@ const OWN_OPERATION_PROBES = 20;
 /** Writes older than this that a predecessor never announced are left to the safety-net resync. */
 const UNANNOUNCED_MAX_AGE_MS = 3_600_000;
 
+/** What this reader knows of the ClusterSet's heartbeats, as of its last complete read of the marker service. */
+export interface HeartbeatView {
+  readonly sightings: ReadonlyMap<string, HeartbeatSighting>;
+  /** When (this reader's clock) the marker service was last read in full or found unchanged; undefined before. */
+  readonly readAt: number | undefined;
+}
+
 export class CloudMapWatcher {
-  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices'>;
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat'>;
   private readonly markerNamespace: string;
   private readonly cache = new Map<string, Map<string, Cached>>();
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
   private markerRevision: number | undefined | null = null;
   private markerSeen = new Map<string, MarkerEntry>();
+  private heartbeatView: HeartbeatView = { sightings: new Map(), readAt: undefined };
+  private nextBeat = 0;
+  private beating: Promise<void> | undefined;
   private readonly dirty: DirtyNamespaces = new Map();
   private rechecks: { due: number; dirty: DirtyNamespaces }[] = [];
   private nextFullResync = 0;
@@ -146,6 +166,8 @@ export class CloudMapWatcher {
       rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
       concurrency: Math.max(1, options.concurrency ?? 16),
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 0,
+      heartbeatSkewAllowanceMs: options.heartbeatSkewAllowanceMs ?? 60_000,
       clock: options.clock ?? systemClock,
       logger: options.logger,
     };
@@ -178,6 +200,7 @@ export class CloudMapWatcher {
   async stop(): Promise<void> {
     this.abort.abort();
     await this.loop;
+    await this.beating;
     this.loop = undefined;
     this.firstSync = undefined;
   }
@@ -190,6 +213,11 @@ export class CloudMapWatcher {
   /** The instances of `namespace/service` in this ClusterSet, all clusters, as last read (empty when none). */
   snapshot(namespace: string, service: string): readonly CloudMapInstance[] {
     return this.cache.get(namespace)?.get(service)?.instances ?? [];
+  }
+
+  /** The heartbeats of the ClusterSet's clusters as last read (this cluster's included). */
+  heartbeats(): HeartbeatView {
+    return this.heartbeatView;
   }
 
   get stats(): Readonly<WatcherStats> {
@@ -220,6 +248,7 @@ export class CloudMapWatcher {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     await this.guard('read the change marker', () => this.pollMarker(false));
+    this.beatWhenDue();
     await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
     while (!signal.aborted) {
       await this.tick();
@@ -236,6 +265,7 @@ export class CloudMapWatcher {
   }
 
   private async tick(): Promise<void> {
+    this.beatWhenDue();
     await this.guard('poll the change marker', () => this.pollMarker(true));
     if (!this.isSynced && this.opts.clock.now() >= this.nextFullResync) await this.guard('read Cloud Map', () => this.fullResync());
     else await this.guard('re-read changed services', () => this.processDirty());
@@ -246,8 +276,12 @@ export class CloudMapWatcher {
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
   private async pollMarker(track: boolean): Promise<void> {
     this.counts.polls++;
+    const startedAt = this.opts.clock.now();
     const revision = await this.opts.instances.discoverRevision(this.markerNamespace, MARKER_SERVICE);
-    if (revision === this.markerRevision) return;
+    if (revision === this.markerRevision) {
+      this.heartbeatView = { ...this.heartbeatView, readAt: startedAt };
+      return;
+    }
     this.counts.markerChanges++;
     const found = revision === undefined ? undefined : await this.opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
     const entries = (found?.instances ?? []).flatMap((i) => parseMarker(i) ?? []);
@@ -256,6 +290,25 @@ export class CloudMapWatcher {
     }
     this.markerSeen = new Map(entries.map((e) => [e.id, e]));
     this.markerRevision = revision;
+    const heartbeats = (found?.instances ?? []).flatMap((i) => parseHeartbeat(i) ?? []);
+    this.heartbeatView = {
+      sightings: observeHeartbeats(this.heartbeatView.sightings, heartbeats, startedAt, this.opts.heartbeatSkewAllowanceMs),
+      readAt: startedAt,
+    };
+  }
+
+  /** Writes this cluster's heartbeat when an interval has passed since the last one began (not awaited by the poll). */
+  private beatWhenDue(): void {
+    const { heartbeatIntervalMs, clock, identity } = this.opts;
+    if (!(heartbeatIntervalMs > 0) || this.beating !== undefined || clock.now() < this.nextBeat) return;
+    this.nextBeat = clock.now() + heartbeatIntervalMs;
+    this.opts.onHeartbeat?.();
+    this.beating = registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false)
+      .catch((err: unknown) => {
+        this.nextBeat = 0; // again at the next poll: peers judge this cluster silent after a few missed beats
+        this.log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying at the next poll');
+      })
+      .finally(() => (this.beating = undefined));
   }
 
   private takeDirty(): DirtyNamespaces {

@@ -35,6 +35,11 @@ export interface ImportReconcilerOptions {
   writer: ObjectWriter;
   /** For JSON merge patches of the derived Service (which keep its ClusterIPs). */
   client: KubeClient;
+  /**
+   * Clusters whose heartbeat is older than --dead-cluster-ttl, each with when it was heard last: they stay in the
+   * merge (ports, type, conflicts) but their endpoints are withdrawn and they leave status.clusters.
+   */
+  silent?: () => ReadonlyMap<string, number>;
   /** Called with the number of imported services and endpoints whenever they change (metrics). */
   onTotals?: (services: number, endpoints: number) => void;
   /** Called after a ServiceImport and its slices were written (export-to-import lag). */
@@ -82,11 +87,15 @@ export class ImportReconciler {
       await this.#remove(namespace, name, existing);
       return this.#setEndpoints(key, undefined);
     }
-    await this.#sync(namespace, name, existing, resolveImport(exports), exports);
+    const silent = new Map([...this.#o.silent?.() ?? []].filter(([clusterId]) => exports.some((e) => e.clusterId === clusterId)));
+    await this.#sync(namespace, name, existing, resolveImport(exports), exports, silent);
     this.#o.onImported?.(key);
   }
 
-  async #sync(namespace: string, name: string, existing: ServiceImportObject | undefined, resolution: ImportResolution, exports: ClusterExport[]): Promise<void> {
+  async #sync(
+    namespace: string, name: string, existing: ServiceImportObject | undefined, resolution: ImportResolution, exports: ClusterExport[],
+    silent: ReadonlyMap<string, number>,
+  ): Promise<void> {
     const derivedName = derivedServiceName(namespace, name);
     const desiredFor = (stored: ServiceImportObject | undefined, derived: DerivedState | undefined): DesiredServiceImport => desiredServiceImport({
       namespace, name, resolution, derivedServiceName: derivedName,
@@ -95,6 +104,7 @@ export class ImportReconciler {
       generation: stored?.metadata.generation,
       currentConditions: stored?.status?.conditions,
       now: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      silent,
     });
 
     // The ServiceImport owns what is derived from it, so it must exist (with a uid) first.
@@ -107,7 +117,7 @@ export class ImportReconciler {
     const changes = serviceImportNeedsUpdate(desired, serviceImport);
     if (changes.metadata || changes.spec) serviceImport = await this.#applyServiceImport(namespace, name, desired);
     if (changes.status) await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
-    await this.#syncSlices(namespace, name, derivedName, owner, exports);
+    await this.#syncSlices(namespace, name, derivedName, owner, exports.filter((e) => !silent.has(e.clusterId)));
   }
 
   async #applyServiceImport(namespace: string, name: string, desired: DesiredServiceImport): Promise<ServiceImportObject> {

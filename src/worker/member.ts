@@ -6,7 +6,7 @@
 // re-register every instance and the import side would delete every ServiceImport.
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
 import type { CloudMapWatcher, ServiceKey } from '../cloudmap/watcher.ts';
-import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
+import { ATTR_CLUSTER_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/event-recorder.ts';
@@ -17,6 +17,8 @@ import { WorkQueue } from '../kube/work-queue.ts';
 import type { Logger } from '../observability/log.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import type { Identity } from './cluster-identity.ts';
+import { reapDeadCluster } from './dead-cluster-reaper.ts';
+import { DeadClusters } from './dead-clusters.ts';
 import { ExportReconciler } from './export-reconciler.ts';
 import { ExportStatusWriter } from './export-status.ts';
 import { createdByUs, ImportReconciler } from './import-reconciler.ts';
@@ -51,6 +53,7 @@ export class Member {
   readonly #cloudMap: CloudMapAdapter;
   readonly #watcher: CloudMapWatcher;
   readonly #view: InstanceView;
+  readonly #deadClusters: DeadClusters;
   readonly #exports: WorkQueue<string>;
   readonly #imports: WorkQueue<string>;
   readonly #removeHandlers: Array<() => void> = [];
@@ -80,6 +83,8 @@ export class Member {
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
       resyncBudgetPerMinute: options.resyncBudget,
+      heartbeatIntervalMs: options.heartbeatInterval,
+      onHeartbeat: () => o.metrics.heartbeats.inc(),
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
       knownServices: () => [
         ...o.informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
@@ -87,6 +92,17 @@ export class Member {
       ],
     });
     this.#view = new InstanceView((namespace, service) => this.#watcher.snapshot(namespace, service), o.identity, OWN_WRITES_TTL_MS);
+    this.#deadClusters = new DeadClusters({
+      self: o.identity.clusterId,
+      ttlMs: options.deadClusterTtl,
+      reapAfterMs: options.reapDeadClustersAfter,
+      heartbeats: () => this.#watcher.heartbeats(),
+      onChange: (clusters) => this.#onSilenceChange(clusters),
+      reap: (clusterId) => reapDeadCluster({ cloudMap: this.#cloudMap, watcher: this.#watcher, log: this.#log.child({ controller: 'reaper' }) }, clusterId),
+      onSilentCount: (n) => o.metrics.silentClusters.set(n),
+      onReaped: (n) => o.metrics.reapedInstances.inc(n),
+      log: this.#log.child({ controller: 'liveness' }),
+    });
 
     const { informers } = o;
     const exporter = new ExportReconciler({
@@ -122,6 +138,7 @@ export class Member {
       endpointSlices: informers.endpointSlices,
       writer: o.writer,
       client: kubeClientFor(o.kubeConfig),
+      silent: () => this.#deadClusters.silent,
       onTotals: (services, endpoints) => {
         o.metrics.importedServices.set(services);
         o.metrics.importedEndpoints.set(endpoints);
@@ -180,6 +197,8 @@ export class Member {
     await Promise.race([first, stopped]);
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
+    this.#deadClusters.evaluate();
+    this.#deadClusters.start();
     const { informers } = this.#o;
     const exports = informers.serviceExports.list().map((se) => keyOf(se.metadata.namespace ?? '', se.metadata.name));
     for (const key of startOrder(this.identity.clusterId, exports)) this.#exports.add(key);
@@ -206,6 +225,7 @@ export class Member {
     this.#stopped.abort();
     this.#synced = false;
     for (const remove of this.#removeHandlers.splice(0)) remove();
+    await this.#deadClusters.stop();
     await Promise.all([this.#exports.shutdown(), this.#imports.shutdown()]);
     await this.#watcher.stop();
     this.#cloudMap.destroy();
@@ -230,6 +250,13 @@ export class Member {
     this.#importKey(namespace, service);
     if (this.#o.informers.serviceExports.get(namespace, service) !== undefined || this.#view.ours(namespace, service).length > 0) {
       this.#exportKey(namespace, service);
+    }
+  }
+
+  /** Imports of every service in which a cluster that turned silent, or was heard again, has instances. */
+  #onSilenceChange(clusters: ReadonlySet<string>): void {
+    for (const { namespace, service } of this.#watcher.services()) {
+      if (this.#watcher.snapshot(namespace, service).some((i) => clusters.has(i.attributes[ATTR_CLUSTER_ID] ?? ''))) this.#importKey(namespace, service);
     }
   }
 

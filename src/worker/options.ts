@@ -1,7 +1,7 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
 import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
-import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
+import { boolOption, ConfigError, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
 
 export const workerOptionSpecs = {
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
@@ -18,6 +18,9 @@ export const workerOptionSpecs = {
   pollInterval: durationOption('poll-interval', 'MCS_POLL_INTERVAL', 1_000, 'How often the ClusterSet change marker in Cloud Map is read (one cheap call per poll, whatever the number of services).'),
   fullResyncInterval: durationOption('full-resync-interval', 'MCS_FULL_RESYNC_INTERVAL', 300_000, 'Shortest time in which the safety-net resync checks every Cloud Map service (revision first), to catch writers that do not bump the change marker (e.g. the AWS controller v0.3.1); longer when --resync-budget does not allow it.'),
   resyncBudget: intOption('resync-budget', 'MCS_RESYNC_BUDGET', 60, 'Cloud Map calls per minute the safety-net resync may spend; with more services than it can check within --full-resync-interval, the resync takes longer instead of costing more (M6).', 1, 1_000_000),
+  heartbeatInterval: durationOption('heartbeat-interval', 'MCS_HEARTBEAT_INTERVAL', 30_000, 'How often this cluster writes its liveness heartbeat to Cloud Map (one RegisterInstance each); peers withdraw the endpoints of a cluster silent for longer than their --dead-cluster-ttl.'),
+  deadClusterTtl: durationOption('dead-cluster-ttl', 'MCS_DEAD_CLUSTER_TTL', 180_000, 'Endpoints of a cluster whose heartbeat has not changed for this long are withdrawn from ServiceImports and EndpointSlices until it beats again (its instances stay in Cloud Map); 0s: never. At least twice --heartbeat-interval.'),
+  reapDeadClustersAfter: durationOption('reap-dead-clusters-after', 'MCS_REAP_DEAD_CLUSTERS_AFTER', 0, 'When set, this cluster deregisters the Cloud Map instances of a cluster silent for this long (never a live one); 0s: never, another cluster\'s instances are left alone. At least --dead-cluster-ttl.'),
   kubeResyncInterval: durationOption('kube-resync-interval', 'MCS_KUBE_RESYNC_INTERVAL', 600_000, 'How often every ServiceExport and import is reconciled again from the caches, to repair anything missed.'),
   workers: intOption('workers', 'MCS_WORKERS', 4, 'Imports reconciled in parallel; one key is never reconciled twice at once.', 1, 256),
   exportWorkers: intOption('export-workers', 'MCS_EXPORT_WORKERS', 64, 'ServiceExports reconciled in parallel. Each spends most of its time waiting for Cloud Map operations while the rate limits bound the calls, so enough of them keep the write quota busy (one key is never reconciled twice at once).', 1, 1024),
@@ -31,7 +34,17 @@ export const workerOptionSpecs = {
 export type WorkerOptions = OptionValues<typeof workerOptionSpecs>;
 
 export function parseWorkerOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): WorkerOptions {
-  return parseOptions(workerOptionSpecs, argv, env);
+  const o = parseOptions(workerOptionSpecs, argv, env);
+  if (o.heartbeatInterval < 1000) throw new ConfigError(`--heartbeat-interval: at least 1s, got ${o.heartbeatInterval}ms`);
+  // A TTL of one interval would call a live cluster silent whenever one beat is late.
+  if (o.deadClusterTtl > 0 && o.deadClusterTtl < 2 * o.heartbeatInterval) {
+    throw new ConfigError(`--dead-cluster-ttl: at least twice --heartbeat-interval (${2 * o.heartbeatInterval}ms), or 0s to never withdraw a silent cluster; got ${o.deadClusterTtl}ms`);
+  }
+  // Only what is already withdrawn is reaped: reaping sooner would delete endpoints that are still imported.
+  if (o.reapDeadClustersAfter > 0 && o.reapDeadClustersAfter < Math.max(o.deadClusterTtl, 2 * o.heartbeatInterval)) {
+    throw new ConfigError(`--reap-dead-clusters-after: at least --dead-cluster-ttl and twice --heartbeat-interval (${Math.max(o.deadClusterTtl, 2 * o.heartbeatInterval)}ms), or 0s to never reap; got ${o.reapDeadClustersAfter}ms`);
+  }
+  return o;
 }
 
 export function workerHelp(): string {
