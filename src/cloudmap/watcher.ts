@@ -152,8 +152,10 @@ export class CloudMapWatcher {
   private sweepListingRetryAt = 0;
   private sweepCarry = 0;
   private lastSweepStep = 0;
-  /** Operations found at start (pending, or done but unannounced) were this cluster's: a predecessor was killed mid-write. */
+  /** Operations found pending at start were this cluster's: a predecessor was killed mid-write. */
   private ownPendingAtStart = false;
+  /** Whether operations that succeeded since this cluster's last bump wrote its instances (settlePredecessor). */
+  private unannouncedAtStart: Promise<boolean> = Promise.resolve(false);
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -450,7 +452,9 @@ export class CloudMapWatcher {
     if (this.opts.knownServices === undefined) this.startPass(this.keys(), this.lastSweepStep);
     this.resolveFirstSync?.();
     this.resolveFirstSync = undefined;
-    if (this.ownPendingAtStart) this.announceOwnNamespaces();
+    if (this.ownPendingAtStart || (await this.unannouncedAtStart)) this.announceOwnNamespaces();
+    this.ownPendingAtStart = false;
+    this.unannouncedAtStart = Promise.resolve(false);
   }
 
   /** Names of the Cloud Map namespaces that can be Kubernetes namespaces, listed or cached. */
@@ -468,11 +472,28 @@ export class CloudMapWatcher {
     const { operations, identity, clock } = this.opts;
     const { ids: pending, failed } = await operations.settleInFlight(this.opts.settleTimeoutMs);
     const since = unannouncedSince(this.markerSeen.values(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
+    this.ownPendingAtStart = pending.length > 0 && await this.anyOwn(pending, since);
+    this.unannouncedAtStart = this.findUnannounced(since, pending).catch((err: unknown) => {
+      this.log?.warn({ err: String(err) }, 'could not list the Cloud Map operations since the last marker bump; announcing every namespace this cluster writes in');
+      return true;
+    });
+    if (pending.length > 0) {
+      this.log?.info({ pending: pending.length, failed, ours: this.ownPendingAtStart }, 'waited for the Cloud Map operations a previous process left pending before the first read');
+    }
+  }
+
+  /**
+   * Whether this cluster wrote instances it may not have announced. Only the pending operations must be settled before
+   * the first read; this runs alongside it, since listing the account's operations of the last hour (every cluster's)
+   * can take a while. A cluster that never bumped its marker needs no listing: whatever it owns is announced.
+   */
+  private async findUnannounced(since: number, pending: readonly string[]): Promise<boolean> {
+    const { operations, identity } = this.opts;
+    if (![...this.markerSeen.values()].some((m) => m.clusterId === identity.clusterId)) return true;
     const recent = (await operations.succeededSince(since)).filter((id) => !pending.includes(id));
-    if (pending.length + recent.length === 0) return;
-    this.ownPendingAtStart = await this.anyOwn([...pending, ...recent], since);
-    this.log?.info({ pending: pending.length, failed, recent: recent.length, ours: this.ownPendingAtStart },
-      'looked at the Cloud Map operations a previous process may have left before the first read');
+    const ours = recent.length > 0 && await this.anyOwn(recent, since);
+    if (recent.length > 0) this.log?.info({ recent: recent.length, ours }, 'looked at the Cloud Map operations that succeeded since this cluster\'s last marker bump');
+    return ours;
   }
 
   /**
