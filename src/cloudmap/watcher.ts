@@ -65,6 +65,13 @@ export interface CloudMapWatcherOptions {
   concurrency?: number;
   /** Least time between two bumps of this cluster's marker for one namespace (markChanged). */
   minBumpIntervalMs?: number;
+  /**
+   * Another Region's Cloud Map, read only: this cluster never writes there, so operations pending at start are not
+   * its predecessor's to wait for, and markChanged() is refused.
+   */
+  readOnly?: boolean;
+  /** Called when polls of the change marker start failing (with the error) or succeed again. */
+  onReachability?: (reachability: Reachability) => void;
   logger?: Logger;
   clock?: Clock;
 }
@@ -81,6 +88,14 @@ export interface WatcherStats {
   fullResyncs: number;
   /** Services checked by the safety-net resync after the first read. */
   resyncChecks: number;
+}
+
+/** Whether the last poll of the change marker got an answer; `since` is when that last changed (clock ms). */
+export interface Reachability {
+  readonly reachable: boolean;
+  readonly since: number;
+  /** The failure, while unreachable. */
+  readonly error?: string;
 }
 
 /** One pass of the safety-net resync: the services to check, in order, and how far it got. */
@@ -107,7 +122,7 @@ const OWN_OPERATION_PROBES = 20;
 const UNANNOUNCED_MAX_AGE_MS = 3_600_000;
 
 export class CloudMapWatcher {
-  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices'>;
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onReachability'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onReachability'>;
   private readonly markerNamespace: string;
   private readonly cache = new Map<string, Map<string, Cached>>();
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
@@ -132,6 +147,7 @@ export class CloudMapWatcher {
   private lastSweepStep = 0;
   /** Operations found at start (pending, or done but unannounced) were this cluster's: a predecessor was killed mid-write. */
   private ownPendingAtStart = false;
+  private reach: Reachability;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -144,10 +160,12 @@ export class CloudMapWatcher {
       recheckAfterMs: options.recheckAfterMs ?? 5000,
       concurrency: Math.max(1, options.concurrency ?? 16),
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
+      readOnly: options.readOnly ?? false,
       clock: options.clock ?? systemClock,
       logger: options.logger,
     };
     this.markerNamespace = markerNamespaceName(options.identity.clustersetId);
+    this.reach = { reachable: true, since: this.opts.clock.now() };
     this.writer = new ChangeMarkerWriter({
       registry: options.registry,
       instances: options.instances,
@@ -190,6 +208,11 @@ export class CloudMapWatcher {
     return this.cache.get(namespace)?.get(service)?.instances ?? [];
   }
 
+  /** Whether this Cloud Map answered the last poll of the change marker. */
+  get reachability(): Reachability {
+    return this.reach;
+  }
+
   get stats(): Readonly<WatcherStats> {
     return { ...this.counts };
   }
@@ -208,6 +231,7 @@ export class CloudMapWatcher {
    * completed. Resolves once the ClusterSet change marker says so.
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
+    if (this.opts.readOnly) return Promise.reject(new Error(`the change marker of namespace ${namespace} is only written in this cluster's own Region`));
     return this.writer.markChanged(namespace, services);
   }
 
@@ -217,24 +241,39 @@ export class CloudMapWatcher {
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
-    await this.guard('read the change marker', () => this.pollMarker(false));
-    await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
+    this.reached(await this.guard('read the change marker', () => this.pollMarker(false)));
+    if (!this.opts.readOnly) await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
     while (!signal.aborted) {
       await this.tick();
       await sleep(this.opts.pollIntervalMs, signal);
     }
   }
 
-  private async guard(what: string, step: () => Promise<void>): Promise<void> {
+  /** Runs one step; a failure is logged and returned (the step is retried at the next poll). */
+  private async guard(what: string, step: () => Promise<void>): Promise<unknown> {
     try {
       await step();
+      return undefined;
     } catch (err) {
       this.log?.warn({ err: String(err) }, `could not ${what}; retrying at the next poll`);
+      return err ?? new Error(`could not ${what}`);
+    }
+  }
+
+  /** Records the outcome of a marker poll (`failure` undefined: answered); calls back when reachability changed. */
+  private reached(failure: unknown): void {
+    const reachable = failure === undefined;
+    if (reachable === this.reach.reachable) return;
+    this.reach = reachable ? { reachable, since: this.opts.clock.now() } : { reachable, since: this.opts.clock.now(), error: String(failure) };
+    try {
+      this.opts.onReachability?.(this.reach);
+    } catch (err) {
+      this.log?.error({ err: String(err) }, 'Cloud Map reachability callback failed');
     }
   }
 
   private async tick(): Promise<void> {
-    await this.guard('poll the change marker', () => this.pollMarker(true));
+    this.reached(await this.guard('poll the change marker', () => this.pollMarker(true)));
     if (!this.isSynced && this.opts.clock.now() >= this.nextFullResync) await this.guard('read Cloud Map', () => this.fullResync());
     else await this.guard('re-read changed services', () => this.processDirty());
     await this.guard('recheck changed services', () => this.processRechecks());

@@ -47,6 +47,8 @@ export interface WorkerMetrics {
   readonly clusterPropertiesMissing: Gauge;
   /** mcs_cloudmap_leader: 1 while this replica holds the leader Lease. */
   readonly leader: Gauge;
+  /** 1 while Cloud Map of the Region answers the change-marker poll, 0 while it does not, by Region. */
+  readonly regionReachable: Gauge<'region'>;
   /** mcs_cloudmap_informer_restarts_total{resource, reason}: watch reconnects and relists. */
   readonly informerRestarts: Counter<'resource' | 'reason'>;
   readonly workQueue: WorkQueueMetrics;
@@ -92,6 +94,9 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
     name: name('cluster_properties_missing'), help: '1 while the cluster.clusterset.k8s.io or clusterset.k8s.io ClusterProperty is missing.', registers,
   });
   const leader = new Gauge({ name: name('leader'), help: '1 while this replica holds the leader Lease.', registers });
+  const regionReachable = new Gauge({
+    name: name('region_reachable'), help: '1 while Cloud Map of the Region answers the change-marker poll, 0 while imports from it are degraded.', labelNames: ['region'], registers,
+  });
   const informerRestarts = new Counter({
     name: name('informer_restarts_total'), help: 'Informer watch reconnects and relists by resource and reason.', labelNames: ['resource', 'reason'], registers,
   });
@@ -108,7 +113,7 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
 
   return {
     registry, reconciles, reconcileDuration, cloudMapCalls, cloudMapCallDuration, cloudMapThrottles, cloudMapRateLimit, exportToImportLag,
-    importedServices, importedEndpoints, clusterPropertiesMissing, leader, informerRestarts,
+    importedServices, importedEndpoints, clusterPropertiesMissing, leader, regionReachable, informerRestarts,
     workQueue: {
       depth: (queue, depth) => queueDepth.set({ name: queue }, depth),
       added: (queue) => queueAdds.inc({ name: queue }),
