@@ -93,6 +93,8 @@ export class Member {
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
       metrics: o.metrics.cloudMap,
+      ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
+      ...(options.accountId ? { accountId: options.accountId } : {}),
       logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId, ...(otherRegions.length > 0 ? { region } : {}) }),
     });
     const watchOptions = (region: string) => ({
