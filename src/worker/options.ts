@@ -1,8 +1,7 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
 import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
-import { regionListOption } from './regions.ts';
-import { boolOption, ConfigError, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionSpec, type OptionValues } from '../config/options.ts';
+import { boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionSpec, type OptionValues } from '../config/options.ts';
 
 /** A 12-digit AWS account id, or empty for none. */
 function accountOption(flag: string, env: string, help: string): OptionSpec<string> {

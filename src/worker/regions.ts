@@ -2,28 +2,10 @@
 // ServiceImport condition that says when an import is degraded because Cloud Map in some Region does not answer.
 // Accounts and Regions are addressing, so they stay out of src/core: the import is resolved from every Region's
 // instances together, and this condition only reports where the data may be stale.
-import { ConfigError, stringOption, type OptionSpec } from '../config/options.ts';
+import { listedRegions } from '../config/options.ts';
 import type { ConditionUpdate } from '../core/conditions.ts';
 
 export const CONDITION_REGIONS_REACHABLE = 'RegionsReachable';
-
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
-
-function listedRegions(list: string, flag: string): string[] {
-  const listed = list.split(',').map((r) => r.trim()).filter((r) => r !== '');
-  for (const region of listed) {
-    if (!REGION.test(region)) throw new ConfigError(`--${flag}: "${region}" is not an AWS Region name (e.g. us-east-1)`);
-  }
-  return listed;
-}
-
-/** A comma-separated list of AWS Regions, checked when parsed; kept as text (empty: none). */
-export function regionListOption(flag: string, env: string, help: string): OptionSpec<string> {
-  return {
-    ...stringOption(flag, env, '', help),
-    parse: (raw, f) => listedRegions(raw, f).join(','),
-  };
-}
 
 /**
  * The Regions this cluster reads, its own first: `--regions` with the own Region added when the list leaves it out,
