@@ -18,13 +18,27 @@ export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint'
 
 /**
  * Resolves once a Cloud Map operation finished (the emulator, like Cloud Map, applies writes asynchronously); throws
- * when it failed. Returns the operation's targets (NAMESPACE, SERVICE, INSTANCE ids).
+ * when it failed. Returns the operation's targets (NAMESPACE, SERVICE, INSTANCE ids). `ownerAccount`: the namespace
+ * owner's account, for an operation in a namespace shared with the client's account.
  */
-export async function operationDone(client: ServiceDiscoveryClient, operationId: string | undefined): Promise<Record<string, string>> {
+export async function operationDone(client: ServiceDiscoveryClient, operationId: string | undefined, ownerAccount?: string): Promise<Record<string, string>> {
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
-    const { Operation } = await client.send(new GetOperationCommand({ OperationId: operationId }));
+    const { Operation } = await client.send(new GetOperationCommand({ OperationId: operationId, OwnerAccount: ownerAccount }));
     if (Operation?.Status === 'SUCCESS') return Operation.Targets ?? {};
     if (Operation?.Status === 'FAIL') throw new Error(`Cloud Map operation ${operationId} failed: ${Operation.ErrorCode}: ${Operation.ErrorMessage}`);
     await new Promise((r) => setTimeout(r, delay));
   }
+}
+
+/** An AWS SDK error: `name` is the error code, modelled fields (e.g. DuplicateOperationId) are properties. */
+export type SdkError = Error & { code?: string; $metadata?: { httpStatusCode?: number }; [field: string]: unknown };
+
+/** The error a call rejects with (fails the test when it succeeds). */
+export async function failure(call: Promise<unknown>): Promise<SdkError> {
+  try {
+    await call;
+  } catch (err) {
+    return err as SdkError;
+  }
+  throw new Error('expected the call to fail, it succeeded');
 }

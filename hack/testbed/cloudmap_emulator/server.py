@@ -5,17 +5,19 @@ from __future__ import annotations
 import copy
 import json
 import re
+import socket
 import time
 from typing import Any, Callable, Iterable
 
-from moto.iam.models import get_account_id_from
 from moto.servicediscovery.models import servicediscovery_backends
 
 from . import operations, settings
-from .calls import CallLog
+from .accounts import account_of, parse_arn
+from .calls import Caller, CallLog
 from .errors import CloudMapError, internal_failure, throttled
 from .faults import FaultSwitch
 from .quotas import RequestQuotas
+from .shares import SHARES, account_id, account_list
 
 TARGET_PREFIX = "Route53AutoNaming_v20170314."
 CREDENTIAL = re.compile(r"Credential=([^/]+)/[^/]+/([^/]+)/")
@@ -38,6 +40,21 @@ def _error(start_response: StartResponse, err: CloudMapError) -> list[bytes]:
     return [data]
 
 
+def _drop(environ: dict) -> list[bytes]:
+    """Closes the client's connection without an answer, as an unreachable endpoint would: the SDK sees a network
+    error (Node: ECONNRESET, "socket hang up"), never an HTTP status. Werkzeug treats the error raised here as a
+    connection the client dropped and logs nothing."""
+    # Read the body first, or the server would take what is left of it for the next request.
+    environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    sock = environ.get("werkzeug.socket")
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    raise ConnectionResetError("fault switch: connection dropped")
+
+
 class Emulator:
     def __init__(self, moto_app: Callable[[dict, StartResponse], Iterable[bytes]], initial: settings.Settings) -> None:
         self.moto_app = moto_app
@@ -58,26 +75,34 @@ class Emulator:
     def cloud_map(self, environ: dict, start_response: StartResponse, api: str) -> Iterable[bytes]:
         match = CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
         access_key, region = (match.group(1), match.group(2)) if match else ("anonymous", "us-east-1")
+        account = account_of(access_key)
+        # moto reads the account from this header; a client's own value is overwritten, never trusted.
+        environ["HTTP_X_MOTO_ACCOUNT_ID"] = account
+        caller = Caller(access_key, account, region)
         with settings.LOCK:
             config = settings.current()
-            draw = self.faults.draw(config.faults, api)
+            draw = self.faults.draw(config.faults, api, region, account)
             rate, burst = config.rate(api)
             throttling = config.throttling
         # Latency and timeouts hold this request only, never the lock.
         if draw.latency_s:
             time.sleep(draw.latency_s)
+        if draw.kind == "disconnect":
+            self.calls.record(api, caller, "fault")
+            return _drop(environ)
         if draw.kind == "timeout":
             time.sleep(draw.timeout_s)
-            return self._refuse(start_response, api, access_key, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
+            return self._refuse(start_response, api, caller, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
         if draw.kind == "error":
-            return self._refuse(start_response, api, access_key, "fault", internal_failure(draw.status))
+            return self._refuse(start_response, api, caller, "fault", internal_failure(draw.status))
         if draw.kind == "throttle":
-            return self._refuse(start_response, api, access_key, "fault", throttled(api))
-        account = get_account_id_from(access_key)
+            return self._refuse(start_response, api, caller, "fault", throttled(api))
         with settings.LOCK:
             if throttling and not self.quotas.allow(account, region, api, rate, burst):
-                return self._refuse(start_response, api, access_key, "throttled", throttled(api))
-            operations.settle(servicediscovery_backends[account][region])
+                return self._refuse(start_response, api, caller, "throttled", throttled(api))
+            # A consumer's writes to a shared namespace are pending in its owner's account: settle every account.
+            for owner in list(servicediscovery_backends):
+                operations.settle(servicediscovery_backends[owner][region])
             captured: dict[str, Any] = {}
 
             def capture(status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], Any]:
@@ -90,17 +115,17 @@ class Emulator:
             finally:
                 getattr(result, "close", lambda: None)()
         error_type = dict((k.lower(), v) for k, v in captured.get("headers", [])).get("x-amzn-errortype")
-        self.calls.record(api, access_key, error_type.split(":")[0] if error_type else "ok")
+        self.calls.record(api, caller, error_type.split(":")[0] if error_type else "ok")
         return [body]
 
-    def _refuse(self, start_response: StartResponse, api: str, access_key: str, outcome: str, err: CloudMapError) -> list[bytes]:
-        self.calls.record(api, access_key, outcome)
+    def _refuse(self, start_response: StartResponse, api: str, caller: Caller, outcome: str, err: CloudMapError) -> list[bytes]:
+        self.calls.record(api, caller, outcome)
         return _error(start_response, err)
 
     def control(self, environ: dict, start_response: StartResponse) -> list[bytes]:
         """GET/POST /_emulator/config, GET/POST/DELETE /_emulator/faults, GET/DELETE /_emulator/calls,
-        POST /_emulator/reset (state, quotas, calls and configuration back to the start). Bodies are JSON; see
-        docs/testbed.md."""
+        GET/POST/DELETE /_emulator/shares, POST /_emulator/reset (state, shares, quotas, calls and configuration back
+        to the start). Bodies are JSON; see docs/testbed.md."""
         path, method = environ["PATH_INFO"].rstrip("/"), environ["REQUEST_METHOD"]
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -115,14 +140,19 @@ class Emulator:
                     config.update({"faults": {}})
                 elif path == "/_emulator/calls" and method == "DELETE":
                     self.calls.reset()
+                elif path == "/_emulator/shares" and method in ("POST", "DELETE"):
+                    _change_share(body, method == "POST")
                 elif path == "/_emulator/reset" and method == "POST":
                     settings.install(copy.deepcopy(self.initial))
                     config = settings.current()
                     servicediscovery_backends.reset()
+                    SHARES.reset()
                     self.quotas.reset()
                     self.calls.reset()
-                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls"):
+                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/shares"):
                     return _json(start_response, 404, {"message": f"no control endpoint {method} {path}"})
+                if path == "/_emulator/shares":
+                    return _json(start_response, 200, {"shares": SHARES.to_json()})
                 if path == "/_emulator/calls":
                     return _json(start_response, 200, self.calls.to_json())
                 if path == "/_emulator/faults":
@@ -130,3 +160,25 @@ class Emulator:
                 return _json(start_response, 200, config.to_json())
         except (ValueError, KeyError, TypeError) as err:
             return _json(start_response, 400, {"message": str(err)})
+
+
+def _change_share(body: dict[str, Any], share: bool) -> None:
+    """{ ownerAccount, region, namespaceId (id or ARN), withAccounts } shares a namespace that exists (its creation
+    finished) with those accounts; without withAccounts, DELETE stops sharing it with anyone."""
+    owner, region = account_id(body, "ownerAccount"), body.get("region")
+    if not isinstance(region, str) or not region:
+        raise ValueError(f"region must be a Region name, got {region!r}")
+    reference = str(body.get("namespaceId") or "")
+    arn = parse_arn(reference)
+    if arn is not None and (arn.kind, arn.account, arn.region) != ("namespace", owner, region):
+        raise ValueError(f"{reference} is not a namespace of account {owner} in {region}")
+    namespace_id = arn.id if arn else reference
+    key = (owner, region, namespace_id)
+    if not share:
+        SHARES.unshare(key, account_list(body, "withAccounts") if "withAccounts" in body else None)
+        return
+    backend = servicediscovery_backends[owner][region]
+    operations.settle(backend)
+    if namespace_id not in backend.namespaces:
+        raise ValueError(f"account {owner} has no namespace {namespace_id!r} in {region} (or its creation has not finished)")
+    SHARES.share(key, account_list(body, "withAccounts"))
