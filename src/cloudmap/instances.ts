@@ -94,7 +94,7 @@ export class CloudMapInstances {
         QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
       })));
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (this.invisible(err)) return undefined;
       throw err;
     }
     const revision = out.InstancesRevision;
@@ -124,9 +124,17 @@ export class CloudMapInstances {
         () => this.client.send(new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.owner })));
       return out.InstancesRevision;
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (this.invisible(err)) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * Whether a discovery error means "no such service here": not found, or, in another account's namespaces, access
+   * denied (Cloud Map does not tell a namespace that is not shared from one that does not exist).
+   */
+  private invisible(err: unknown): boolean {
+    return isNotFound(err) || (this.owner.OwnerAccount !== undefined && isNotFound(err, 'AccessDeniedException'));
   }
 
   private async getInstance(serviceId: string, instanceId: string): Promise<CloudMapInstance | undefined> {

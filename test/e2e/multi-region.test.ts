@@ -1,74 +1,109 @@
-// A ClusterSet across two Regions: cls1 and cls2 in us-east-1, cls3 in eu-west-1, every worker reading both Regions
-// (--regions) and registering in its own. Exports in every direction; then eu-west-1 is switched off (its requests
-// reset at a proxy in front of the emulator) and on again: only the imports with clusters from there degrade, keep
-// their last endpoints, and recover.
+// A ClusterSet across AWS accounts and Regions: cls1 (account A, owner of the namespaces) and cls2 (account B, using
+// A's namespaces shared through the emulator's RAM-style shares) in us-east-1, cls3 (account A) in eu-west-1; every
+// worker reads both Regions (--regions) and registers in its own. Exports in every direction; a namespace A has not
+// shared with B (reported on cls2's ServiceExport until it is); then eu-west-1 is switched off (every request to it
+// dropped by the emulator) and on again: only the imports with clusters from there degrade, keep their last
+// endpoints, and recover; the status command shows each cluster id's Region and account.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ListNamespacesCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
+import { DEFAULT_ACCOUNT } from '../../hack/testbed/cloudmap-emulator.ts';
+import { markerNamespaceName } from '../../src/cloudmap/change-marker.ts';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
-import { startRegionSwitch, type RegionSwitch } from '../support/region-switch.ts';
+import { cloudMapClientConfig } from '../support/cloudmap.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
 import { createNamespaces, deployment, runningPodIps, service, serviceExport } from './workloads.ts';
 
 const NS = 'e2e-regions';
+/** A namespace account A does not share with B at first. */
+const PRIVATE_NS = 'e2e-regions-private';
 const EAST = 'us-east-1';
 const WEST = 'eu-west-1';
+const REPO = new URL('../../', import.meta.url).pathname;
+/** Account A owns the namespaces (the testbed's default account); B is cls2's. */
+const A = DEFAULT_ACCOUNT;
+const B = '210987654321';
 
 /** Imported endpoints of `name` by source cluster: cluster id → sorted addresses. */
-async function importedBySource(cluster: E2ECluster, name: string): Promise<Record<string, string[]>> {
+async function importedBySource(cluster: E2ECluster, name: string, namespace = NS): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  for (const slice of await cluster.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${name}`)) {
+  for (const slice of await cluster.endpointSlices(namespace, `${LABEL_SERVICE_NAME}=${name}`)) {
     const source = slice.metadata!.labels![LABEL_SOURCE_CLUSTER]!;
     out[source] = [...(out[source] ?? []), ...(slice.endpoints ?? []).map((e) => e.addresses[0]!)].sort();
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-async function run(cluster: E2ECluster, name: string, replicas: number): Promise<string[]> {
-  cluster.apply([deployment(NS, name, replicas), service(NS, name)]);
+async function run(cluster: E2ECluster, name: string, replicas: number, namespace = NS): Promise<string[]> {
+  cluster.apply([deployment(namespace, name, replicas), service(namespace, name)]);
   let ips: string[] = [];
-  await eventually(`${replicas} running ${name} pods in ${cluster.id}`, async () => (ips = await runningPodIps(cluster, NS, name)).length === replicas);
+  await eventually(`${replicas} running ${name} pods in ${cluster.id}`, async () => (ips = await runningPodIps(cluster, namespace, name)).length === replicas);
   return ips;
 }
 
-async function exportFrom(cluster: E2ECluster, name: string): Promise<void> {
-  cluster.apply([serviceExport(NS, name)]);
-  await eventually(`${cluster.id}: ServiceExport ${name} Ready`, async () => condition(await cluster.serviceExport(NS, name), 'Ready')?.status === 'True');
+async function exportFrom(cluster: E2ECluster, name: string, namespace = NS): Promise<void> {
+  cluster.apply([serviceExport(namespace, name)]);
+  await eventually(`${cluster.id}: ServiceExport ${name} Ready`, async () => condition(await cluster.serviceExport(namespace, name), 'Ready')?.status === 'True');
 }
 
 async function regionsReachable(cluster: E2ECluster, name: string) {
   return condition(await cluster.serviceImport(NS, name), 'RegionsReachable');
 }
 
+/** The id of account A's namespace `name` in `region`, as its owner sees it. */
+async function namespaceId(client: ServiceDiscoveryClient, name: string): Promise<string> {
+  let id: string | undefined;
+  await eventually(`namespace ${name} of account ${A}`, async () => {
+    id = (await client.send(new ListNamespacesCommand({}))).Namespaces?.find((n) => n.Name === name)?.Id;
+    return id !== undefined;
+  });
+  return id!;
+}
+
 describe('e2e: a ClusterSet across two Regions (us-east-1: cls1, cls2; eu-west-1: cls3)', function () {
   this.timeout(240_000);
-  const e2e = withE2E({ clusterSet: { clusters: 3 }, namespaces: [NS] });
-  let regions: RegionSwitch | undefined;
+  const e2e = withE2E({ clusterSet: { clusters: 3 }, namespaces: [NS, PRIVATE_NS] });
+  /** Account A's clients per Region (the testbed's default credentials). */
+  const owner: Record<string, ServiceDiscoveryClient> = {};
   /** Endpoints each service is exported with, by cluster. */
   const exported: Record<string, Record<string, string[]>> = {};
+
+  /** Shares account A's namespace `name` in `region` with account B, as a RAM resource share would. */
+  async function share(name: string, region: string): Promise<void> {
+    await e2e().cs.cloudMapControl.shareNamespace({ ownerAccount: A, region, namespaceId: await namespaceId(owner[region]!, name), withAccounts: [B] });
+  }
 
   before(async function () {
     this.timeout(180_000);
     const { cs, clusters, stopWorker, startWorker } = e2e();
-    regions = await startRegionSwitch(cs.cloudMapEndpoint);
+    for (const region of [EAST, WEST]) owner[region] = new ServiceDiscoveryClient({ ...cloudMapClientConfig(cs), region });
     await createNamespaces(clusters, NS);
-    // Every worker reads both Regions through the switch; cls3 registers in eu-west-1.
-    for (const [i, cluster] of clusters.entries()) {
-      await stopWorker(cluster);
-      await startWorker(cluster, { MCS_REGIONS: `${EAST},${WEST}` }, { region: i === 2 ? WEST : EAST, endpoint: regions.endpoint });
-    }
+    await createNamespaces(clusters, PRIVATE_NS);
+    // Every worker reads both Regions; cls3 registers in eu-west-1; cls2 acts as account B on account A's namespaces.
+    const regions = { MCS_REGIONS: `${EAST},${WEST}` };
+    const accountB = { MCS_NAMESPACE_OWNER_ACCOUNT: A, MCS_AWS_ACCOUNT_ID: B };
+    for (const cluster of clusters) await stopWorker(cluster);
+    await startWorker(clusters[0]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: EAST });
+    await startWorker(clusters[1]!, { ...regions, ...accountB }, { region: EAST, credentials: cs.cloudMapControl.credentialsFor(B) });
+    await startWorker(clusters[2]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: WEST });
   });
 
   after(async () => {
-    await regions?.close();
+    await e2e().cs.cloudMapControl.clearFaults();
+    for (const client of Object.values(owner)) client.destroy();
   });
 
-  it('each cluster registers in its own Region and imports from both, in every direction (E2, I1, I3)', async () => {
+  it('accounts and Regions: each cluster registers in its own Region (B in A\'s shared namespaces) and imports from all, in every direction (E2, I1, I3)', async () => {
     const { cls1, cls2, clusters } = e2e();
     const cls3 = clusters[2]!;
     exported.east = { cls1: await run(cls1, 'east', 1) };
     exported.west = { cls3: await run(cls3, 'west', 2) };
     exported.both = { cls2: await run(cls2, 'both', 1), cls3: await run(cls3, 'both', 1) };
+    // The owner's clusters create the namespace (and the change marker's) in each Region; A shares them with B.
     await exportFrom(cls1, 'east');
     await exportFrom(cls3, 'west');
+    for (const region of [EAST, WEST]) for (const name of [NS, markerNamespaceName(e2e().cs.clustersetId)]) await share(name, region);
     await exportFrom(cls2, 'both');
     await exportFrom(cls3, 'both');
     for (const cluster of clusters) {
@@ -83,9 +118,29 @@ describe('e2e: a ClusterSet across two Regions (us-east-1: cls1, cls2; eu-west-1
     }
   });
 
-  it('eu-west-1 switched off: only imports with clusters from there degrade, keep their endpoints, and us-east-1 goes on', async () => {
+  it('a namespace of A not shared with B: cls2\'s export says so and what to do, and goes through once it is shared', async () => {
     const { cls1, cls2 } = e2e();
-    regions!.off(WEST);
+    const mine = { cls1: await run(cls1, 'private', 1, PRIVATE_NS) };
+    await exportFrom(cls1, 'private', PRIVATE_NS);
+    const theirs = { cls2: await run(cls2, 'private', 1, PRIVATE_NS) };
+    cls2.apply([serviceExport(PRIVATE_NS, 'private')]);
+    await eventually('cls2: Ready=False naming the namespace, account A and the RAM share', async () => {
+      const ready = condition(await cls2.serviceExport(PRIVATE_NS, 'private'), 'Ready');
+      return ready?.status === 'False' && ready.message.includes(`"${PRIVATE_NS}" of account ${A} is not shared`) && ready.message.includes('AWS RAM');
+    });
+    await eventually('cls1: private imported from cls1 alone', async () =>
+      JSON.stringify((await cls1.serviceImport(PRIVATE_NS, 'private'))?.status?.clusters) === JSON.stringify([{ cluster: 'cls1' }]));
+    await share(PRIVATE_NS, EAST);
+    await eventually('cls2: Ready=True once shared', async () => condition(await cls2.serviceExport(PRIVATE_NS, 'private'), 'Ready')?.status === 'True', 90_000);
+    for (const cluster of [cls1, cls2]) {
+      await eventually(`${cluster.id}: private imported from cls1 and cls2`, async () =>
+        JSON.stringify(await importedBySource(cluster, 'private', PRIVATE_NS)) === JSON.stringify({ ...mine, ...theirs }));
+    }
+  });
+
+  it('eu-west-1 switched off: only imports with clusters from there degrade, keep their endpoints, and us-east-1 goes on', async () => {
+    const { cs, cls1, cls2 } = e2e();
+    await cs.cloudMapControl.setFaults({ regions: [WEST], disconnectRate: 1 });
     for (const cluster of [cls1, cls2]) {
       await eventually(`${cluster.id}: west RegionsReachable=False naming eu-west-1 and cls3`, async () => {
         const c = await regionsReachable(cluster, 'west');
@@ -104,12 +159,11 @@ describe('e2e: a ClusterSet across two Regions (us-east-1: cls1, cls2; eu-west-1
     await exportFrom(cls1, 'during');
     await eventually('cls2: endpoints of during', async () => JSON.stringify(await importedBySource(cls2, 'during')) === JSON.stringify(exported.during));
     await eventually('cls2: during RegionsReachable=True', async () => (await regionsReachable(cls2, 'during'))?.status === 'True');
-    expect(regions!.refused.get(WEST) ?? 0).to.be.greaterThan(0);
   });
 
   it('eu-west-1 switched on again: the imports recover, and what was exported meanwhile reaches cls3', async () => {
-    const { clusters } = e2e();
-    regions!.on(WEST);
+    const { cs, clusters } = e2e();
+    await cs.cloudMapControl.clearFaults();
     for (const cluster of clusters) {
       for (const name of ['east', 'west', 'both', 'during']) {
         await eventually(`${cluster.id}: ${name} RegionsReachable=True again`, async () => (await regionsReachable(cluster, name))?.status === 'True', 90_000);
@@ -117,5 +171,17 @@ describe('e2e: a ClusterSet across two Regions (us-east-1: cls1, cls2; eu-west-1
       }
       expect(await cluster.metric('mcs_cloudmap_region_reachable', `region="${WEST}"`)).to.equal(1);
     }
+  });
+
+  it('the status command shows each cluster id with its Region and account', () => {
+    const { cs, clusters } = e2e();
+    const kubeconfig = clusters.map((c) => c.cluster.kubeconfigPath).join(':');
+    const out = execFileSync(join(REPO, 'node_modules', '.bin', 'node'), [join(REPO, 'src/cli/main.ts'), 'status', '--kubeconfig', kubeconfig, '--region', EAST, '--regions', WEST], {
+      encoding: 'utf8', env: { ...process.env, MCS_CLOUDMAP_ENDPOINT: cs.cloudMapEndpoint, AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing' },
+    });
+    expect(out).to.match(/CLUSTER ID\s+REGIONS\s+ACCOUNTS/);
+    expect(out).to.match(new RegExp(`cls1\\s+${EAST}\\s+${A}`));
+    expect(out).to.match(new RegExp(`cls2\\s+${EAST}\\s+${B}`));
+    expect(out).to.match(new RegExp(`cls3\\s+${WEST}\\s+${A}`));
   });
 });
