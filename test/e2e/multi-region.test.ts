@@ -13,7 +13,7 @@ import { markerNamespaceName } from '../../src/cloudmap/change-marker.ts';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
 import { cloudMapClientConfig } from '../support/cloudmap.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, deployment, runningPodIps, service, serviceExport } from './workloads.ts';
+import { createNamespaces, exportReady, runApp, serviceExport } from './workloads.ts';
 
 const NS = 'e2e-regions';
 /** A namespace account A does not share with B at first. */
@@ -35,16 +35,12 @@ async function importedBySource(cluster: E2ECluster, name: string, namespace = N
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-async function run(cluster: E2ECluster, name: string, replicas: number, namespace = NS): Promise<string[]> {
-  cluster.apply([deployment(namespace, name, replicas), service(namespace, name)]);
-  let ips: string[] = [];
-  await eventually(`${replicas} running ${name} pods in ${cluster.id}`, async () => (ips = await runningPodIps(cluster, namespace, name)).length === replicas);
-  return ips;
+function run(cluster: E2ECluster, name: string, replicas: number, namespace = NS): Promise<string[]> {
+  return runApp(cluster, namespace, name, replicas);
 }
 
-async function exportFrom(cluster: E2ECluster, name: string, namespace = NS): Promise<void> {
-  cluster.apply([serviceExport(namespace, name)]);
-  await eventually(`${cluster.id}: ServiceExport ${name} Ready`, async () => condition(await cluster.serviceExport(namespace, name), 'Ready')?.status === 'True');
+function exportFrom(cluster: E2ECluster, name: string, namespace = NS): Promise<void> {
+  return exportReady(cluster, namespace, name);
 }
 
 async function regionsReachable(cluster: E2ECluster, name: string) {
@@ -61,11 +57,16 @@ async function namespaceId(client: ServiceDiscoveryClient, name: string): Promis
   return id!;
 }
 
-describe('e2e: a ClusterSet across two Regions (us-east-1: cls1, cls2; eu-west-1: cls3)', function () {
+describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, cls2 in B; eu-west-1: cls3 in A)', function () {
   this.timeout(240_000);
-  const e2e = withE2E({ clusterSet: { clusters: 3 }, namespaces: [NS, PRIVATE_NS] });
   /** Account A's clients per Region (the testbed's default credentials). */
   const owner: Record<string, ServiceDiscoveryClient> = {};
+  // Registered first so it runs before the harness's clean-up, which needs every Region answering.
+  after(async () => {
+    await e2e().cs.cloudMapControl.clearFaults();
+    for (const client of Object.values(owner)) client.destroy();
+  });
+  const e2e = withE2E({ clusterSet: { clusters: 3 }, namespaces: [NS, PRIVATE_NS] });
   /** Endpoints each service is exported with, by cluster. */
   const exported: Record<string, Record<string, string[]>> = {};
 
@@ -87,11 +88,6 @@ describe('e2e: a ClusterSet across two Regions (us-east-1: cls1, cls2; eu-west-1
     await startWorker(clusters[0]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: EAST });
     await startWorker(clusters[1]!, { ...regions, ...accountB }, { region: EAST, credentials: cs.cloudMapControl.credentialsFor(B) });
     await startWorker(clusters[2]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: WEST });
-  });
-
-  after(async () => {
-    await e2e().cs.cloudMapControl.clearFaults();
-    for (const client of Object.values(owner)) client.destroy();
   });
 
   it('accounts and Regions: each cluster registers in its own Region (B in A\'s shared namespaces) and imports from all, in every direction (E2, I1, I3)', async () => {
