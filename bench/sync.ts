@@ -7,6 +7,8 @@
 //   3. endpoint-change latency: an endpoint of cls1 turning unready (or ready) → shown so in cls2, one at a time;
 //   4. Cloud Map calls per minute per cluster while nothing changes, over --idle-window (the paced resync spends the same every minute);
 //   5. worker RSS (peak over the run and at the end).
+// --cross-region puts cls2 in another Region (eu-west-1; both workers read both Regions, --regions): cls1 registers in
+// us-east-1 and cls2 imports from there through its second Region's watcher, so 2. and 3. are cross-Region latencies.
 // Workers run as host processes with the production settings of kustomize/base's ConfigMap. Prints a Markdown table.
 import { mkdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -35,10 +37,13 @@ const specs = {
   endpoints: intOption('endpoints', 'BENCH_ENDPOINTS', 3, 'Endpoints per service.', 1, 250),
   samples: intOption('samples', 'BENCH_SAMPLES', 50, 'Samples of each latency (new service, endpoint change).', 1),
   idleWindow: durationOption('idle-window', 'BENCH_IDLE_WINDOW', 360_000, 'How long Cloud Map calls are counted with nothing changing (the paced resync spends the same every minute; a pass lists services once).'),
+  crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls2 in eu-west-1, both workers reading both Regions: the latencies are cross-Region.'),
   keepLogs: boolOption('keep-logs', 'BENCH_KEEP_LOGS', false, 'Keep the ClusterSet\'s directory (component and worker logs) after a successful run.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 900_000, 'Longest wait for the initial sync.'),
 };
 
+/** cls2's Region with --cross-region. */
+const OTHER_REGION = 'eu-west-1';
 const log = createLogger('bench-sync', process.env.LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 /**
@@ -98,7 +103,7 @@ async function main(): Promise<void> {
     const [watch2] = [watches[1]!];
 
     // 1. Worker start → every import present in both clusters.
-    const configEnv = configMapEnv(kustomizeBase());
+    const configEnv: Record<string, string> = { ...configMapEnv(kustomizeBase()), ...(o.crossRegion ? { MCS_REGIONS: `${cs.region},${OTHER_REGION}` } : {}) };
     const workerStart = performance.now();
     const workers = await Promise.all(cs.clusters.map(async (cluster) => {
       const [metricsPort, healthPort] = await freePorts(2) as [number, number];
@@ -106,7 +111,7 @@ async function main(): Promise<void> {
       mkdirSync(logsDir, { recursive: true });
       return startWorkerProcess(sup, {
         clusterId: cluster.id, configEnv, kubeconfig: cluster.kubeconfigPath, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir,
-        cloudMapEndpoint: cs.cloudMapEndpoint, region: cs.region,
+        cloudMapEndpoint: cs.cloudMapEndpoint, region: o.crossRegion && cluster.id !== cls1.id ? OTHER_REGION : cs.region,
       });
     }));
     let peakRss = 0;
@@ -178,7 +183,8 @@ async function main(): Promise<void> {
       const ms = (n: number) => `${Math.round(n)} ms`;
       say('');
       say(`bench:sync — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ` +
-        `${o.services} services × ${o.endpoints} endpoints in ${o.namespaces} namespaces, exported from cls1, imported by cls1 and cls2`);
+        `${o.services} services × ${o.endpoints} endpoints in ${o.namespaces} namespaces, exported from cls1, imported by cls1 and cls2` +
+        `${o.crossRegion ? ` (cls1 in ${cs.region}, cls2 in ${OTHER_REGION}: cross-Region)` : ''}`);
       say('');
       say('| measure | result | goal |');
       say('| --- | --- | --- |');
