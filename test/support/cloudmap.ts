@@ -1,16 +1,18 @@
 // AWS SDK settings that point the Cloud Map (servicediscovery) client at the testbed's emulator.
 import { GetOperationCommand, type ServiceDiscoveryClient, type ServiceDiscoveryClientConfig } from '@aws-sdk/client-servicediscovery';
+import { credentialsFor } from '../../hack/testbed/cloudmap-emulator.ts';
 import type { TestClusterSet } from '../../hack/testbed/index.ts';
 
 /**
  * `disableHostPrefix` matters: the SDK otherwise sends DiscoverInstances(Revision) to `data-<host>`, which does not
- * resolve for a local endpoint. The emulator accepts any credentials.
+ * resolve for a local endpoint. The emulator accepts any credentials; they act as `as.account` when given (else as the
+ * emulator's default account), in `as.region` (else the ClusterSet's).
  */
-export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint' | 'region'>): ServiceDiscoveryClientConfig {
+export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint' | 'region'>, as: { account?: string; region?: string } = {}): ServiceDiscoveryClientConfig {
   return {
     endpoint: cs.cloudMapEndpoint,
-    region: cs.region,
-    credentials: { accessKeyId: 'testbed', secretAccessKey: 'testbed' },
+    region: as.region ?? cs.region,
+    credentials: as.account ? credentialsFor(as.account) : { accessKeyId: 'testbed', secretAccessKey: 'testbed' },
     disableHostPrefix: true,
     maxAttempts: 1,
   };

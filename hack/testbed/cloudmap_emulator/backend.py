@@ -305,6 +305,13 @@ def list_instances(self) -> str:
     return _page_json(items, params, "Instances", lambda i: i.to_json(), ResourceOwner=backend.account_id)
 
 
+def get_instance(self) -> str:
+    params = _params(self)
+    backend = self.servicediscovery_backend
+    instance = backend.get_instance(service_id=params.get("ServiceId"), instance_id=params.get("InstanceId"))
+    return json.dumps({"ResourceOwner": backend.account_id, "Instance": instance.to_json()})
+
+
 def _page_json(items: list, params: dict, key: str, to_json, **extra: str) -> str:
     chunk, token = listing.page(list(items), params)
     out: dict[str, Any] = {key: [to_json(item) for item in chunk], **extra}
@@ -382,6 +389,7 @@ def apply_patches() -> None:
         setattr(ServiceDiscoveryBackend, name, fn)
     for name, fn in {
         "list_namespaces": list_namespaces, "list_services": list_services, "list_operations": list_operations,
-        "list_instances": list_instances, "get_operation": get_operation, "discover_instances": discover_instances,
+        "list_instances": list_instances, "get_instance": get_instance, "get_operation": get_operation,
+        "discover_instances": discover_instances,
     }.items():
         setattr(ServiceDiscoveryResponse, name, fn)

@@ -56,6 +56,8 @@ def route(response) -> Any:
     if kind == OWNER:
         if not value or value == account:
             return own
+        if not (isinstance(value, str) and len(value) == 12 and value.isdigit()):
+            raise invalid_input(f"OwnerAccount must be a 12-digit account id, got {value!r}")
         backend = servicediscovery_backends[value][region]
         if not _owner_shares(backend, api, params, account):
             raise access_denied(account, api, f"account {value}'s {_what(api, params)}")

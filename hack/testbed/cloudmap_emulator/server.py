@@ -7,7 +7,7 @@ import json
 import re
 import socket
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NoReturn
 
 from moto.servicediscovery.models import servicediscovery_backends
 
@@ -40,7 +40,7 @@ def _error(start_response: StartResponse, err: CloudMapError) -> list[bytes]:
     return [data]
 
 
-def _drop(environ: dict) -> list[bytes]:
+def _drop(environ: dict) -> NoReturn:
     """Closes the client's connection without an answer, as an unreachable endpoint would: the SDK sees a network
     error (Node: ECONNRESET, "socket hang up"), never an HTTP status. Werkzeug treats the error raised here as a
     connection the client dropped and logs nothing."""
@@ -79,6 +79,10 @@ class Emulator:
         # moto reads the account from this header; a client's own value is overwritten, never trusted.
         environ["HTTP_X_MOTO_ACCOUNT_ID"] = account
         caller = Caller(access_key, account, region)
+        if region not in servicediscovery_backends[account]:
+            # Real AWS has no endpoint for it at all; an answer that says so helps the test's author more.
+            return self._refuse(start_response, api, caller, "UnknownRegion", CloudMapError(
+                "UnknownRegion", f"The Cloud Map emulator serves the Regions moto knows; {region!r} is not one"))
         with settings.LOCK:
             config = settings.current()
             draw = self.faults.draw(config.faults, api, region, account)

@@ -4,12 +4,12 @@
 // checked through the real AWS SDK. docs/testbed.md lists what is emulated and what differs.
 import {
   CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DiscoverInstancesCommand,
-  DiscoverInstancesRevisionCommand, GetNamespaceCommand, GetOperationCommand, GetServiceCommand, ListInstancesCommand,
+  DiscoverInstancesRevisionCommand, GetInstanceCommand, GetNamespaceCommand, GetOperationCommand, GetServiceCommand, ListInstancesCommand,
   ListNamespacesCommand, ListServicesCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { DEFAULT_ACCOUNT } from '../../../hack/testbed/cloudmap-emulator.ts';
-import { failure, operationDone } from '../../support/cloudmap.ts';
+import { cloudMapClientConfig, failure, operationDone } from '../../support/cloudmap.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 
 const OWNER = '111111111111';
@@ -25,8 +25,7 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
 
   /** A client acting as `account` (default: the credentials every other test uses) in `region`. */
   function as(account: string | undefined, region = EAST): ServiceDiscoveryClient {
-    const credentials = account ? emulator.control.credentialsFor(account) : { accessKeyId: 'testbed', secretAccessKey: 'testbed' };
-    const client = new ServiceDiscoveryClient({ endpoint: emulator.endpoint, region, credentials, disableHostPrefix: true, maxAttempts: 1 });
+    const client = new ServiceDiscoveryClient(cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region }, { account }));
     clients.push(client);
     return client;
   }
@@ -79,17 +78,20 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect(Object.keys(calls.byAccount)).to.include.members([OWNER, CONSUMER, DEFAULT_ACCOUNT]);
     });
 
-    it('request quotas are per account: one account drained does not throttle another', async () => {
+    it('request quotas are per account and Region: one drained does not throttle another', async () => {
       await emulator.control.configure({ rates: { ListServices: { rate: 1, burst: 2 } } });
       const owner = as(OWNER);
       for (let n = 0; n < 2; n++) await owner.send(new ListServicesCommand({}));
       expect((await failure(owner.send(new ListServicesCommand({})))).name).to.equal('ThrottlingException');
       await as(CONSUMER).send(new ListServicesCommand({}));
+      await as(OWNER, WEST).send(new ListServicesCommand({}));
     });
 
-    it('credentialsFor takes 12-digit account ids only', () => {
+    it('credentialsFor takes 12-digit account ids only, and needs no registration', async () => {
       expect(() => emulator.control.credentialsFor('1234')).to.throw(/12-digit/);
-      expect(emulator.control.credentialsFor(OWNER)).to.deep.equal(emulator.control.credentialsFor(OWNER));
+      const raw = new ServiceDiscoveryClient({ ...cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region: EAST }), credentials: emulator.control.credentialsFor(OUTSIDER) });
+      clients.push(raw);
+      expect((await namespace(raw, 'outside')).arn).to.contain(`:${OUTSIDER}:namespace/`);
     });
   });
 
@@ -143,6 +145,8 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
         expect(listed.Instances?.map((i) => [i.Id, i.CreatedByAccount])).to.deep.equal([['cls2-pod', CONSUMER], ['cls1-pod', OWNER]]);
       }
       expect((await owner.send(new GetServiceCommand({ Id: Service!.Id! }))).Service?.CreatedByAccount).to.equal(CONSUMER);
+      const got = await consumer.send(new GetInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls1-pod' }));
+      expect([got.ResourceOwner, got.Instance?.CreatedByAccount]).to.deep.equal([OWNER, OWNER]);
     });
 
     it('the consumer reads with OwnerAccount or ARNs; plain ids and names mean its own account', async () => {
@@ -228,6 +232,7 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect(await names(as(CONSUMER, WEST))).to.deep.equal([['clusterset', OWNER]]);
       expect(await names(as(CONSUMER, EAST))).to.deep.equal([]);
       expect(Object.keys((await emulator.control.calls()).byRegion).sort()).to.deep.equal([WEST, EAST].sort());
+      expect((await failure(as(OWNER, 'xx-nowhere-1').send(new ListNamespacesCommand({})))).name).to.equal('UnknownRegion');
     });
 
     it('the fault switch switches a Region off (connections dropped, as an unreachable endpoint) and on again', async () => {
