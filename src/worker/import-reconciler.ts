@@ -89,7 +89,7 @@ export class ImportReconciler {
     const unread = regions.filter((r) => !r.read).map((r) => r.region);
     if (exports.length === 0 && unread.length > 0) {
       // Never drop an import because a Region could not be read: its clusters may still export the service.
-      if (existing !== undefined) this.#o.log.info({ event: 'import-kept', namespace, name, unread }, 'no exports seen, but some Regions were not read yet; the ServiceImport is kept');
+      if (existing !== undefined) await this.#keep(namespace, name, existing, regions);
       return;
     }
     if (exports.length === 0) {
@@ -130,6 +130,16 @@ export class ImportReconciler {
     if (changes.metadata || changes.spec) serviceImport = await this.#applyServiceImport(namespace, name, desired);
     if (changes.status) await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
     await this.#syncSlices(namespace, name, derivedName, owner, exports, regions.some((r) => !r.read));
+  }
+
+  /** Keeps a ServiceImport whose exporters may be in a Region not read yet; only its RegionsReachable condition moves. */
+  async #keep(namespace: string, name: string, existing: ServiceImportObject, regions: readonly RegionState[]): Promise<void> {
+    const current = existing.status?.conditions ?? [];
+    const conditions = setCondition(current, regionsCondition(regions), new Date());
+    if (JSON.stringify(conditions) === JSON.stringify(current)) return;
+    this.#o.log.info({ event: 'import-kept', namespace, name, unread: regions.filter((r) => !r.read).map((r) => r.region) },
+      'no exports seen, but some Regions were not read yet; the ServiceImport is kept');
+    await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: { clusters: existing.status?.clusters ?? [], conditions } });
   }
 
   async #applyServiceImport(namespace: string, name: string, desired: DesiredServiceImport): Promise<ServiceImportObject> {

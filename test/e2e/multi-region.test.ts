@@ -12,7 +12,7 @@ import { DEFAULT_ACCOUNT } from '../../hack/testbed/cloudmap-emulator.ts';
 import { markerNamespaceName } from '../../src/cloudmap/change-marker.ts';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
 import { cloudMapClientConfig } from '../support/cloudmap.ts';
-import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
+import { condition, eventually, withE2E, type E2ECluster, type WorkerCloudMap } from './harness.ts';
 import { createNamespaces, exportReady, runApp, serviceExport } from './workloads.ts';
 
 const NS = 'e2e-regions';
@@ -69,6 +69,9 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
   const e2e = withE2E({ clusterSet: { clusters: 3 }, namespaces: [NS, PRIVATE_NS] });
   /** Endpoints each service is exported with, by cluster. */
   const exported: Record<string, Record<string, string[]>> = {};
+  /** How cls2's worker is started (account B), to restart it. */
+  let cls2Env: Record<string, string> = {};
+  let cls2CloudMap: WorkerCloudMap = {};
 
   /** Shares account A's namespace `name` in `region` with account B, as a RAM resource share would. */
   async function share(name: string, region: string): Promise<void> {
@@ -86,7 +89,7 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     const accountB = { MCS_NAMESPACE_OWNER_ACCOUNT: A, MCS_AWS_ACCOUNT_ID: B };
     for (const cluster of clusters) await stopWorker(cluster);
     await startWorker(clusters[0]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: EAST });
-    await startWorker(clusters[1]!, { ...regions, ...accountB }, { region: EAST, credentials: cs.cloudMapControl.credentialsFor(B) });
+    await startWorker(clusters[1]!, cls2Env = { ...regions, ...accountB }, cls2CloudMap = { region: EAST, credentials: cs.cloudMapControl.credentialsFor(B) });
     await startWorker(clusters[2]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: WEST });
   });
 
@@ -155,6 +158,18 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     await exportFrom(cls1, 'during');
     await eventually('cls2: endpoints of during', async () => JSON.stringify(await importedBySource(cls2, 'during')) === JSON.stringify(exported.during));
     await eventually('cls2: during RegionsReachable=True', async () => (await regionsReachable(cls2, 'during'))?.status === 'True');
+  });
+
+  it('a worker restarted while eu-west-1 is off keeps every import from there and says the Region was not read (never drop an import because a call failed)', async () => {
+    const { cls2, stopWorker, startWorker } = e2e();
+    await stopWorker(cls2);
+    await startWorker(cls2, cls2Env, cls2CloudMap);
+    await eventually('cls2 (restarted): west RegionsReachable=False, eu-west-1 not read', async () =>
+      (await regionsReachable(cls2, 'west'))?.message.includes(`Region ${WEST} has not been read`) === true, 90_000);
+    expect((await regionsReachable(cls2, 'west'))?.status).to.equal('False');
+    expect(await importedBySource(cls2, 'west')).to.deep.equal(exported.west);
+    expect(await importedBySource(cls2, 'both')).to.deep.equal(exported.both);
+    await eventually('cls2 (restarted): region_reachable{eu-west-1} = 0', async () => (await cls2.metric('mcs_cloudmap_region_reachable', `region="${WEST}"`)) === 0);
   });
 
   it('eu-west-1 switched on again: the imports recover, and what was exported meanwhile reaches cls3', async () => {
