@@ -213,7 +213,7 @@ export class Member {
     await Promise.race([first, stopped]);
     // Each other Region's first read re-imports everything once it completes (until then its clusters are missing).
     const others = this.#others.map((r) => r.watcher.start().then(() => this.#requeueImports()));
-    await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
+    if (others.length > 0) await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
     const { informers } = this.#o;

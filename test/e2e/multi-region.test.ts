@@ -113,6 +113,13 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
         expect(condition(await cluster.serviceImport(NS, name), 'Ready')?.status).to.equal('True');
       }
       expect((await cluster.serviceImport(NS, 'both'))?.status?.clusters).to.deep.equal([{ cluster: 'cls2' }, { cluster: 'cls3' }]);
+      // Zone hints: every imported endpoint carries the zone of the exporting cluster's node, as its hint too.
+      const endpoints = (await cluster.endpointSlices(NS, `${LABEL_SERVICE_NAME}=west`)).flatMap((slice) => slice.endpoints ?? []);
+      expect(endpoints).to.have.length(2);
+      for (const e of endpoints) {
+        expect(e.zone, `zone of ${e.addresses[0]}`).to.match(/^[a-z]{2}-[a-z]+-\d[a-z]$/);
+        expect(e.hints?.forZones).to.deep.equal([{ name: e.zone }]);
+      }
       expect(await cluster.metric('mcs_cloudmap_region_reachable', `region="${WEST}"`)).to.equal(1);
     }
   });
