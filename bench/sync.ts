@@ -15,6 +15,8 @@
 //   6. restart in sync: every worker stopped and started again; Cloud Map writes (at the emulator) and Kubernetes
 //      writes to imports (resourceVersions of ServiceImports and EndpointSlices) during the restart, and the time
 //      from start to ready (Cloud Map read once) and to every work queue drained.
+// --cross-region puts cls3 in another Region (eu-west-1; every worker reads both Regions, --regions): cls1 and cls2
+// register in us-east-1 and cls3 imports from there through its second Region's watcher, so 2. and 3. are cross-Region.
 // Workers run as host processes with the production settings of kustomize/base (ConfigMap and Node.js flags) and
 // --clusters=3. Prints a Markdown table.
 import { existsSync, mkdirSync } from 'node:fs';
@@ -22,7 +24,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { configMapEnv, kustomizeBase } from '../hack/local/manifests.ts';
-import { startWorkerProcess, type HostProcess } from '../hack/local/processes.ts';
+import { LOCAL_AWS_SECRET_ACCESS_KEY, startWorkerProcess, type HostProcess } from '../hack/local/processes.ts';
 import { startClusterSet, type TestCluster, type TestClusterSet } from '../hack/testbed/index.ts';
 import { freePorts } from '../hack/testbed/ports.ts';
 import { Supervisor } from '../hack/testbed/supervisor.ts';
@@ -44,11 +46,14 @@ const specs = {
   idleWindow: durationOption('idle-window', 'BENCH_IDLE_WINDOW', 360_000, 'How long Cloud Map calls are counted with nothing changing (the paced resync spends the same every minute).'),
   restartWindow: durationOption('restart-window', 'BENCH_RESTART_WINDOW', 60_000, 'How long writes are counted after the workers restart.'),
   dist: stringOption('dist', 'BENCH_DIST', 'dist', 'Directory of the compiled build (`npm run build`), relative to the repository.'),
+  crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls3 in eu-west-1, every worker reading both Regions: the latencies are cross-Region.'),
   keepLogs: boolOption('keep-logs', 'BENCH_KEEP_LOGS', false, 'Keep the ClusterSet\'s directory (component and worker logs) after a successful run.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the initial sync.'),
 };
 
 const CLUSTERS = 3;
+/** cls3's Region with --cross-region. */
+const OTHER_REGION = 'eu-west-1';
 /** Cloud Map APIs that change state: none may be called by a restart with everything in sync. */
 const WRITE_APIS = new Set(['CreateHttpNamespace', 'CreateService', 'DeleteService', 'DeleteNamespace', 'RegisterInstance', 'DeregisterInstance', 'UpdateService', 'UpdateInstanceCustomHealthStatus']);
 
@@ -125,14 +130,16 @@ interface Workers {
   stop(): Promise<void>;
 }
 
-async function startWorkers(cs: TestClusterSet, sup: Supervisor, configEnv: Record<string, string>, dist: string, round: string): Promise<Workers> {
+async function startWorkers(
+  cs: TestClusterSet, sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
+): Promise<Workers> {
   const processes = await Promise.all(cs.clusters.map(async (cluster) => {
     const [metricsPort, healthPort] = await freePorts(2) as [number, number];
     const logsDir = join(cs.dir, 'bench', round, cluster.id);
     mkdirSync(logsDir, { recursive: true });
     return startWorkerProcess(sup, {
       clusterId: cluster.id, configEnv, kubeconfig: cluster.kubeconfigPath, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir,
-      cloudMapEndpoint: cs.cloudMapEndpoint, region: cs.region, accessKeyId: accessKey(cluster), dist,
+      cloudMapEndpoint: cs.cloudMapEndpoint, region: regionOf(cluster), credentials: { accessKeyId: accessKey(cluster), secretAccessKey: LOCAL_AWS_SECRET_ACCESS_KEY }, dist,
     });
   }));
   return {
@@ -183,9 +190,12 @@ async function main(): Promise<void> {
     const watch3 = watches[2]!;
 
     // 1. Workers start → every import present in every cluster.
-    const configEnv = { ...configMapEnv(kustomizeBase()), MCS_CLUSTERS: String(CLUSTERS) };
+    const configEnv: Record<string, string> = {
+      ...configMapEnv(kustomizeBase()), MCS_CLUSTERS: String(CLUSTERS), ...(o.crossRegion ? { MCS_REGIONS: `${cs.region},${OTHER_REGION}` } : {}),
+    };
+    const regionOf = (cluster: TestCluster) => (o.crossRegion && cluster === cs.clusters[2] ? OTHER_REGION : cs.region);
     const workerStart = performance.now();
-    let workers = await startWorkers(cs, sup, configEnv, o.dist, 'run');
+    let workers = await startWorkers(cs, sup, configEnv, regionOf, o.dist, 'run');
     let peakRss = 0;
     const sampler = setInterval(() => {
       for (const w of workers.processes) {
@@ -265,7 +275,7 @@ async function main(): Promise<void> {
       await workers.stop();
       const restartCalls = await cs.cloudMapControl.calls();
       const restartAt = performance.now();
-      workers = await startWorkers(cs, sup, configEnv, o.dist, 'restart');
+      workers = await startWorkers(cs, sup, configEnv, regionOf, o.dist, 'restart');
       const readyAt = await Promise.all(workers.processes.map((w) => until(() => isReady(w), 120_000, 'readiness after the restart')));
       const drainedAt = await Promise.all(workers.processes.map((w) => until(async () => (await reconciled(w)) > 0 && (await queuesIdle(w)), 120_000, 'work queues drained after the restart')));
       await sleep(Math.max(0, o.restartWindow - (performance.now() - restartAt)));
@@ -284,7 +294,8 @@ async function main(): Promise<void> {
       say('');
       say(`bench:sync — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ` +
         `load average ${loadBefore.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end; build ${o.dist}; emulator realistic (1 s operations, documented quotas); ` +
-        `${o.services} services × ${o.endpoints} endpoints in ${namespaces} namespaces; cls1 and cls2 export ${ranges.map((r) => r.to - r.from).join(' and ')} (overlap ${ranges[0]!.to - ranges[1]!.from}), cls3 imports only; --clusters=${CLUSTERS}`);
+        `${o.services} services × ${o.endpoints} endpoints in ${namespaces} namespaces; cls1 and cls2 export ${ranges.map((r) => r.to - r.from).join(' and ')} (overlap ${ranges[0]!.to - ranges[1]!.from}), cls3 imports only; --clusters=${CLUSTERS}` +
+        `${o.crossRegion ? `; cls1 and cls2 in ${cs.region}, cls3 in ${OTHER_REGION} (cross-Region)` : ''}`);
       say('');
       say('| measure | result | goal |');
       say('| --- | --- | --- |');

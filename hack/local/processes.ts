@@ -109,8 +109,8 @@ export interface WorkerProcessSpec extends ProcessBuild {
   logsDir: string;
   /** Lease holder identity; default `<clusterId>-worker-on-host`. A second replica needs its own. */
   identity?: string;
-  /** AWS access key id, default `testing`: the emulator counts calls per access key (bench:sync's idle calls per cluster). */
-  accessKeyId?: string;
+  /** AWS credentials of the cluster's account; default: the testbed's single account. */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
   fromImage?: FromImage;
 }
 
@@ -131,7 +131,7 @@ export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpe
         MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
         MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
         MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
-        AWS_ACCESS_KEY_ID: spec.accessKeyId ?? 'testing', AWS_SECRET_ACCESS_KEY: LOCAL_AWS_SECRET_ACCESS_KEY,
+        AWS_ACCESS_KEY_ID: spec.credentials?.accessKeyId ?? 'testing', AWS_SECRET_ACCESS_KEY: spec.credentials?.secretAccessKey ?? LOCAL_AWS_SECRET_ACCESS_KEY,
       },
       files: { MCS_KUBECONFIG: spec.kubeconfig },
     }),

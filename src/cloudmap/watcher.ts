@@ -77,6 +77,13 @@ export interface CloudMapWatcherOptions {
   heartbeatSkewAllowanceMs?: number;
   /** Called as each heartbeat write begins (its RegisterInstance may still fail and be retried at the next poll). */
   onHeartbeat?: () => void;
+  /**
+   * Another Region's Cloud Map, read only: this cluster never writes there, so operations pending at start are not
+   * its predecessor's to wait for, and markChanged() is refused.
+   */
+  readOnly?: boolean;
+  /** Called when polls of the change marker start failing (with the error) or succeed again. */
+  onReachability?: (reachability: Reachability) => void;
   logger?: Logger;
   clock?: Clock;
 }
@@ -93,6 +100,14 @@ export interface WatcherStats {
   fullResyncs: number;
   /** Services checked by the safety-net resync after the first read. */
   resyncChecks: number;
+}
+
+/** Whether the last poll of the change marker got an answer; `since` is when that last changed (clock ms). */
+export interface Reachability {
+  readonly reachable: boolean;
+  readonly since: number;
+  /** The failure, while unreachable. */
+  readonly error?: string;
 }
 
 /** One pass of the safety-net resync: the services to check, in order, and how far it got. */
@@ -126,7 +141,8 @@ export interface HeartbeatView {
 }
 
 export class CloudMapWatcher {
-  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat'>;
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability'>>
+    & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability'>;
   private readonly markerNamespace: string;
   private readonly cache = new Map<string, Map<string, Cached>>();
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
@@ -156,6 +172,7 @@ export class CloudMapWatcher {
   private ownPendingAtStart = false;
   /** Whether operations that succeeded since this cluster's last bump wrote its instances (settlePredecessor). */
   private unannouncedAtStart: Promise<boolean> = Promise.resolve(false);
+  private reach: Reachability;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -170,10 +187,12 @@ export class CloudMapWatcher {
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 0,
       heartbeatSkewAllowanceMs: options.heartbeatSkewAllowanceMs ?? 60_000,
+      readOnly: options.readOnly ?? false,
       clock: options.clock ?? systemClock,
       logger: options.logger,
     };
     this.markerNamespace = markerNamespaceName(options.identity.clustersetId);
+    this.reach = { reachable: true, since: this.opts.clock.now() };
     this.writer = new ChangeMarkerWriter({
       registry: options.registry,
       instances: options.instances,
@@ -222,6 +241,11 @@ export class CloudMapWatcher {
     return this.heartbeatView;
   }
 
+  /** Whether this Cloud Map answered the last poll of the change marker. */
+  get reachability(): Reachability {
+    return this.reach;
+  }
+
   get stats(): Readonly<WatcherStats> {
     return { ...this.counts };
   }
@@ -240,6 +264,7 @@ export class CloudMapWatcher {
    * submitted. Resolves once the ClusterSet change marker says so.
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
+    if (this.opts.readOnly) return Promise.reject(new Error(`the change marker of namespace ${namespace} is only written in this cluster's own Region`));
     return this.writer.markChanged(namespace, services);
   }
 
@@ -249,26 +274,44 @@ export class CloudMapWatcher {
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
-    await this.guard('read the change marker', () => this.pollMarker(false));
-    this.beatWhenDue();
-    await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
+    this.reached(await this.guard('read the change marker', () => this.pollMarker(false)));
+    // Only in this cluster's own Region: a Region read only is never written to (its readers read every Region).
+    if (!this.opts.readOnly) {
+      this.beatWhenDue();
+      await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
+    }
     while (!signal.aborted) {
       await this.tick();
       await sleep(this.opts.pollIntervalMs, signal);
     }
   }
 
-  private async guard(what: string, step: () => Promise<void>): Promise<void> {
+  /** Runs one step; a failure is logged and returned (the step is retried at the next poll). */
+  private async guard(what: string, step: () => Promise<void>): Promise<unknown> {
     try {
       await step();
+      return undefined;
     } catch (err) {
       this.log?.warn({ err: String(err) }, `could not ${what}; retrying at the next poll`);
+      return err ?? new Error(`could not ${what}`);
+    }
+  }
+
+  /** Records the outcome of a marker poll (`failure` undefined: answered); calls back when reachability changed. */
+  private reached(failure: unknown): void {
+    const reachable = failure === undefined;
+    if (reachable === this.reach.reachable) return;
+    this.reach = reachable ? { reachable, since: this.opts.clock.now() } : { reachable, since: this.opts.clock.now(), error: String(failure) };
+    try {
+      this.opts.onReachability?.(this.reach);
+    } catch (err) {
+      this.log?.error({ err: String(err) }, 'Cloud Map reachability callback failed');
     }
   }
 
   private async tick(): Promise<void> {
-    this.beatWhenDue();
-    await this.guard('poll the change marker', () => this.pollMarker(true));
+    if (!this.opts.readOnly) this.beatWhenDue();
+    this.reached(await this.guard('poll the change marker', () => this.pollMarker(true)));
     if (!this.isSynced && this.opts.clock.now() >= this.nextFullResync) await this.guard('read Cloud Map', () => this.fullResync());
     else await this.guard('re-read changed services', () => this.processDirty());
     await this.guard('recheck changed services', () => this.processRechecks());

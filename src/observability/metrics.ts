@@ -53,6 +53,8 @@ export interface WorkerMetrics {
   readonly silentClusters: Gauge;
   /** mcs_cloudmap_reaped_instances_total: instances of dead clusters deregistered (--reap-dead-clusters-after). */
   readonly reapedInstances: Counter;
+  /** 1 while Cloud Map of the Region answers the change-marker poll, 0 while it does not, by Region. */
+  readonly regionReachable: Gauge<'region'>;
   /** mcs_cloudmap_informer_restarts_total{resource, reason}: watch reconnects and relists. */
   readonly informerRestarts: Counter<'resource' | 'reason'>;
   readonly workQueue: WorkQueueMetrics;
@@ -105,6 +107,9 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
   const reapedInstances = new Counter({
     name: name('reaped_instances_total'), help: 'Cloud Map instances of dead clusters deregistered (--reap-dead-clusters-after).', registers,
   });
+  const regionReachable = new Gauge({
+    name: name('region_reachable'), help: '1 while Cloud Map of the Region answers the change-marker poll, 0 while imports from it are degraded.', labelNames: ['region'], registers,
+  });
   const informerRestarts = new Counter({
     name: name('informer_restarts_total'), help: 'Informer watch reconnects and relists by resource and reason.', labelNames: ['resource', 'reason'], registers,
   });
@@ -121,7 +126,7 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
 
   return {
     registry, reconciles, reconcileDuration, cloudMapCalls, cloudMapCallDuration, cloudMapThrottles, cloudMapRateLimit, exportToImportLag,
-    importedServices, importedEndpoints, clusterPropertiesMissing, leader, heartbeats, silentClusters, reapedInstances, informerRestarts,
+    importedServices, importedEndpoints, clusterPropertiesMissing, leader, heartbeats, silentClusters, reapedInstances, regionReachable, informerRestarts,
     workQueue: {
       depth: (queue, depth) => queueDepth.set({ name: queue }, depth),
       added: (queue) => queueAdds.inc({ name: queue }),

@@ -30,7 +30,10 @@ export interface ExportReconcilerOptions {
   services: Informer<ServiceObject>;
   endpointSlices: Informer<EndpointSliceObject>;
   cloudMap: CloudMapAdapter;
+  /** This cluster's Region of Cloud Map, with its own writes: where it registers. */
   view: InstanceView;
+  /** Every Region's instances of a service (conflicts are ClusterSet-wide); default: the view's. */
+  clusterSetInstances?: (namespace: string, service: string) => CloudMapInstance[];
   /** Tells peers (through the ClusterSet change marker) that this cluster changed `service` in `namespace`. */
   markChanged: (namespace: string, service: string) => void;
   /** Called after this cluster's instances of a service changed, so the local import follows at once. */
@@ -137,7 +140,8 @@ export class ExportReconciler {
 
   /** X1–X3 from every cluster's instances, ours as just written; the condition goes on every exporting cluster. */
   #conflict(namespace: string, name: string, generation: number): ConditionUpdate {
-    const { exports } = exportsFromInstances(this.#o.view.instances(namespace, name), { clustersetId: this.#o.identity.clustersetId, namespace, name });
+    const instances = (this.#o.clusterSetInstances ?? ((ns, n) => this.#o.view.instances(ns, n)))(namespace, name);
+    const { exports } = exportsFromInstances(instances, { clustersetId: this.#o.identity.clustersetId, namespace, name });
     const conflict = exports.length > 0 ? resolveImport(exports).conflict : undefined;
     return conflict === undefined ? conflictCondition([], generation) : conflictCondition(conflict.reasons, generation, conflict.message);
   }

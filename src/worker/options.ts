@@ -1,7 +1,18 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
 import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
-import { boolOption, ConfigError, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
+import { boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionSpec, type OptionValues } from '../config/options.ts';
+
+/** A 12-digit AWS account id, or empty for none. */
+function accountOption(flag: string, env: string, help: string): OptionSpec<string> {
+  return {
+    ...stringOption(flag, env, '', help),
+    parse: (raw, f) => {
+      if (raw !== '' && !/^\d{12}$/.test(raw)) throw new ConfigError(`--${f}: expected a 12-digit AWS account id, got "${raw}"`);
+      return raw;
+    },
+  };
+}
 
 export const workerOptionSpecs = {
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
@@ -12,6 +23,9 @@ export const workerOptionSpecs = {
   identity: stringOption('identity', 'MCS_IDENTITY', '', 'Holder identity written into the Lease; empty: the host name and process id.'),
   cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),
   region: stringOption('region', 'MCS_AWS_REGION', '', 'AWS region of the Cloud Map namespaces; empty: the AWS SDK default chain (AWS_REGION, profile).'),
+  regions: regionListOption('regions', 'MCS_REGIONS', 'Comma-separated AWS Regions of the ClusterSet, e.g. us-east-1,eu-west-1: this cluster registers its instances in --region and reads every Region listed (one Cloud Map client, change marker watch, resync and rate limits per Region); empty: --region alone.'),
+  namespaceOwnerAccount: accountOption('namespace-owner-account', 'MCS_NAMESPACE_OWNER_ACCOUNT', 'AWS account (12 digits) that owns the ClusterSet\'s Cloud Map namespaces and shares them with this cluster\'s account through AWS RAM; this cluster then uses only that account\'s namespaces and never creates one (a namespace not shared yet is reported on the ServiceExport). Empty: the namespaces are this account\'s own, created when missing.'),
+  accountId: accountOption('account-id', 'MCS_AWS_ACCOUNT_ID', 'This cluster\'s AWS account (12 digits), when known: an instance that claims this cluster\'s id but another account registered is never deregistered and is reported as a duplicate cluster id (C4).'),
   clusters: intOption('clusters', 'MCS_CLUSTERS', 2, 'Clusters whose controllers share this AWS account\'s Cloud Map quotas in the Region (M6); each takes an equal share of 80% of every quota.', 1, 10_000),
   cloudMapQuotas: rateMapOption('cloudmap-quotas', 'MCS_CLOUDMAP_QUOTAS', Object.fromEntries(Object.entries(CLOUD_MAP_QUOTAS).map(([api, q]) => [api, q.rate])), 'The account\'s Cloud Map request quotas as Api=requestsPerSecond pairs (* = any other API); DiscoverInstances and DiscoverInstancesRevision are AWS\'s documented defaults, the rest assumptions. Client rates are shares of these.'),
   rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', {}, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs, set outright instead of the share of --cloudmap-quotas.'),

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { LABEL_SERVICE_NAME } from '../../src/core/names.ts';
 import { createNamespace } from '../support/kube.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, deployment, importedBySource, runningPodIps, service, serviceExport, type PortSpec } from './workloads.ts';
+import { createNamespaces, deployment, exportReady, importedBySource, runApp, runningPodIps, service, serviceExport, type PortSpec } from './workloads.ts';
 
 const NS = 'e2e-multi';
 const LATE_NS = 'e2e-late-namespace';
@@ -16,16 +16,12 @@ async function readyImport(cluster: E2ECluster, name: string, namespace = NS) {
 }
 
 /** Deploys app `name` with `replicas` pods and a Service with `ports` in `cluster`; returns the pod IPs. */
-async function run(cluster: E2ECluster, name: string, replicas: number, opts: { ports?: PortSpec[]; headless?: boolean } = {}): Promise<string[]> {
-  cluster.apply([deployment(NS, name, replicas, opts.ports), service(NS, name, opts)]);
-  let ips: string[] = [];
-  await eventually(`${replicas} running ${name} pods in ${cluster.id}`, async () => (ips = await runningPodIps(cluster, NS, name)).length === replicas);
-  return ips;
+function run(cluster: E2ECluster, name: string, replicas: number, opts: { ports?: PortSpec[]; headless?: boolean } = {}): Promise<string[]> {
+  return runApp(cluster, NS, name, replicas, opts);
 }
 
-async function exportFrom(cluster: E2ECluster, name: string): Promise<void> {
-  cluster.apply([serviceExport(NS, name)]);
-  await eventually(`${cluster.id}: ServiceExport ${name} Ready`, async () => condition(await cluster.serviceExport(NS, name), 'Ready')?.status === 'True');
+function exportFrom(cluster: E2ECluster, name: string): Promise<void> {
+  return exportReady(cluster, NS, name);
 }
 
 describe('e2e: services exported from both clusters (issue 4 item 7)', function () {
