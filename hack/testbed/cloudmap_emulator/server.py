@@ -3,22 +3,26 @@ switch, the request quotas, the call log, and moto (patched by backend.py) under
 from __future__ import annotations
 
 import copy
+import io
 import json
 import re
 import time
+from urllib.parse import parse_qs
 from typing import Any, Callable, Iterable
 
 from moto.iam.models import get_account_id_from
 from moto.servicediscovery.models import servicediscovery_backends
 
 from . import operations, settings
-from .calls import CallLog
+from .backend import find_instance
+from .calls import CallLog, Request
 from .errors import CloudMapError, internal_failure, throttled
 from .faults import FaultSwitch
 from .quotas import RequestQuotas
 
 TARGET_PREFIX = "Route53AutoNaming_v20170314."
 CREDENTIAL = re.compile(r"Credential=([^/]+)/[^/]+/([^/]+)/")
+APP_ID = re.compile(r"(?:^|\s)app/(\S+)")
 StartResponse = Callable[..., Any]
 
 
@@ -58,6 +62,11 @@ class Emulator:
     def cloud_map(self, environ: dict, start_response: StartResponse, api: str) -> Iterable[bytes]:
         match = CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
         access_key, region = (match.group(1), match.group(2)) if match else ("anonymous", "us-east-1")
+        # Read here for the request log, then handed on to moto unchanged.
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        raw = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(raw)
+        request = self._request(environ, raw, api, access_key)
         with settings.LOCK:
             config = settings.current()
             draw = self.faults.draw(config.faults, api)
@@ -68,16 +77,20 @@ class Emulator:
             time.sleep(draw.latency_s)
         if draw.kind == "timeout":
             time.sleep(draw.timeout_s)
-            return self._refuse(start_response, api, access_key, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
+            return self._refuse(start_response, request, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
         if draw.kind == "error":
-            return self._refuse(start_response, api, access_key, "fault", internal_failure(draw.status))
+            return self._refuse(start_response, request, "fault", internal_failure(draw.status))
         if draw.kind == "throttle":
-            return self._refuse(start_response, api, access_key, "fault", throttled(api))
+            return self._refuse(start_response, request, "fault", throttled(api))
         account = get_account_id_from(access_key)
         with settings.LOCK:
             if throttling and not self.quotas.allow(account, region, api, rate, burst):
-                return self._refuse(start_response, api, access_key, "throttled", throttled(api))
-            operations.settle(servicediscovery_backends[account][region])
+                return self._refuse(start_response, request, "throttled", throttled(api))
+            backend = servicediscovery_backends[account][region]
+            operations.settle(backend)
+            if api == "DeregisterInstance":
+                instance = find_instance(backend, request.service_id, request.instance_id)
+                request.cluster_id = (instance.attributes or {}).get("CLUSTER_ID", "") if instance else ""
             captured: dict[str, Any] = {}
 
             def capture(status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], Any]:
@@ -90,17 +103,39 @@ class Emulator:
             finally:
                 getattr(result, "close", lambda: None)()
         error_type = dict((k.lower(), v) for k, v in captured.get("headers", [])).get("x-amzn-errortype")
-        self.calls.record(api, access_key, error_type.split(":")[0] if error_type else "ok")
+        self._record(request, error_type.split(":")[0] if error_type else "ok")
         return [body]
 
-    def _refuse(self, start_response: StartResponse, api: str, access_key: str, outcome: str, err: CloudMapError) -> list[bytes]:
-        self.calls.record(api, access_key, outcome)
+    @staticmethod
+    def _request(environ: dict, raw: bytes, api: str, access_key: str) -> Request:
+        """The request log's entry, its outcome still to come. Writes name their service, instance and cluster."""
+        agent = f"{environ.get('HTTP_USER_AGENT', '')} {environ.get('HTTP_X_AMZ_USER_AGENT', '')}"
+        app = APP_ID.search(agent)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        body = body if isinstance(body, dict) else {}
+        attributes = body.get("Attributes") if isinstance(body.get("Attributes"), dict) else {}
+        return Request(
+            start=time.time(), end=0.0, api=api, access_key=access_key, app=app.group(1) if app else "", outcome="",
+            service_id=str(body.get("ServiceId", "")), instance_id=str(body.get("InstanceId", "")),
+            cluster_id=str(attributes.get("CLUSTER_ID", "")),
+        )
+
+    def _record(self, request: Request, outcome: str) -> None:
+        request.outcome, request.end = outcome, time.time()
+        with settings.LOCK:
+            self.calls.record(request)
+
+    def _refuse(self, start_response: StartResponse, request: Request, outcome: str, err: CloudMapError) -> list[bytes]:
+        self._record(request, outcome)
         return _error(start_response, err)
 
     def control(self, environ: dict, start_response: StartResponse) -> list[bytes]:
         """GET/POST /_emulator/config, GET/POST/DELETE /_emulator/faults, GET/DELETE /_emulator/calls,
-        POST /_emulator/reset (state, quotas, calls and configuration back to the start). Bodies are JSON; see
-        docs/testbed.md."""
+        GET /_emulator/requests?since=<epoch s>&apis=<Api,...>, POST /_emulator/reset (state, quotas, calls and
+        configuration back to the start). Bodies are JSON; see docs/testbed.md."""
         path, method = environ["PATH_INFO"].rstrip("/"), environ["REQUEST_METHOD"]
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -121,8 +156,13 @@ class Emulator:
                     servicediscovery_backends.reset()
                     self.quotas.reset()
                     self.calls.reset()
-                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls"):
+                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/requests"):
                     return _json(start_response, 404, {"message": f"no control endpoint {method} {path}"})
+                if path == "/_emulator/requests":
+                    query = parse_qs(environ.get("QUERY_STRING", ""))
+                    since = float(query.get("since", ["0"])[0])
+                    apis = {a for a in query.get("apis", [""])[0].split(",") if a}
+                    return _json(start_response, 200, self.calls.requests_json(since, apis))
                 if path == "/_emulator/calls":
                     return _json(start_response, 200, self.calls.to_json())
                 if path == "/_emulator/faults":
