@@ -3,7 +3,7 @@
 //   watch (informer caches, Cloud Map view) → desired (buildClusterExport, instancesForExport) → diff (diffInstances)
 //   → apply (register / deregister, wait for the operations, bump the ClusterSet change marker).
 import { exportsFromInstances, instancesForExport } from '../core/cloudmap-attributes.ts';
-import { conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
+import { cloudMapFailingCondition, conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
 import { resolveImport } from '../core/conflicts.ts';
 import { diffInstances, type InstancePlan } from '../core/instance-diff.ts';
 import { latestById } from '../core/instance-id.ts';
@@ -11,7 +11,7 @@ import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXP
 import { buildClusterExport, exportValidity } from '../core/service-export.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapAdapter } from '../cloudmap/adapter.ts';
-import { isTemporary } from '../cloudmap/errors.ts';
+import { CloudMapCallError, isTemporary } from '../cloudmap/errors.ts';
 import { errorText } from '../kube/api-error.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ObjectWriter } from '../kube/object-writer.ts';
@@ -113,9 +113,11 @@ export class ExportReconciler {
         this.#o.log.info({ event: 'export-synced', namespace, name, ...applied, instances: desired.length }, 'Cloud Map instances updated');
       }
     } catch (err) {
-      // Throttling or a slow Cloud Map is retried with backoff and is no failure of the export (M6): the conditions
-      // stay as they are. Only a refusal reaches the ServiceExport.
-      if (!isTemporary(err)) await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
+      // Throttling or a slow Cloud Map is retried with backoff inside the call and is no failure of the export (M6).
+      // A call that still failed after its retries is an outage the user should see while it lasts (Ready Unknown,
+      // naming the call); operations still running and stale ids are retried silently; a refusal is Ready False.
+      if (err instanceof CloudMapCallError && err.retryable) await this.#o.status.update(serviceExport, [...updates, cloudMapFailingCondition(generation, errorText(err))]);
+      else if (!isTemporary(err)) await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
       throw err;
     }
     if (plan.blocked.length > 0) {
