@@ -38,6 +38,8 @@ export interface MemberOptions {
   writer: ObjectWriter;
   events: EventRecorder;
   metrics: WorkerMetrics;
+  /** Why this replica must not call Cloud Map now (its Lease may have passed to a standby), if it must not. */
+  fence?: () => string | undefined;
   log: Logger;
   /** Logger of the Cloud Map adapter. */
   cloudMapLog: Logger;
@@ -72,6 +74,7 @@ export class Member {
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
       metrics: o.metrics.cloudMap,
+      ...(o.fence ? { fence: o.fence } : {}),
       logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId }),
     });
     this.#watcher = this.#cloudMap.watch({
