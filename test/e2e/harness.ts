@@ -60,7 +60,8 @@ export class E2ECluster {
   /** kubectl as the cluster admin; throws with kubectl's message on failure. */
   kubectl(args: readonly string[], input?: string): string {
     try {
-      return execFileSync(kubectlBinary(), ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+      // Room for an apiserver's /metrics (several MiB).
+      return execFileSync(kubectlBinary(), ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 * 2 ** 20 });
     } catch (err) {
       throw new Error(`kubectl ${args.join(' ')} on ${this.id}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`, { cause: err });
     }
