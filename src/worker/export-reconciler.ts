@@ -152,10 +152,20 @@ export class ExportReconciler {
       ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name)
       : await this.#findService(namespace, name);
     if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0 });
-    // Registrations first: when the last endpoint goes, the address-less instances are in place before the endpoint
-    // instances leave, so peers never see this cluster drop out of status.clusters in between (I3).
-    if (plan.register.length > 0) await cloudMap.waitForOperations(await Promise.all(plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance))));
-    if (plan.deregister.length > 0) await cloudMap.waitForOperations(await cloudMap.deregisterInstances(serviceId, plan.deregister));
+    try {
+      // Registrations first: when the last endpoint goes, the address-less instances are in place before the
+      // endpoint instances leave, so peers never see this cluster drop out of status.clusters in between (I3).
+      if (plan.register.length > 0) await cloudMap.waitForOperations(await Promise.all(plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance))));
+      if (plan.deregister.length > 0) await cloudMap.waitForOperations(await cloudMap.deregisterInstances(serviceId, plan.deregister));
+    } catch (err) {
+      // Some of the writes may have landed (a registration answered by a timeout, one of several that failed): the
+      // next diff must start from what Cloud Map holds, not from our last complete write, or an instance registered
+      // here stays there, unseen, until a resync (M4, E8). The marker bump makes every cluster, this one included,
+      // re-read the service now; the re-read queues this export again.
+      this.#o.view.forget(namespace, name);
+      this.#o.markChanged(namespace, name);
+      throw err;
+    }
     return this.#written(namespace, name, plan, { registered: plan.register.length, deregistered: plan.deregister.length });
   }
 
