@@ -64,7 +64,7 @@ export async function cloudMapMatrix(opts: MatrixOptions): Promise<number> {
       });
       console.log(`## Cloud Map faults: ${opts.services} services, ${opts.rounds} rounds of changes while the faults last (load ${load()})\n`);
       console.log(`${opts.services} services exported (half from each cluster) and imported everywhere in ${seconds(await run.setUp())} s.\n`);
-      console.log('| fault | share of calls | faults on | converged after they stop | after the first change | Cloud Map requests / failed by the switch | instance writes | exports shown Unknown/Failed | lost, duplicated, foreign | load after |');
+      console.log('| fault | share of calls | faults on | converged after they stop | after the first change | Cloud Map requests / failed by the switch | instance writes | Ready=Unknown/Failed seen (distinct messages) | lost, duplicated, foreign | load after |');
       console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
       for (const kind of opts.kinds) {
         for (const percent of opts.percents) {
