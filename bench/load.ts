@@ -18,14 +18,17 @@ const BENCH_MANAGER = 'bench.mcs-cloudmap';
 export const ns = (i: number, count: number) => `bench-${i % count}`;
 export const name = (i: number) => `svc-${i}`;
 
-/** Endpoint k of service i: a distinct address in 10.250.0.0/16 (no pod behind it; nothing connects to it). */
-export function address(i: number, k: number, per: number): string {
+/**
+ * Endpoint k of service i in the `block`th exporting cluster: a distinct address in 10.(250 + block).0.0/16 (no pod
+ * behind it; nothing connects to it), so two clusters exporting the same service never share an endpoint.
+ */
+export function address(i: number, k: number, per: number, block = 0): string {
   const n = i * per + k;
-  return `10.250.${Math.floor(n / 256) % 256}.${n % 256}`;
+  return `10.${250 + block}.${Math.floor(n / 256) % 256}.${n % 256}`;
 }
 
-export function addresses(i: number, per: number): string[] {
-  return Array.from({ length: per }, (_, k) => address(i, k, per));
+export function addresses(i: number, per: number, block = 0): string[] {
+  return Array.from({ length: per }, (_, k) => address(i, k, per, block));
 }
 
 function kubectl(cluster: TestCluster, args: string[], input?: string): string {
@@ -57,10 +60,10 @@ export async function createExported(client: KubeClient, namespace: string, serv
   if (exportIt) await post(resourcePath(SERVICE_EXPORTS, namespace), serviceExportBody(namespace, service));
 }
 
-/** Creates services `from` … `to - 1` (16 at a time); throws with the first failure. */
-export async function createServices(client: KubeClient, from: number, to: number, namespaces: number, endpoints: number, exportIt: boolean): Promise<void> {
+/** Creates services `from` … `to - 1` (16 at a time) with endpoints of address block `block`; throws with the first failure. */
+export async function createServices(client: KubeClient, from: number, to: number, namespaces: number, endpoints: number, exportIt: boolean, block = 0): Promise<void> {
   const failures = await forEachLimited(Array.from({ length: to - from }, (_, k) => from + k), 16,
-    (i) => createExported(client, ns(i, namespaces), name(i), addresses(i, endpoints), exportIt));
+    (i) => createExported(client, ns(i, namespaces), name(i), addresses(i, endpoints, block), exportIt));
   if (failures.length > 0) throw new Error(`creating ${failures.length} services failed, e.g. ${String(failures[0]!.error)}`);
 }
 

@@ -109,6 +109,8 @@ export interface WorkerProcessSpec extends ProcessBuild {
   logsDir: string;
   /** Lease holder identity; default `<clusterId>-worker-on-host`. A second replica needs its own. */
   identity?: string;
+  /** AWS credentials of the cluster's account; default: the testbed's single account. */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
   fromImage?: FromImage;
 }
 
@@ -129,7 +131,7 @@ export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpe
         MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
         MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
         MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
-        AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: LOCAL_AWS_SECRET_ACCESS_KEY,
+        AWS_ACCESS_KEY_ID: spec.credentials?.accessKeyId ?? 'testing', AWS_SECRET_ACCESS_KEY: spec.credentials?.secretAccessKey ?? LOCAL_AWS_SECRET_ACCESS_KEY,
         // The SDK puts it in the user agent as app/<id>: the emulator's request log says which replica made each call.
         AWS_SDK_UA_APP_ID: spec.identity ?? `${spec.clusterId}-worker-on-host`,
       },

@@ -19,17 +19,27 @@ export interface CloudMapEmulatorOptions {
 
 export type CloudMapQuota = 'instancesPerService' | 'instancesPerNamespace' | 'namespacesPerRegion' | 'customAttributesPerInstance' | 'servicesPerNamespace';
 
-/** The fault switch: shares (0..1) of requests answered 500/503, ThrottlingException or held for `timeoutMs`. */
+/**
+ * The fault switch: shares (0..1) of requests answered 500/503, ThrottlingException, held for `timeoutMs`, or dropped
+ * without an answer. `{ regions: ['eu-west-1'], disconnectRate: 1 }` switches a Region off: every call to it fails
+ * as against an unreachable endpoint (the SDK rejects with a network error, code ECONNRESET, no HTTP status).
+ */
 export interface CloudMapFaults {
   errorRate?: number;
   throttleRate?: number;
   timeoutRate?: number;
-  /** Added to every request (of `apis`). */
+  /** Share of requests whose connection is closed without an answer. */
+  disconnectRate?: number;
+  /** Added to every request (the filters below apply). */
   latencyMs?: number;
   /** How long a "timeout" request is held before it is answered 504 (default 30000). */
   timeoutMs?: number;
   /** Only these APIs (default: every API). */
   apis?: string[];
+  /** Only requests to these Regions (default: every Region). */
+  regions?: string[];
+  /** Only requests from these accounts (default: every account). */
+  accounts?: string[];
 }
 
 export interface CloudMapEmulatorConfig {
@@ -41,11 +51,33 @@ export interface CloudMapEmulatorConfig {
   faults: Required<CloudMapFaults>;
 }
 
-/** Requests counted at the emulator: per API by outcome (`ok`, `throttled`, `fault` or an error code), per access key by API. */
+/** Requests counted at the emulator: per API by outcome (`ok`, `throttled`, `fault` or an error code), per access
+ * key, account and Region by API. */
 export interface CloudMapCallLog {
   total: number;
   byApi: Record<string, Record<string, number>>;
   byAccessKey: Record<string, Record<string, number>>;
+  byAccount: Record<string, Record<string, number>>;
+  byRegion: Record<string, Record<string, number>>;
+}
+
+/** moto's default account: what every access key not made by `credentialsFor` acts as. */
+export const DEFAULT_ACCOUNT = '123456789012';
+
+/** Credentials the emulator attributes to a 12-digit account: the access key carries the account, so no
+ * registration is needed. The secret is not checked. */
+export function credentialsFor(accountId: string): { accessKeyId: string; secretAccessKey: string } {
+  if (!/^\d{12}$/.test(accountId)) throw new Error(`credentialsFor: ${JSON.stringify(accountId)} is not a 12-digit AWS account id`);
+  return { accessKeyId: `ACCOUNT${accountId}`, secretAccessKey: `testbed-${accountId}` };
+}
+
+/** A namespace of `ownerAccount` shared with other accounts, as an AWS RAM resource share would (docs/testbed.md). */
+export interface NamespaceShare {
+  ownerAccount: string;
+  region: string;
+  /** The namespace's id or ARN. */
+  namespaceId: string;
+  withAccounts: string[];
 }
 
 /** One Cloud Map request as the emulator saw it (`GET /_emulator/requests`). */
@@ -126,8 +158,27 @@ export class CloudMapEmulatorControl {
     return this.request('DELETE', 'calls');
   }
 
-  /** Forgets every namespace, service, instance, operation, request quota bucket and logged call, and returns the
-   * configuration (mode, rates, quotas, faults) to what it was at start. */
+  /** Credentials that act as `accountId` (see the function of the same name). */
+  credentialsFor(accountId: string): { accessKeyId: string; secretAccessKey: string } {
+    return credentialsFor(accountId);
+  }
+
+  /** Shares a namespace whose creation finished with `withAccounts` (added to any earlier share). Returns every share. */
+  async shareNamespace(share: NamespaceShare): Promise<NamespaceShare[]> {
+    return (await this.request<{ shares: NamespaceShare[] }>('POST', 'shares', share)).shares;
+  }
+
+  /** Stops sharing a namespace with `withAccounts`, or with every account when it is omitted. Returns every share. */
+  async unshareNamespace(share: Omit<NamespaceShare, 'withAccounts'> & { withAccounts?: string[] }): Promise<NamespaceShare[]> {
+    return (await this.request<{ shares: NamespaceShare[] }>('DELETE', 'shares', share)).shares;
+  }
+
+  async shares(): Promise<NamespaceShare[]> {
+    return (await this.request<{ shares: NamespaceShare[] }>('GET', 'shares')).shares;
+  }
+
+  /** Forgets every namespace, service, instance, operation, share, request quota bucket and logged call, and returns
+   * the configuration (mode, rates, quotas, faults) to what it was at start. */
   async reset(): Promise<void> {
     await this.request('POST', 'reset');
   }

@@ -1,6 +1,6 @@
 // Renders a StatusReport for people (aligned text tables grouped by namespace) or for programs (JSON). Pure.
 import type { Condition } from '../core/types.ts';
-import { isHealthy, serviceKey, servicesOf, type EndpointCount, type StatusReport } from './status-model.ts';
+import { clusterPlacesOf, isHealthy, serviceKey, servicesOf, type EndpointCount, type StatusReport } from './status-model.ts';
 
 /** Left-aligned columns separated by two spaces; trailing spaces trimmed. */
 export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -61,7 +61,12 @@ export function formatStatusTable(report: StatusReport): string {
   ));
   if (report.cloudMap) {
     const where = report.cloudMap.endpoint ? `${report.cloudMap.region} via ${report.cloudMap.endpoint}` : report.cloudMap.region;
-    out.push('', `Cloud Map: ${where}${report.cloudMap.clustersetId ? `, CLUSTERSET_ID=${report.cloudMap.clustersetId}` : ''}`);
+    const owner = report.cloudMap.namespaceOwner ? `, namespaces of account ${report.cloudMap.namespaceOwner}` : '';
+    out.push('', `Cloud Map: ${where}${report.cloudMap.clustersetId ? `, CLUSTERSET_ID=${report.cloudMap.clustersetId}` : ''}${owner}`);
+    const places = Object.entries(clusterPlacesOf(report.cloudMap)).sort(([a], [b]) => a.localeCompare(b));
+    if (places.length > 0) {
+      out.push(renderTable(['CLUSTER ID', 'REGIONS', 'ACCOUNTS'], places.map(([id, p]) => [id, list(p.regions), list(p.accounts)])));
+    }
   }
   const rows = serviceRows(report);
   out.push('');

@@ -7,6 +7,13 @@ export interface EndpointCount {
   total: number;
 }
 
+/** Where a cluster id's Cloud Map instances are: the Regions, and the AWS accounts that registered them. */
+export interface ClusterPlaces {
+  regions: string[];
+  /** CreatedByAccount of the instances; one cluster id registered by two accounts is a duplicate cluster id (C4). */
+  accounts: string[];
+}
+
 /** A ServiceExport joined with its Service and the Service's own EndpointSlices. */
 export interface ExportView {
   namespace: string;
@@ -51,13 +58,17 @@ export interface CloudMapServiceView {
   /** False when Cloud Map has no such namespace or service. */
   found: boolean;
   instancesByCluster: Record<string, EndpointCount>;
+  placesByCluster?: Record<string, ClusterPlaces>;
   error?: string;
 }
 
 export interface CloudMapView {
+  /** Every Region read, comma-separated. */
   region: string;
   endpoint?: string;
   clustersetId?: string;
+  /** The account owning the namespaces, when it is not the caller's. */
+  namespaceOwner?: string;
   services: CloudMapServiceView[];
   /** Set when Cloud Map could not be asked at all (credentials, region, network). */
   error?: string;
@@ -155,6 +166,27 @@ function crossProblems(clusters: readonly ClusterView[], cloudMap: CloudMapView 
     }
   }
   for (const s of cloudMap.services) if (s.error !== undefined) out.push({ where: 'cloudmap', service: serviceKey(s.namespace, s.name), message: s.error });
+  for (const [id, place] of Object.entries(clusterPlacesOf(cloudMap))) {
+    if (place.accounts.length > 1) {
+      out.push({ where: 'cloudmap', service: '', message: `instances of cluster id "${id}" were registered by accounts ${place.accounts.join(', ')}: two clusters use the id "${id}"; give each cluster its own (C4).` });
+    }
+    if (place.regions.length > 1) {
+      out.push({ where: 'cloudmap', service: '', message: `cluster id "${id}" has instances in Regions ${place.regions.join(', ')}: a cluster registers in its own Region only; two clusters may use the id "${id}" (C4), or a cluster moved Regions and left instances behind.` });
+    }
+  }
+  return out;
+}
+
+/** Every cluster id's Regions and registering accounts, over all services read. */
+export function clusterPlacesOf(cloudMap: CloudMapView): Record<string, ClusterPlaces> {
+  const out: Record<string, ClusterPlaces> = {};
+  for (const s of cloudMap.services) {
+    for (const [id, p] of Object.entries(s.placesByCluster ?? {})) {
+      const place = (out[id] ??= { regions: [], accounts: [] });
+      place.regions = [...new Set([...place.regions, ...p.regions])].sort();
+      place.accounts = [...new Set([...place.accounts, ...p.accounts])].sort();
+    }
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 // `mcs-cloudmap status`: reads every context in parallel, then the Cloud Map side of the services they know, and
 // assembles the report. The only I/O is in read-cluster.ts and read-cloudmap.ts.
+import { listedRegions } from '../config/options.ts';
 import { readCloudMap } from './read-cloudmap.ts';
 import { loadKubeconfigs, readCluster } from './read-cluster.ts';
 import { buildStatusReport, servicesOf, type StatusReport } from './status-model.ts';
@@ -17,6 +18,8 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   const clustersetId = clusters.find((c) => c.clustersetId !== undefined)?.clustersetId;
   const cloudMap = await readCloudMap({
     region: options.region,
+    regions: listedRegions(options.regions, 'regions'),
+    ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
     ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}),
     ...(clustersetId === undefined ? {} : { clustersetId }),
   }, servicesOf(clusters));

@@ -19,6 +19,10 @@ export interface CloudMapAdapterOptions extends CallerOptions, Identity {
   sdkClient?: ServiceDiscoveryClient;
   operationPolling?: Partial<OperationPolling>;
   logger?: Logger;
+  /** The account owning the ClusterSet's namespaces when it is not this cluster's (shared through AWS RAM). */
+  namespaceOwner?: string;
+  /** This cluster's AWS account, when known: instances claiming this cluster from another account are not its own (C4). */
+  accountId?: string;
 }
 
 export type WatchOptions = Omit<CloudMapWatcherOptions, 'registry' | 'instances' | 'operations' | 'identity' | 'clock' | 'logger'>;
@@ -38,9 +42,12 @@ export class CloudMapAdapter {
     this.identity = { clusterId: options.clusterId, clustersetId: options.clustersetId };
     this.client = options.sdkClient ?? createCloudMapClient(options.client!);
     this.caller = new CloudMapCaller(options);
-    this.operations = new OperationWaiter(this.client, this.caller, options.clock ?? systemClock, { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling });
-    this.registry = new CloudMapRegistry(this.client, this.caller, this.operations, options.logger);
-    this.instances = new CloudMapInstances(this.client, this.caller, this.registry, this.operations, this.identity);
+    const { namespaceOwner, accountId } = options;
+    this.operations = new OperationWaiter(this.client, this.caller, options.clock ?? systemClock, { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling }, namespaceOwner);
+    this.registry = new CloudMapRegistry(this.client, this.caller, this.operations, options.logger, namespaceOwner);
+    this.instances = new CloudMapInstances(this.client, this.caller, this.registry, this.operations, this.identity, {
+      ...(namespaceOwner === undefined ? {} : { namespaceOwner }), ...(accountId === undefined ? {} : { accountId }),
+    });
   }
 
   /** A change watcher over the ClusterSet's namespaces (not started). */
@@ -60,8 +67,8 @@ export class CloudMapAdapter {
     return this.registry.ensureNamespace(name);
   }
 
-  ensureService(namespaceId: string, name: string): Promise<string> {
-    return this.registry.ensureService(namespaceId, name);
+  ensureService(namespaceId: string, name: string, existing = false): Promise<string> {
+    return this.registry.ensureService(namespaceId, name, existing);
   }
 
   findNamespace(name: string): Promise<string | undefined> {

@@ -1,40 +1,50 @@
 // AIMD rate control for one Cloud Map API: a throttling response halves the allowed rate (multiplicative decrease),
-// then the rate climbs back linearly with time while no further throttling is seen (additive increase), up to the
-// configured rate. The quota is shared by every cluster of the account, so backing off quickly and returning slowly
-// is what lets several controllers converge on their share instead of oscillating.
+// then the rate climbs back linearly with time while no further throttling is seen (additive increase). The quota is
+// shared by every cluster of the account, so backing off quickly and returning slowly is what lets several controllers
+// converge on their share instead of oscillating.
+//
+// A controller's share of the quota is what it may always use. While it is busy (callers queued) and not throttled it
+// may also borrow, climbing past its share up to a ceiling (the controllers' whole part of the quota): a cluster
+// syncing alone then runs at nearly the account's rate instead of 1/n of it (M6), and when several are busy at once
+// the throttles they cause bring each back towards its share. Borrowed rate is returned as soon as demand stops.
 
 export interface AdaptiveRateConfig {
-  /** The configured requests per second; never exceeded. */
+  /** The share: requests per second regained after throttling and never exceeded while idle. */
   readonly maxRate: number;
+  /** Requests per second reachable by borrowing while busy (at least maxRate; equal to it: no borrowing). */
+  readonly ceilingRate: number;
   /** Floor after repeated throttling, so a call is never starved completely. */
   readonly minRate: number;
   /** Factor applied on a throttle (0 < f < 1). */
   readonly decreaseFactor: number;
-  /** Requests per second regained for each second without a throttle. */
+  /** Requests per second regained (or borrowed) for each second without a throttle. */
   readonly recoveryPerSecond: number;
   /** Throttles within this window of the last decrease count once: calls already in flight fail together. */
   readonly decreaseCooldownMs: number;
 }
 
-/** Defaults derived from the configured rate: halve on throttle, regain the full rate in 20 s. */
+/** Defaults derived from the share: halve on throttle, regain the full share in 20 s, no borrowing unless asked. */
 export function adaptiveRateConfig(maxRate: number, overrides: Partial<AdaptiveRateConfig> = {}): AdaptiveRateConfig {
   if (!(maxRate > 0)) throw new RangeError(`rate limit must be a positive number of requests per second, got ${maxRate}`);
-  return {
+  const config = {
     maxRate,
+    ceilingRate: maxRate,
     minRate: Math.min(maxRate, Math.max(0.2, maxRate / 100)),
     decreaseFactor: 0.5,
     recoveryPerSecond: maxRate / 20,
     decreaseCooldownMs: 1000,
     ...overrides,
   };
+  return { ...config, ceilingRate: Math.max(config.maxRate, config.ceilingRate) };
 }
 
 export class AdaptiveRate {
   readonly config: AdaptiveRateConfig;
-  /** Rate right after the last decrease, and when that was; the current rate grows linearly from there. */
+  /** Rate right after the last decrease or change of demand, and when that was; the rate grows linearly from there. */
   private floor: number;
   private since: number;
   private lastDecrease = Number.NEGATIVE_INFINITY;
+  private busy = false;
 
   constructor(config: AdaptiveRateConfig, now: number) {
     this.config = config;
@@ -45,7 +55,18 @@ export class AdaptiveRate {
   /** Allowed requests per second at `now`. */
   rate(now: number): number {
     const regained = (this.config.recoveryPerSecond * Math.max(0, now - this.since)) / 1000;
-    return Math.min(this.config.maxRate, this.floor + regained);
+    return Math.min(this.busy ? this.config.ceilingRate : this.config.maxRate, this.floor + regained);
+  }
+
+  /**
+   * Says whether callers are waiting. Becoming busy starts borrowing from the current rate (so it climbs, never
+   * jumps); becoming idle gives the borrowed rate back at once.
+   */
+  setBusy(now: number, busy: boolean): void {
+    if (busy === this.busy) return;
+    this.floor = this.rate(now);
+    this.since = now;
+    this.busy = busy;
   }
 
   /** Records a throttling response; returns true when it lowered the rate (false inside the cooldown). */

@@ -1,8 +1,10 @@
-// The writer side of the ClusterSet change marker: after this cluster's writes in a namespace completed, bump this
+// The writer side of the ClusterSet change marker: once this cluster's writes in a namespace are submitted, bump this
 // cluster's marker instance for that namespace. Bumps of one namespace run one at a time and at most one per
-// minBumpIntervalMs; changes reported meanwhile are folded into the next bump, so a burst of writes costs a few
-// bumps (write quota is the scarcest, and the emulator keeps a copy of the marker per bump), not one each. A change
-// after a quiet period is bumped at once.
+// interval; changes reported meanwhile are folded into the next bump, so a burst of writes costs a few bumps, not one
+// each. A change after a quiet period is bumped at once. While changes keep coming (an initial sync of thousands of
+// services), the interval doubles after each bump up to maxBumpIntervalMs: marker bumps are RegisterInstance calls and
+// would otherwise take a large part of that quota from the instances themselves (M6).
+import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Clock } from './clock.ts';
 import {
@@ -26,6 +28,8 @@ interface NamespaceState {
   waiters: Waiter[];
   running: boolean;
   lastBumpStart: number;
+  /** Least time from this bump's start to the next one's: the base after a quiet period, doubled while busy. */
+  interval: number;
   /** What this process last wrote; undefined until its first bump (then the last read marker is used). */
   written: { revision: string; history: BumpHistory } | undefined;
 }
@@ -38,8 +42,10 @@ export interface ChangeMarkerWriterOptions {
   clock: Clock;
   /** The marker instance as last read from Cloud Map (by the watcher), used after a restart. */
   lastSeen: (markerId: string) => MarkerEntry | undefined;
-  /** Least time between the starts of two bumps of one namespace (default 200 ms). */
+  /** Least time between the starts of two bumps of one namespace after a quiet period (default 200 ms). */
   minBumpIntervalMs?: number;
+  /** Longest it becomes while changes keep coming (default 5 s). */
+  maxBumpIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -53,12 +59,13 @@ export class ChangeMarkerWriter {
 
   /**
    * Records that this cluster changed `services` (any service when omitted) of `namespace` and resolves once a marker
-   * bump covering the change is in Cloud Map. Call it after the writes themselves completed. A rejection means the
+   * bump covering the change is in Cloud Map. Call it once the writes themselves are submitted (their operations and
+   * the bump's then run side by side; readers recheck for the case the bump shows first). A rejection means the
    * bump failed; the change is still folded into the next bump, and the full resync of every cluster catches it.
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
     let state = this.namespaces.get(namespace);
-    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, lastBumpStart: Number.NEGATIVE_INFINITY, written: undefined }));
+    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, lastBumpStart: Number.NEGATIVE_INFINITY, interval: 0, written: undefined }));
     state.pending = merge(state.pending, services);
     const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
     if (!state.running) void this.run(namespace, state);
@@ -67,9 +74,10 @@ export class ChangeMarkerWriter {
 
   private async run(namespace: string, state: NamespaceState): Promise<void> {
     state.running = true;
-    const { clock, minBumpIntervalMs = 200 } = this.options;
+    const { clock, minBumpIntervalMs = 200, maxBumpIntervalMs = 5000 } = this.options;
+    state.interval = minBumpIntervalMs;
     while (state.waiters.length > 0) {
-      await clock.sleep(state.lastBumpStart + minBumpIntervalMs - clock.now());
+      await clock.sleep(state.lastBumpStart + state.interval - clock.now());
       state.lastBumpStart = clock.now();
       const waiters = state.waiters.splice(0);
       const pending = state.pending;
@@ -82,29 +90,44 @@ export class ChangeMarkerWriter {
         this.options.logger?.warn({ namespace, err: String(err) }, 'could not bump the ClusterSet change marker; peers will see the change at their next full resync');
         for (const w of waiters) w.reject(err);
       }
+      if (state.waiters.length > 0) state.interval = Math.min(maxBumpIntervalMs, state.interval * 2);
     }
     state.running = false;
   }
 
   private async bump(namespace: string, state: NamespaceState, pending: Set<string> | 'all' | undefined): Promise<void> {
-    const { registry, instances, operations, identity, clock } = this.options;
+    const { identity, clock } = this.options;
     const seen = state.written === undefined ? this.options.lastSeen(markerInstanceId(identity.clusterId, namespace)) : undefined;
     const previous = state.written?.revision ?? seen?.revision;
     const revision = nextRevision(previous, clock.now());
     const history = appendBump(state.written?.history ?? seen ?? EMPTY_HISTORY, previous, revision, pending === 'all' || pending === undefined ? undefined : [...pending]);
-    const instance = markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history);
-    for (let attempt = 0; ; attempt++) {
-      const namespaceId = await registry.ensureNamespace(markerNamespaceName(identity.clustersetId));
-      const serviceId = await registry.ensureService(namespaceId, MARKER_SERVICE);
-      try {
-        await operations.wait([await instances.registerInstance(serviceId, instance)]);
-        break;
-      } catch (err) {
-        // The marker service was deleted under us: its cached id is dropped, so the next attempt recreates it.
-        if (attempt > 0 || !isNotFound(err, 'ServiceNotFound')) throw err;
-      }
-    }
+    await registerInMarkerService(this.options, markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history));
     state.written = { revision, history };
+  }
+}
+
+/**
+ * Registers one of this cluster's instances of the marker service (a marker, or its heartbeat); the marker namespace
+ * and service are created when missing. Waits for the operation unless `wait` is false (a heartbeat: its readers see
+ * it when it lands, and polling its operation would cost more calls than the beat).
+ */
+export async function registerInMarkerService(
+  deps: Pick<ChangeMarkerWriterOptions, 'registry' | 'instances' | 'operations' | 'identity'>,
+  instance: CloudMapInstance,
+  wait = true,
+): Promise<void> {
+  const { registry, instances, operations, identity } = deps;
+  for (let attempt = 0; ; attempt++) {
+    const namespaceId = await registry.ensureNamespace(markerNamespaceName(identity.clustersetId));
+    const serviceId = await registry.ensureService(namespaceId, MARKER_SERVICE);
+    try {
+      const operation = await instances.registerInstance(serviceId, instance);
+      if (wait) await operations.wait([operation]);
+      return;
+    } catch (err) {
+      // The marker service was deleted under us: its cached id is dropped, so the next attempt recreates it.
+      if (attempt > 0 || !isNotFound(err, 'ServiceNotFound')) throw err;
+    }
   }
 }
 

@@ -6,13 +6,13 @@ import {
   DeregisterInstanceCommand, DiscoverInstancesCommand, DiscoverInstancesRevisionCommand, GetInstanceCommand,
   ListInstancesCommand, RegisterInstanceCommand,
 } from '@aws-sdk/client-servicediscovery';
-import { ATTR_CLUSTERSET_ID } from '../core/names.ts';
+import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapCaller } from './call.ts';
-import { causeField, describeContext, isNotFound, type CallContext } from './errors.ts';
+import { causeField, describeContext, isNotFound, OwnershipError, type CallContext } from './errors.ts';
 import { dedupeById, inClusterset, sameInstances } from './instance-set.ts';
 import type { OperationWaiter } from './operations.ts';
-import { assertOwnInstance, type Identity } from './ownership.ts';
+import { assertOwnAccount, assertOwnInstance, type Identity } from './ownership.ts';
 import { collectPages } from './paging.ts';
 import type { CloudMapRegistry } from './registry.ts';
 
@@ -35,9 +35,18 @@ export class CloudMapInstances {
   private readonly registry: CloudMapRegistry;
   private readonly operations: OperationWaiter;
   private readonly identity: Identity;
+  /** The owner of the ClusterSet's namespaces when another account (discovery then names it, OwnerAccount). */
+  private readonly owner: { OwnerAccount?: string };
+  /** This cluster's account, when known: an instance claiming this cluster that another account registered is not ours (C4). */
+  private readonly accountId: string | undefined;
 
-  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, registry: CloudMapRegistry, operations: OperationWaiter, identity: Identity) {
+  constructor(
+    client: ServiceDiscoveryClient, caller: CloudMapCaller, registry: CloudMapRegistry, operations: OperationWaiter, identity: Identity,
+    accounts: { namespaceOwner?: string; accountId?: string } = {},
+  ) {
     this.client = client;
+    this.owner = accounts.namespaceOwner === undefined ? {} : { OwnerAccount: accounts.namespaceOwner };
+    this.accountId = accounts.accountId;
     this.caller = caller;
     this.registry = registry;
     this.operations = operations;
@@ -60,11 +69,13 @@ export class CloudMapInstances {
   }
 
   /** Every entry ListInstances returns, copies included (the emulator keeps one per registration of an id). */
-  private listCopies(serviceId: string): Promise<CloudMapInstance[]> {
+  private listCopies(serviceId: string): Promise<Array<CloudMapInstance & { createdByAccount?: string }>> {
     return collectPages(async (NextToken) => {
       const out = await this.onService('ListInstances', { serviceId },
         () => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 })));
-      return { items: (out.Instances ?? []).flatMap((i) => toInstance(i.Id, i.Attributes)), nextToken: out.NextToken };
+      const items = (out.Instances ?? []).flatMap((i) => toInstance(i.Id, i.Attributes)
+        .map((instance) => (i.CreatedByAccount === undefined ? instance : { ...instance, createdByAccount: i.CreatedByAccount })));
+      return { items, nextToken: out.NextToken };
     });
   }
 
@@ -79,11 +90,11 @@ export class CloudMapInstances {
     let out;
     try {
       out = await this.caller.call('DiscoverInstances', context, () => this.client.send(new DiscoverInstancesCommand({
-        NamespaceName: namespace, ServiceName: service, HealthStatus: 'ALL', MaxResults: DISCOVER_MAX_RESULTS,
+        NamespaceName: namespace, ServiceName: service, HealthStatus: 'ALL', MaxResults: DISCOVER_MAX_RESULTS, ...this.owner,
         QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
       })));
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (this.invisible(err)) return undefined;
       throw err;
     }
     const revision = out.InstancesRevision;
@@ -110,12 +121,20 @@ export class CloudMapInstances {
   async discoverRevision(namespace: string, service: string): Promise<number | undefined> {
     try {
       const out = await this.caller.call('DiscoverInstancesRevision', { namespace, service },
-        () => this.client.send(new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service })));
+        () => this.client.send(new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.owner })));
       return out.InstancesRevision;
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (this.invisible(err)) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * Whether a discovery error means "no such service here": not found, or, in another account's namespaces, access
+   * denied (Cloud Map does not tell a namespace that is not shared from one that does not exist).
+   */
+  private invisible(err: unknown): boolean {
+    return isNotFound(err) || (this.owner.OwnerAccount !== undefined && isNotFound(err, 'AccessDeniedException'));
   }
 
   private async getInstance(serviceId: string, instanceId: string): Promise<CloudMapInstance | undefined> {
@@ -165,11 +184,33 @@ export class CloudMapInstances {
    * anything is written. The listing also counts copies: the emulator keeps one per registration and its
    * DeregisterInstance removes one per call, so each copy gets a call (real Cloud Map always lists one).
    */
-  async deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
+  deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
     const wanted = new Set(instanceIds);
-    const copies = (await this.listCopies(serviceId)).filter((i) => wanted.has(i.id));
+    return this.deregisterOf(serviceId, (i) => wanted.has(i.id), this.identity, 'deregister');
+  }
+
+  /**
+   * Deregisters every instance of another cluster of this ClusterSet that is dead (listed now, so nothing a lagging
+   * read missed stays): only for --reap-dead-clusters-after, once that cluster's heartbeat is older than it. `only`
+   * narrows it to some ids. Every copy must carry that cluster's CLUSTER_ID and this CLUSTERSET_ID (M4: an id alone
+   * proves nothing), and this cluster is never reaped.
+   */
+  reapInstances(serviceId: string, deadClusterId: string, only?: readonly string[]): Promise<string[]> {
+    if (deadClusterId === this.identity.clusterId) throw new OwnershipError(`refusing to reap instances of "${deadClusterId}" in ${describeContext({ serviceId })}: it is this cluster, which is alive`);
+    const dead = { clusterId: deadClusterId, clustersetId: this.identity.clustersetId };
+    const wanted = only === undefined ? undefined : new Set(only);
+    return this.deregisterOf(serviceId, (i) => (wanted === undefined || wanted.has(i.id)) && i.attributes[ATTR_CLUSTER_ID] === deadClusterId &&
+      i.attributes[ATTR_CLUSTERSET_ID] === dead.clustersetId, dead, 'reap');
+  }
+
+  private async deregisterOf(serviceId: string, wanted: (instance: CloudMapInstance) => boolean, owner: Identity, action: string): Promise<string[]> {
+    const copies = (await this.listCopies(serviceId)).filter(wanted);
     const where = describeContext({ serviceId });
-    for (const instance of copies) assertOwnInstance(instance, this.identity, 'deregister', where);
+    for (const instance of copies) {
+      assertOwnInstance(instance, owner, action, where);
+      // C4 for this cluster's own instances; a dead cluster's are reaped whatever account registered them.
+      if (owner.clusterId === this.identity.clusterId) assertOwnAccount(instance, owner, this.accountId, where);
+    }
     const operations = await Promise.all(copies.map((instance) => this.deregisterOwned(serviceId, instance)));
     return operations.filter((id): id is string => id !== undefined);
   }

@@ -55,12 +55,19 @@ export class OperationWaiter {
   private loop: Promise<void> | undefined;
   private delay: number;
   private lastListedAt: number | undefined;
+  /** Operations in a namespace of another account are that account's: GetOperation names it (OwnerAccount). */
+  private readonly owner: { OwnerAccount?: string };
 
-  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, clock: Clock, polling: OperationPolling = DEFAULT_OPERATION_POLLING) {
+  /**
+   * With `namespaceOwner` (another account's shared namespaces), every operation is asked for with GetOperation: a
+   * listing of this account's operations would not show them.
+   */
+  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, clock: Clock, polling: OperationPolling = DEFAULT_OPERATION_POLLING, namespaceOwner?: string) {
     this.client = client;
     this.caller = caller;
     this.clock = clock;
-    this.polling = polling;
+    this.owner = namespaceOwner === undefined ? {} : { OwnerAccount: namespaceOwner };
+    this.polling = namespaceOwner === undefined ? polling : { ...polling, batchFrom: Number.POSITIVE_INFINITY };
     this.delay = polling.initialDelayMs;
   }
 
@@ -75,7 +82,7 @@ export class OperationWaiter {
     const context = { ...this.tracked.get(operationId)?.context, operationId };
     let out: GetOperationCommandOutput;
     try {
-      out = await this.caller.call('GetOperation', context, () => this.client.send(new GetOperationCommand({ OperationId: operationId })));
+      out = await this.caller.call('GetOperation', context, () => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner })));
     } catch (err) {
       if (!isNotFound(err, 'OperationNotFound')) throw err;
       const check = this.tracked.get(operationId)?.check;
@@ -226,9 +233,9 @@ export class OperationWaiter {
     return [...done].filter(([, status]) => status === 'SUCCESS').map(([id]) => id);
   }
 
-  /** The instance an operation wrote (its INSTANCE target), if it names one. */
-  async instanceOf(operationId: string): Promise<string | undefined> {
-    const out = await this.caller.call('GetOperation', { operationId }, () => this.client.send(new GetOperationCommand({ OperationId: operationId })));
-    return out.Operation?.Targets?.INSTANCE;
+  /** The instance an operation wrote (its INSTANCE target), if it names one, and when it was submitted (Unix ms). */
+  async describe(operationId: string): Promise<{ instance: string | undefined; submittedAt: number | undefined }> {
+    const out = await this.caller.call('GetOperation', { operationId }, () => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner })));
+    return { instance: out.Operation?.Targets?.INSTANCE, submittedAt: out.Operation?.CreateDate?.getTime() };
   }
 }

@@ -25,3 +25,17 @@ export function assertOwnInstance(instance: CloudMapInstance, identity: Identity
     'this is a bug in the caller or an instance id shared with another cluster',
   );
 }
+
+/**
+ * Throws OwnershipError when `instance` claims this cluster but was registered by another account than this cluster's
+ * (`CreatedByAccount` of ListInstances, when both are known): another cluster claims the same cluster id (C4). Its
+ * instances are never deregistered; the export reports the duplicate instead.
+ */
+export function assertOwnAccount(instance: CloudMapInstance & { createdByAccount?: string }, identity: Identity, accountId: string | undefined, where: string): void {
+  if (accountId === undefined || instance.createdByAccount === undefined || instance.createdByAccount === accountId) return;
+  throw new OwnershipError(
+    `refusing to deregister Cloud Map instance "${instance.id}" in ${where}: it claims cluster "${identity.clusterId}" but account ` +
+    `${instance.createdByAccount} registered it, not this cluster's account ${accountId}; two clusters in different accounts use the ` +
+    `cluster id "${identity.clusterId}" (C4): give each cluster its own`,
+  );
+}

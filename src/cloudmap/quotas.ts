@@ -1,7 +1,8 @@
 // Cloud Map request quotas and the client-side limits derived from them (M6). Quotas are per account and Region and
 // shared by every cluster of the ClusterSet (and by people using the console or CLI), so each controller keeps to an
-// equal share of a fraction of them: staying under the quota by design, with throttling (adaptive-rate.ts) as the
-// exception that slows a cluster down when the others use more than their share. Pure.
+// equal share of a fraction of them: staying under the quota by design. A busy controller may borrow past its share,
+// up to the controllers' whole fraction, while nobody throttles it (adaptive-rate.ts): a cluster syncing alone is not
+// held to 1/n of the quota. Pure.
 
 /** Key of the quota used for APIs without an entry of their own. */
 export const OTHER_APIS = '*';
@@ -39,10 +40,12 @@ export const CLOUD_MAP_QUOTAS: Readonly<Record<string, ApiQuota>> = {
 export const CONTROLLERS_SHARE = 0.8;
 
 export interface ClientLimit {
-  /** Requests per second this controller allows itself. */
+  /** Requests per second this controller allows itself: its share. */
   readonly rate: number;
-  /** Size of its token bucket (at least 1). */
+  /** Size of its token bucket at that rate (at least 1). */
   readonly burst: number;
+  /** Requests per second it may borrow up to while busy and not throttled (at least `rate`). */
+  readonly ceiling: number;
 }
 
 export interface ClientLimitInput {
@@ -54,13 +57,14 @@ export interface ClientLimitInput {
   readonly overrides?: Readonly<Record<string, number>>;
 }
 
-function scaled(quota: ApiQuota, rate: number): ClientLimit {
-  return { rate, burst: Math.max(1, (quota.burst / quota.rate) * rate) };
+function scaled(quota: ApiQuota, rate: number, ceiling: number): ClientLimit {
+  return { rate, burst: Math.max(1, (quota.burst / quota.rate) * rate), ceiling };
 }
 
 /**
- * Each API's client-side limit: CONTROLLERS_SHARE of the account quota divided equally among `clusters`, unless
- * `overrides` names the API. Every API of CLOUD_MAP_QUOTAS, `quotas` and `overrides` gets an entry, and `*` always.
+ * Each API's client-side limit: CONTROLLERS_SHARE of the account quota divided equally among `clusters`, borrowing
+ * up to all of CONTROLLERS_SHARE; or exactly the rate `overrides` names for the API, without borrowing. Every API of
+ * CLOUD_MAP_QUOTAS, `quotas` and `overrides` gets an entry, and `*` always.
  */
 export function clientLimits(input: ClientLimitInput): Record<string, ClientLimit> {
   const clusters = Math.max(1, Math.floor(input.clusters));
@@ -71,7 +75,8 @@ export function clientLimits(input: ClientLimitInput): Record<string, ClientLimi
     const quotaRate = input.quotas?.[api];
     const quota = quotaRate === undefined ? table : { rate: quotaRate, burst: (table.burst / table.rate) * quotaRate };
     const override = input.overrides?.[api];
-    out[api] = scaled(quota, override ?? (quota.rate * CONTROLLERS_SHARE) / clusters);
+    const controllers = quota.rate * CONTROLLERS_SHARE;
+    out[api] = override === undefined ? scaled(quota, controllers / clusters, controllers) : scaled(quota, override, override);
   }
   return out;
 }

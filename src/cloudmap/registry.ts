@@ -19,6 +19,7 @@ import { causeField, CloudMapCallError, isNotFound } from './errors.ts';
 import type { OperationWaiter } from './operations.ts';
 import { collectPages } from './paging.ts';
 import { captureServiceNamespaces, type ServiceNamespaceIndex } from './service-namespaces.ts';
+import { NamespaceNotSharedError, resourceReference, sameResource, serviceArnIn } from './shared-namespaces.ts';
 
 export interface NamespaceSummary {
   readonly id: string;
@@ -76,9 +77,15 @@ export class CloudMapRegistry {
   private readonly servicesComplete = new Set<string>();
   /** One creation at a time per name within this process. */
   private readonly creating = new Map<string, Promise<string>>();
+  /**
+   * The account that owns the ClusterSet's namespaces when it is not this one: only its namespaces are used, named by
+   * ARN, and never created here (shared-namespaces.ts).
+   */
+  private readonly owner: string | undefined;
 
-  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, operations: OperationWaiter, logger?: Logger) {
+  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, operations: OperationWaiter, logger?: Logger, namespaceOwner?: string) {
     this.client = client;
+    this.owner = namespaceOwner;
     this.serviceNamespaces = captureServiceNamespaces(client);
     this.caller = caller;
     this.operations = operations;
@@ -93,9 +100,11 @@ export class CloudMapRegistry {
         () => this.client.send(new ListNamespacesCommand({ Filters, NextToken, MaxResults: 100 })));
       return { items: out.Namespaces ?? [], nextToken: out.NextToken };
     });
+    const shared = this.owner !== undefined;
     const namespaces = all
       .filter((n) => n.Id !== undefined && n.Name !== undefined && (name === undefined || n.Name === name))
-      .map((n) => ({ id: n.Id!, name: n.Name!, type: n.Type ?? 'HTTP', createdAt: n.CreateDate?.getTime() ?? 0 }));
+      .filter((n) => !shared || n.ResourceOwner === this.owner)
+      .map((n) => ({ id: resourceReference(n, shared)!, name: n.Name!, type: n.Type ?? 'HTTP', createdAt: n.CreateDate?.getTime() ?? 0 }));
     for (const [n, id] of oldestByKey(namespaces, (ns) => ns.name)) this.namespaceIds.set(n, id);
     if (name === undefined) this.namespacesComplete = true;
     return namespaces;
@@ -111,8 +120,8 @@ export class CloudMapRegistry {
     });
     const services = all
       .filter((s) => s.Id !== undefined && s.Name !== undefined)
-      .filter((s) => (this.serviceNamespaces.namespaceOf(s.Id!) ?? namespaceId) === namespaceId)
-      .map((s) => ({ id: s.Id!, name: s.Name!, namespaceId, createdAt: s.CreateDate?.getTime() ?? 0 }));
+      .filter((s) => sameResource(this.serviceNamespaces.namespaceOf(s.Id!) ?? namespaceId, namespaceId))
+      .map((s) => ({ id: resourceReference(s, this.owner !== undefined)!, name: s.Name!, namespaceId, createdAt: s.CreateDate?.getTime() ?? 0 }));
     for (const [key, id] of oldestByKey(services, serviceKey)) this.serviceIds.set(key, id);
     this.servicesComplete.add(namespaceId);
     return services;
@@ -138,6 +147,12 @@ export class CloudMapRegistry {
    * looked up by name once it exists (namespaces are few: this is not a per-service cost).
    */
   private async createNamespace(name: string): Promise<string> {
+    if (this.owner !== undefined) {
+      // A consumer never creates: the namespace may have been shared since the last listing, so look once more.
+      const shared = oldest(await this.listNamespaces(name))?.id;
+      if (shared === undefined) throw new NamespaceNotSharedError(name, this.owner);
+      return this.recordNamespace(name, shared, false);
+    }
     const context = { namespace: name };
     const CreatorRequestId = randomUUID();
     let ours = true;
@@ -179,9 +194,21 @@ export class CloudMapRegistry {
     return this.serviceIds.get(serviceKey({ namespaceId, name }));
   }
 
-  /** The id of service `name` in the namespace, created when missing (M1). */
-  async ensureService(namespaceId: string, name: string): Promise<string> {
-    return (await this.findService(namespaceId, name)) ?? this.once(`svc/${namespaceId}/${name}`, () => this.createService(namespaceId, name));
+  /**
+   * The id of service `name` in the namespace, created when missing (M1). `existing`: another cluster's instances of
+   * it were read, so it exists although this process never learnt its id. Then the namespace is listed again first
+   * (one listing shared by every caller meanwhile): when several clusters export the same services, the listing finds
+   * them all for one ListServices per 100 services, where CreateService would spend a call of its scarce quota on
+   * each, answered ServiceAlreadyExists (M6).
+   */
+  async ensureService(namespaceId: string, name: string, existing = false): Promise<string> {
+    const key = serviceKey({ namespaceId, name });
+    let id = await this.findService(namespaceId, name);
+    if (id === undefined && existing) {
+      await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+      id = this.serviceIds.get(key);
+    }
+    return id ?? this.once(`svc/${namespaceId}/${name}`, () => this.createService(namespaceId, name));
   }
 
   /**
@@ -195,12 +222,13 @@ export class CloudMapRegistry {
     try {
       const out = await this.caller.call('CreateService', context,
         () => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: DESCRIPTION, CreatorRequestId })));
-      id = out.Service?.Id;
+      id = out.Service === undefined ? undefined : resourceReference(out.Service, this.owner !== undefined);
     } catch (err) {
       // A cached namespace id can outlive its namespace: drop it so the next ensureNamespace looks again.
       if (isNotFound(err, 'NamespaceNotFound')) this.forgetNamespace(namespaceId);
       id = causeField(err, 'ServiceId');
       if (id === undefined) throw err;
+      if (this.owner !== undefined) id = serviceArnIn(namespaceId, id);
     }
     if (id === undefined) throw new Error(`Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`);
     this.serviceIds.set(serviceKey({ namespaceId, name }), id);

@@ -20,18 +20,26 @@ export class TokenBucket {
     return Math.max(1, this.limiter.rate(now) * this.burstSeconds);
   }
 
+  /** Refills for the time since the last call; a bucket that fills up means demand stopped (no more borrowing). */
   private refill(now: number): void {
     if (now > this.last) {
-      this.tokens = Math.min(this.capacity(now), this.tokens + (this.limiter.rate(now) * (now - this.last)) / 1000);
+      const capacity = this.capacity(now);
+      this.tokens = Math.min(capacity, this.tokens + (this.limiter.rate(now) * (now - this.last)) / 1000);
       this.last = now;
+      if (this.tokens >= capacity) this.limiter.setBusy(now, false);
     }
   }
 
-  /** Takes one token; returns the milliseconds the caller must wait before sending (0 when one was available). */
+  /**
+   * Takes one token; returns the milliseconds the caller must wait before sending (0 when one was available). A caller
+   * that has to wait marks the API busy, which lets its rate borrow above the share (adaptive-rate.ts).
+   */
   reserve(now: number): number {
     this.refill(now);
     this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.limiter.rate(now)) * 1000);
+    if (this.tokens >= 0) return 0;
+    this.limiter.setBusy(now, true);
+    return Math.ceil((-this.tokens / this.limiter.rate(now)) * 1000);
   }
 
   /** After a throttle: slow the rate down and drop any saved-up burst. */
@@ -43,6 +51,7 @@ export class TokenBucket {
   }
 
   rate(now: number): number {
+    this.refill(now);
     return this.limiter.rate(now);
   }
 

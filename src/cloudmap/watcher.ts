@@ -5,7 +5,9 @@
 // - Every poll (default 1 s): one DiscoverInstancesRevision of the ClusterSet's change marker. Only when it moved:
 //   read the markers, re-read the services their histories name (DiscoverInstances), or, for a namespace whose
 //   history does not reach back far enough, compare every service's DiscoverInstancesRevision and read those that
-//   moved. Marker-driven reads are checked again a few seconds later (Cloud Map reads are eventually consistent).
+//   moved. Marker-driven reads are checked again 1 s and a few seconds later (Cloud Map reads are eventually
+//   consistent, and writers announce a change when its operations are submitted, so a marker can show before the
+//   instances it announces).
 // - At start: the operations a previous process left pending are waited for, then everything is read once (one
 //   paged ListNamespaces, one paged ListServices per namespace, every service's instances).
 // - Then a safety-net resync, paced by resync-pace.ts: services are checked one by one (revision first; every few
@@ -13,17 +15,21 @@
 //   within the resync interval while that fits the call budget, slower beyond. This catches writers that never bump
 //   the marker (the AWS controller v0.3.1), vanished services and anything missed, at a cost that does not grow
 //   with the number of services.
+// - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
+//   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
 import { sleep } from '../kube/backoff.ts';
 import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
-import { ChangeMarkerWriter } from './change-marker-writer.ts';
+import { observeHeartbeats, type HeartbeatSighting } from '../core/cluster-liveness.ts';
+import { ChangeMarkerWriter, registerInMarkerService } from './change-marker-writer.ts';
 import {
   changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, unannouncedSince, type DirtyNamespaces, type MarkerEntry,
 } from './change-marker.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { forEachLimited } from './for-each-limited.ts';
+import { heartbeatInstance, parseHeartbeat } from './heartbeat.ts';
 import { sameInstances } from './instance-set.ts';
 import type { CloudMapInstances } from './instances.ts';
 import type { OperationWaiter } from './operations.ts';
@@ -59,12 +65,25 @@ export interface CloudMapWatcherOptions {
    * namespace's services before it completes.
    */
   knownServices?: () => readonly ServiceKey[];
-  /** Marker-driven reads are repeated (revision first) this long after, for Cloud Map's eventual consistency. */
-  recheckAfterMs?: number;
+  /** Marker-driven reads are repeated (revision first) this long after each, for Cloud Map's eventual consistency. */
+  rechecksAfterMs?: readonly number[];
   /** Services read in parallel. */
   concurrency?: number;
   /** Least time between two bumps of this cluster's marker for one namespace (markChanged). */
   minBumpIntervalMs?: number;
+  /** How often this cluster's heartbeat is written; 0: never. */
+  heartbeatIntervalMs?: number;
+  /** How far behind a writer's clock may be when its heartbeat is seen for the first time (cluster-liveness.ts). */
+  heartbeatSkewAllowanceMs?: number;
+  /** Called as each heartbeat write begins (its RegisterInstance may still fail and be retried at the next poll). */
+  onHeartbeat?: () => void;
+  /**
+   * Another Region's Cloud Map, read only: this cluster never writes there, so operations pending at start are not
+   * its predecessor's to wait for, and markChanged() is refused.
+   */
+  readOnly?: boolean;
+  /** Called when polls of the change marker start failing (with the error) or succeed again. */
+  onReachability?: (reachability: Reachability) => void;
   logger?: Logger;
   clock?: Clock;
 }
@@ -81,6 +100,14 @@ export interface WatcherStats {
   fullResyncs: number;
   /** Services checked by the safety-net resync after the first read. */
   resyncChecks: number;
+}
+
+/** Whether the last poll of the change marker got an answer; `since` is when that last changed (clock ms). */
+export interface Reachability {
+  readonly reachable: boolean;
+  readonly since: number;
+  /** The failure, while unreachable. */
+  readonly error?: string;
 }
 
 /** One pass of the safety-net resync: the services to check, in order, and how far it got. */
@@ -106,13 +133,24 @@ const OWN_OPERATION_PROBES = 20;
 /** Writes older than this that a predecessor never announced are left to the safety-net resync. */
 const UNANNOUNCED_MAX_AGE_MS = 3_600_000;
 
+/** What this reader knows of the ClusterSet's heartbeats, as of its last complete read of the marker service. */
+export interface HeartbeatView {
+  readonly sightings: ReadonlyMap<string, HeartbeatSighting>;
+  /** When (this reader's clock) the marker service was last read in full or found unchanged; undefined before. */
+  readonly readAt: number | undefined;
+}
+
 export class CloudMapWatcher {
-  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices'>> & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices'>;
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability'>>
+    & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability'>;
   private readonly markerNamespace: string;
   private readonly cache = new Map<string, Map<string, Cached>>();
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
   private markerRevision: number | undefined | null = null;
   private markerSeen = new Map<string, MarkerEntry>();
+  private heartbeatView: HeartbeatView = { sightings: new Map(), readAt: undefined };
+  private nextBeat = 0;
+  private beating: Promise<void> | undefined;
   private readonly dirty: DirtyNamespaces = new Map();
   private rechecks: { due: number; dirty: DirtyNamespaces }[] = [];
   private nextFullResync = 0;
@@ -130,8 +168,11 @@ export class CloudMapWatcher {
   private sweepListingRetryAt = 0;
   private sweepCarry = 0;
   private lastSweepStep = 0;
-  /** Operations found at start (pending, or done but unannounced) were this cluster's: a predecessor was killed mid-write. */
+  /** Operations found pending at start were this cluster's: a predecessor was killed mid-write. */
   private ownPendingAtStart = false;
+  /** Whether operations that succeeded since this cluster's last bump wrote its instances (settlePredecessor). */
+  private unannouncedAtStart: Promise<boolean> = Promise.resolve(false);
+  private reach: Reachability;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -141,13 +182,17 @@ export class CloudMapWatcher {
       resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 60,
       deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
       settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
-      recheckAfterMs: options.recheckAfterMs ?? 5000,
+      rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
       concurrency: Math.max(1, options.concurrency ?? 16),
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 0,
+      heartbeatSkewAllowanceMs: options.heartbeatSkewAllowanceMs ?? 60_000,
+      readOnly: options.readOnly ?? false,
       clock: options.clock ?? systemClock,
       logger: options.logger,
     };
     this.markerNamespace = markerNamespaceName(options.identity.clustersetId);
+    this.reach = { reachable: true, since: this.opts.clock.now() };
     this.writer = new ChangeMarkerWriter({
       registry: options.registry,
       instances: options.instances,
@@ -176,6 +221,7 @@ export class CloudMapWatcher {
   async stop(): Promise<void> {
     this.abort.abort();
     await this.loop;
+    await this.beating;
     this.loop = undefined;
     this.firstSync = undefined;
   }
@@ -188,6 +234,16 @@ export class CloudMapWatcher {
   /** The instances of `namespace/service` in this ClusterSet, all clusters, as last read (empty when none). */
   snapshot(namespace: string, service: string): readonly CloudMapInstance[] {
     return this.cache.get(namespace)?.get(service)?.instances ?? [];
+  }
+
+  /** The heartbeats of the ClusterSet's clusters as last read (this cluster's included). */
+  heartbeats(): HeartbeatView {
+    return this.heartbeatView;
+  }
+
+  /** Whether this Cloud Map answered the last poll of the change marker. */
+  get reachability(): Reachability {
+    return this.reach;
   }
 
   get stats(): Readonly<WatcherStats> {
@@ -204,10 +260,11 @@ export class CloudMapWatcher {
   }
 
   /**
-   * For the writer side: this cluster changed `services` (any when omitted) in `namespace`, and those writes have
-   * completed. Resolves once the ClusterSet change marker says so.
+   * For the writer side: this cluster changed `services` (any when omitted) in `namespace`; those writes have been
+   * submitted. Resolves once the ClusterSet change marker says so.
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
+    if (this.opts.readOnly) return Promise.reject(new Error(`the change marker of namespace ${namespace} is only written in this cluster's own Region`));
     return this.writer.markChanged(namespace, services);
   }
 
@@ -217,24 +274,44 @@ export class CloudMapWatcher {
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
-    await this.guard('read the change marker', () => this.pollMarker(false));
-    await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
+    this.reached(await this.guard('read the change marker', () => this.pollMarker(false)));
+    // Only in this cluster's own Region: a Region read only is never written to (its readers read every Region).
+    if (!this.opts.readOnly) {
+      this.beatWhenDue();
+      await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
+    }
     while (!signal.aborted) {
       await this.tick();
       await sleep(this.opts.pollIntervalMs, signal);
     }
   }
 
-  private async guard(what: string, step: () => Promise<void>): Promise<void> {
+  /** Runs one step; a failure is logged and returned (the step is retried at the next poll). */
+  private async guard(what: string, step: () => Promise<void>): Promise<unknown> {
     try {
       await step();
+      return undefined;
     } catch (err) {
       this.log?.warn({ err: String(err) }, `could not ${what}; retrying at the next poll`);
+      return err ?? new Error(`could not ${what}`);
+    }
+  }
+
+  /** Records the outcome of a marker poll (`failure` undefined: answered); calls back when reachability changed. */
+  private reached(failure: unknown): void {
+    const reachable = failure === undefined;
+    if (reachable === this.reach.reachable) return;
+    this.reach = reachable ? { reachable, since: this.opts.clock.now() } : { reachable, since: this.opts.clock.now(), error: String(failure) };
+    try {
+      this.opts.onReachability?.(this.reach);
+    } catch (err) {
+      this.log?.error({ err: String(err) }, 'Cloud Map reachability callback failed');
     }
   }
 
   private async tick(): Promise<void> {
-    await this.guard('poll the change marker', () => this.pollMarker(true));
+    if (!this.opts.readOnly) this.beatWhenDue();
+    this.reached(await this.guard('poll the change marker', () => this.pollMarker(true)));
     if (!this.isSynced && this.opts.clock.now() >= this.nextFullResync) await this.guard('read Cloud Map', () => this.fullResync());
     else await this.guard('re-read changed services', () => this.processDirty());
     await this.guard('recheck changed services', () => this.processRechecks());
@@ -244,8 +321,12 @@ export class CloudMapWatcher {
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
   private async pollMarker(track: boolean): Promise<void> {
     this.counts.polls++;
+    const startedAt = this.opts.clock.now();
     const revision = await this.opts.instances.discoverRevision(this.markerNamespace, MARKER_SERVICE);
-    if (revision === this.markerRevision) return;
+    if (revision === this.markerRevision) {
+      this.heartbeatView = { ...this.heartbeatView, readAt: startedAt };
+      return;
+    }
     this.counts.markerChanges++;
     const found = revision === undefined ? undefined : await this.opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
     const entries = (found?.instances ?? []).flatMap((i) => parseMarker(i) ?? []);
@@ -254,6 +335,25 @@ export class CloudMapWatcher {
     }
     this.markerSeen = new Map(entries.map((e) => [e.id, e]));
     this.markerRevision = revision;
+    const heartbeats = (found?.instances ?? []).flatMap((i) => parseHeartbeat(i) ?? []);
+    this.heartbeatView = {
+      sightings: observeHeartbeats(this.heartbeatView.sightings, heartbeats, startedAt, this.opts.heartbeatSkewAllowanceMs),
+      readAt: startedAt,
+    };
+  }
+
+  /** Writes this cluster's heartbeat when an interval has passed since the last one began (not awaited by the poll). */
+  private beatWhenDue(): void {
+    const { heartbeatIntervalMs, clock, identity } = this.opts;
+    if (!(heartbeatIntervalMs > 0) || this.beating !== undefined || clock.now() < this.nextBeat) return;
+    this.nextBeat = clock.now() + heartbeatIntervalMs;
+    this.opts.onHeartbeat?.();
+    this.beating = registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false)
+      .catch((err: unknown) => {
+        this.nextBeat = 0; // again at the next poll: peers judge this cluster silent after a few missed beats
+        this.log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying at the next poll');
+      })
+      .finally(() => (this.beating = undefined));
   }
 
   private takeDirty(): DirtyNamespaces {
@@ -266,7 +366,8 @@ export class CloudMapWatcher {
     const work = this.takeDirty();
     if (work.size === 0) return;
     await this.refreshDirty(work, true);
-    this.rechecks.push({ due: this.opts.clock.now() + this.opts.recheckAfterMs, dirty: work });
+    const now = this.opts.clock.now();
+    for (const after of this.opts.rechecksAfterMs) this.rechecks.push({ due: now + after, dirty: work });
   }
 
   private async processRechecks(): Promise<void> {
@@ -394,7 +495,9 @@ export class CloudMapWatcher {
     if (this.opts.knownServices === undefined) this.startPass(this.keys(), this.lastSweepStep);
     this.resolveFirstSync?.();
     this.resolveFirstSync = undefined;
-    if (this.ownPendingAtStart) this.announceOwnNamespaces();
+    if (this.ownPendingAtStart || (await this.unannouncedAtStart)) this.announceOwnNamespaces();
+    this.ownPendingAtStart = false;
+    this.unannouncedAtStart = Promise.resolve(false);
   }
 
   /** Names of the Cloud Map namespaces that can be Kubernetes namespaces, listed or cached. */
@@ -412,21 +515,41 @@ export class CloudMapWatcher {
     const { operations, identity, clock } = this.opts;
     const { ids: pending, failed } = await operations.settleInFlight(this.opts.settleTimeoutMs);
     const since = unannouncedSince(this.markerSeen.values(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
-    const ids = [...new Set([...pending, ...(await operations.succeededSince(since))])];
-    if (ids.length === 0) return;
-    this.ownPendingAtStart = await this.anyOwn(ids);
-    this.log?.info({ pending: pending.length, failed, recent: ids.length - pending.length, ours: this.ownPendingAtStart },
-      'looked at the Cloud Map operations a previous process may have left before the first read');
+    this.ownPendingAtStart = pending.length > 0 && await this.anyOwn(pending, since);
+    this.unannouncedAtStart = this.findUnannounced(since, pending).catch((err: unknown) => {
+      this.log?.warn({ err: String(err) }, 'could not list the Cloud Map operations since the last marker bump; announcing every namespace this cluster writes in');
+      return true;
+    });
+    if (pending.length > 0) {
+      this.log?.info({ pending: pending.length, failed, ours: this.ownPendingAtStart }, 'waited for the Cloud Map operations a previous process left pending before the first read');
+    }
   }
 
   /**
-   * Whether any of these operations wrote an instance of this cluster (ids end with its tag), asking for at most
-   * OWN_OPERATION_PROBES of them: pending operations of a killed predecessor are many, so the first ones tell.
+   * Whether this cluster wrote instances it may not have announced. Only the pending operations must be settled before
+   * the first read; this runs alongside it, since listing the account's operations of the last hour (every cluster's)
+   * can take a while. A cluster that never bumped its marker needs no listing: whatever it owns is announced.
    */
-  private async anyOwn(operationIds: readonly string[]): Promise<boolean> {
+  private async findUnannounced(since: number, pending: readonly string[]): Promise<boolean> {
+    const { operations, identity } = this.opts;
+    if (![...this.markerSeen.values()].some((m) => m.clusterId === identity.clusterId)) return true;
+    const recent = (await operations.succeededSince(since)).filter((id) => !pending.includes(id));
+    const ours = recent.length > 0 && await this.anyOwn(recent, since);
+    if (recent.length > 0) this.log?.info({ recent: recent.length, ours }, 'looked at the Cloud Map operations that succeeded since this cluster\'s last marker bump');
+    return ours;
+  }
+
+  /**
+   * Whether any of these operations wrote an instance of this cluster (ids end with its tag) and was submitted after
+   * `since` — writers announce at submission, so one submitted before the last bump was announced, even if it finished
+   * after it. Asks for at most OWN_OPERATION_PROBES of them: a killed predecessor's operations are many, so the first
+   * ones tell.
+   */
+  private async anyOwn(operationIds: readonly string[], since: number): Promise<boolean> {
     const tag = `-${clusterTag(this.opts.identity)}`;
     for (const id of operationIds.slice(0, OWN_OPERATION_PROBES)) {
-      if ((await this.opts.operations.instanceOf(id))?.endsWith(tag)) return true;
+      const { instance, submittedAt } = await this.opts.operations.describe(id);
+      if (instance?.endsWith(tag) && (submittedAt === undefined || submittedAt > since)) return true;
     }
     return false;
   }

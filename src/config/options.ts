@@ -89,6 +89,25 @@ export function rateMapOption(flag: string, env: string, def: Record<string, num
   };
 }
 
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
+/** The Region names of a comma-separated list; ConfigError naming the first that is not one. */
+export function listedRegions(list: string, flag: string): string[] {
+  const listed = list.split(',').map((r) => r.trim()).filter((r) => r !== '');
+  for (const region of listed) {
+    if (!REGION.test(region)) throw new ConfigError(`--${flag}: "${region}" is not an AWS Region name (e.g. us-east-1)`);
+  }
+  return listed;
+}
+
+/** A comma-separated list of AWS Regions, checked when parsed; kept as text (empty: none). */
+export function regionListOption(flag: string, env: string, help: string): OptionSpec<string> {
+  return {
+    ...stringOption(flag, env, '', help),
+    parse: (raw, f) => listedRegions(raw, f).join(','),
+  };
+}
+
 export function parseOptions<S extends Specs>(specs: S, argv: readonly string[], env: NodeJS.ProcessEnv = process.env): OptionValues<S> {
   const byFlag = new Map(Object.entries(specs).map(([key, spec]) => [spec.flag, key]));
   const raw = new Map<string, string>();

@@ -51,6 +51,7 @@ export const ATTR = {
   K8S_CONTROLLER: 'K8S_CONTROLLER',
 
   ENDPOINT_APP_PROTOCOL: 'ENDPOINT_APP_PROTOCOL',
+  ZONE: 'ZONE',
   SERVICE_APP_PROTOCOL: 'SERVICE_APP_PROTOCOL',
   SESSION_AFFINITY: 'SESSION_AFFINITY',
   SESSION_AFFINITY_TIMEOUT_SECONDS: 'SESSION_AFFINITY_TIMEOUT_SECONDS',
@@ -83,6 +84,7 @@ const FIELDS: Partial<Record<string, { what: string; fix: string }>> = {
   [ATTR.CLUSTER_ID]: { what: 'the cluster id (ClusterProperty cluster.clusterset.k8s.io)', fix: 'use a valid cluster id' },
   [ATTR.HOSTNAME]: { what: 'an endpoint hostname', fix: 'shorten the Pod hostname' },
   [ATTR.NODENAME]: { what: 'an endpoint node name', fix: 'shorten the Node name' },
+  [ATTR.ZONE]: { what: 'an endpoint zone', fix: 'shorten the Node\'s topology.kubernetes.io/zone label' },
   [ATTR.TRAFFIC_DISTRIBUTION]: { what: 'the Service trafficDistribution', fix: 'use a standard trafficDistribution value' },
   [ATTR.SERVICE_APP_PROTOCOL]: { what: 'a Service port appProtocol', fix: 'shorten the appProtocol' },
   [ATTR.ENDPOINT_APP_PROTOCOL]: { what: 'an endpoint port appProtocol', fix: 'shorten the appProtocol' },
@@ -166,6 +168,7 @@ function endpointAttributes(e: ExportedEndpoint, context: string): Record<string
   const a: Record<string, string> = { [family === 6 ? ATTR.IPV6 : ATTR.IPV4]: e.address, [ATTR.READY]: String(e.ready) };
   if (e.hostname) a[ATTR.HOSTNAME] = e.hostname;
   if (e.nodeName) a[ATTR.NODENAME] = e.nodeName;
+  if (e.zone) a[ATTR.ZONE] = e.zone;
   return a;
 }
 
@@ -316,7 +319,7 @@ interface DecodedInstance {
   clusterId: string;
   service: InstanceServiceProperties;
   servicePort?: ServicePort;
-  endpoint?: { address: string; ready: boolean; hostname?: string; nodeName?: string; port?: EndpointPort };
+  endpoint?: { address: string; ready: boolean; hostname?: string; nodeName?: string; zone?: string; port?: EndpointPort };
 }
 
 function readServiceProperties(r: AttributeReader): InstanceServiceProperties {
@@ -403,6 +406,8 @@ function decodeInstance(instance: CloudMapInstance, clusterId: string): DecodedI
   const nodeName = r.nonEmpty(ATTR.NODENAME);
   if (hostname !== undefined) decoded.endpoint.hostname = hostname;
   if (nodeName !== undefined) decoded.endpoint.nodeName = nodeName;
+  const zone = r.nonEmpty(ATTR.ZONE);
+  if (zone !== undefined) decoded.endpoint.zone = zone;
   if (hasEndpointPort) decoded.endpoint.port = readEndpointPort(r);
   return decoded;
 }

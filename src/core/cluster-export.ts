@@ -44,7 +44,7 @@ function normalizeEndpointPort(p: EndpointPort): EndpointPort {
 
 function normalizeEndpoint(e: ExportedEndpoint): ExportedEndpoint {
   const out: ExportedEndpoint = { address: e.address, ready: e.ready, ports: e.ports.map(normalizeEndpointPort).sort(comparePorts) };
-  copyDefined(out, e, ['hostname', 'nodeName']);
+  copyDefined(out, e, ['hostname', 'nodeName', 'zone']);
   return out;
 }
 

@@ -34,6 +34,7 @@ export interface DesiredDerivedService {
     ipFamilyPolicy?: 'SingleStack' | 'RequireDualStack';
     sessionAffinity: 'ClientIP' | 'None';
     sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
+    trafficDistribution?: 'PreferClose';
   };
 }
 
@@ -42,15 +43,16 @@ export interface DerivedServiceInput {
   importName: string;
   /** Owner reference to the ServiceImport (serviceImportOwnerReference). */
   owner: OwnerReference;
-  properties: Pick<ExportedServiceProperties, 'type' | 'ports' | 'sessionAffinity' | 'sessionAffinityTimeoutSeconds' | 'ipFamilies'>;
+  properties: Pick<ExportedServiceProperties, 'type' | 'ports' | 'sessionAffinity' | 'sessionAffinityTimeoutSeconds' | 'ipFamilies' | 'trafficDistribution'>;
 }
 
 /**
  * I4: ClusterIP Service with the merged ports, no selector, `clusterIP: None` for Headless, the import's IP families
  * (one family SingleStack, two RequireDualStack: a cluster that lacks a family refuses it, which the ServiceImport
- * reports as IPFamilyNotSupported, I5) and session affinity. internalTrafficPolicy and trafficDistribution stay on the
- * ServiceImport only: on this Service, Local would match the node names of other clusters' endpoints against this
- * cluster's nodes.
+ * reports as IPFamilyNotSupported, I5) and session affinity. internalTrafficPolicy stays on the ServiceImport only: on
+ * this Service, Local would match the node names of other clusters' endpoints against this cluster's nodes.
+ * trafficDistribution PreferClose is passed on: the imported endpoints carry their zone as hints (endpoint-slices.ts),
+ * so kube-proxy prefers endpoints in the node's zone where there are some, and uses them all where there are none.
  */
 export function desiredDerivedService(input: DerivedServiceInput): DesiredDerivedService {
   const p = input.properties;
@@ -75,6 +77,7 @@ export function desiredDerivedService(input: DerivedServiceInput): DesiredDerive
       ...(p.sessionAffinity === 'ClientIP' && p.sessionAffinityTimeoutSeconds !== undefined
         ? { sessionAffinityConfig: { clientIP: { timeoutSeconds: p.sessionAffinityTimeoutSeconds } } }
         : {}),
+      ...(p.trafficDistribution === 'PreferClose' ? { trafficDistribution: 'PreferClose' as const } : {}),
     },
   };
 }
@@ -94,6 +97,7 @@ export interface StoredService {
     ipFamilyPolicy?: string | undefined;
     sessionAffinity?: string | undefined;
     sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined;
+    trafficDistribution?: string | undefined;
   } | undefined;
 }
 
@@ -165,6 +169,10 @@ export function derivedServiceNeedsUpdate(desired: DesiredDerivedService, existi
   if (affinityTimeout(desired.spec) !== affinityTimeout(spec)) {
     fields.push('spec.sessionAffinityConfig');
     specPatch.sessionAffinityConfig = desired.spec.sessionAffinityConfig ?? null;
+  }
+  if ((desired.spec.trafficDistribution ?? '') !== (spec.trafficDistribution ?? '')) {
+    fields.push('spec.trafficDistribution');
+    specPatch.trafficDistribution = desired.spec.trafficDistribution ?? null;
   }
   if (fields.length === 0) return { action: 'none' };
   return {

@@ -16,6 +16,9 @@ export interface SliceEndpoint {
   conditions: { ready: boolean; serving: boolean; terminating: boolean };
   hostname?: string;
   nodeName?: string;
+  zone?: string;
+  /** The endpoint's own zone, so kube-proxy prefers close endpoints for a derived Service with trafficDistribution. */
+  hints?: { forZones: [{ name: string }] };
 }
 
 /** A `discovery.k8s.io/v1` EndpointSlice as this controller writes it. */
@@ -49,6 +52,8 @@ export interface StoredEndpointSlice {
     conditions?: { ready?: boolean | undefined; serving?: boolean | undefined; terminating?: boolean | undefined } | undefined;
     hostname?: string | undefined;
     nodeName?: string | undefined;
+    zone?: string | undefined;
+    hints?: { forZones?: Array<{ name: string }> | undefined } | undefined;
   }> | null | undefined;
   ports?: StoredPort[] | null | undefined;
 }
@@ -161,6 +166,8 @@ function slicePorts(clusterId: string, endpoint: ClusterExport['endpoints'][numb
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A Kubernetes label value (zones are the Nodes' topology.kubernetes.io/zone label). */
+const LABEL_VALUE = /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function sliceEndpoint(clusterId: string, endpoint: ClusterExport['endpoints'][number], problems: EndpointProblem[]): SliceEndpoint {
@@ -176,6 +183,12 @@ function sliceEndpoint(clusterId: string, endpoint: ClusterExport['endpoints'][n
   if (endpoint.nodeName !== undefined && endpoint.nodeName !== '') {
     if (DNS_SUBDOMAIN.test(endpoint.nodeName)) out.nodeName = endpoint.nodeName;
     else problems.push({ clusterId, address: endpoint.address, problem: `node name "${endpoint.nodeName}" is not a DNS subdomain; node name left out` });
+  }
+  if (endpoint.zone !== undefined && endpoint.zone !== '') {
+    if (LABEL_VALUE.test(endpoint.zone)) {
+      out.zone = endpoint.zone;
+      out.hints = { forZones: [{ name: endpoint.zone }] };
+    } else problems.push({ clusterId, address: endpoint.address, problem: `zone "${endpoint.zone}" is not a label value; zone left out` });
   }
   return out;
 }
@@ -235,7 +248,8 @@ function endpointListKey(endpoints: StoredEndpointSlice['endpoints']): string {
     (endpoints ?? [])
       .map((e) => {
         const ready = e.conditions?.ready ?? true;
-        return JSON.stringify([[...(e.addresses ?? [])].sort(), ready, e.conditions?.serving ?? ready, e.conditions?.terminating ?? false, e.hostname ?? '', e.nodeName ?? '']);
+        return JSON.stringify([[...(e.addresses ?? [])].sort(), ready, e.conditions?.serving ?? ready, e.conditions?.terminating ?? false, e.hostname ?? '', e.nodeName ?? '', e.zone ?? '',
+          (e.hints?.forZones ?? []).map((z) => z.name).sort()]);
       })
       .sort(),
   );

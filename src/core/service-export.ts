@@ -38,6 +38,8 @@ export interface EndpointLike {
   conditions?: { ready?: boolean; terminating?: boolean };
   hostname?: string;
   nodeName?: string;
+  zone?: string;
+  hints?: { forZones?: Array<{ name: string }> };
 }
 
 export interface EndpointSliceLike {
@@ -149,12 +151,14 @@ function addEndpoint(byAddress: Map<string, ExportedEndpoint>, endpoint: Endpoin
     const next: ExportedEndpoint = { address, ready, ports: [...ports] };
     if (endpoint.hostname) next.hostname = endpoint.hostname;
     if (endpoint.nodeName) next.nodeName = endpoint.nodeName;
+    if (endpoint.zone) next.zone = endpoint.zone;
     byAddress.set(address, next);
     return;
   }
   existing.ready ||= ready;
   if (!existing.hostname && endpoint.hostname) existing.hostname = endpoint.hostname;
   if (!existing.nodeName && endpoint.nodeName) existing.nodeName = endpoint.nodeName;
+  if (!existing.zone && endpoint.zone) existing.zone = endpoint.zone;
   const known = new Set(existing.ports.map(portNameKey));
   for (const port of ports) if (!known.has(portNameKey(port))) existing.ports.push(port);
 }

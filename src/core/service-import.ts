@@ -1,7 +1,7 @@
 // The ServiceImport of one multi-cluster service (I1–I5): what it should say given the resolved exports and the derived
 // Service, and whether the stored object needs a write.
 import type { ImportResolution } from './conflicts.ts';
-import { CONDITION_READY, setCondition } from './conditions.ts';
+import { CONDITION_READY, conditionTime, setCondition } from './conditions.ts';
 import { exportRecordAnnotations } from './export-record.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, MCS_GROUP, STORAGE_VERSION } from './names.ts';
 import { portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
@@ -53,6 +53,11 @@ export interface ServiceImportInput {
   currentConditions?: readonly Condition[] | undefined;
   /** RFC 3339 time of this reconcile. */
   now: string;
+  /**
+   * Exporting clusters whose heartbeat is older than the dead-cluster TTL (cluster-liveness.ts), each with when it was
+   * heard last (Unix ms): their endpoints are withdrawn, so they leave `status.clusters` and the Ready message names them.
+   */
+  silent?: ReadonlyMap<string, number> | undefined;
 }
 
 /** Reasons of the ServiceImport's Ready condition (I5). */
@@ -62,6 +67,8 @@ export type ServiceImportReadyReason = 'Ready' | 'Pending' | 'IPFamilyNotSupport
  * I1–I5: spec from the resolved properties (oldest export wins, ports merged), `spec.ips` = the derived Service's
  * ClusterIPs in ipFamilies order for ClusterSetIP and none for Headless (I4), labels and annotations = the exported ones
  * (E7) plus our created-by label and the export record annotation (export-record.ts, for the webhook), `status.clusters` = the exporting clusters (I3) and a Ready condition (I5).
+ * A silent cluster still counts for the spec (ports, type, conflicts: every cluster resolves the same Cloud Map data,
+ * X1) but not in `status.clusters`: it serves no endpoints here until it is heard again.
  * When the exports state no IP families (peers running a controller that does not record them), the derived Service's
  * families are used.
  */
@@ -92,7 +99,7 @@ export function desiredServiceImport(input: ServiceImportInput): DesiredServiceI
     labels: { ...p.exportedLabels, [LABEL_CREATED_BY]: CONTROLLER_NAME },
     annotations: { ...p.exportedAnnotations, ...exportRecordAnnotations(input.resolution.exports) },
     status: {
-      clusters: input.resolution.clusters.map((cluster) => ({ cluster })),
+      clusters: input.resolution.clusters.filter((cluster) => !input.silent?.has(cluster)).map((cluster) => ({ cluster })),
       conditions,
     },
   };
@@ -122,7 +129,18 @@ function readyCondition(
       return { status: 'False', reason: 'Pending', message: `Waiting for the ${derived} to be given a ClusterIP (${missing.join(', ')}).` };
     }
   }
-  return { status: 'True', reason: 'Ready', message: `Imported from ${plural(input.resolution.clusters.length, 'cluster')} ${input.resolution.clusters.join(', ')}.` };
+  const silent = input.resolution.clusters.filter((c) => input.silent?.has(c));
+  const live = input.resolution.clusters.filter((c) => !input.silent?.has(c));
+  if (silent.length === 0) return { status: 'True', reason: 'Ready', message: `Imported from ${plural(live.length, 'cluster')} ${live.join(', ')}.` };
+  // Still Ready (I5 has no reason for it): the import and its derived Service are in place and serve the live
+  // clusters; a silent peer is news about that peer, and it comes back on its own.
+  const heard = silent.map((c) => `${c} (last heard ${conditionTime(new Date(input.silent!.get(c)!))})`).join(', ');
+  const from = live.length === 0 ? 'No cluster serves endpoints' : `Imported from ${plural(live.length, 'cluster')} ${live.join(', ')}`;
+  return {
+    status: 'True', reason: 'Ready',
+    message: `${from}; endpoints of silent ${plural(silent.length, 'cluster')} ${heard} withdrawn: no heartbeat in Cloud Map for longer than ` +
+      '--dead-cluster-ttl. They return once its worker runs again; for a cluster gone for good, reap it with --reap-dead-clusters-after.',
+  };
 }
 
 function ipsInFamilyOrder(clusterIPs: readonly string[], ipFamilies: readonly IPFamily[]): string[] {

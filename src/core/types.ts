@@ -32,6 +32,8 @@ export interface ExportedEndpoint {
   ready: boolean;
   hostname?: string;
   nodeName?: string;
+  /** The endpoint's topology zone (EndpointSlice `zone`), so importing clusters can prefer close endpoints. */
+  zone?: string;
   /** The ports this endpoint serves (EndpointSlice ports of the slice it came from). */
   ports: EndpointPort[];
 }

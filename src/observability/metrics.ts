@@ -47,6 +47,14 @@ export interface WorkerMetrics {
   readonly clusterPropertiesMissing: Gauge;
   /** mcs_cloudmap_leader: 1 while this replica holds the leader Lease. */
   readonly leader: Gauge;
+  /** mcs_cloudmap_heartbeats_total: liveness heartbeats this cluster began writing to Cloud Map (one RegisterInstance each). */
+  readonly heartbeats: Counter;
+  /** mcs_cloudmap_silent_clusters: clusters whose endpoints are withdrawn because their heartbeat is older than the TTL. */
+  readonly silentClusters: Gauge;
+  /** mcs_cloudmap_reaped_instances_total: instances of dead clusters deregistered (--reap-dead-clusters-after). */
+  readonly reapedInstances: Counter;
+  /** 1 while Cloud Map of the Region answers the change-marker poll, 0 while it does not, by Region. */
+  readonly regionReachable: Gauge<'region'>;
   /** mcs_cloudmap_informer_restarts_total{resource, reason}: watch reconnects and relists. */
   readonly informerRestarts: Counter<'resource' | 'reason'>;
   readonly workQueue: WorkQueueMetrics;
@@ -92,6 +100,16 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
     name: name('cluster_properties_missing'), help: '1 while the cluster.clusterset.k8s.io or clusterset.k8s.io ClusterProperty is missing.', registers,
   });
   const leader = new Gauge({ name: name('leader'), help: '1 while this replica holds the leader Lease.', registers });
+  const heartbeats = new Counter({ name: name('heartbeats_total'), help: 'Liveness heartbeats this cluster began writing to Cloud Map (one RegisterInstance each, retries aside).', registers });
+  const silentClusters = new Gauge({
+    name: name('silent_clusters'), help: 'Clusters whose endpoints are withdrawn because their heartbeat is older than --dead-cluster-ttl.', registers,
+  });
+  const reapedInstances = new Counter({
+    name: name('reaped_instances_total'), help: 'Cloud Map instances of dead clusters deregistered (--reap-dead-clusters-after).', registers,
+  });
+  const regionReachable = new Gauge({
+    name: name('region_reachable'), help: '1 while Cloud Map of the Region answers the change-marker poll, 0 while imports from it are degraded.', labelNames: ['region'], registers,
+  });
   const informerRestarts = new Counter({
     name: name('informer_restarts_total'), help: 'Informer watch reconnects and relists by resource and reason.', labelNames: ['resource', 'reason'], registers,
   });
@@ -108,7 +126,7 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
 
   return {
     registry, reconciles, reconcileDuration, cloudMapCalls, cloudMapCallDuration, cloudMapThrottles, cloudMapRateLimit, exportToImportLag,
-    importedServices, importedEndpoints, clusterPropertiesMissing, leader, informerRestarts,
+    importedServices, importedEndpoints, clusterPropertiesMissing, leader, heartbeats, silentClusters, reapedInstances, regionReachable, informerRestarts,
     workQueue: {
       depth: (queue, depth) => queueDepth.set({ name: queue }, depth),
       added: (queue) => queueAdds.inc({ name: queue }),

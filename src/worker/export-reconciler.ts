@@ -1,7 +1,7 @@
 // Export side of one ServiceExport (E1–E8, M1–M4, X4): keep this cluster's Cloud Map instances of the service equal to
 // its endpoints × ports, report Valid / Ready / Conflict, and clean up behind the finalizer.
 //   watch (informer caches, Cloud Map view) → desired (buildClusterExport, instancesForExport) → diff (diffInstances)
-//   → apply (register / deregister, wait for the operations, bump the ClusterSet change marker).
+//   → apply (register / deregister, bump the ClusterSet change marker, wait for the operations).
 import { exportsFromInstances, instancesForExport } from '../core/cloudmap-attributes.ts';
 import { cloudMapFailingCondition, conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
 import { resolveImport } from '../core/conflicts.ts';
@@ -30,7 +30,10 @@ export interface ExportReconcilerOptions {
   services: Informer<ServiceObject>;
   endpointSlices: Informer<EndpointSliceObject>;
   cloudMap: CloudMapAdapter;
+  /** This cluster's Region of Cloud Map, with its own writes: where it registers. */
   view: InstanceView;
+  /** Every Region's instances of a service (conflicts are ClusterSet-wide); default: the view's. */
+  clusterSetInstances?: (namespace: string, service: string) => CloudMapInstance[];
   /** Tells peers (through the ClusterSet change marker) that this cluster changed `service` in `namespace`. */
   markChanged: (namespace: string, service: string) => void;
   /** Called after this cluster's instances of a service changed, so the local import follows at once. */
@@ -139,7 +142,8 @@ export class ExportReconciler {
 
   /** X1–X3 from every cluster's instances, ours as just written; the condition goes on every exporting cluster. */
   #conflict(namespace: string, name: string, generation: number): ConditionUpdate {
-    const { exports } = exportsFromInstances(this.#o.view.instances(namespace, name), { clustersetId: this.#o.identity.clustersetId, namespace, name });
+    const instances = (this.#o.clusterSetInstances ?? ((ns, n) => this.#o.view.instances(ns, n)))(namespace, name);
+    const { exports } = exportsFromInstances(instances, { clustersetId: this.#o.identity.clustersetId, namespace, name });
     const conflict = exports.length > 0 ? resolveImport(exports).conflict : undefined;
     return conflict === undefined ? conflictCondition([], generation) : conflictCondition(conflict.reasons, generation, conflict.message);
   }
@@ -148,15 +152,28 @@ export class ExportReconciler {
   async #apply(namespace: string, name: string, plan: InstancePlan): Promise<Applied> {
     if (plan.register.length === 0 && plan.deregister.length === 0) return { registered: 0, deregistered: 0 };
     const { cloudMap } = this.#o;
+    // Instances read from Cloud Map mean the service exists there, maybe created by another cluster (M6).
+    const existing = this.#o.view.instances(namespace, name).length > 0;
     const serviceId = plan.register.length > 0
-      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name)
+      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name, existing)
       : await this.#findService(namespace, name);
     if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0 });
     try {
-      // Registrations first: when the last endpoint goes, the address-less instances are in place before the
-      // endpoint instances leave, so peers never see this cluster drop out of status.clusters in between (I3).
-      if (plan.register.length > 0) await cloudMap.waitForOperations(await Promise.all(plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance))));
-      if (plan.deregister.length > 0) await cloudMap.waitForOperations(await cloudMap.deregisterInstances(serviceId, plan.deregister));
+      // Registrations first: when the last endpoint goes, the address-less instances are in place before the endpoint
+      // instances leave, so peers never see this cluster drop out of status.clusters in between (I3).
+      // The peers are told as soon as the operations are submitted, not once they succeed: the marker's own operation
+      // then runs alongside them instead of after them, which halves export-to-import latency (M7). A marker that
+      // becomes visible before the instances is caught by the readers' quick recheck (watcher.ts).
+      if (plan.register.length > 0) {
+        const operations = await Promise.all(plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance)));
+        this.#o.markChanged(namespace, name);
+        await cloudMap.waitForOperations(operations);
+      }
+      if (plan.deregister.length > 0) {
+        const operations = await cloudMap.deregisterInstances(serviceId, plan.deregister);
+        this.#o.markChanged(namespace, name);
+        await cloudMap.waitForOperations(operations);
+      }
     } catch (err) {
       // Some of the writes may have landed (a registration answered by a timeout, one of several that failed): the
       // next diff must start from what Cloud Map holds, not from our last complete write, or an instance registered
@@ -169,13 +186,12 @@ export class ExportReconciler {
     return this.#written(namespace, name, plan, { registered: plan.register.length, deregistered: plan.deregister.length });
   }
 
-  /** Records our instances after `plan` and tells the local import and the peers. */
+  /** Records our instances after `plan` and tells the local import. */
   #written(namespace: string, name: string, plan: InstancePlan, applied: Applied): Applied {
     const ours = latestById(this.#o.view.ours(namespace, name));
     for (const id of plan.deregister) ours.delete(id);
     for (const instance of plan.register) ours.set(instance.id, instance);
     this.#o.view.recordWritten(namespace, name, [...ours.values()]);
-    this.#o.markChanged(namespace, name);
     this.#o.onWritten(keyOf(namespace, name));
     return applied;
   }

@@ -5,14 +5,15 @@
 //   watch (Cloud Map view, informer caches) → desired (exportsFromInstances, resolveImport, desired*) → diff
 //   (serviceImportNeedsUpdate, derivedServiceNeedsUpdate, diffEndpointSlices) → apply (server-side apply, patch, delete).
 import { exportsFromInstances } from '../core/cloudmap-attributes.ts';
+import { conditionTime, setCondition } from '../core/conditions.ts';
 import { resolveImport, type ImportResolution } from '../core/conflicts.ts';
 import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DesiredDerivedService } from '../core/derived-service.ts';
 import { diffEndpointSlices, planEndpointSlices } from '../core/endpoint-slices.ts';
-import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
+import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../core/names.ts';
 import {
   desiredServiceImport, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
 } from '../core/service-import.ts';
-import type { ClusterExport } from '../core/types.ts';
+import type { CloudMapInstance, ClusterExport } from '../core/types.ts';
 import { KubeApiError } from '../kube/api-error.ts';
 import { CONTENT_MERGE_PATCH, type KubeClient } from '../kube/client.ts';
 import type { Informer } from '../kube/informer.ts';
@@ -20,14 +21,20 @@ import type { ObjectWriter } from '../kube/object-writer.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_IMPORTS, SERVICES } from '../kube/resources.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Identity } from './cluster-identity.ts';
-import type { InstanceView } from './instance-view.ts';
+import { regionsCondition, type RegionState } from './regions.ts';
 import {
   keyOf, parseKey, type EndpointSliceObject, type NamespaceObject, type ServiceImportObject, type ServiceObject,
 } from './objects.ts';
 
 export interface ImportReconcilerOptions {
   identity: Identity;
-  view: InstanceView;
+  /** Every cluster's instances of a service, from every Region of the ClusterSet. */
+  view: { instances(namespace: string, service: string): CloudMapInstance[] };
+  /**
+   * The Regions of a multi-Region ClusterSet as seen for one service (absent or one Region: single-Region, no
+   * condition). While a Region was never read, nothing is removed that its clusters may still export.
+   */
+  regions?: (namespace: string, service: string) => readonly RegionState[];
   namespaces: Informer<NamespaceObject>;
   serviceImports: Informer<ServiceImportObject>;
   services: Informer<ServiceObject>;
@@ -35,6 +42,11 @@ export interface ImportReconcilerOptions {
   writer: ObjectWriter;
   /** For JSON merge patches of the derived Service (which keep its ClusterIPs). */
   client: KubeClient;
+  /**
+   * Clusters whose heartbeat is older than --dead-cluster-ttl, each with when it was heard last: they stay in the
+   * merge (ports, type, conflicts) but their endpoints are withdrawn and they leave status.clusters.
+   */
+  silent?: () => ReadonlyMap<string, number>;
   /** Called with the number of imported services and endpoints whenever they change (metrics). */
   onTotals?: (services: number, endpoints: number) => void;
   /** Called after a ServiceImport and its slices were written (export-to-import lag). */
@@ -78,24 +90,42 @@ export class ImportReconciler {
     if (skipped.length > 0) {
       this.#o.log.debug({ event: 'instances-skipped', namespace, name, skipped: skipped.slice(0, 5), count: skipped.length }, 'malformed Cloud Map instances left out of the import');
     }
+    const regions = this.#o.regions?.(namespace, name) ?? [];
+    const unread = regions.filter((r) => !r.read).map((r) => r.region);
+    if (exports.length === 0 && unread.length > 0) {
+      // Never drop an import because a Region could not be read: its clusters may still export the service.
+      if (existing !== undefined) await this.#keep(namespace, name, existing, regions);
+      return;
+    }
     if (exports.length === 0) {
       await this.#remove(namespace, name, existing);
       return this.#setEndpoints(key, undefined);
     }
-    await this.#sync(namespace, name, existing, resolveImport(exports), exports);
+    const silent = new Map([...this.#o.silent?.() ?? []].filter(([clusterId]) => exports.some((e) => e.clusterId === clusterId)));
+    await this.#sync(namespace, name, existing, resolveImport(exports), exports, regions, silent);
     this.#o.onImported?.(key);
   }
 
-  async #sync(namespace: string, name: string, existing: ServiceImportObject | undefined, resolution: ImportResolution, exports: ClusterExport[]): Promise<void> {
+  async #sync(
+    namespace: string, name: string, existing: ServiceImportObject | undefined, resolution: ImportResolution, exports: ClusterExport[], regions: readonly RegionState[],
+    silent: ReadonlyMap<string, number>,
+  ): Promise<void> {
     const derivedName = derivedServiceName(namespace, name);
-    const desiredFor = (stored: ServiceImportObject | undefined, derived: DerivedState | undefined): DesiredServiceImport => desiredServiceImport({
-      namespace, name, resolution, derivedServiceName: derivedName,
-      derivedService: derived !== undefined && 'clusterIPs' in derived ? derived : undefined,
-      ipFamilyNotSupported: derived !== undefined && 'ipFamilyNotSupported' in derived ? derived.ipFamilyNotSupported : undefined,
-      generation: stored?.metadata.generation,
-      currentConditions: stored?.status?.conditions,
-      now: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    });
+    const now = new Date();
+    const desiredFor = (stored: ServiceImportObject | undefined, derived: DerivedState | undefined): DesiredServiceImport => {
+      const desired = desiredServiceImport({
+        namespace, name, resolution, derivedServiceName: derivedName,
+        derivedService: derived !== undefined && 'clusterIPs' in derived ? derived : undefined,
+        ipFamilyNotSupported: derived !== undefined && 'ipFamilyNotSupported' in derived ? derived.ipFamilyNotSupported : undefined,
+        generation: stored?.metadata.generation,
+        currentConditions: stored?.status?.conditions,
+        now: conditionTime(now),
+        silent,
+      });
+      if (regions.length < 2) return desired;
+      const conditions = setCondition(desired.status.conditions, regionsCondition(regions), now);
+      return { ...desired, status: { ...desired.status, conditions } };
+    };
 
     // The ServiceImport owns what is derived from it, so it must exist (with a uid) first.
     let serviceImport = existing;
@@ -107,7 +137,17 @@ export class ImportReconciler {
     const changes = serviceImportNeedsUpdate(desired, serviceImport);
     if (changes.metadata || changes.spec) serviceImport = await this.#applyServiceImport(namespace, name, desired);
     if (changes.status) await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
-    await this.#syncSlices(namespace, name, derivedName, owner, exports);
+    await this.#syncSlices(namespace, name, derivedName, owner, exports.filter((e) => !silent.has(e.clusterId)), regions.some((r) => !r.read));
+  }
+
+  /** Keeps a ServiceImport whose exporters may be in a Region not read yet; only its RegionsReachable condition moves. */
+  async #keep(namespace: string, name: string, existing: ServiceImportObject, regions: readonly RegionState[]): Promise<void> {
+    const current = existing.status?.conditions ?? [];
+    const conditions = setCondition(current, regionsCondition(regions), new Date());
+    if (JSON.stringify(conditions) === JSON.stringify(current)) return;
+    this.#o.log.info({ event: 'import-kept', namespace, name, unread: regions.filter((r) => !r.read).map((r) => r.region) },
+      'no exports seen, but some Regions were not read yet; the ServiceImport is kept');
+    await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: { clusters: existing.status?.clusters ?? [], conditions } });
   }
 
   async #applyServiceImport(namespace: string, name: string, desired: DesiredServiceImport): Promise<ServiceImportObject> {
@@ -148,17 +188,24 @@ export class ImportReconciler {
   }
 
   /** S1–S4: our slices of the import equal to the plan; deletes first (an addressType change reuses the name). */
-  async #syncSlices(namespace: string, name: string, derivedName: string, owner: OwnerReference, exports: ClusterExport[]): Promise<void> {
+  async #syncSlices(namespace: string, name: string, derivedName: string, owner: OwnerReference, exports: ClusterExport[], keepOthers: boolean): Promise<void> {
     const plan = planEndpointSlices({ namespace, importName: name, derivedServiceName: derivedName, owner, exports });
     if (plan.problems.length > 0) {
       this.#o.log.warn({ event: 'endpoints-left-out', namespace, name, problems: plan.problems.slice(0, 5), count: plan.problems.length }, 'some exported endpoints cannot be imported');
     }
     const diff = diffEndpointSlices(plan.slices, this.#ourSlices(namespace, name));
-    await Promise.all(diff.delete.map((slice) => this.#o.writer.delete(ENDPOINT_SLICES, namespace, slice)));
+    // While a Region was never read, the slices of clusters not seen may be its clusters': kept, not dropped.
+    const exporting = new Set(exports.map((e) => e.clusterId));
+    const deletes = keepOthers ? diff.delete.filter((slice) => exporting.has(this.#sourceCluster(namespace, slice) ?? '')) : diff.delete;
+    await Promise.all(deletes.map((slice) => this.#o.writer.delete(ENDPOINT_SLICES, namespace, slice)));
     // We are the only writer of these slices (I6): apply without resourceVersion so a lagging cache causes no conflict.
     await Promise.all([...diff.create, ...diff.update].map(({ metadata: { resourceVersion: _, ...metadata }, ...slice }) =>
       this.#o.writer.apply(ENDPOINT_SLICES, { ...slice, metadata })));
     this.#setEndpoints(keyOf(namespace, name), plan.slices.reduce((n, s) => n + s.endpoints.length, 0));
+  }
+
+  #sourceCluster(namespace: string, slice: string): string | undefined {
+    return this.#o.endpointSlices.get(namespace, slice)?.metadata.labels?.[LABEL_SOURCE_CLUSTER];
   }
 
   #ourSlices(namespace: string, name: string): EndpointSliceObject[] {

@@ -35,8 +35,9 @@ export interface WorkerInformerOptions {
 }
 
 /**
- * An endpoint as the export (E1: addresses, readiness, hostname, nodeName) and the import side (comparing our own
- * slices) read it; targetRef, zone, hints and deprecatedTopology of every Pod behind every Service are dropped.
+ * An endpoint as the export (E1: addresses, readiness, hostname, nodeName, zone) and the import side (comparing our
+ * own slices, zone hints included) read it; targetRef and deprecatedTopology of every Pod behind every Service are
+ * dropped.
  */
 export const trimEndpointSlice: ObjectTrim<EndpointSliceObject> = (slice) => ({
   apiVersion: slice.apiVersion, kind: slice.kind, metadata: trimMetadata(slice.metadata),
@@ -48,6 +49,8 @@ export const trimEndpointSlice: ObjectTrim<EndpointSliceObject> = (slice) => ({
       ...(e.conditions === undefined ? {} : { conditions: e.conditions }),
       ...(e.hostname === undefined ? {} : { hostname: e.hostname }),
       ...(e.nodeName === undefined ? {} : { nodeName: e.nodeName }),
+      ...(e.zone === undefined ? {} : { zone: e.zone }),
+      ...(e.hints === undefined ? {} : { hints: e.hints }),
     })),
   }),
 });

@@ -5,8 +5,11 @@
 // Nothing is reconciled before the watcher's first full read of Cloud Map: with an empty view the export side would
 // re-register every instance and the import side would delete every ServiceImport.
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
-import type { CloudMapWatcher, ServiceKey } from '../cloudmap/watcher.ts';
-import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
+import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watcher.ts';
+import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
+import { conditionTime } from '../core/conditions.ts';
+import type { CloudMapInstance } from '../core/types.ts';
+import { sleep } from '../kube/backoff.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/event-recorder.ts';
@@ -17,22 +20,39 @@ import { WorkQueue } from '../kube/work-queue.ts';
 import type { Logger } from '../observability/log.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import type { Identity } from './cluster-identity.ts';
+import { reapDeadCluster } from './dead-cluster-reaper.ts';
+import { DeadClusters } from './dead-clusters.ts';
 import { ExportReconciler } from './export-reconciler.ts';
 import { ExportStatusWriter } from './export-status.ts';
 import { createdByUs, ImportReconciler } from './import-reconciler.ts';
 import type { WorkerInformers } from './informers.ts';
 import { InstanceView } from './instance-view.ts';
 import { keyOf } from './objects.ts';
+import { startOrder } from './start-order.ts';
 import type { WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
+import type { RegionState } from './regions.ts';
 
 /** How long our own writes override the watcher's view: several marker polls plus its eventual-consistency recheck. */
 const OWN_WRITES_TTL_MS = 30_000;
+/**
+ * How long the start waits for the first read of the other Regions: imports from a Region that does not answer then
+ * start without its clusters (and keep what they had), rather than every import waiting for it.
+ */
+const OTHER_REGIONS_FIRST_READ_WAIT_MS = 20_000;
+
+/** Cloud Map of another Region of the ClusterSet, read only. */
+interface RegionReader {
+  readonly region: string;
+  readonly cloudMap: CloudMapAdapter;
+  readonly watcher: CloudMapWatcher;
+}
 
 export interface MemberOptions {
   identity: Identity;
   options: WorkerOptions;
-  region: string;
+  /** The ClusterSet's Regions, this cluster's own (where it registers) first. */
+  regions: readonly string[];
   kubeConfig: KubeAccess;
   informers: WorkerInformers;
   writer: ObjectWriter;
@@ -51,7 +71,10 @@ export class Member {
   readonly #log: Logger;
   readonly #cloudMap: CloudMapAdapter;
   readonly #watcher: CloudMapWatcher;
+  /** The other Regions of the ClusterSet. */
+  readonly #others: RegionReader[];
   readonly #view: InstanceView;
+  readonly #deadClusters: DeadClusters;
   readonly #exports: WorkQueue<string>;
   readonly #imports: WorkQueue<string>;
   readonly #removeHandlers: Array<() => void> = [];
@@ -67,28 +90,53 @@ export class Member {
     this.#o = o;
     this.#log = o.log.child({ clusterId: o.identity.clusterId, clustersetId: o.identity.clustersetId });
     const { options } = o;
-    this.#cloudMap = new CloudMapAdapter({
+    const [ownRegion, ...otherRegions] = o.regions;
+    // One client, rate limits (quotas are per account and Region), change watch and resync per Region.
+    const adapterFor = (region: string) => new CloudMapAdapter({
       ...o.identity,
-      client: { region: o.region, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
+      client: { region, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
       rateLimits: options.rateLimits,
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
       metrics: o.metrics.cloudMap,
       ...(o.fence ? { fence: o.fence } : {}),
-      logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId }),
+      ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
+      ...(options.accountId ? { accountId: options.accountId } : {}),
+      logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId, ...(otherRegions.length > 0 ? { region } : {}) }),
     });
-    this.#watcher = this.#cloudMap.watch({
-      onChange: (change) => this.#onCloudMapChange(change),
+    const watchOptions = (region: string) => ({
+      onChange: (change: ServiceKey) => this.#onCloudMapChange(change),
+      onReachability: (reachability: Reachability) => this.#onReachability(region, reachability),
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
       resyncBudgetPerMinute: options.resyncBudget,
+      heartbeatIntervalMs: options.heartbeatInterval,
+      onHeartbeat: () => o.metrics.heartbeats.inc(),
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
       knownServices: () => [
         ...o.informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
         ...o.informers.serviceImports.list().filter(createdByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
       ],
     });
+    this.#cloudMap = adapterFor(ownRegion!);
+    this.#watcher = this.#cloudMap.watch(watchOptions(ownRegion!));
+    this.#others = otherRegions.map((region) => {
+      const cloudMap = adapterFor(region);
+      return { region, cloudMap, watcher: cloudMap.watch({ ...watchOptions(region), readOnly: true }) };
+    });
+    for (const region of o.regions) o.metrics.regionReachable.set({ region }, 1);
     this.#view = new InstanceView((namespace, service) => this.#watcher.snapshot(namespace, service), o.identity, OWN_WRITES_TTL_MS);
+    this.#deadClusters = new DeadClusters({
+      self: o.identity.clusterId,
+      ttlMs: options.deadClusterTtl,
+      reapAfterMs: options.reapDeadClustersAfter,
+      heartbeats: () => this.#watcher.heartbeats(),
+      onChange: (clusters) => this.#onSilenceChange(clusters),
+      reap: (clusterId) => reapDeadCluster({ cloudMap: this.#cloudMap, watcher: this.#watcher, log: this.#log.child({ controller: 'reaper' }) }, clusterId),
+      onSilentCount: (n) => o.metrics.silentClusters.set(n),
+      onReaped: (n) => o.metrics.reapedInstances.inc(n),
+      log: this.#log.child({ controller: 'liveness' }),
+    });
 
     const { informers } = o;
     const exporter = new ExportReconciler({
@@ -99,6 +147,7 @@ export class Member {
       endpointSlices: informers.endpointSlices,
       cloudMap: this.#cloudMap,
       view: this.#view,
+      clusterSetInstances: (namespace, service) => this.#clusterSetInstances(namespace, service),
       markChanged: (namespace, service) => {
         this.#watcher.markChanged(namespace, [service]).catch((err: unknown) => {
           this.#log.debug({ event: 'marker-bump-failed', namespace, service, err: errorText(err) }, 'change marker not bumped; peers catch up at their full resync');
@@ -117,13 +166,16 @@ export class Member {
     });
     const importer = new ImportReconciler({
       identity: o.identity,
-      view: this.#view,
+      // This cluster's Region with its own writes, and every other Region as last read.
+      view: { instances: (namespace, service) => this.#clusterSetInstances(namespace, service) },
+      ...(this.#others.length > 0 ? { regions: (namespace: string, service: string) => this.#regionStates(namespace, service) } : {}),
       namespaces: informers.namespaces,
       serviceImports: informers.serviceImports,
       services: informers.services,
       endpointSlices: informers.endpointSlices,
       writer: o.writer,
       client: kubeClientFor(o.kubeConfig),
+      silent: () => this.#deadClusters.silent,
       onTotals: (services, endpoints) => {
         o.metrics.importedServices.set(services);
         o.metrics.importedEndpoints.set(endpoints);
@@ -180,14 +232,22 @@ export class Member {
     const first = this.#watcher.start();
     const stopped = new Promise<void>((resolve) => this.#stopped.signal.addEventListener('abort', () => resolve(), { once: true }));
     await Promise.race([first, stopped]);
+    // Each other Region's first read re-imports everything once it completes (until then its clusters are missing).
+    const others = this.#others.map((r) => r.watcher.start().then(() => this.#requeueImports()));
+    if (others.length > 0) await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
+    this.#deadClusters.evaluate();
+    this.#deadClusters.start();
     const { informers } = this.#o;
-    for (const se of informers.serviceExports.list()) this.#exports.add(keyOf(se.metadata.namespace ?? '', se.metadata.name));
+    const exports = informers.serviceExports.list().map((se) => keyOf(se.metadata.namespace ?? '', se.metadata.name));
+    for (const key of startOrder(this.identity.clusterId, exports)) this.#exports.add(key);
     for (const si of informers.serviceImports.list()) if (createdByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
-    for (const change of this.#watcher.services()) this.#onCloudMapChange(change);
-    this.#log.info({ event: 'member-started', cloudMapServices: this.#watcher.services().length, serviceExports: informers.serviceExports.list().length },
-      'Cloud Map read; reconciling exports and imports');
+    for (const change of this.#services()) this.#onCloudMapChange(change);
+    this.#log.info({
+      event: 'member-started', cloudMapServices: this.#services().length, serviceExports: informers.serviceExports.list().length,
+      ...(this.#others.length > 0 ? { regions: this.#o.regions, unread: this.#others.filter((r) => !r.watcher.synced).map((r) => r.region) } : {}),
+    }, 'Cloud Map read; reconciling exports and imports');
   }
 
   /** C3: stop writing exports (every ServiceExport reports `message`) until thaw(). */
@@ -207,10 +267,48 @@ export class Member {
     this.#stopped.abort();
     this.#synced = false;
     for (const remove of this.#removeHandlers.splice(0)) remove();
+    await this.#deadClusters.stop();
     await Promise.all([this.#exports.shutdown(), this.#imports.shutdown()]);
-    await this.#watcher.stop();
-    this.#cloudMap.destroy();
+    await Promise.all([this.#watcher, ...this.#others.map((r) => r.watcher)].map((w) => w.stop()));
+    for (const cloudMap of [this.#cloudMap, ...this.#others.map((r) => r.cloudMap)]) cloudMap.destroy();
     this.#log.info({ event: 'member-stopped' }, 'stopped reconciling');
+  }
+
+  /** Every Region's instances of the service: this cluster's Region with its own writes, the others as last read. */
+  #clusterSetInstances(namespace: string, service: string): CloudMapInstance[] {
+    return [...this.#view.instances(namespace, service), ...this.#others.flatMap((r) => r.watcher.snapshot(namespace, service))];
+  }
+
+  /** Every service with instances in some Region of the ClusterSet. */
+  #services(): ServiceKey[] {
+    return [this.#watcher, ...this.#others.map((r) => r.watcher)].flatMap((w) => w.services());
+  }
+
+  /** Every Region as seen for one service: read yet, answering, and which clusters' instances of it it holds. */
+  #regionStates(namespace: string, service: string): RegionState[] {
+    const { clustersetId } = this.#o.identity;
+    const state = (region: string, watcher: CloudMapWatcher, instances: readonly CloudMapInstance[]): RegionState => {
+      const { reachable, since } = watcher.reachability;
+      const clusters = new Set(instances.filter((i) => i.attributes[ATTR_CLUSTERSET_ID] === clustersetId).map((i) => i.attributes[ATTR_CLUSTER_ID] ?? ''));
+      return { region, read: watcher.synced, reachable, ...(reachable ? {} : { since: conditionTime(new Date(since)) }), clusters: [...clusters].sort() };
+    };
+    return [
+      state(this.#o.regions[0]!, this.#watcher, this.#view.instances(namespace, service)),
+      ...this.#others.map((r) => state(r.region, r.watcher, r.watcher.snapshot(namespace, service))),
+    ];
+  }
+
+  /** A Region stopped or started answering: metric, log line, and every import's RegionsReachable condition again. */
+  #onReachability(region: string, reachability: Reachability): void {
+    this.#o.metrics.regionReachable.set({ region }, reachability.reachable ? 1 : 0);
+    if (reachability.reachable) this.#log.info({ event: 'region-reachable', region }, 'Cloud Map of the Region answers again; its imports are current');
+    else this.#log.warn({ event: 'region-unreachable', region, err: reachability.error }, 'Cloud Map of the Region does not answer; imports from it keep the last endpoints read');
+    if (this.#others.length > 0) this.#requeueImports();
+  }
+
+  #requeueImports(): void {
+    if (!this.#synced) return;
+    for (const si of this.#o.informers.serviceImports.list()) if (createdByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
   }
 
   #requeueExports(): void {
@@ -231,6 +329,13 @@ export class Member {
     this.#importKey(namespace, service);
     if (this.#o.informers.serviceExports.get(namespace, service) !== undefined || this.#view.ours(namespace, service).length > 0) {
       this.#exportKey(namespace, service);
+    }
+  }
+
+  /** Imports of every service in which a cluster that turned silent, or was heard again, has instances. */
+  #onSilenceChange(clusters: ReadonlySet<string>): void {
+    for (const { namespace, service } of this.#watcher.services()) {
+      if (this.#watcher.snapshot(namespace, service).some((i) => clusters.has(i.attributes[ATTR_CLUSTER_ID] ?? ''))) this.#importKey(namespace, service);
     }
   }
 
@@ -258,7 +363,7 @@ export class Member {
     // I1: a namespace that appears can now hold the imports Cloud Map has for it.
     this.#removeHandlers.push(informers.namespaces.addHandlers({
       onAdd: (ns) => {
-        for (const s of this.#watcher.services()) if (s.namespace === ns.metadata.name) this.#importKey(s.namespace, s.service);
+        for (const s of this.#services()) if (s.namespace === ns.metadata.name) this.#importKey(s.namespace, s.service);
       },
     }));
   }

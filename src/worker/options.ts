@@ -1,7 +1,18 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
 import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
-import { boolOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionValues } from '../config/options.ts';
+import { boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionSpec, type OptionValues } from '../config/options.ts';
+
+/** A 12-digit AWS account id, or empty for none. */
+function accountOption(flag: string, env: string, help: string): OptionSpec<string> {
+  return {
+    ...stringOption(flag, env, '', help),
+    parse: (raw, f) => {
+      if (raw !== '' && !/^\d{12}$/.test(raw)) throw new ConfigError(`--${f}: expected a 12-digit AWS account id, got "${raw}"`);
+      return raw;
+    },
+  };
+}
 
 export const workerOptionSpecs = {
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
@@ -12,12 +23,18 @@ export const workerOptionSpecs = {
   identity: stringOption('identity', 'MCS_IDENTITY', '', 'Holder identity written into the Lease; empty: the host name and process id.'),
   cloudMapEndpoint: stringOption('cloudmap-endpoint', 'MCS_CLOUDMAP_ENDPOINT', '', 'Cloud Map API endpoint URL; empty: the AWS endpoint of the region.'),
   region: stringOption('region', 'MCS_AWS_REGION', '', 'AWS region of the Cloud Map namespaces; empty: the AWS SDK default chain (AWS_REGION, profile).'),
+  regions: regionListOption('regions', 'MCS_REGIONS', 'Comma-separated AWS Regions of the ClusterSet, e.g. us-east-1,eu-west-1: this cluster registers its instances in --region and reads every Region listed (one Cloud Map client, change marker watch, resync and rate limits per Region); empty: --region alone.'),
+  namespaceOwnerAccount: accountOption('namespace-owner-account', 'MCS_NAMESPACE_OWNER_ACCOUNT', 'AWS account (12 digits) that owns the ClusterSet\'s Cloud Map namespaces and shares them with this cluster\'s account through AWS RAM; this cluster then uses only that account\'s namespaces and never creates one (a namespace not shared yet is reported on the ServiceExport). Empty: the namespaces are this account\'s own, created when missing.'),
+  accountId: accountOption('account-id', 'MCS_AWS_ACCOUNT_ID', 'This cluster\'s AWS account (12 digits), when known: an instance that claims this cluster\'s id but another account registered is never deregistered and is reported as a duplicate cluster id (C4).'),
   clusters: intOption('clusters', 'MCS_CLUSTERS', 2, 'Clusters whose controllers share this AWS account\'s Cloud Map quotas in the Region (M6); each takes an equal share of 80% of every quota.', 1, 10_000),
   cloudMapQuotas: rateMapOption('cloudmap-quotas', 'MCS_CLOUDMAP_QUOTAS', Object.fromEntries(Object.entries(CLOUD_MAP_QUOTAS).map(([api, q]) => [api, q.rate])), 'The account\'s Cloud Map request quotas as Api=requestsPerSecond pairs (* = any other API); DiscoverInstances and DiscoverInstancesRevision are AWS\'s documented defaults, the rest assumptions. Client rates are shares of these.'),
   rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', {}, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs, set outright instead of the share of --cloudmap-quotas.'),
   pollInterval: durationOption('poll-interval', 'MCS_POLL_INTERVAL', 1_000, 'How often the ClusterSet change marker in Cloud Map is read (one cheap call per poll, whatever the number of services).'),
   fullResyncInterval: durationOption('full-resync-interval', 'MCS_FULL_RESYNC_INTERVAL', 300_000, 'Shortest time in which the safety-net resync checks every Cloud Map service (revision first), to catch writers that do not bump the change marker (e.g. the AWS controller v0.3.1); longer when --resync-budget does not allow it.'),
   resyncBudget: intOption('resync-budget', 'MCS_RESYNC_BUDGET', 60, 'Cloud Map calls per minute the safety-net resync may spend; with more services than it can check within --full-resync-interval, the resync takes longer instead of costing more (M6).', 1, 1_000_000),
+  heartbeatInterval: durationOption('heartbeat-interval', 'MCS_HEARTBEAT_INTERVAL', 30_000, 'How often this cluster writes its liveness heartbeat to Cloud Map (one RegisterInstance each); peers withdraw the endpoints of a cluster silent for longer than their --dead-cluster-ttl.'),
+  deadClusterTtl: durationOption('dead-cluster-ttl', 'MCS_DEAD_CLUSTER_TTL', 180_000, 'Endpoints of a cluster whose heartbeat has not changed for this long are withdrawn from ServiceImports and EndpointSlices until it beats again (its instances stay in Cloud Map); 0s: never. At least twice --heartbeat-interval.'),
+  reapDeadClustersAfter: durationOption('reap-dead-clusters-after', 'MCS_REAP_DEAD_CLUSTERS_AFTER', 0, 'When set, this cluster deregisters the Cloud Map instances of a cluster silent for this long (never a live one); 0s: never, another cluster\'s instances are left alone. At least --dead-cluster-ttl.'),
   kubeResyncInterval: durationOption('kube-resync-interval', 'MCS_KUBE_RESYNC_INTERVAL', 600_000, 'How often every ServiceExport and import is reconciled again from the caches, to repair anything missed.'),
   workers: intOption('workers', 'MCS_WORKERS', 4, 'Imports reconciled in parallel; one key is never reconciled twice at once.', 1, 256),
   exportWorkers: intOption('export-workers', 'MCS_EXPORT_WORKERS', 64, 'ServiceExports reconciled in parallel. Each spends most of its time waiting for Cloud Map operations while the rate limits bound the calls, so enough of them keep the write quota busy (one key is never reconciled twice at once).', 1, 1024),
@@ -31,7 +48,17 @@ export const workerOptionSpecs = {
 export type WorkerOptions = OptionValues<typeof workerOptionSpecs>;
 
 export function parseWorkerOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): WorkerOptions {
-  return parseOptions(workerOptionSpecs, argv, env);
+  const o = parseOptions(workerOptionSpecs, argv, env);
+  if (o.heartbeatInterval < 1000) throw new ConfigError(`--heartbeat-interval: at least 1s, got ${o.heartbeatInterval}ms`);
+  // A TTL of one interval would call a live cluster silent whenever one beat is late.
+  if (o.deadClusterTtl > 0 && o.deadClusterTtl < 2 * o.heartbeatInterval) {
+    throw new ConfigError(`--dead-cluster-ttl: at least twice --heartbeat-interval (${2 * o.heartbeatInterval}ms), or 0s to never withdraw a silent cluster; got ${o.deadClusterTtl}ms`);
+  }
+  // Only what is already withdrawn is reaped: reaping sooner would delete endpoints that are still imported.
+  if (o.reapDeadClustersAfter > 0 && o.reapDeadClustersAfter < Math.max(o.deadClusterTtl, 2 * o.heartbeatInterval)) {
+    throw new ConfigError(`--reap-dead-clusters-after: at least --dead-cluster-ttl and twice --heartbeat-interval (${Math.max(o.deadClusterTtl, 2 * o.heartbeatInterval)}ms), or 0s to never reap; got ${o.reapDeadClustersAfter}ms`);
+  }
+  return o;
 }
 
 export function workerHelp(): string {

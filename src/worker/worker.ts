@@ -14,6 +14,7 @@ import { createLogger, type Logger } from '../observability/log.ts';
 import { createWorkerMetrics, type WorkerMetrics } from '../observability/metrics.ts';
 import { decideIdentity, readIdentity, type IdentityStatus } from './cluster-identity.ts';
 import { createWorkerInformers, type WorkerInformers } from './informers.ts';
+import { clusterSetRegions } from './regions.ts';
 import { Member } from './member.ts';
 import type { WorkerOptions } from './options.ts';
 
@@ -38,7 +39,8 @@ class Worker {
   readonly #options: WorkerOptions;
   readonly #log: Logger;
   readonly #kubeConfig: KubeAccess;
-  readonly #region: string;
+  /** The ClusterSet's Regions, this cluster's own first. */
+  readonly #regions: string[];
   readonly metrics: WorkerMetrics;
   readonly #informers: WorkerInformers;
   readonly #writer: ObjectWriter;
@@ -55,7 +57,7 @@ class Worker {
   constructor(options: WorkerOptions, log: Logger, kubeConfig: KubeAccess) {
     this.#options = { ...options, controllerVersion: options.controllerVersion || packageVersion() };
     this.#log = log;
-    this.#region = cloudMapRegion(options);
+    this.#regions = clusterSetRegions(cloudMapRegion(options), options.regions);
     this.#kubeConfig = kubeConfig;
     this.metrics = createWorkerMetrics();
     this.#informers = createWorkerInformers({
@@ -147,7 +149,7 @@ class Worker {
   #startMember(identity: { clusterId: string; clustersetId: string }): void {
     this.#log.info({ event: 'cluster-identity', ...identity }, 'cluster identity known; starting the reconcilers');
     const member = new Member({
-      identity, options: this.#options, region: this.#region, kubeConfig: this.#kubeConfig, informers: this.#informers,
+      identity, options: this.#options, regions: this.#regions, kubeConfig: this.#kubeConfig, informers: this.#informers,
       writer: this.#writer, events: this.#events, metrics: this.metrics, log: this.#log,
       ...(this.#election ? { fence: () => this.#election!.fence() } : {}),
       cloudMapLog: createLogger('cloudmap', this.#options.logLevel),

@@ -115,6 +115,13 @@ export class E2ECluster {
   }
 }
 
+/** Where a worker finds Cloud Map: its Region, the endpoint (e.g. a proxy in front of the emulator), its account. */
+export interface WorkerCloudMap {
+  region?: string;
+  endpoint?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
 export interface E2E {
   cs: TestClusterSet;
   cls1: E2ECluster;
@@ -126,10 +133,10 @@ export interface E2E {
   /** Kills the cluster's worker with SIGKILL (a node failure, an OOM kill): nothing is flushed or released. */
   killWorker(cluster: E2ECluster): Promise<void>;
   /**
-   * Starts a new worker process for the cluster, configured as the first one plus `env` (MCS_* settings); waits until
-   * it is healthy.
+   * Starts a new worker process for the cluster, configured as the first one plus `env` (MCS_* settings) and, when
+   * given, its own Cloud Map Region, endpoint and account credentials; waits until it is healthy.
    */
-  startWorker(cluster: E2ECluster, env?: Record<string, string>): Promise<void>;
+  startWorker(cluster: E2ECluster, env?: Record<string, string>, cloudMap?: WorkerCloudMap): Promise<void>;
   /** Starts another replica of the cluster's worker with Lease identity `identity`, next to the current one. */
   startReplica(cluster: E2ECluster, identity: string): Promise<HostProcess>;
   /** Stops the cluster's webhook server (every replica: the local install runs one). */
@@ -214,13 +221,14 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
     const configEnv = { ...configMapEnv(kustomizeBase()), ...logLevel };
     let generation = 0;
-    const startReplica = async (cluster: E2ECluster, identity: string, env: Record<string, string> = {}): Promise<HostProcess> => {
+    const startReplica = async (cluster: E2ECluster, identity: string, env: Record<string, string> = {}, cloudMap: WorkerCloudMap = {}): Promise<HostProcess> => {
       const [metricsPort, healthPort] = await freePorts(2) as [number, number];
       const logsDir = join(dir, `${cluster.id}-${++generation}`);
       mkdirSync(logsDir, { recursive: true });
       return startWorkerProcess(restarted!, {
         clusterId: cluster.id, configEnv: { ...configEnv, ...env }, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir, identity,
-        cloudMapEndpoint: cs.cloudMapEndpoint, region: cs.region,
+        cloudMapEndpoint: cloudMap.endpoint ?? cs.cloudMapEndpoint, region: cloudMap.region ?? cs.region,
+        ...(cloudMap.credentials ? { credentials: cloudMap.credentials } : {}),
         kubeconfig: join(cs.dir, 'mcs-cloudmap', cluster.id, 'worker.kubeconfig'),
       });
     };
@@ -236,8 +244,8 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
         await proc.waitReady('/readyz answers ok', async () => (await fetch(`${cluster.webhook.healthUrl}/readyz`)).ok, 60_000);
         cluster.webhook = { ...cluster.webhook, proc };
       },
-      async startWorker(cluster, env) {
-        cluster.worker = await startReplica(cluster, `${cluster.id}-worker-on-host`, env);
+      async startWorker(cluster, env, cloudMap) {
+        cluster.worker = await startReplica(cluster, `${cluster.id}-worker-on-host`, env, cloudMap);
       },
     };
   });

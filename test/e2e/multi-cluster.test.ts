@@ -2,23 +2,13 @@
 // hostnames, and a namespace that exists in one cluster only (issue 4 item 7).
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
+import { LABEL_SERVICE_NAME } from '../../src/core/names.ts';
 import { createNamespace } from '../support/kube.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, deployment, runningPodIps, service, serviceExport, type PortSpec } from './workloads.ts';
+import { createNamespaces, deployment, exportReady, importedBySource, runApp, runningPodIps, service, serviceExport, type PortSpec } from './workloads.ts';
 
 const NS = 'e2e-multi';
 const LATE_NS = 'e2e-late-namespace';
-
-/** Imported endpoints of `name` by source cluster: cluster id → sorted addresses. */
-async function importedBySource(cluster: E2ECluster, name: string, namespace = NS): Promise<Record<string, string[]>> {
-  const out: Record<string, string[]> = {};
-  for (const slice of await cluster.endpointSlices(namespace, `${LABEL_SERVICE_NAME}=${name}`)) {
-    const source = slice.metadata!.labels![LABEL_SOURCE_CLUSTER]!;
-    out[source] = [...(out[source] ?? []), ...(slice.endpoints ?? []).map((e) => e.addresses[0]!)].sort();
-  }
-  return out;
-}
 
 async function readyImport(cluster: E2ECluster, name: string, namespace = NS) {
   await eventually(`${cluster.id}: Ready ServiceImport ${namespace}/${name}`, async () => condition(await cluster.serviceImport(namespace, name), 'Ready')?.status === 'True');
@@ -26,16 +16,12 @@ async function readyImport(cluster: E2ECluster, name: string, namespace = NS) {
 }
 
 /** Deploys app `name` with `replicas` pods and a Service with `ports` in `cluster`; returns the pod IPs. */
-async function run(cluster: E2ECluster, name: string, replicas: number, opts: { ports?: PortSpec[]; headless?: boolean } = {}): Promise<string[]> {
-  cluster.apply([deployment(NS, name, replicas, opts.ports), service(NS, name, opts)]);
-  let ips: string[] = [];
-  await eventually(`${replicas} running ${name} pods in ${cluster.id}`, async () => (ips = await runningPodIps(cluster, NS, name)).length === replicas);
-  return ips;
+function run(cluster: E2ECluster, name: string, replicas: number, opts: { ports?: PortSpec[]; headless?: boolean } = {}): Promise<string[]> {
+  return runApp(cluster, NS, name, replicas, opts);
 }
 
-async function exportFrom(cluster: E2ECluster, name: string): Promise<void> {
-  cluster.apply([serviceExport(NS, name)]);
-  await eventually(`${cluster.id}: ServiceExport ${name} Ready`, async () => condition(await cluster.serviceExport(NS, name), 'Ready')?.status === 'True');
+function exportFrom(cluster: E2ECluster, name: string): Promise<void> {
+  return exportReady(cluster, NS, name);
 }
 
 describe('e2e: services exported from both clusters (issue 4 item 7)', function () {
@@ -53,7 +39,7 @@ describe('e2e: services exported from both clusters (issue 4 item 7)', function 
     await exportFrom(cls1, 'shared');
     await exportFrom(cls2, 'shared');
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: both clusters' endpoints`, async () => JSON.stringify(await importedBySource(cluster, 'shared')) === JSON.stringify(ips));
+      await eventually(`${cluster.id}: both clusters' endpoints`, async () => JSON.stringify(await importedBySource(cluster, 'shared', NS)) === JSON.stringify(ips));
       await eventually(`${cluster.id}: status.clusters lists cls1 and cls2`, async () =>
         JSON.stringify((await cluster.serviceImport(NS, 'shared'))?.status?.clusters) === JSON.stringify([{ cluster: 'cls1' }, { cluster: 'cls2' }]));
       expect(condition(await cluster.serviceExport(NS, 'shared'), 'Conflict')).to.include({ status: 'False', reason: 'NoConflicts' });

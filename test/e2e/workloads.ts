@@ -2,9 +2,9 @@
 // say what a cluster runs (pod IPs). Namespaces are created and removed through test/support/kube.ts.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { logTail } from '../../hack/testbed/wait.ts';
-import { MCS_GROUP, STORAGE_VERSION } from '../../src/core/names.ts';
+import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, STORAGE_VERSION } from '../../src/core/names.ts';
 import { createNamespace, deleteNamespace } from '../support/kube.ts';
-import type { E2ECluster } from './harness.ts';
+import { condition, eventually, type E2ECluster } from './harness.ts';
 
 export interface PortSpec {
   name?: string;
@@ -52,6 +52,30 @@ export async function runningPodIps(cluster: E2ECluster, namespace: string, app:
     .filter((p) => p.status?.phase === 'Running' && p.status.podIP && !p.metadata?.deletionTimestamp)
     .map((p) => p.status!.podIP!)
     .sort();
+}
+
+/** Imported endpoints of `name` by source cluster: cluster id → sorted addresses. */
+export async function importedBySource(cluster: E2ECluster, name: string, namespace: string): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const slice of await cluster.endpointSlices(namespace, `${LABEL_SERVICE_NAME}=${name}`)) {
+    const source = slice.metadata!.labels![LABEL_SOURCE_CLUSTER]!;
+    out[source] = [...(out[source] ?? []), ...(slice.endpoints ?? []).map((e) => e.addresses[0]!)].sort();
+  }
+  return out;
+}
+
+/** Deploys app `name` with `replicas` pods and its Service in `namespace` of `cluster`; returns the pod IPs once running. */
+export async function runApp(cluster: E2ECluster, namespace: string, name: string, replicas: number, opts: { ports?: PortSpec[]; headless?: boolean } = {}): Promise<string[]> {
+  cluster.apply([deployment(namespace, name, replicas, opts.ports), service(namespace, name, opts)]);
+  let ips: string[] = [];
+  await eventually(`${replicas} running ${name} pods in ${cluster.id}`, async () => (ips = await runningPodIps(cluster, namespace, name)).length === replicas);
+  return ips;
+}
+
+/** Exports `namespace/name` from `cluster` and waits for its ServiceExport to be Ready. */
+export async function exportReady(cluster: E2ECluster, namespace: string, name: string): Promise<void> {
+  cluster.apply([serviceExport(namespace, name)]);
+  await eventually(`${cluster.id}: ServiceExport ${name} Ready`, async () => condition(await cluster.serviceExport(namespace, name), 'Ready')?.status === 'True');
 }
 
 export async function createNamespaces(clusters: readonly E2ECluster[], namespace: string): Promise<void> {

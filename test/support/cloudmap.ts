@@ -1,16 +1,18 @@
 // AWS SDK settings that point the Cloud Map (servicediscovery) client at the testbed's emulator.
 import { GetOperationCommand, type ServiceDiscoveryClient, type ServiceDiscoveryClientConfig } from '@aws-sdk/client-servicediscovery';
+import { credentialsFor } from '../../hack/testbed/cloudmap-emulator.ts';
 import type { TestClusterSet } from '../../hack/testbed/index.ts';
 
 /**
  * `disableHostPrefix` matters: the SDK otherwise sends DiscoverInstances(Revision) to `data-<host>`, which does not
- * resolve for a local endpoint. The emulator accepts any credentials.
+ * resolve for a local endpoint. The emulator accepts any credentials; they act as `as.account` when given (else as the
+ * emulator's default account), in `as.region` (else the ClusterSet's).
  */
-export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint' | 'region'>): ServiceDiscoveryClientConfig {
+export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint' | 'region'>, as: { account?: string; region?: string } = {}): ServiceDiscoveryClientConfig {
   return {
     endpoint: cs.cloudMapEndpoint,
-    region: cs.region,
-    credentials: { accessKeyId: 'testbed', secretAccessKey: 'testbed' },
+    region: as.region ?? cs.region,
+    credentials: as.account ? credentialsFor(as.account) : { accessKeyId: 'testbed', secretAccessKey: 'testbed' },
     disableHostPrefix: true,
     maxAttempts: 1,
   };
@@ -18,13 +20,27 @@ export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint'
 
 /**
  * Resolves once a Cloud Map operation finished (the emulator, like Cloud Map, applies writes asynchronously); throws
- * when it failed. Returns the operation's targets (NAMESPACE, SERVICE, INSTANCE ids).
+ * when it failed. Returns the operation's targets (NAMESPACE, SERVICE, INSTANCE ids). `ownerAccount`: the namespace
+ * owner's account, for an operation in a namespace shared with the client's account.
  */
-export async function operationDone(client: ServiceDiscoveryClient, operationId: string | undefined): Promise<Record<string, string>> {
+export async function operationDone(client: ServiceDiscoveryClient, operationId: string | undefined, ownerAccount?: string): Promise<Record<string, string>> {
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
-    const { Operation } = await client.send(new GetOperationCommand({ OperationId: operationId }));
+    const { Operation } = await client.send(new GetOperationCommand({ OperationId: operationId, OwnerAccount: ownerAccount }));
     if (Operation?.Status === 'SUCCESS') return Operation.Targets ?? {};
     if (Operation?.Status === 'FAIL') throw new Error(`Cloud Map operation ${operationId} failed: ${Operation.ErrorCode}: ${Operation.ErrorMessage}`);
     await new Promise((r) => setTimeout(r, delay));
   }
+}
+
+/** An AWS SDK error: `name` is the error code, modelled fields (e.g. DuplicateOperationId) are properties. */
+export type SdkError = Error & { code?: string; $metadata?: { httpStatusCode?: number }; [field: string]: unknown };
+
+/** The error a call rejects with (fails the test when it succeeds). */
+export async function failure(call: Promise<unknown>): Promise<SdkError> {
+  try {
+    await call;
+  } catch (err) {
+    return err as SdkError;
+  }
+  throw new Error('expected the call to fail, it succeeded');
 }

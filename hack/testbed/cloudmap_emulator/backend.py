@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moto.servicediscovery.exceptions import InstanceNotFound, NamespaceNotFound, ServiceNotFound
-from moto.servicediscovery.models import Namespace, ServiceDiscoveryBackend, ServiceInstance
+from moto.servicediscovery.models import Namespace, ServiceDiscoveryBackend, ServiceInstance, servicediscovery_backends
 from moto.servicediscovery.responses import ServiceDiscoveryResponse
 
-from . import listing, operations, settings
+from . import listing, operations, routing, settings, visibility
 from .errors import (
     duplicate_request, invalid_input, namespace_already_exists, resource_in_use, resource_limit_exceeded,
     service_already_exists,
 )
+from .shares import SHARES
 
 
 @dataclass
@@ -84,7 +85,7 @@ def create_http_namespace(self, name: str, creator_request_id: str, description:
         if tags:
             self.tagger.tag_resource(namespace.arn, tags)
 
-    op_id = operations.submit(self, "CREATE_NAMESPACE", {"NAMESPACE": namespace.id}, apply, ("namespace-name", name))
+    op_id = operations.submit(self, "CREATE_NAMESPACE", {"NAMESPACE": namespace.id}, apply, ("namespace-name", name), namespace.id)
     _remember(self, "namespace", creator_request_id, request, op_id)
     return op_id
 
@@ -102,8 +103,9 @@ def delete_namespace(self, namespace_id: str) -> str:
         if _services_of(self, namespace_id):
             raise resource_in_use(f"namespace {namespace_id} still holds services")
         self.namespaces.pop(namespace_id, None)
+        SHARES.forget((self.account_id, self.region_name, namespace_id))
 
-    return operations.submit(self, "DELETE_NAMESPACE", {"NAMESPACE": namespace_id}, apply, ("namespace", namespace_id))
+    return operations.submit(self, "DELETE_NAMESPACE", {"NAMESPACE": namespace_id}, apply, ("namespace", namespace_id), namespace_id)
 
 
 def _services_of(backend, namespace_id: str) -> list:
@@ -117,21 +119,29 @@ _original_create_service = ServiceDiscoveryBackend.create_service
 
 def create_service(self, name: str, namespace_id: str, creator_request_id: str, **rest: Any):
     request = ("service", namespace_id, name)
-    replay = _replay(self, "service", creator_request_id, request)
+    # Consumers of a shared namespace create services in its owner's state: tokens are the caller's own.
+    scope = f"service/{_caller(self)}"
+    replay = _replay(self, scope, creator_request_id, request)
     if replay is not None and replay in self.services:
         return self.services[replay]
     if namespace_id not in self.namespaces:
         raise NamespaceNotFound(namespace_id)
     for service in _services_of(self, namespace_id):
         if service.name == name:
-            raise service_already_exists(name, service.id, service.creator_request_id)
+            raise service_already_exists(name, service.id, service.arn, service.creator_request_id)
     limit = _quota("servicesPerNamespace")
     if limit and len(_services_of(self, namespace_id)) >= limit:
         raise resource_limit_exceeded("Services per namespace", limit)
     service = _original_create_service(self, name=name, namespace_id=namespace_id, creator_request_id=creator_request_id, **rest)
     service.emulator_revision = 0
-    _remember(self, "service", creator_request_id, request, service.id)
+    service.created_by_account = _caller(self)
+    _remember(self, scope, creator_request_id, request, service.id)
     return service
+
+
+def _caller(backend) -> str:
+    """The account the current request comes from; the backend is its namespace owner's."""
+    return routing.caller() or backend.account_id
 
 
 def delete_service(self, service_id: str) -> None:
@@ -147,7 +157,9 @@ def register_instance(self, service_id: str, instance_id: str, creator_request_i
     service = self.get_service(service_id)
     attributes = dict(attributes or {})
     request = ("register", instance_id, tuple(sorted(attributes.items())))
-    replay = _replay(self, f"instances/{service_id}", creator_request_id, request)
+    registrant = _caller(self)
+    scope = f"instances/{service_id}/{registrant}"
+    replay = _replay(self, scope, creator_request_id, request)
     if replay is not None:
         return replay
     resource = ("instance", service_id, instance_id)
@@ -166,17 +178,20 @@ def register_instance(self, service_id: str, instance_id: str, creator_request_i
     def apply() -> None:
         current = self.get_service(service_id)
         existing = _find(current, instance_id)
+        changed = existing is None or existing.attributes != attributes
         if existing is None:
-            current.instances.append(ServiceInstance(service_id, instance_id, creator_request_id, attributes))
-        elif existing.attributes != attributes:
+            existing = ServiceInstance(service_id, instance_id, creator_request_id, attributes)
+            current.instances.append(existing)
+        elif changed:
             existing.attributes = attributes
             existing.creator_request_id = creator_request_id or existing.creator_request_id
-        else:
-            return
-        _bump_revision(self, current)
+        # CreatedByAccount: the account whose registration created or last replaced the instance.
+        existing.created_by_account = registrant
+        if changed:
+            _bump_revision(self, current)
 
-    op_id = operations.submit(self, "REGISTER_INSTANCE", {"INSTANCE": instance_id, "SERVICE": service_id}, apply, resource)
-    _remember(self, f"instances/{service_id}", creator_request_id, request, op_id)
+    op_id = operations.submit(self, "REGISTER_INSTANCE", {"INSTANCE": instance_id, "SERVICE": service_id}, apply, resource, service.namespace_id)
+    _remember(self, scope, creator_request_id, request, op_id)
     return op_id
 
 
@@ -222,7 +237,7 @@ def deregister_instance(self, service_id: str, instance_id: str) -> str:
         current.instances.remove(instance)
         _bump_revision(self, current)
 
-    return operations.submit(self, "DEREGISTER_INSTANCE", {"INSTANCE": instance_id, "SERVICE": service_id}, apply, resource)
+    return operations.submit(self, "DEREGISTER_INSTANCE", {"INSTANCE": instance_id, "SERVICE": service_id}, apply, resource, service.namespace_id)
 
 
 def _service_by_names(backend, namespace_name: str, service_name: str):
@@ -250,11 +265,11 @@ NAMESPACE_FILTERS = {
     "TYPE": (lambda ns: ns.type, _ANY),
     "NAME": (lambda ns: ns.name, {"EQ", "BEGINS_WITH"}),
     "HTTP_NAME": (lambda ns: (ns.http_properties or {}).get("HttpName", ""), {"EQ", "BEGINS_WITH"}),
-    "RESOURCE_OWNER": (lambda ns: "SELF", {"EQ"}),
+    "RESOURCE_OWNER": (visibility.resource_owner, {"EQ"}),
 }
 SERVICE_FILTERS = {
-    "NAMESPACE_ID": (lambda s: s.namespace_id, _ANY),
-    "RESOURCE_OWNER": (lambda s: "SELF", {"EQ"}),
+    "NAMESPACE_ID": (visibility.namespace_references, _ANY),
+    "RESOURCE_OWNER": (visibility.resource_owner, {"EQ"}),
 }
 
 
@@ -273,39 +288,48 @@ OPERATION_FILTERS = {
 
 def list_namespaces(self) -> str:
     params = _params(self)
-    items = listing.filtered(self.servicediscovery_backend.namespaces.values(), params.get("Filters"), NAMESPACE_FILTERS)
+    items = listing.filtered(visibility.namespaces(self.current_account, self.region), params.get("Filters"), NAMESPACE_FILTERS)
     return _page_json(items, params, "Namespaces", lambda ns: ns.to_json())
 
 
 def list_services(self) -> str:
     params = _params(self)
-    items = listing.filtered(self.servicediscovery_backend.services.values(), params.get("Filters"), SERVICE_FILTERS)
+    items = listing.filtered(visibility.services(self.current_account, self.region), params.get("Filters"), SERVICE_FILTERS)
     return _page_json(items, params, "Services", lambda s: s.to_json())
 
 
 def list_operations(self) -> str:
     params = _params(self)
     items = listing.filtered(self.servicediscovery_backend.operations.values(), params.get("Filters"), OPERATION_FILTERS)
-    return _page_json(items, params, "Operations", lambda op: operations.operation_json(op, short=True))
+    return _page_json(items, params, "Operations", operations.operation_json)
 
 
 def list_instances(self) -> str:
     params = _params(self)
-    items = list(self.servicediscovery_backend.get_service(params.get("ServiceId")).instances)
-    return _page_json(items, params, "Instances", lambda i: i.to_json())
+    backend = self.servicediscovery_backend
+    items = list(backend.get_service(params.get("ServiceId")).instances)
+    return _page_json(items, params, "Instances", lambda i: i.to_json(), ResourceOwner=backend.account_id)
 
 
-def _page_json(items: list, params: dict, key: str, to_json) -> str:
+def get_instance(self) -> str:
+    params = _params(self)
+    backend = self.servicediscovery_backend
+    instance = backend.get_instance(service_id=params.get("ServiceId"), instance_id=params.get("InstanceId"))
+    return json.dumps({"ResourceOwner": backend.account_id, "Instance": instance.to_json()})
+
+
+def _page_json(items: list, params: dict, key: str, to_json, **extra: str) -> str:
     chunk, token = listing.page(list(items), params)
-    out: dict[str, Any] = {key: [to_json(item) for item in chunk]}
+    out: dict[str, Any] = {key: [to_json(item) for item in chunk], **extra}
     if token:
         out["NextToken"] = token
     return json.dumps(out)
 
 
 def get_operation(self) -> str:
-    operation = self.servicediscovery_backend.get_operation(operation_id=_params(self).get("OperationId"))
-    return json.dumps({"Operation": operations.operation_json(operation)})
+    backend = self.servicediscovery_backend
+    operation = backend.get_operation(operation_id=_params(self).get("OperationId"))
+    return json.dumps({"Operation": operations.operation_json(operation, owner=backend.account_id)})
 
 
 DISCOVER_DEFAULT, DISCOVER_MAX = 100, 1000
@@ -341,8 +365,28 @@ def __init__(self, region_name: str, account_id: str) -> None:
     self.emulator = EmulatorState()
 
 
+_original_call_action = ServiceDiscoveryResponse.call_action
+
+
+def call_action(self):
+    """Routes the request to the account whose state it acts on (routing.py) and remembers who asked."""
+    self.emulator_backend = routing.route(self)
+    token = routing.CALLER.set(self.current_account)
+    try:
+        return _original_call_action(self)
+    finally:
+        routing.CALLER.reset(token)
+
+
+def _routed_backend(self):
+    return getattr(self, "emulator_backend", None) or servicediscovery_backends[self.current_account][self.region]
+
+
 def apply_patches() -> None:
     """Installs the documented behaviour into moto's classes; call once, before the server starts."""
+    visibility.apply_patches()
+    ServiceDiscoveryResponse.call_action = call_action
+    ServiceDiscoveryResponse.servicediscovery_backend = property(_routed_backend)
     for name, fn in {
         "__init__": __init__, "create_http_namespace": create_http_namespace, "delete_namespace": delete_namespace,
         "create_service": create_service, "delete_service": delete_service, "register_instance": register_instance,
@@ -351,6 +395,7 @@ def apply_patches() -> None:
         setattr(ServiceDiscoveryBackend, name, fn)
     for name, fn in {
         "list_namespaces": list_namespaces, "list_services": list_services, "list_operations": list_operations,
-        "list_instances": list_instances, "get_operation": get_operation, "discover_instances": discover_instances,
+        "list_instances": list_instances, "get_instance": get_instance, "get_operation": get_operation,
+        "discover_instances": discover_instances,
     }.items():
         setattr(ServiceDiscoveryResponse, name, fn)

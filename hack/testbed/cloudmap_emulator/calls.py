@@ -1,5 +1,6 @@
-"""The call log benchmarks and fault tests read: requests counted at the wire, per API and outcome and per access key,
-and the recent requests one by one (when, which API, which client, which instance of which cluster, outcome)."""
+"""The call log benchmarks and fault tests read: requests counted at the wire, per API and outcome, and per access
+key, account and Region by API; and the recent requests one by one (when, which API, which client, which instance of
+which cluster, outcome)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
@@ -33,29 +34,44 @@ class Request:
         }
 
 
+@dataclass(frozen=True)
+class Caller:
+    access_key: str
+    account: str
+    region: str
+
+
 class CallLog:
     def __init__(self) -> None:
         self.by_api: dict[str, Counter] = defaultdict(Counter)
         self.by_access_key: dict[str, Counter] = defaultdict(Counter)
+        self.by_account: dict[str, Counter] = defaultdict(Counter)
+        self.by_region: dict[str, Counter] = defaultdict(Counter)
         self.requests: deque[Request] = deque(maxlen=MAX_REQUESTS)
 
-    def record(self, request: Request) -> None:
+    def record(self, request: Request, caller: Caller) -> None:
         """outcome: ok, throttled (a request quota), fault (the fault switch) or the error code the API answered."""
-        self.by_api[request.api][request.outcome] += 1
-        self.by_access_key[request.access_key][request.api] += 1
+        api, outcome = request.api, request.outcome
+        self.by_api[api][outcome] += 1
+        self.by_access_key[caller.access_key][api] += 1
+        self.by_account[caller.account][api] += 1
+        self.by_region[caller.region][api] += 1
         self.requests.append(request)
 
     def to_json(self) -> dict[str, Any]:
+        def table(counts: dict[str, Counter]) -> dict[str, dict[str, int]]:
+            return {key: dict(c) for key, c in sorted(counts.items())}
+
         return {
             "total": sum(sum(c.values()) for c in self.by_api.values()),
-            "byApi": {api: dict(c) for api, c in sorted(self.by_api.items())},
-            "byAccessKey": {key: dict(c) for key, c in sorted(self.by_access_key.items())},
+            "byApi": table(self.by_api), "byAccessKey": table(self.by_access_key),
+            "byAccount": table(self.by_account), "byRegion": table(self.by_region),
         }
 
     def requests_json(self, since: float, apis: set[str]) -> dict[str, Any]:
         return {"requests": [r.to_json() for r in self.requests if r.start >= since and (not apis or r.api in apis)]}
 
     def reset(self) -> None:
-        self.by_api.clear()
-        self.by_access_key.clear()
+        for counts in (self.by_api, self.by_access_key, self.by_account, self.by_region):
+            counts.clear()
         self.requests.clear()

@@ -23,9 +23,16 @@ def namespace_already_exists(name: str, namespace_id: str, creator_request_id: s
                          **({"CreatorRequestId": creator_request_id} if creator_request_id else {}))
 
 
-def service_already_exists(name: str, service_id: str, creator_request_id: str | None) -> CloudMapError:
-    return CloudMapError("ServiceAlreadyExists", f"Service {name} already exists", ServiceId=service_id,
+def service_already_exists(name: str, service_id: str, service_arn: str, creator_request_id: str | None) -> CloudMapError:
+    return CloudMapError("ServiceAlreadyExists", f"Service {name} already exists", ServiceId=service_id, ServiceArn=service_arn,
                          **({"CreatorRequestId": creator_request_id} if creator_request_id else {}))
+
+
+def access_denied(account: str, api: str, resource: str) -> CloudMapError:
+    """A request about another account's resource that no share grants ("AccessDeniedException", HTTP 400, in the
+    API reference's common errors)."""
+    return CloudMapError("AccessDeniedException", f"User: arn:aws:iam::{account}:root is not authorized to perform: "
+                         f"servicediscovery:{api} on resource: {resource} because no resource share allows it")
 
 
 def resource_in_use(what: str) -> CloudMapError:

@@ -15,6 +15,9 @@ MAX_PAGE = 100
 
 
 def _matches(value: Any, condition: str, values: list[str]) -> bool:
+    if isinstance(value, tuple):
+        # An item known by several names (a namespace by id and by ARN) matches when one of them does.
+        return any(_matches(v, condition, values) for v in value)
     if condition == "EQ":
         return str(value) == values[0]
     if condition == "IN":

@@ -38,9 +38,11 @@ def finish(operation: Operation, apply: Callable[[], None]) -> None:
     operation.updated = unix_time()
 
 
-def submit(backend, op_type: str, targets: dict[str, str], apply: Callable[[], None], resource: tuple[str, ...]) -> str:
+def submit(backend, op_type: str, targets: dict[str, str], apply: Callable[[], None], resource: tuple[str, ...], namespace_id: str) -> str:
+    """`namespace_id`: the namespace the operation belongs to, which decides who may read it when it is shared."""
     operation = Operation(operation_type=op_type, targets=targets)
     operation.status = "SUBMITTED"
+    operation.namespace_id = namespace_id
     backend.operations[operation.id] = operation
     delay = settings.current().operation_delay_ms / 1000
     if delay <= 0:
@@ -76,12 +78,13 @@ def pending_of(backend, kind: str) -> list[Pending]:
     return [p for p in backend.emulator.pending.values() if p.resource[0] == kind]
 
 
-def operation_json(operation: Operation, short: bool = False) -> dict:
-    """GetOperation's shape, with ErrorCode and ErrorMessage on a failed operation."""
-    if short:
+def operation_json(operation: Operation, owner: str | None = None) -> dict:
+    """GetOperation's shape, with the namespace owner's account and, on a failed operation, ErrorCode and
+    ErrorMessage; without `owner`, ListOperations' summary."""
+    if owner is None:
         return {"Id": operation.id, "Status": operation.status}
     out = {
-        "Id": operation.id, "Type": operation.operation_type, "Status": operation.status,
+        "Id": operation.id, "OwnerAccount": owner, "Type": operation.operation_type, "Status": operation.status,
         "CreateDate": operation.created, "UpdateDate": operation.updated, "Targets": operation.targets,
     }
     if operation.status == "FAIL":

@@ -6,19 +6,21 @@ import copy
 import io
 import json
 import re
+import socket
 import time
 from urllib.parse import parse_qs
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NoReturn
 
-from moto.iam.models import get_account_id_from
 from moto.servicediscovery.models import servicediscovery_backends
 
 from . import operations, settings
+from .accounts import account_of, parse_arn
 from .backend import find_instance
-from .calls import CallLog, Request
+from .calls import Caller, CallLog, Request
 from .errors import CloudMapError, internal_failure, throttled
 from .faults import FaultSwitch
 from .quotas import RequestQuotas
+from .shares import SHARES, account_id, account_list
 
 TARGET_PREFIX = "Route53AutoNaming_v20170314."
 CREDENTIAL = re.compile(r"Credential=([^/]+)/[^/]+/([^/]+)/")
@@ -40,6 +42,21 @@ def _error(start_response: StartResponse, err: CloudMapError) -> list[bytes]:
         ("Content-Length", str(len(data))),
     ])
     return [data]
+
+
+def _drop(environ: dict) -> NoReturn:
+    """Closes the client's connection without an answer, as an unreachable endpoint would: the SDK sees a network
+    error (Node: ECONNRESET, "socket hang up"), never an HTTP status. Werkzeug treats the error raised here as a
+    connection the client dropped and logs nothing."""
+    # Read the body first, or the server would take what is left of it for the next request.
+    environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    sock = environ.get("werkzeug.socket")
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    raise ConnectionResetError("fault switch: connection dropped")
 
 
 class Emulator:
@@ -67,29 +84,42 @@ class Emulator:
         raw = environ["wsgi.input"].read(length) if length else b""
         environ["wsgi.input"] = io.BytesIO(raw)
         request = self._request(environ, raw, api, access_key)
+        account = account_of(access_key)
+        # moto reads the account from this header; a client's own value is overwritten, never trusted.
+        environ["HTTP_X_MOTO_ACCOUNT_ID"] = account
+        caller = Caller(access_key, account, region)
+        if region not in servicediscovery_backends[account]:
+            # Real AWS has no endpoint for it at all; an answer that says so helps the test's author more.
+            return self._refuse(start_response, request, caller, "UnknownRegion", CloudMapError(
+                "UnknownRegion", f"The Cloud Map emulator serves the Regions moto knows; {region!r} is not one"))
         with settings.LOCK:
             config = settings.current()
-            draw = self.faults.draw(config.faults, api)
+            draw = self.faults.draw(config.faults, api, region, account)
             rate, burst = config.rate(api)
             throttling = config.throttling
         # Latency and timeouts hold this request only, never the lock.
         if draw.latency_s:
             time.sleep(draw.latency_s)
+        if draw.kind == "disconnect":
+            self._record(request, caller, "fault")
+            return _drop(environ)
         if draw.kind == "timeout":
             time.sleep(draw.timeout_s)
-            return self._refuse(start_response, request, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
+            return self._refuse(start_response, request, caller, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
         if draw.kind == "error":
-            return self._refuse(start_response, request, "fault", internal_failure(draw.status))
+            return self._refuse(start_response, request, caller, "fault", internal_failure(draw.status))
         if draw.kind == "throttle":
-            return self._refuse(start_response, request, "fault", throttled(api))
-        account = get_account_id_from(access_key)
+            return self._refuse(start_response, request, caller, "fault", throttled(api))
         with settings.LOCK:
             if throttling and not self.quotas.allow(account, region, api, rate, burst):
-                return self._refuse(start_response, request, "throttled", throttled(api))
-            backend = servicediscovery_backends[account][region]
-            operations.settle(backend)
+                return self._refuse(start_response, request, caller, "throttled", throttled(api))
+            # A consumer's writes to a shared namespace are pending in its owner's account: settle every account.
+            for owner in list(servicediscovery_backends):
+                operations.settle(servicediscovery_backends[owner][region])
             if api == "DeregisterInstance":
-                instance = find_instance(backend, request.service_id, request.instance_id)
+                found = (find_instance(servicediscovery_backends[owner][region], request.service_id, request.instance_id)
+                         for owner in list(servicediscovery_backends))
+                instance = next((i for i in found if i is not None), None)
                 request.cluster_id = (instance.attributes or {}).get("CLUSTER_ID", "") if instance else ""
             captured: dict[str, Any] = {}
 
@@ -103,7 +133,7 @@ class Emulator:
             finally:
                 getattr(result, "close", lambda: None)()
         error_type = dict((k.lower(), v) for k, v in captured.get("headers", [])).get("x-amzn-errortype")
-        self._record(request, error_type.split(":")[0] if error_type else "ok")
+        self._record(request, caller, error_type.split(":")[0] if error_type else "ok")
         return [body]
 
     @staticmethod
@@ -123,19 +153,19 @@ class Emulator:
             cluster_id=str(attributes.get("CLUSTER_ID", "")),
         )
 
-    def _record(self, request: Request, outcome: str) -> None:
+    def _record(self, request: Request, caller: Caller, outcome: str) -> None:
         request.outcome, request.end = outcome, time.time()
         with settings.LOCK:
-            self.calls.record(request)
+            self.calls.record(request, caller)
 
-    def _refuse(self, start_response: StartResponse, request: Request, outcome: str, err: CloudMapError) -> list[bytes]:
-        self._record(request, outcome)
+    def _refuse(self, start_response: StartResponse, request: Request, caller: Caller, outcome: str, err: CloudMapError) -> list[bytes]:
+        self._record(request, caller, outcome)
         return _error(start_response, err)
 
     def control(self, environ: dict, start_response: StartResponse) -> list[bytes]:
         """GET/POST /_emulator/config, GET/POST/DELETE /_emulator/faults, GET/DELETE /_emulator/calls,
-        GET /_emulator/requests?since=<epoch s>&apis=<Api,...>, POST /_emulator/reset (state, quotas, calls and
-        configuration back to the start). Bodies are JSON; see docs/testbed.md."""
+        GET /_emulator/requests?since=<epoch s>&apis=<Api,...>, GET/POST/DELETE /_emulator/shares, POST /_emulator/reset
+        (state, shares, quotas, calls and configuration back to the start). Bodies are JSON; see docs/testbed.md."""
         path, method = environ["PATH_INFO"].rstrip("/"), environ["REQUEST_METHOD"]
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -150,19 +180,24 @@ class Emulator:
                     config.update({"faults": {}})
                 elif path == "/_emulator/calls" and method == "DELETE":
                     self.calls.reset()
+                elif path == "/_emulator/shares" and method in ("POST", "DELETE"):
+                    _change_share(body, method == "POST")
                 elif path == "/_emulator/reset" and method == "POST":
                     settings.install(copy.deepcopy(self.initial))
                     config = settings.current()
                     servicediscovery_backends.reset()
+                    SHARES.reset()
                     self.quotas.reset()
                     self.calls.reset()
-                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/requests"):
+                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/requests", "/_emulator/shares"):
                     return _json(start_response, 404, {"message": f"no control endpoint {method} {path}"})
                 if path == "/_emulator/requests":
                     query = parse_qs(environ.get("QUERY_STRING", ""))
                     since = float(query.get("since", ["0"])[0])
                     apis = {a for a in query.get("apis", [""])[0].split(",") if a}
                     return _json(start_response, 200, self.calls.requests_json(since, apis))
+                if path == "/_emulator/shares":
+                    return _json(start_response, 200, {"shares": SHARES.to_json()})
                 if path == "/_emulator/calls":
                     return _json(start_response, 200, self.calls.to_json())
                 if path == "/_emulator/faults":
@@ -170,3 +205,25 @@ class Emulator:
                 return _json(start_response, 200, config.to_json())
         except (ValueError, KeyError, TypeError) as err:
             return _json(start_response, 400, {"message": str(err)})
+
+
+def _change_share(body: dict[str, Any], share: bool) -> None:
+    """{ ownerAccount, region, namespaceId (id or ARN), withAccounts } shares a namespace that exists (its creation
+    finished) with those accounts; without withAccounts, DELETE stops sharing it with anyone."""
+    owner, region = account_id(body, "ownerAccount"), body.get("region")
+    if not isinstance(region, str) or not region:
+        raise ValueError(f"region must be a Region name, got {region!r}")
+    reference = str(body.get("namespaceId") or "")
+    arn = parse_arn(reference)
+    if arn is not None and (arn.kind, arn.account, arn.region) != ("namespace", owner, region):
+        raise ValueError(f"{reference} is not a namespace of account {owner} in {region}")
+    namespace_id = arn.id if arn else reference
+    key = (owner, region, namespace_id)
+    if not share:
+        SHARES.unshare(key, account_list(body, "withAccounts") if "withAccounts" in body else None)
+        return
+    backend = servicediscovery_backends[owner][region]
+    operations.settle(backend)
+    if namespace_id not in backend.namespaces:
+        raise ValueError(f"account {owner} has no namespace {namespace_id!r} in {region} (or its creation has not finished)")
+    SHARES.share(key, account_list(body, "withAccounts"))

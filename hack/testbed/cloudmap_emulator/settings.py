@@ -44,39 +44,57 @@ MODES: dict[str, dict[str, Any]] = {
 
 @dataclass
 class Faults:
-    """The fault switch: shares of requests (0..1) answered with a 5xx error, a throttling error or held until
-    timeoutMs; latencyMs added to every request; `apis` limits all of it to those APIs (empty: every API)."""
+    """The fault switch: shares of requests (0..1) answered with a 5xx error, a throttling error, held until
+    timeoutMs, or dropped without an answer (disconnect: what an unreachable Region looks like to a client);
+    latencyMs added to every request. `apis`, `regions` and `accounts` limit all of it to requests of those APIs, to
+    those Regions, from those accounts (empty: any)."""
 
     error_rate: float = 0.0
     throttle_rate: float = 0.0
     timeout_rate: float = 0.0
+    disconnect_rate: float = 0.0
     latency_ms: float = 0.0
     timeout_ms: float = 30_000.0
     apis: list[str] = field(default_factory=list)
+    regions: list[str] = field(default_factory=list)
+    accounts: list[str] = field(default_factory=list)
+
+    def applies_to(self, api: str, region: str, account: str) -> bool:
+        return all(not only or value in only for only, value in ((self.apis, api), (self.regions, region), (self.accounts, account)))
 
     def to_json(self) -> dict[str, Any]:
         return {
             "errorRate": self.error_rate, "throttleRate": self.throttle_rate, "timeoutRate": self.timeout_rate,
-            "latencyMs": self.latency_ms, "timeoutMs": self.timeout_ms, "apis": list(self.apis),
+            "disconnectRate": self.disconnect_rate, "latencyMs": self.latency_ms, "timeoutMs": self.timeout_ms,
+            "apis": list(self.apis), "regions": list(self.regions), "accounts": list(self.accounts),
         }
 
     @staticmethod
     def from_json(body: dict[str, Any]) -> "Faults":
-        known = {"errorRate", "throttleRate", "timeoutRate", "latencyMs", "timeoutMs", "apis"}
+        known = {"errorRate", "throttleRate", "timeoutRate", "disconnectRate", "latencyMs", "timeoutMs", "apis", "regions", "accounts"}
         unknown = set(body) - known
         if unknown:
             raise ValueError(f"unknown fault fields {sorted(unknown)}; known: {sorted(known)}")
         faults = Faults(
             error_rate=float(body.get("errorRate", 0)), throttle_rate=float(body.get("throttleRate", 0)),
-            timeout_rate=float(body.get("timeoutRate", 0)), latency_ms=float(body.get("latencyMs", 0)),
-            timeout_ms=float(body.get("timeoutMs", 30_000)), apis=[str(a) for a in body.get("apis", [])],
+            timeout_rate=float(body.get("timeoutRate", 0)), disconnect_rate=float(body.get("disconnectRate", 0)),
+            latency_ms=float(body.get("latencyMs", 0)), timeout_ms=float(body.get("timeoutMs", 30_000)),
+            apis=_strings(body, "apis"), regions=_strings(body, "regions"), accounts=_strings(body, "accounts"),
         )
-        for name in ("error_rate", "throttle_rate", "timeout_rate"):
+        rates = ("error_rate", "throttle_rate", "timeout_rate", "disconnect_rate")
+        for name in rates:
             if not 0 <= getattr(faults, name) <= 1:
                 raise ValueError(f"{name} must be between 0 and 1")
-        if faults.error_rate + faults.throttle_rate + faults.timeout_rate > 1:
-            raise ValueError("errorRate + throttleRate + timeoutRate must not exceed 1")
+        if sum(getattr(faults, name) for name in rates) > 1:
+            raise ValueError("errorRate + throttleRate + timeoutRate + disconnectRate must not exceed 1")
         return faults
+
+
+def _strings(body: dict[str, Any], name: str) -> list[str]:
+    values = body.get(name, [])
+    if not isinstance(values, list):
+        raise ValueError(f"{name} must be a list of strings")
+    return [str(v) for v in values]
 
 
 @dataclass

@@ -15,6 +15,7 @@ import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, CONTROLLER_NAME } from '..
 import type { StatusReport } from '../../../src/cli/status-model.ts';
 import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
 import { cloudMapClientConfig, operationDone } from '../../support/cloudmap.ts';
+import { DEFAULT_ACCOUNT } from '../../../hack/testbed/cloudmap-emulator.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
@@ -136,6 +137,8 @@ describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
     });
     expect(report.cloudMap!.services.find((s) => s.namespace === NS)).to.deep.equal({
       namespace: NS, name: 'web', found: true, instancesByCluster: { cls1: { ready: 1, total: 2 } },
+      // The Region read, and the account that registered the instances (CreatedByAccount): the testbed's default.
+      placesByCluster: { cls1: { regions: [testbed().region], accounts: [DEFAULT_ACCOUNT] } },
     });
     // X2: the conflict is reported with the worker's message.
     expect(report.problems).to.deep.include({ where: 'cls1', service: `${NS}/web`, message: 'Conflict=True (PortConflict): Conflict PortConflict' });

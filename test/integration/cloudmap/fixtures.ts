@@ -2,7 +2,9 @@
 // labelled as a cluster's, and polling helpers that count rather than time.
 import { CloudMapAdapter, type CloudMapAdapterOptions } from '../../../src/cloudmap/adapter.ts';
 import { CallCounter } from '../../../src/cloudmap/metrics.ts';
+import type { CloudMapWatcher } from '../../../src/cloudmap/watcher.ts';
 import type { CloudMapInstance } from '../../../src/core/types.ts';
+import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 
 export const CLUSTERSET = 'clusterset-it';
 export const REGION = 'us-east-1';
@@ -42,4 +44,22 @@ export async function eventually(what: string, check: () => boolean, timeoutMs =
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Call inside describe(): an emulator of the suite's own, reset before each test; watchers pushed on `running` are
+ * stopped after each test.
+ */
+export function withEmulator(): { moto: () => StandaloneMoto; running: CloudMapWatcher[] } {
+  let moto: StandaloneMoto | undefined;
+  const running: CloudMapWatcher[] = [];
+  before(async () => {
+    moto = await startStandaloneMoto();
+  });
+  after(() => moto?.stop());
+  beforeEach(() => moto!.reset());
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((w) => w.stop()));
+  });
+  return { moto: () => moto!, running };
 }

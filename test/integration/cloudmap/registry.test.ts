@@ -62,6 +62,22 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect((await a.adapter.listServices(ns)).filter((s) => s.name === 'late')).to.have.length(1);
   });
 
+  it('M6: services known to exist (another cluster\'s instances were read) are found by one listing, not a CreateService each', async () => {
+    const a = adapterFor(moto.endpoint, 'cls1');
+    const ns = await a.adapter.ensureNamespace('shared');
+    const b = adapterFor(moto.endpoint, 'cls2');
+    expect(await b.adapter.findNamespace('shared')).to.equal(ns);
+    expect(await b.adapter.listServices(ns)).to.have.length(0);
+    const created = await Promise.all(Array.from({ length: 6 }, (_, n) => a.adapter.ensureService(ns, `web-${n}`)));
+    b.calls.reset();
+    const found = await Promise.all(created.map((_, n) => b.adapter.ensureService(ns, `web-${n}`, true)));
+    expect(found).to.deep.equal(created);
+    expect(b.calls.byApi()).to.deep.equal({ ListServices: 1 });
+    // A name the listing does not find is still created.
+    expect(await b.adapter.ensureService(ns, 'new-one', true)).to.be.a('string');
+    expect(b.calls.byApi()).to.deep.equal({ ListServices: 2, CreateService: 1 });
+  });
+
   it('M2/M5: registers, updates in place, reads back by ClusterSet and deregisters', async () => {
     const { adapter } = adapterFor(moto.endpoint, 'cls1');
     const svc = await adapter.ensureService(await adapter.ensureNamespace('demo'), 'web');

@@ -3,8 +3,7 @@
 // catches writers that never bump the marker (the AWS controller v0.3.1).
 import { expect } from 'chai';
 import type { CloudMapWatcher, ServiceKey } from '../../../src/cloudmap/watcher.ts';
-import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
-import { adapterFor, eventually, instanceOf, registerAll, type TestAdapter } from './fixtures.ts';
+import { adapterFor, eventually, instanceOf, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
 
 const POLL_MS = 200;
 
@@ -18,22 +17,12 @@ interface Watching {
 
 describe('cloudmap change detection on the emulator (M6)', function () {
   this.timeout(60_000);
-  let moto: StandaloneMoto;
-  const running: CloudMapWatcher[] = [];
-
-  before(async () => {
-    moto = await startStandaloneMoto();
-  });
-  after(() => moto?.stop());
-  beforeEach(() => moto.reset());
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((w) => w.stop()));
-  });
+  const { moto, running } = withEmulator();
 
   function watch(clusterId: string, fullResyncIntervalMs = 3_600_000): Watching {
-    const { adapter, calls } = adapterFor(moto.endpoint, clusterId);
+    const { adapter, calls } = adapterFor(moto().endpoint, clusterId);
     const events: ServiceKey[] = [];
-    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, recheckAfterMs: 1000 });
+    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, rechecksAfterMs: [1000] });
     running.push(watcher);
     return { watcher, events, calls, eventsFor: (ns, svc) => events.filter((e) => e.namespace === ns && e.service === svc).length };
   }
@@ -52,7 +41,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
 
   /** Writer cluster `cls2` with `count` services in `namespace`, its watcher started (for markChanged). */
   async function writer(namespace: string, count: number): Promise<TestAdapter & { ids: Map<string, string>; marker: CloudMapWatcher }> {
-    const t = adapterFor(moto.endpoint, 'cls2');
+    const t = adapterFor(moto().endpoint, 'cls2');
     const ids = await populate(t, namespace, count, 'cls2');
     const marker = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
     running.push(marker);
@@ -70,7 +59,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   }
 
   it('reads every existing service at start and reports each once', async () => {
-    const writer = adapterFor(moto.endpoint, 'cls2');
+    const writer = adapterFor(moto().endpoint, 'cls2');
     await populate(writer, 'alpha', 3, 'cls2');
     await populate(writer, 'beta', 2, 'cls2');
     const a = watch('cls1');
@@ -137,7 +126,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   });
 
   it('catches a writer that never bumps the marker at the full resync, not before', async () => {
-    const old = adapterFor(moto.endpoint, 'legacy'); // stands in for the AWS controller v0.3.1
+    const old = adapterFor(moto().endpoint, 'legacy'); // stands in for the AWS controller v0.3.1
     const ids = await populate(old, 'demo', 2, 'legacy');
     const resyncing = watch('cls1', 1500);
     const pollingOnly = watch('cls3');
@@ -184,13 +173,13 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   });
 
   it('spends the resync budget evenly, however many services there are to check', async () => {
-    const t = adapterFor(moto.endpoint, 'cls2');
+    const t = adapterFor(moto().endpoint, 'cls2');
     const ns = await t.adapter.ensureNamespace('many');
     await Promise.all(Array.from({ length: 60 }, async (_, n) => {
       const svc = await t.adapter.ensureService(ns, `svc-${n}`);
       await registerAll(t.adapter, svc, [instanceOf('cls2', `cls2-${n}`)]);
     }));
-    const { adapter, calls } = adapterFor(moto.endpoint, 'cls1');
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
     // Every service within a second would be 3,600 checks a minute: the budget of 120 (2 a second) decides.
     const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 1000, resyncBudgetPerMinute: 120 });
     running.push(watcher);

@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { waitFor } from '../../../hack/testbed/wait.ts';
+import { failure } from '../../support/cloudmap.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 
@@ -20,18 +21,6 @@ function client(endpoint: string, extra: Partial<ServiceDiscoveryClientConfig> =
   return new ServiceDiscoveryClient({
     endpoint, region: REGION, credentials: { accessKeyId, secretAccessKey: 'testbed' }, disableHostPrefix: true, maxAttempts: 1, ...extra,
   });
-}
-
-type SdkError = Error & { $metadata?: { httpStatusCode?: number }; [field: string]: unknown };
-
-/** The error a call rejects with (fails the test when it succeeds). */
-async function failure(call: Promise<unknown>): Promise<SdkError> {
-  try {
-    await call;
-  } catch (err) {
-    return err as SdkError;
-  }
-  throw new Error('expected the call to fail, it succeeded');
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,19 +5,19 @@ import { clientLimits, CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS, quotaLow
 describe('cloudmap client limits from the account quotas (M6)', () => {
   it('gives each of n clusters an equal share of 80% of the documented quotas', () => {
     const limits = clientLimits({ clusters: 4 });
-    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400 });
-    expect(limits.DiscoverInstancesRevision).to.deep.equal({ rate: 600, burst: 600 });
+    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400, ceiling: 800 });
+    expect(limits.DiscoverInstancesRevision).to.deep.equal({ rate: 600, burst: 600, ceiling: 2400 });
     expect(limits[OTHER_APIS]!.rate).to.equal((CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * CONTROLLERS_SHARE) / 4);
   });
 
   it('takes an account\'s own quotas and explicit overrides, scaling the burst with the rate', () => {
     const limits = clientLimits({ clusters: 2, quotas: { DiscoverInstances: 500, NewApi: 10 }, overrides: { RegisterInstance: 7 } });
-    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400 });
-    expect(limits.NewApi).to.deep.equal({ rate: 4, burst: 8 }); // the * quota's burst ratio
-    expect(limits.RegisterInstance).to.deep.equal({ rate: 7, burst: 14 });
+    expect(limits.DiscoverInstances).to.deep.equal({ rate: 200, burst: 400, ceiling: 400 });
+    expect(limits.NewApi).to.deep.equal({ rate: 4, burst: 8, ceiling: 8 }); // the * quota's burst ratio
+    expect(limits.RegisterInstance).to.deep.equal({ rate: 7, burst: 14, ceiling: 7 });
   });
 
-  it('never lets the clusters together exceed the share of any quota, and always leaves a bucket of one (property)', () => {
+  it('never lets the clusters together exceed the share of any quota, nor one borrow past it, and always leaves a bucket of one (property)', () => {
     const apis = Object.keys(CLOUD_MAP_QUOTAS);
     fc.assert(fc.property(
       fc.integer({ min: 1, max: 500 }),
@@ -27,7 +27,8 @@ describe('cloudmap client limits from the account quotas (M6)', () => {
         return apis.every((api) => {
           const quota = quotas[api] ?? CLOUD_MAP_QUOTAS[api]!.rate;
           const l = limits[api]!;
-          return l.rate * clusters <= quota * CONTROLLERS_SHARE * (1 + 1e-9) && l.burst >= 1;
+          return l.rate * clusters <= quota * CONTROLLERS_SHARE * (1 + 1e-9) && l.burst >= 1
+            && l.ceiling >= l.rate && l.ceiling <= quota * CONTROLLERS_SHARE * (1 + 1e-9);
         });
       },
     ));

@@ -75,22 +75,47 @@ describe('cloudmap AIMD rate (M6)', () => {
     expect(r.rate(T0 + 1_000_000)).to.equal(100);
   });
 
-  it('never leaves [minRate, maxRate] whatever the throttle pattern (property)', () => {
+  it('never leaves [minRate, ceilingRate], nor exceeds maxRate while idle, whatever the throttles and demand (property)', () => {
     fc.assert(fc.property(
       fc.double({ min: 0.5, max: 5000, noNaN: true }),
-      fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), throttle: fc.boolean() }), { maxLength: 200 }),
-      (max, steps) => {
-        const r = new AdaptiveRate(adaptiveRateConfig(max), T0);
+      fc.double({ min: 1, max: 10, noNaN: true }),
+      fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), throttle: fc.boolean(), busy: fc.boolean() }), { maxLength: 200 }),
+      (max, borrow, steps) => {
+        const r = new AdaptiveRate(adaptiveRateConfig(max, { ceilingRate: max * borrow }), T0);
         let now = T0;
         for (const step of steps) {
           now += step.gap;
+          r.setBusy(now, step.busy);
           if (step.throttle) r.onThrottle(now);
           const rate = r.rate(now);
-          if (rate < r.config.minRate - 1e-9 || rate > max + 1e-9) return false;
+          const cap = step.busy ? max * borrow : max;
+          if (rate < r.config.minRate - 1e-9 || rate > cap * (1 + 1e-9)) return false;
         }
         return true;
       },
     ));
+  });
+
+  it('borrows past its share only while busy: climbing linearly, halving on a throttle, giving it back when idle', () => {
+    const r = new AdaptiveRate(adaptiveRateConfig(10, { ceilingRate: 30 }), T0);
+    expect(r.rate(T0 + 60_000)).to.equal(10); // idle: the share, however long
+    r.setBusy(T0 + 60_000, true);
+    expect(r.rate(T0 + 60_000)).to.equal(10); // no jump
+    expect(r.rate(T0 + 70_000)).to.be.closeTo(15, 1e-9); // 10/20 per second
+    expect(r.rate(T0 + 200_000)).to.equal(30); // the ceiling
+    expect(r.onThrottle(T0 + 200_000)).to.equal(true);
+    expect(r.rate(T0 + 200_000)).to.equal(15);
+    r.setBusy(T0 + 210_000, false);
+    expect(r.rate(T0 + 210_000)).to.equal(10); // borrowed rate returned at once
+    r.setBusy(T0 + 220_000, true);
+    expect(r.rate(T0 + 220_000)).to.equal(10); // busy again: climbs from the share
+  });
+
+  it('does not borrow when the ceiling is the share (the default)', () => {
+    const r = new AdaptiveRate(adaptiveRateConfig(10), T0);
+    r.setBusy(T0, true);
+    expect(r.rate(T0 + 1_000_000)).to.equal(10);
+    expect(adaptiveRateConfig(10, { ceilingRate: 5 }).ceilingRate).to.equal(10);
   });
 
   it('rejects a rate that is not positive', () => {
@@ -114,6 +139,28 @@ describe('cloudmap rate limiter per API (M6)', () => {
     const limiter = new RateLimiter({ clusters: 1, overrides: { DiscoverInstances: 10 } }, clock);
     for (let i = 0; i < 21; i++) await limiter.acquire('DiscoverInstances');
     expect(clock.sleeps).to.deep.equal([100]);
+  });
+
+  it('lets a cluster that calls alone borrow up to the controllers\' part of the quota, and no further', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new RateLimiter({ clusters: 3 }, clock);
+    const controllers = CLOUD_MAP_QUOTAS.CreateService!.rate * CONTROLLERS_SHARE;
+    expect(limiter.rate('CreateService')).to.be.closeTo(controllers / 3, 1e-9);
+    // 400 calls one after another, as a sync of new services makes them: the first ones drain the burst and queue.
+    for (let i = 0; i < 400; i++) await limiter.acquire('CreateService');
+    const elapsed = (clock.now() - T0) / 1000;
+    expect(limiter.rate('CreateService')).to.be.closeTo(controllers, 1e-9);
+    expect(elapsed).to.be.below(400 / (controllers / 3)); // faster than the share alone would allow
+    expect(elapsed).to.be.above((400 - 50) / controllers); // never faster than the ceiling
+    clock.advance(60_000); // idle: the bucket fills, the borrowed rate goes back
+    expect(limiter.rate('CreateService')).to.be.closeTo(controllers / 3, 1e-9);
+  });
+
+  it('does not borrow for an API whose rate is set outright', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new RateLimiter({ clusters: 1, overrides: { RegisterInstance: 2 } }, clock);
+    for (let i = 0; i < 200; i++) await limiter.acquire('RegisterInstance');
+    expect(limiter.rate('RegisterInstance')).to.equal(2);
   });
 
   it('slows only the throttled API down', () => {

@@ -103,6 +103,7 @@ describe('core/derived-service', () => {
       ['ClientIP', { sessionAffinity: 'ClientIP' }],
       ['ClientIP with timeout', { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 30 }],
       ['no families', { ipFamilies: [] }],
+      ['PreferClose', { trafficDistribution: 'PreferClose' }],
     ];
     for (const [title, properties] of variants) {
       it(`I4: nothing to do for a ${title} Service as the API server stored it (server-set fields ignored)`, () => {
@@ -110,6 +111,15 @@ describe('core/derived-service', () => {
         expect(derivedServiceNeedsUpdate(desired, asStored(desired))).to.deep.equal({ action: 'none' });
       });
     }
+
+    it('trafficDistribution PreferClose reaches the derived Service (the slices carry zone hints); others do not, and dropping it removes it', () => {
+      expect(desiredDerivedService(input({ trafficDistribution: 'PreferClose' })).spec.trafficDistribution).to.equal('PreferClose');
+      expect(desiredDerivedService(input({ trafficDistribution: 'PreferSameZone' })).spec).to.not.have.property('trafficDistribution');
+      const stored = asStored(desiredDerivedService(input({ trafficDistribution: 'PreferClose' })));
+      expect(derivedServiceNeedsUpdate(desiredDerivedService(input()), stored)).to.deep.equal({
+        action: 'update', fields: ['spec.trafficDistribution'], patch: { spec: { trafficDistribution: null } },
+      });
+    });
 
     it('I4: a port change is a merge patch of the ports that never touches clusterIP or clusterIPs', () => {
       const stored = asStored(desiredDerivedService(input()));

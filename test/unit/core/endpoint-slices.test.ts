@@ -161,6 +161,25 @@ describe('core/endpoint-slices', () => {
     });
   });
 
+  describe('zones', () => {
+    it('an endpoint\'s zone is kept, with itself as the zone hint, so topology-aware routing can prefer close endpoints', () => {
+      const { slices, problems } = plan([
+        { clusterId: 'east', endpoints: [endpoint('10.0.0.1', { zone: 'us-east-1a' }), endpoint('10.0.0.2')] },
+        { clusterId: 'west', endpoints: [endpoint('10.0.0.3', { zone: 'bad zone!' })] },
+      ]);
+      expect(slices[0]?.endpoints.map((e) => [e.zone, e.hints])).to.deep.equal([['us-east-1a', { forZones: [{ name: 'us-east-1a' }] }], [undefined, undefined]]);
+      expect(slices[1]?.endpoints[0]).to.not.have.property('zone');
+      expect(problems).to.deep.equal([{ clusterId: 'west', address: '10.0.0.3', problem: 'zone "bad zone!" is not a label value; zone left out' }]);
+    });
+
+    it('a zone that changed is an update of the slice; the same zone is none', () => {
+      const before = plan([{ clusterId: 'east', endpoints: [endpoint('10.0.0.1', { zone: 'us-east-1a' })] }]).slices;
+      const after = plan([{ clusterId: 'east', endpoints: [endpoint('10.0.0.1', { zone: 'us-east-1b' })] }]).slices;
+      expect(diffEndpointSlices(before, before.map(stored)).update).to.deep.equal([]);
+      expect(diffEndpointSlices(after, before.map(stored)).update).to.have.length(1);
+    });
+  });
+
   describe('diffEndpointSlices (S3)', () => {
     const exports = [
       { clusterId: 'east', endpoints: [endpoint('10.0.0.1'), endpoint('10.0.0.2')] },

@@ -63,6 +63,7 @@ function endpointsArb(ports: readonly ServicePort[], minLength: number, maxLengt
       ready: fc.boolean(),
       hostname: dnsLabelArb,
       nodeName: fc.constantFrom('node-a', 'ip-10-10-77-143.ap-southeast-2.compute.internal'),
+      zone: fc.constantFrom('us-east-1a', 'eu-west-1c'),
       ports: endpointPortsArb(ports),
     },
     { requiredKeys: ['address', 'ready', 'ports'] },

@@ -79,6 +79,7 @@ export const endpointArb: fc.Arbitrary<ExportedEndpoint> = fc.record(
     ready: fc.boolean(),
     hostname: fc.constantFrom('web-0', 'web-1'),
     nodeName: fc.constantFrom('node-a', 'node-b.example'),
+    zone: fc.constantFrom('us-east-1a', 'eu-west-1b'),
     ports: endpointPortsArb,
   },
   { requiredKeys: ['address', 'ready', 'ports'] },

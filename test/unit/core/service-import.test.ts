@@ -109,6 +109,24 @@ describe('core/service-import', () => {
       });
     });
 
+    it('dead clusters: a silent cluster keeps its part in the spec but leaves status.clusters, and Ready names it', () => {
+      const exports = [clusterExport('east', 1000), clusterExport('west', 2000, { ports: [port('http', 80), port('admin', 9000)] })];
+      const heard = Date.parse('2026-01-01T00:01:02.345Z');
+      const all = desiredServiceImport(input(exports));
+      const si = desiredServiceImport(input(exports, { silent: new Map([['west', heard]]) }));
+      expect(si.spec).to.deep.equal(all.spec);
+      expect(si.annotations).to.deep.equal(all.annotations);
+      expect(si.status.clusters).to.deep.equal([{ cluster: 'east' }]);
+      const ready = si.status.conditions.find((c) => c.type === 'Ready')!;
+      expect([ready.status, ready.reason]).to.deep.equal(['True', 'Ready']);
+      expect(ready.message).to.equal('Imported from cluster east; endpoints of silent cluster west (last heard 2026-01-01T00:01:02Z) withdrawn: no heartbeat ' +
+        'in Cloud Map for longer than --dead-cluster-ttl. They return once its worker runs again; for a cluster gone for good, reap it with --reap-dead-clusters-after.');
+      const none = desiredServiceImport(input(exports, { silent: new Map([['west', heard], ['east', heard]]) }));
+      expect(none.status.clusters).to.deep.equal([]);
+      expect(none.status.conditions.find((c) => c.type === 'Ready')!.message).to.match(/^No cluster serves endpoints; endpoints of silent clusters east \(.*\), west \(/);
+      expect(serviceImportNeedsUpdate(si, asStored(all))).to.deep.equal({ metadata: false, spec: false, status: true });
+    });
+
     it('keeps lastTransitionTime while the Ready status holds, and other condition types as they are', () => {
       const first = desiredServiceImport(input([clusterExport('east', 1000)]));
       const other = { type: 'Custom', status: 'True' as const, reason: 'X', message: 'x', lastTransitionTime: T0 };

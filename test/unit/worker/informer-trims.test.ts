@@ -3,7 +3,7 @@ import { trimEndpointSlice, trimNamespace } from '../../../src/worker/informers.
 import type { EndpointSliceObject, NamespaceObject } from '../../../src/worker/objects.ts';
 
 describe('worker informer trims (what the reconcilers read stays; docs/benchmarks.md)', () => {
-  it('an EndpointSlice keeps addresses, conditions, hostname and nodeName of each endpoint, and its ports', () => {
+  it('an EndpointSlice keeps addresses, conditions, hostname, nodeName, zone and hints of each endpoint, and its ports', () => {
     const slice = {
       apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
       metadata: { name: 's', namespace: 'n', labels: { 'kubernetes.io/service-name': 'svc' }, managedFields: [{ manager: 'kcm' }] },
@@ -12,7 +12,7 @@ describe('worker informer trims (what the reconcilers read stays; docs/benchmark
       endpoints: [
         {
           addresses: ['10.0.0.1'], conditions: { ready: true, serving: true, terminating: false }, hostname: 'h', nodeName: 'node-1',
-          zone: 'a', targetRef: { kind: 'Pod', name: 'p', namespace: 'n', uid: 'u' }, hints: { forZones: [{ name: 'a' }] },
+          zone: 'us-east-1a', targetRef: { kind: 'Pod', name: 'p', namespace: 'n', uid: 'u' }, hints: { forZones: [{ name: 'us-east-1a' }] },
         },
         { addresses: ['10.0.0.2'] },
       ],
@@ -23,7 +23,7 @@ describe('worker informer trims (what the reconcilers read stays; docs/benchmark
       addressType: 'IPv4',
       ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
       endpoints: [
-        { addresses: ['10.0.0.1'], conditions: { ready: true, serving: true, terminating: false }, hostname: 'h', nodeName: 'node-1' },
+        { addresses: ['10.0.0.1'], conditions: { ready: true, serving: true, terminating: false }, hostname: 'h', nodeName: 'node-1', zone: 'us-east-1a', hints: { forZones: [{ name: 'us-east-1a' }] } },
         { addresses: ['10.0.0.2'] },
       ],
     });

@@ -30,6 +30,16 @@ describe('worker flags', () => {
     expect(() => parseWorkerOptions(['--log-level=loud'], {})).to.throw(ConfigError, /trace, debug, info, warn, error/);
   });
 
+  it('dead clusters: heartbeat every 30s, withdrawn after 3m, never reaped unless asked; the three must fit together', () => {
+    const o = parseWorkerOptions([], {});
+    expect([o.heartbeatInterval, o.deadClusterTtl, o.reapDeadClustersAfter]).to.deep.equal([30_000, 180_000, 0]);
+    expect(parseWorkerOptions(['--dead-cluster-ttl=12s', '--heartbeat-interval=2s', '--reap-dead-clusters-after=20s'], {}).reapDeadClustersAfter).to.equal(20_000);
+    expect(parseWorkerOptions([], { MCS_DEAD_CLUSTER_TTL: '0s' }).deadClusterTtl).to.equal(0);
+    expect(() => parseWorkerOptions(['--heartbeat-interval=500ms'], {})).to.throw(ConfigError, /at least 1s/);
+    expect(() => parseWorkerOptions(['--dead-cluster-ttl=50s'], {})).to.throw(ConfigError, /at least twice --heartbeat-interval \(60000ms\)/);
+    expect(() => parseWorkerOptions(['--reap-dead-clusters-after=1m'], {})).to.throw(ConfigError, /at least --dead-cluster-ttl/);
+  });
+
   it('queue keys are namespace/name', () => {
     expect(parseKey(keyOf('demo', 'nginx-hello'))).to.deep.equal({ namespace: 'demo', name: 'nginx-hello' });
     expect(() => parseKey('nginx-hello')).to.throw(/namespace\/name/);
