@@ -6,10 +6,12 @@
 //      bench/hostile-clients.ts in turn) and --soak-slow slow connections throughout; RSS every 30 s.
 // Prints Markdown for docs/reliability.md, with the load average beside each figure. Exits 1 if a review failed or a
 // hostile client got an answer other than the expected one.
+// `npm run chaos -- --cloudmap`: instead, the Cloud Map fault matrix on a testbed ClusterSet (bench/cloudmap-chaos.ts).
 
 import { cpus, totalmem } from 'node:os';
-import { durationOption, formatHelp, intOption, parseOptions } from '../src/config/options.ts';
+import { boolOption, durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
 import { describeSlow, load, slowlorisRun, soakRun } from './chaos-runs.ts';
+import { cloudMapMatrix, FAULT_KINDS, type FaultKind } from './cloudmap-chaos.ts';
 import { fmt, mib, startServerProcess } from './webhook-client.ts';
 
 const specs = {
@@ -21,6 +23,12 @@ const specs = {
   hostilePercent: intOption('hostile-percent', 'CHAOS_HOSTILE_PERCENT', 10, 'Percentage of the soak\'s requests that are hostile.', 1, 100),
   soakSlow: intOption('soak-slow', 'CHAOS_SOAK_SLOW', 20, 'Slowloris connections held open during the soak.', 0, 5_000),
   maxRequestBytes: intOption('max-request-bytes', 'CHAOS_MAX_REQUEST_BYTES', 1 << 20, 'The server\'s --max-request-bytes (oversized requests are one byte more).', 1024),
+  cloudmap: boolOption('cloudmap', 'CHAOS_CLOUDMAP', false, 'Run the Cloud Map fault matrix on a testbed ClusterSet instead of the webhook runs.'),
+  cloudmapServices: intOption('cloudmap-services', 'CHAOS_CLOUDMAP_SERVICES', 50, 'Services exported in the Cloud Map fault matrix (half from each cluster).', 2, 1_000),
+  cloudmapFaultDuration: durationOption('cloudmap-fault-duration', 'CHAOS_CLOUDMAP_FAULT_DURATION', 60_000, 'How long each fault configuration lasts.'),
+  cloudmapRounds: intOption('cloudmap-rounds', 'CHAOS_CLOUDMAP_ROUNDS', 3, 'Rounds of changes to every service while the faults last.', 1, 100),
+  cloudmapKinds: stringOption('cloudmap-kinds', 'CHAOS_CLOUDMAP_KINDS', 'throttle,error,stall', 'Kinds of fault: throttle (ThrottlingException), error (500/503), stall (5 s, then 504).'),
+  cloudmapPercents: stringOption('cloudmap-percents', 'CHAOS_CLOUDMAP_PERCENTS', '10,30,50', 'Shares of Cloud Map calls that fail, in percent.'),
 };
 
 async function main(): Promise<number> {
@@ -29,6 +37,17 @@ async function main(): Promise<number> {
     return 0;
   }
   const opts = parseOptions(specs, process.argv.slice(2));
+  if (opts.cloudmap) {
+    const kinds = opts.cloudmapKinds.split(',').map((k) => k.trim());
+    const unknown = kinds.filter((k) => !(k in FAULT_KINDS));
+    const percents = opts.cloudmapPercents.split(',').map(Number);
+    if (unknown.length > 0) throw new Error(`--cloudmap-kinds: unknown kind(s) ${unknown.join(', ')}; use ${Object.keys(FAULT_KINDS).join(', ')}`);
+    if (percents.some((p) => !(p > 0 && p <= 100))) throw new Error(`--cloudmap-percents: ${opts.cloudmapPercents}: give percentages between 1 and 100, separated by commas`);
+    console.log(`# Cloud Map chaos — ${new Date().toISOString()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load ${load()}\n`);
+    return cloudMapMatrix({
+      services: opts.cloudmapServices, faultMs: opts.cloudmapFaultDuration, rounds: opts.cloudmapRounds, kinds: kinds as FaultKind[], percents,
+    });
+  }
   const server = await startServerProcess(opts.maxRequestBytes);
   try {
     console.log(`# webhook chaos — ${new Date().toISOString()}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load ${load()}`);

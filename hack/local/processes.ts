@@ -132,6 +132,8 @@ export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpe
         MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
         MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
         AWS_ACCESS_KEY_ID: spec.credentials?.accessKeyId ?? 'testing', AWS_SECRET_ACCESS_KEY: spec.credentials?.secretAccessKey ?? LOCAL_AWS_SECRET_ACCESS_KEY,
+        // The SDK puts it in the user agent as app/<id>: the emulator's request log says which replica made each call.
+        AWS_SDK_UA_APP_ID: spec.identity ?? `${spec.clusterId}-worker-on-host`,
       },
       files: { MCS_KUBECONFIG: spec.kubeconfig },
     }),

@@ -80,6 +80,23 @@ export interface NamespaceShare {
   withAccounts: string[];
 }
 
+/** One Cloud Map request as the emulator saw it (`GET /_emulator/requests`). */
+export interface CloudMapRequest {
+  /** Epoch seconds when it arrived and when it was answered. */
+  start: number;
+  end: number;
+  api: string;
+  accessKey: string;
+  /** `app/<id>` of the client's user agent (the AWS SDK sends AWS_SDK_UA_APP_ID there), or "". */
+  app: string;
+  /** `ok`, `throttled`, `fault` or the error code answered. */
+  outcome: string;
+  serviceId: string;
+  instanceId: string;
+  /** CLUSTER_ID of the instance written: the request's (RegisterInstance) or the instance's when it arrived (DeregisterInstance). */
+  clusterId: string;
+}
+
 /** Command-line flags of `python -m cloudmap_emulator` for these options. */
 export function emulatorArgs(opts: CloudMapEmulatorOptions): string[] {
   const args: string[] = [];
@@ -129,6 +146,12 @@ export class CloudMapEmulatorControl {
 
   calls(): Promise<CloudMapCallLog> {
     return this.request('GET', 'calls');
+  }
+
+  /** The requests logged since `since` (epoch ms; default all kept), of `apis` only when given, oldest first. */
+  async requests(since = 0, apis: readonly string[] = []): Promise<CloudMapRequest[]> {
+    const query = new URLSearchParams({ since: String(since / 1000), apis: apis.join(',') });
+    return (await this.request<{ requests: CloudMapRequest[] }>('GET', `requests?${query}`)).requests;
   }
 
   resetCalls(): Promise<CloudMapCallLog> {

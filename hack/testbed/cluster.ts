@@ -12,7 +12,8 @@ import { clusterNetwork, type ClusterNetwork } from './network.ts';
 import { createClusterPki } from './pki.ts';
 import { freePorts } from './ports.ts';
 import { startScheduler } from './scheduler.ts';
-import type { Supervisor } from './supervisor.ts';
+import { isOk } from './probe.ts';
+import type { ManagedProcess, Supervisor } from './supervisor.ts';
 import { waitFor } from './wait.ts';
 
 export interface TestCluster {
@@ -36,7 +37,13 @@ export interface TestCluster {
   endpoints: { etcd: string; controllerManager: string; scheduler: string; kwok: string };
   /** A fresh client configuration for this cluster (admin, system:masters). */
   kubeConfig(): KubeConfig;
+  /** Fault tests: stops one component (SIGTERM, SIGKILL after 5 s) and waits until it has exited. */
+  stopComponent(name: RestartableComponent): Promise<void>;
+  /** Starts a stopped component again with the same flags, ports and data; waits until it answers its health check. */
+  startComponent(name: RestartableComponent): Promise<void>;
 }
+
+export type RestartableComponent = 'etcd' | 'kube-apiserver';
 
 export interface ClusterStartOptions {
   index: number;
@@ -93,7 +100,11 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
   writeKubeconfig(controllerManagerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.controllerManager });
   writeKubeconfig(schedulerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.scheduler });
 
-  await startApiserver(sup, { clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidr: network.serviceCidr, pki }, opts.timeoutMs);
+  const apiserver = await startApiserver(sup, { clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidr: network.serviceCidr, pki }, opts.timeoutMs);
+  const components: Record<RestartableComponent, { proc: ManagedProcess; healthy: () => Promise<boolean> }> = {
+    etcd: { proc: etcd.proc, healthy: () => isOk(`${etcd.url}/health`) },
+    'kube-apiserver': { proc: apiserver.proc, healthy: () => isOk(`${server}/readyz`, { ca: pki.ca.cert, client: pki.admin }) },
+  };
   const kc = loadKubeConfig(kubeconfigPath);
   await Promise.all([
     createFakeNodes(kc, network, opts.region),
@@ -121,5 +132,11 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
       kwok: `http://127.0.0.1:${kwokPort}`,
     },
     kubeConfig: () => loadKubeConfig(kubeconfigPath),
+    stopComponent: (name) => sup.stop(components[name].proc),
+    async startComponent(name) {
+      const component = components[name];
+      component.proc = sup.start(component.proc.spec);
+      await component.proc.waitReady('to answer its health check after a restart', component.healthy, opts.timeoutMs);
+    },
   };
 }

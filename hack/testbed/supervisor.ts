@@ -33,16 +33,19 @@ export class ManagedProcess {
   readonly name: string;
   readonly pid: number;
   readonly logPath: string;
+  /** What it was started with, so that it can be started again the same way. */
+  readonly spec: ProcessSpec;
   /** Resolves when the process has exited, whatever the reason. */
   readonly exited: Promise<ExitStatus>;
   status: ExitStatus | undefined;
   /** Set once the harness asked it to stop, so its exit is not reported as a crash. */
   stopping = false;
 
-  constructor(name: string, pid: number, logPath: string, exited: Promise<ExitStatus>) {
-    this.name = name;
+  constructor(spec: ProcessSpec, pid: number, exited: Promise<ExitStatus>) {
+    this.spec = spec;
+    this.name = spec.name;
     this.pid = pid;
-    this.logPath = logPath;
+    this.logPath = spec.logPath;
     this.exited = exited.then((s) => (this.status = s));
   }
 
@@ -169,13 +172,27 @@ export class Supervisor {
     });
     // Unreferenced: a forgotten stop must not keep mocha alive; the exit handler still kills the group.
     child.unref();
-    const proc = new ManagedProcess(spec.name, child.pid ?? -1, spec.logPath, exited);
+    const proc = new ManagedProcess(spec, child.pid ?? -1, exited);
     this.#procs.add(proc);
     this.#writeGroups();
     void proc.exited.then((status) => {
       if (!proc.stopping) this.#onUnexpectedExit?.(proc, status);
     });
     return proc;
+  }
+
+  /**
+   * Stops one process as stopAll() does (SIGTERM, SIGKILL after `graceMs`), for fault tests; it is no longer
+   * supervised. `start(proc.spec)` starts it again with the same command, flags and log.
+   */
+  async stop(proc: ManagedProcess, graceMs = 5000): Promise<void> {
+    proc.stopping = true;
+    if (!proc.status) proc.signalGroup('SIGTERM');
+    await Promise.race([proc.exited, sleep(graceMs)]);
+    proc.signalGroup('SIGKILL');
+    await proc.exited;
+    this.#procs.delete(proc);
+    this.#writeGroups();
   }
 
   /** SIGTERM to every group, SIGKILL to whatever is left after `graceMs`, then the watchdog goes too. */

@@ -5,7 +5,7 @@ import type { Logger } from '../observability/log.ts';
 import type { AdaptiveRateConfig } from './adaptive-rate.ts';
 import { backoffDelay, type BackoffPolicy } from '../kube/backoff.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { classifyError, CloudMapCallError, describeContext, type CallContext } from './errors.ts';
+import { classifyError, CloudMapCallError, describeContext, LeaseLostError, type CallContext } from './errors.ts';
 import { noMetrics, type CallOutcome, type CloudMapMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limits.ts';
 
@@ -21,6 +21,11 @@ export interface CallerOptions {
   /** Attempts per call before a retryable failure is handed to the caller (default 8). */
   maxAttempts?: number;
   metrics?: CloudMapMetrics;
+  /**
+   * Asked right before every request is sent: a reason when this process must not call Cloud Map any more (its leader
+   * Lease may have passed to a standby), undefined when it may.
+   */
+  fence?: () => string | undefined;
   logger?: Logger;
   clock?: Clock;
   random?: () => number;
@@ -36,6 +41,7 @@ export class CloudMapCaller {
   private readonly backoff: BackoffPolicy;
   private readonly maxAttempts: number;
   private readonly metrics: CloudMapMetrics;
+  private readonly fence: () => string | undefined;
   private readonly logger: Logger | undefined;
   private readonly clock: Clock;
   private readonly random: () => number;
@@ -51,6 +57,7 @@ export class CloudMapCaller {
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 8);
     this.metrics = options.metrics ?? noMetrics;
+    this.fence = options.fence ?? (() => undefined);
     this.logger = options.logger;
     this.random = options.random ?? Math.random;
   }
@@ -59,6 +66,9 @@ export class CloudMapCaller {
   async call<T>(api: string, context: CallContext, send: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       await this.limiter.acquire(api);
+      // After the wait for the rate limit, which a paused process may have spent past its Lease.
+      const fenced = this.fence();
+      if (fenced !== undefined) throw new LeaseLostError(api, fenced);
       const started = this.clock.now();
       try {
         const result = await send();

@@ -115,6 +115,18 @@ export function isNotFound(err: unknown, code?: string): boolean {
   return actual !== undefined && (code === undefined ? NOT_FOUND_CODES.has(actual) : actual === code);
 }
 
+/**
+ * A call not sent because this replica may no longer hold the leader Lease (its last renewal is older than the renew
+ * deadline, e.g. after the process was paused): the standby may be writing already, so this one must not.
+ */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+
+  constructor(api: string, reason: string) {
+    super(`Cloud Map ${api} not sent: ${reason}; this replica stops writing and a standby takes over`);
+  }
+}
+
 /** A write refused because it would touch another cluster's (or ClusterSet's) instance (M4). */
 export class OwnershipError extends Error {
   override name = 'OwnershipError';
@@ -142,10 +154,12 @@ export class OperationsFailedError extends Error {
 
 /**
  * True when retrying later will do and the failure is no reason to report an export as failed: Cloud Map is busy
- * (throttled, unreachable, operations still running), or a cached namespace or service id went stale (another cluster
- * deleted it; the id is dropped and the retry creates or finds it again).
+ * (throttled, unreachable, operations still running), a cached namespace or service id went stale (another cluster
+ * deleted it; the id is dropped and the retry creates or finds it again), or this replica lost the Lease (the new
+ * leader reports).
  */
 export function isTemporary(err: unknown): boolean {
+  if (err instanceof LeaseLostError) return true;
   if (err instanceof CloudMapCallError) return err.retryable || err.code === 'ServiceNotFound' || err.code === 'NamespaceNotFound';
   return err instanceof OperationsFailedError && err.failures.every((f) => f.pending === true);
 }

@@ -70,6 +70,17 @@ export function readyCondition(reason: ReadyReason, observedGeneration: number, 
 }
 
 /**
+ * Ready Unknown/Failed (X4, M6): Cloud Map kept failing or throttling a call past the retries, so whether it holds this
+ * cluster's latest endpoints is not known; what it held before is still imported by the other clusters.
+ */
+export function cloudMapFailingCondition(observedGeneration: number, detail: string): ConditionUpdate {
+  return {
+    type: CONDITION_READY, status: 'Unknown', reason: 'Failed', observedGeneration,
+    message: `Cloud Map keeps failing (${detail}); the endpoints exported before are still served and the controller retries on its own.`,
+  };
+}
+
+/**
  * Conflict (X2, X3): False/NoConflicts when `reasons` is empty; otherwise True with the reasons joined with commas, in
  * the order given (conflicts.ts orders them as X2/X3 list them), repeats dropped. `message` (from whoever found the
  * conflicts) names what differs and whose value wins.

@@ -37,6 +37,12 @@ export interface LeaderElectionOptions extends Partial<LeaderElectionTiming> {
 
 export interface LeaderElection {
   isLeader(): boolean;
+  /**
+   * Undefined while leading with a renewal younger than the renew deadline (no standby can have taken the Lease);
+   * otherwise why this replica must not write. Checked before each write: a process paused (or cut off) past its
+   * Lease resumes with writes in flight before its election loop notices.
+   */
+  fence(): string | undefined;
   /** The holder this candidate last saw, if any. */
   currentLeader(): string | undefined;
   /** Stops campaigning; if leading, ends leadership (awaiting onStoppedLeading) and releases the lease. */
@@ -60,6 +66,7 @@ class LeaseElector implements LeaderElection {
   #lease: Lease | undefined;
   #leader: string | undefined;
   #leading = false;
+  #lastRenewAt = 0;
   readonly #loop: Promise<void>;
 
   constructor(opts: LeaderElectionOptions) {
@@ -87,6 +94,12 @@ class LeaseElector implements LeaderElection {
     return this.#leader;
   }
 
+  fence(): string | undefined {
+    if (!this.#leading) return 'not the leader';
+    const age = this.#now() - this.#lastRenewAt;
+    return age < this.#timing.renewDeadlineMs ? undefined : `the Lease was last renewed ${Math.round(age / 1000)} s ago, past the renew deadline of ${this.#timing.renewDeadlineMs / 1000} s`;
+  }
+
   async stop(): Promise<void> {
     this.#stopped.abort();
     await this.#loop;
@@ -97,21 +110,25 @@ class LeaseElector implements LeaderElection {
     const stop = this.#stopped.signal;
     while (!stop.aborted) {
       // Campaign: jittered retries (up to +20 %) so candidates that started together do not collide every time.
+      // The time an attempt was sent, not answered, is when the Lease was at most last renewed.
+      let sentAt = this.#now();
       while (!stop.aborted && !(await this.#tryAcquireOrRenew(retryPeriodMs))) {
         await sleep(retryPeriodMs * (1 + 0.2 * Math.random()), stop);
+        sentAt = this.#now();
       }
       if (stop.aborted) break;
       const leadership = new AbortController();
+      this.#lastRenewAt = sentAt;
       this.#setLeading(true);
       this.#log.info({ event: 'leader-started' }, 'started leading');
       void this.#invoke('onStartedLeading', () => this.#opts.onStartedLeading(leadership.signal));
-      let lastRenewAt = this.#now();
       while (!stop.aborted) {
         await sleep(retryPeriodMs, stop);
         if (stop.aborted) break;
-        const budget = renewDeadlineMs - (this.#now() - lastRenewAt);
-        if (await this.#tryAcquireOrRenew(Math.max(1, budget))) lastRenewAt = this.#now();
-        else if (mustStepDown(lastRenewAt, renewDeadlineMs, this.#now())) break;
+        const budget = renewDeadlineMs - (this.#now() - this.#lastRenewAt);
+        const renewSentAt = this.#now();
+        if (await this.#tryAcquireOrRenew(Math.max(1, budget))) this.#lastRenewAt = renewSentAt;
+        else if (mustStepDown(this.#lastRenewAt, renewDeadlineMs, this.#now())) break;
       }
       leadership.abort();
       this.#setLeading(false);

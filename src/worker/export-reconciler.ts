@@ -3,7 +3,7 @@
 //   watch (informer caches, Cloud Map view) → desired (buildClusterExport, instancesForExport) → diff (diffInstances)
 //   → apply (register / deregister, bump the ClusterSet change marker, wait for the operations).
 import { exportsFromInstances, instancesForExport } from '../core/cloudmap-attributes.ts';
-import { conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
+import { cloudMapFailingCondition, conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
 import { resolveImport } from '../core/conflicts.ts';
 import { diffInstances, type InstancePlan } from '../core/instance-diff.ts';
 import { latestById } from '../core/instance-id.ts';
@@ -11,7 +11,7 @@ import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXP
 import { buildClusterExport, exportValidity } from '../core/service-export.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapAdapter } from '../cloudmap/adapter.ts';
-import { isTemporary } from '../cloudmap/errors.ts';
+import { CloudMapCallError, isTemporary } from '../cloudmap/errors.ts';
 import { errorText } from '../kube/api-error.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ObjectWriter } from '../kube/object-writer.ts';
@@ -116,9 +116,11 @@ export class ExportReconciler {
         this.#o.log.info({ event: 'export-synced', namespace, name, ...applied, instances: desired.length }, 'Cloud Map instances updated');
       }
     } catch (err) {
-      // Throttling or a slow Cloud Map is retried with backoff and is no failure of the export (M6): the conditions
-      // stay as they are. Only a refusal reaches the ServiceExport.
-      if (!isTemporary(err)) await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
+      // Throttling or a slow Cloud Map is retried with backoff inside the call and is no failure of the export (M6).
+      // A call that still failed after its retries is an outage the user should see while it lasts (Ready Unknown,
+      // naming the call); operations still running and stale ids are retried silently; a refusal is Ready False.
+      if (err instanceof CloudMapCallError && err.retryable) await this.#o.status.update(serviceExport, [...updates, cloudMapFailingCondition(generation, errorText(err))]);
+      else if (!isTemporary(err)) await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
       throw err;
     }
     if (plan.blocked.length > 0) {
@@ -156,20 +158,30 @@ export class ExportReconciler {
       ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name, existing)
       : await this.#findService(namespace, name);
     if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0 });
-    // Registrations first: when the last endpoint goes, the address-less instances are in place before the endpoint
-    // instances leave, so peers never see this cluster drop out of status.clusters in between (I3).
-    // The peers are told as soon as the operations are submitted, not once they succeed: the marker's own operation
-    // then runs alongside them instead of after them, which halves export-to-import latency (M7). A marker that
-    // becomes visible before the instances is caught by the readers' quick recheck (watcher.ts).
-    if (plan.register.length > 0) {
-      const operations = await Promise.all(plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance)));
+    try {
+      // Registrations first: when the last endpoint goes, the address-less instances are in place before the endpoint
+      // instances leave, so peers never see this cluster drop out of status.clusters in between (I3).
+      // The peers are told as soon as the operations are submitted, not once they succeed: the marker's own operation
+      // then runs alongside them instead of after them, which halves export-to-import latency (M7). A marker that
+      // becomes visible before the instances is caught by the readers' quick recheck (watcher.ts).
+      if (plan.register.length > 0) {
+        const operations = await Promise.all(plan.register.map((instance) => cloudMap.registerInstance(serviceId, instance)));
+        this.#o.markChanged(namespace, name);
+        await cloudMap.waitForOperations(operations);
+      }
+      if (plan.deregister.length > 0) {
+        const operations = await cloudMap.deregisterInstances(serviceId, plan.deregister);
+        this.#o.markChanged(namespace, name);
+        await cloudMap.waitForOperations(operations);
+      }
+    } catch (err) {
+      // Some of the writes may have landed (a registration answered by a timeout, one of several that failed): the
+      // next diff must start from what Cloud Map holds, not from our last complete write, or an instance registered
+      // here stays there, unseen, until a resync (M4, E8). The marker bump makes every cluster, this one included,
+      // re-read the service now; the re-read queues this export again.
+      this.#o.view.forget(namespace, name);
       this.#o.markChanged(namespace, name);
-      await cloudMap.waitForOperations(operations);
-    }
-    if (plan.deregister.length > 0) {
-      const operations = await cloudMap.deregisterInstances(serviceId, plan.deregister);
-      this.#o.markChanged(namespace, name);
-      await cloudMap.waitForOperations(operations);
+      throw err;
     }
     return this.#written(namespace, name, plan, { registered: plan.register.length, deregistered: plan.deregister.length });
   }

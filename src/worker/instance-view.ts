@@ -58,6 +58,14 @@ export class InstanceView {
     return this.instances(namespace, service).filter((i) => this.isOurs(i));
   }
 
+  /**
+   * Forgets what this process wrote to the service: after writes that failed partway, what Cloud Map holds is known
+   * only from the watcher's next read of it.
+   */
+  forget(namespace: string, service: string): void {
+    this.#written.delete(keyOf(namespace, service));
+  }
+
   /** Records this cluster's instances of the service after writes to Cloud Map completed. */
   recordWritten(namespace: string, service: string, ours: readonly CloudMapInstance[]): void {
     this.#written.set(keyOf(namespace, service), { instances: [...ours], at: this.#now() });

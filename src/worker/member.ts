@@ -58,6 +58,8 @@ export interface MemberOptions {
   writer: ObjectWriter;
   events: EventRecorder;
   metrics: WorkerMetrics;
+  /** Why this replica must not call Cloud Map now (its Lease may have passed to a standby), if it must not. */
+  fence?: () => string | undefined;
   log: Logger;
   /** Logger of the Cloud Map adapter. */
   cloudMapLog: Logger;
@@ -97,6 +99,7 @@ export class Member {
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
       metrics: o.metrics.cloudMap,
+      ...(o.fence ? { fence: o.fence } : {}),
       ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
       ...(options.accountId ? { accountId: options.accountId } : {}),
       logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId, ...(otherRegions.length > 0 ? { region } : {}) }),

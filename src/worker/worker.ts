@@ -151,6 +151,7 @@ class Worker {
     const member = new Member({
       identity, options: this.#options, regions: this.#regions, kubeConfig: this.#kubeConfig, informers: this.#informers,
       writer: this.#writer, events: this.#events, metrics: this.metrics, log: this.#log,
+      ...(this.#election ? { fence: () => this.#election!.fence() } : {}),
       cloudMapLog: createLogger('cloudmap', this.#options.logLevel),
     });
     this.#member = member;

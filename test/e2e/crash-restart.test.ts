@@ -2,12 +2,16 @@
 // waits for them before its first read, so it registers none of them again and loses none; the other cluster imports
 // all 500 endpoints (M6, E8, I3). The emulator's operations are slowed down to 20 s for this, so that every
 // registration is submitted and still pending when the worker dies.
-import { DiscoverInstancesCommand, ListOperationsCommand } from '@aws-sdk/client-servicediscovery';
+// A worker killed with SIGKILL while it withdraws deleted exports, and exports deleted while it is down: the restarted
+// worker withdraws them all (no orphan instance), releases their finalizers and keeps the rest (E3, M4).
+import { DiscoverInstancesCommand, ListOperationsCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
 import { createNamespaces, serviceExport } from './workloads.ts';
 
 const NS = 'e2e-crash';
+const NS_DELETES = 'e2e-crash-deletes';
+const SERVICES = 12;
 const APP = 'wide';
 const ENDPOINTS = 500;
 const OPERATION_DELAY_MS = 20_000;
@@ -32,9 +36,34 @@ async function importedAddresses(cluster: E2ECluster): Promise<number> {
   return slices.reduce((n, s) => n + (s.endpoints ?? []).length, 0);
 }
 
+/** Service `i` without selector and its EndpointSlice of 3 ready addresses, exported. */
+function smallService(i: number): object[] {
+  const name = `del-${i}`;
+  return [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: NS_DELETES }, spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] } },
+    {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-local`, namespace: NS_DELETES, labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4', ports: [{ name: '', port: 8080, protocol: 'TCP' }],
+      endpoints: [1, 2, 3].map((e) => ({ addresses: [`10.251.${i}.${e}`], conditions: { ready: true } })),
+    },
+    serviceExport(NS_DELETES, name),
+  ];
+}
+
+/** cls1's instances of del-<i> in Cloud Map (none when the service is gone). */
+async function instancesOf(cloudMap: ServiceDiscoveryClient, i: number): Promise<string[]> {
+  try {
+    const found = await cloudMap.send(new DiscoverInstancesCommand({ NamespaceName: NS_DELETES, ServiceName: `del-${i}`, HealthStatus: 'ALL', MaxResults: 1000, QueryParameters: { CLUSTER_ID: 'cls1' } }));
+    return (found.Instances ?? []).map((x) => x.InstanceId ?? '');
+  } catch (err) {
+    if ((err as Error).name === 'ServiceNotFound' || (err as Error).name === 'NamespaceNotFound') return [];
+    throw err;
+  }
+}
+
 describe('e2e: a worker killed while its registrations are pending (M6)', function () {
   this.timeout(300_000);
-  const e2e = withE2E({ namespaces: [NS] });
+  const e2e = withE2E({ namespaces: [NS, NS_DELETES] });
 
   it('the restarted worker repeats none of the 500 pending registrations and loses none', async () => {
     const { cs, cls1, cls2, clusters, cloudMap, stopWorker, killWorker, startWorker } = e2e();
@@ -73,5 +102,49 @@ describe('e2e: a worker killed while its registrations are pending (M6)', functi
     expect(calls.DeregisterInstance ?? 0).to.equal(0);
     expect(calls.CreateService ?? 0).to.be.at.most(1);
     expect(condition(await cls1.serviceExport(NS, APP), 'Ready')?.reason).to.equal('Exported');
+  });
+
+  it('exports deleted while the worker dies and while it is down are withdrawn after the restart, finalizers released (E3)', async () => {
+    const { cs, cls1, cls2, clusters, cloudMap, killWorker, startWorker } = e2e();
+    await createNamespaces(clusters, NS_DELETES);
+    cls1.apply(Array.from({ length: SERVICES }, (_, i) => smallService(i)).flat());
+    await eventually(`cls2 to import ${SERVICES} services`, async () => {
+      const ready = await Promise.all(Array.from({ length: SERVICES }, async (_, i) => condition(await cls2.serviceImport(NS_DELETES, `del-${i}`), 'Ready')?.status === 'True'));
+      return ready.every(Boolean);
+    }, 120_000);
+    const names = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => `del-${from + k}`);
+    const since = Date.now();
+    cls1.kubectl(['delete', 'serviceexports', '-n', NS_DELETES, '--wait=false', ...names(0, 6)]);
+    await eventually('cls1\'s worker to start withdrawing', async () =>
+      (await cs.cloudMapControl.requests(since, ['DeregisterInstance'])).some((r) => r.app.startsWith('cls1-')), 60_000);
+    await killWorker(cls1);
+    cls1.kubectl(['delete', 'serviceexports', '-n', NS_DELETES, '--wait=false', ...names(6, 9)]);
+    let waiting = 0;
+    for (const name of names(0, 9)) {
+      const held = await cls1.serviceExport(NS_DELETES, name);
+      // Those the dead worker finished are gone; the rest wait on the finalizer.
+      if (held) expect(held.metadata.finalizers, `${name}'s finalizer`).to.include('multicluster.x-k8s.io/service-export-cleanup');
+      if (held) waiting++;
+    }
+    console.log(`      worker killed: ${waiting} of 9 deleted exports wait on its finalizer (3 of them deleted while it is down)`);
+    const restarting = Date.now();
+
+    await startWorker(cls1);
+    await eventually('every deleted export to be gone (finalizer released)', async () =>
+      (await Promise.all(names(0, 9).map((n) => cls1.serviceExport(NS_DELETES, n)))).every((e) => e === undefined), 120_000);
+    await eventually('cls2 to drop the imports of the deleted exports', async () =>
+      (await Promise.all(names(0, 9).map((n) => cls2.serviceImport(NS_DELETES, n)))).every((e) => e === undefined), 120_000);
+    console.log(`      restarted worker: every deleted export withdrawn, finalizer released and import dropped in ${((Date.now() - restarting) / 1000).toFixed(1)} s`);
+    for (let i = 0; i < SERVICES; i++) {
+      const ids = await instancesOf(cloudMap, i);
+      if (i < 9) expect(ids, `orphan instances of del-${i}`).to.deep.equal([]);
+      else expect(new Set(ids).size, `instances of del-${i}`).to.equal(3);
+    }
+    for (const name of names(9, SERVICES)) {
+      expect(condition(await cls1.serviceExport(NS_DELETES, name), 'Ready')?.reason, `${name} still exported`).to.equal('Exported');
+      expect(condition(await cls2.serviceImport(NS_DELETES, name), 'Ready')?.status, `${name} still imported`).to.equal('True');
+    }
+    const foreign = (await cs.cloudMapControl.requests(since, ['RegisterInstance', 'DeregisterInstance'])).filter((r) => r.clusterId !== '' && !r.app.startsWith(`${r.clusterId}-`));
+    expect(foreign.map((r) => `${r.app} ${r.api} ${r.instanceId} of ${r.clusterId}`), 'writes of another cluster\'s instances (M4)').to.deep.equal([]);
   });
 });

@@ -13,7 +13,7 @@ import { configMapEnv, kustomizeBase } from '../../hack/local/manifests.ts';
 import { LOCAL_AWS_SECRET_ACCESS_KEY, startWorkerProcess, type HostProcess } from '../../hack/local/processes.ts';
 import type { ClusterSetOptions, TestCluster, TestClusterSet } from '../../hack/testbed/index.ts';
 import { freePorts } from '../../hack/testbed/ports.ts';
-import { Supervisor } from '../../hack/testbed/supervisor.ts';
+import { Supervisor, type ManagedProcess } from '../../hack/testbed/supervisor.ts';
 import { waitFor } from '../../hack/testbed/wait.ts';
 import { MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import type { Condition } from '../../src/core/types.ts';
@@ -40,12 +40,14 @@ export class E2ECluster {
   readonly cluster: TestCluster;
   readonly kubeConfig: KubeConfig;
   worker: HostProcess;
+  webhook: HostProcess;
   readonly #custom: CustomObjectsApi;
   readonly #discovery: DiscoveryV1Api;
 
-  constructor(cluster: TestCluster, worker: HostProcess) {
+  constructor(cluster: TestCluster, install: { worker: HostProcess; webhook: HostProcess }) {
     this.cluster = cluster;
-    this.worker = worker;
+    this.worker = install.worker;
+    this.webhook = install.webhook;
     this.kubeConfig = cluster.kubeConfig();
     this.#custom = this.kubeConfig.makeApiClient(CustomObjectsApi);
     this.#discovery = this.kubeConfig.makeApiClient(DiscoveryV1Api);
@@ -58,7 +60,8 @@ export class E2ECluster {
   /** kubectl as the cluster admin; throws with kubectl's message on failure. */
   kubectl(args: readonly string[], input?: string): string {
     try {
-      return execFileSync(kubectlBinary(), ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+      // Room for an apiserver's /metrics (several MiB).
+      return execFileSync(kubectlBinary(), ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 * 2 ** 20 });
     } catch (err) {
       throw new Error(`kubectl ${args.join(' ')} on ${this.id}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`, { cause: err });
     }
@@ -136,6 +139,17 @@ export interface E2E {
   startWorker(cluster: E2ECluster, env?: Record<string, string>, cloudMap?: WorkerCloudMap): Promise<void>;
   /** Starts another replica of the cluster's worker with Lease identity `identity`, next to the current one. */
   startReplica(cluster: E2ECluster, identity: string): Promise<HostProcess>;
+  /** Stops the cluster's webhook server (every replica: the local install runs one). */
+  stopWebhook(cluster: E2ECluster): Promise<void>;
+  /** Starts the cluster's webhook server again as it was started (same port, certificate, settings); waits until ready. */
+  startWebhook(cluster: E2ECluster): Promise<void>;
+}
+
+/** Ends a host process with `signal` (not reported as a crash) and waits until it has exited. */
+async function endProcess(proc: ManagedProcess, signal: NodeJS.Signals): Promise<void> {
+  proc.stopping = true;
+  proc.signalGroup(signal);
+  await proc.exited;
 }
 
 /** The ClusterProperties of `cluster` (C1), applied as the cluster admin. */
@@ -203,7 +217,7 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
     // MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on failure) verbose.
     const logLevel: Record<string, string> = process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {};
     deployment = await deployLocally(cs, { configEnv: logLevel });
-    const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!.worker));
+    const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!));
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
     const configEnv = { ...configMapEnv(kustomizeBase()), ...logLevel };
     let generation = 0;
@@ -221,19 +235,15 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
     e2e = {
       cs, clusters, cls1: clusters[0]!, cls2: clusters[1]!,
       cloudMap: new ServiceDiscoveryClient(cloudMapClientConfig(cs)),
-      async stopWorker(cluster) {
-        const proc = cluster.worker.proc;
-        proc.stopping = true;
-        proc.signalGroup('SIGTERM');
-        await proc.exited;
-      },
-      async killWorker(cluster) {
-        const proc = cluster.worker.proc;
-        proc.stopping = true;
-        proc.signalGroup('SIGKILL');
-        await proc.exited;
-      },
+      stopWorker: (cluster) => endProcess(cluster.worker.proc, 'SIGTERM'),
+      killWorker: (cluster) => endProcess(cluster.worker.proc, 'SIGKILL'),
       startReplica: (cluster, identity) => startReplica(cluster, identity),
+      stopWebhook: (cluster) => endProcess(cluster.webhook.proc, 'SIGTERM'),
+      async startWebhook(cluster) {
+        const proc = restarted!.start(cluster.webhook.proc.spec);
+        await proc.waitReady('/readyz answers ok', async () => (await fetch(`${cluster.webhook.healthUrl}/readyz`)).ok, 60_000);
+        cluster.webhook = { ...cluster.webhook, proc };
+      },
       async startWorker(cluster, env, cloudMap) {
         cluster.worker = await startReplica(cluster, `${cluster.id}-worker-on-host`, env, cloudMap);
       },

@@ -1,9 +1,25 @@
 // Two replicas of cls1's worker: only the holder of the Lease reconciles (the other keeps warm caches and makes no
 // Cloud Map calls); when the leader shuts down it releases the Lease and the standby takes over (issue 4 item 6).
+// A leader paused past its Lease (SIGSTOP) loses it to the standby and, resumed, sends Cloud Map nothing more: the
+// emulator's request log shows no write of the old leader after the new one's first (M4).
 import { expect } from 'chai';
 import type { HostProcess } from '../../hack/local/processes.ts';
 import { condition, eventually, withE2E } from './harness.ts';
 import { createNamespaces, deployment, service, serviceExport } from './workloads.ts';
+
+const WRITES = ['RegisterInstance', 'DeregisterInstance', 'CreateService', 'DeleteService', 'CreateHttpNamespace', 'DeleteNamespace'];
+
+/** A Service without selector whose one endpoint's address is `10.252.0.<n>`, and its ServiceExport. */
+function movingService(namespace: string, name: string, n: number): object[] {
+  return [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }] } },
+    {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-local`, namespace, labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4', ports: [{ name: '', port: 80, protocol: 'TCP' }], endpoints: [{ addresses: [`10.252.0.${n}`], conditions: { ready: true } }],
+    },
+    serviceExport(namespace, name),
+  ];
+}
 
 const NS = 'e2e-replicas';
 
@@ -20,6 +36,8 @@ async function cloudMapCallCount(worker: HostProcess): Promise<number> {
 describe('e2e: two worker replicas in one cluster (issue 4 item 6; leader election)', function () {
   this.timeout(180_000);
   const e2e = withE2E({ namespaces: [NS] });
+  /** Lease identity of cls1's current worker (the user agent app id of its Cloud Map calls). */
+  let leaderIdentity = 'cls1-worker-on-host';
 
   it('the standby reconciles nothing until the leader shuts down, then takes over at once', async () => {
     const { cls1, cls2, clusters, startReplica, stopWorker } = e2e();
@@ -41,5 +59,65 @@ describe('e2e: two worker replicas in one cluster (issue 4 item 6; leader electi
     await eventually('cls1\'s export of "after" to be Ready (Exported) by the new leader', async () => condition(await cls1.serviceExport(NS, 'after'), 'Ready')?.reason === 'Exported');
     // The namespace is cleaned up by the harness through cls1's worker: the standby is now that worker.
     cls1.worker = standby;
+    leaderIdentity = 'cls1-standby';
+  });
+
+  it('a leader paused past its Lease makes no Cloud Map write once the standby has started writing (M4)', async () => {
+    const { cs, cls1, cls2, startReplica, stopWorker } = e2e();
+    await createNamespaces([cls1, cls2], NS);
+    const paused = cls1.worker;
+    const pausedIdentity = leaderIdentity;
+    const standby = await startReplica(cls1, 'cls1-second-standby');
+    await eventually('the second standby to be ready', async () => (await fetch(`${standby.healthUrl}/readyz`)).ok);
+    expect(await metric(paused, 'mcs_cloudmap_leader')).to.equal(1);
+    let n = 1;
+    cls1.apply(movingService(NS, 'moving', n));
+    await eventually('cls2 imports "moving"', async () => condition(await cls2.serviceImport(NS, 'moving'), 'Ready')?.status === 'True');
+
+    // The export's endpoint moves every second, so the leader always has writes in flight when it is paused.
+    let moveError: unknown;
+    const mover = setInterval(() => {
+      try {
+        cls1.apply(movingService(NS, 'moving', n + 1));
+        n++;
+      } catch (err) {
+        moveError ??= err;
+      }
+    }, 1000);
+    const since = Date.now();
+    let writes: Awaited<ReturnType<typeof cs.cloudMapControl.requests>> = [];
+    try {
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(paused.proc.signalGroup('SIGSTOP')).to.equal(true);
+      const pausedAt = Date.now();
+      try {
+        await eventually('the second standby to lead', async () => (await metric(standby, 'mcs_cloudmap_leader')) === 1, 60_000);
+        await eventually('the new leader to write to Cloud Map', async () =>
+          (await cs.cloudMapControl.requests(since, WRITES)).some((r) => r.app === 'cls1-second-standby'), 30_000);
+        console.log(`      standby led and wrote ${((Date.now() - pausedAt) / 1000).toFixed(1)} s after the leader was paused`);
+      } finally {
+        paused.proc.signalGroup('SIGCONT');
+      }
+      await eventually('the resumed replica to step down', async () => (await metric(paused, 'mcs_cloudmap_leader')) === 0, 30_000);
+      // The resumed replica's reconciles in flight had their chance to write.
+      await new Promise((r) => setTimeout(r, 5000));
+    } finally {
+      clearInterval(mover);
+      writes = await cs.cloudMapControl.requests(since, WRITES);
+    }
+    if (moveError !== undefined) throw moveError;
+    const firstNew = Math.min(...writes.filter((r) => r.app === 'cls1-second-standby').map((r) => r.start));
+    const oldAfter = writes.filter((r) => r.app === pausedIdentity && r.start >= firstNew);
+    const oldBefore = writes.filter((r) => r.app === pausedIdentity && r.start < firstNew);
+    console.log(`      Cloud Map writes: paused leader ${oldBefore.length} before the new leader's first, ${oldAfter.length} after; new leader ${writes.length - oldBefore.length - oldAfter.length}`);
+    expect(oldBefore.length, 'writes of the leader before it was paused').to.be.greaterThan(0);
+    expect(oldAfter.map((r) => `${r.api} ${r.instanceId} ${r.outcome} at ${new Date(r.start * 1000).toISOString()}`), 'writes of the old leader after the new leader\'s first').to.deep.equal([]);
+    await eventually('cls2 imports the last address of "moving"', async () => {
+      const slices = await cls2.endpointSlices(NS, 'multicluster.kubernetes.io/service-name=moving');
+      return slices.flatMap((s) => (s.endpoints ?? []).map((e) => e.addresses[0])).join() === `10.252.0.${n}`;
+    }, 60_000);
+    await stopWorker(cls1);
+    cls1.worker = standby;
+    leaderIdentity = 'cls1-second-standby';
   });
 });

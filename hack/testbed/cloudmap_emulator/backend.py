@@ -199,6 +199,12 @@ def _find(service, instance_id: str):
     return next((i for i in service.instances if i.instance_id == instance_id), None)
 
 
+def find_instance(backend, service_id: str, instance_id: str):
+    """The instance as it is now, or None (unknown service or instance); for the request log."""
+    service = backend.services.get(service_id)
+    return _find(service, instance_id) if service is not None else None
+
+
 def _check_instance_quotas(backend, service) -> None:
     """Counts the instances there are plus those being registered, so concurrent registrations cannot overshoot."""
     coming = [p.resource[1] for p in operations.pending_of(backend, "instance")

@@ -3,17 +3,20 @@ switch, the request quotas, the call log, and moto (patched by backend.py) under
 from __future__ import annotations
 
 import copy
+import io
 import json
 import re
 import socket
 import time
+from urllib.parse import parse_qs
 from typing import Any, Callable, Iterable, NoReturn
 
 from moto.servicediscovery.models import servicediscovery_backends
 
 from . import operations, settings
 from .accounts import account_of, parse_arn
-from .calls import Caller, CallLog
+from .backend import find_instance
+from .calls import Caller, CallLog, Request
 from .errors import CloudMapError, internal_failure, throttled
 from .faults import FaultSwitch
 from .quotas import RequestQuotas
@@ -21,6 +24,7 @@ from .shares import SHARES, account_id, account_list
 
 TARGET_PREFIX = "Route53AutoNaming_v20170314."
 CREDENTIAL = re.compile(r"Credential=([^/]+)/[^/]+/([^/]+)/")
+APP_ID = re.compile(r"(?:^|\s)app/(\S+)")
 StartResponse = Callable[..., Any]
 
 
@@ -75,13 +79,18 @@ class Emulator:
     def cloud_map(self, environ: dict, start_response: StartResponse, api: str) -> Iterable[bytes]:
         match = CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
         access_key, region = (match.group(1), match.group(2)) if match else ("anonymous", "us-east-1")
+        # Read here for the request log, then handed on to moto unchanged.
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        raw = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(raw)
+        request = self._request(environ, raw, api, access_key)
         account = account_of(access_key)
         # moto reads the account from this header; a client's own value is overwritten, never trusted.
         environ["HTTP_X_MOTO_ACCOUNT_ID"] = account
         caller = Caller(access_key, account, region)
         if region not in servicediscovery_backends[account]:
             # Real AWS has no endpoint for it at all; an answer that says so helps the test's author more.
-            return self._refuse(start_response, api, caller, "UnknownRegion", CloudMapError(
+            return self._refuse(start_response, request, caller, "UnknownRegion", CloudMapError(
                 "UnknownRegion", f"The Cloud Map emulator serves the Regions moto knows; {region!r} is not one"))
         with settings.LOCK:
             config = settings.current()
@@ -92,21 +101,26 @@ class Emulator:
         if draw.latency_s:
             time.sleep(draw.latency_s)
         if draw.kind == "disconnect":
-            self.calls.record(api, caller, "fault")
+            self._record(request, caller, "fault")
             return _drop(environ)
         if draw.kind == "timeout":
             time.sleep(draw.timeout_s)
-            return self._refuse(start_response, api, caller, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
+            return self._refuse(start_response, request, caller, "fault", CloudMapError("RequestTimeout", "The request timed out", status=504))
         if draw.kind == "error":
-            return self._refuse(start_response, api, caller, "fault", internal_failure(draw.status))
+            return self._refuse(start_response, request, caller, "fault", internal_failure(draw.status))
         if draw.kind == "throttle":
-            return self._refuse(start_response, api, caller, "fault", throttled(api))
+            return self._refuse(start_response, request, caller, "fault", throttled(api))
         with settings.LOCK:
             if throttling and not self.quotas.allow(account, region, api, rate, burst):
-                return self._refuse(start_response, api, caller, "throttled", throttled(api))
+                return self._refuse(start_response, request, caller, "throttled", throttled(api))
             # A consumer's writes to a shared namespace are pending in its owner's account: settle every account.
             for owner in list(servicediscovery_backends):
                 operations.settle(servicediscovery_backends[owner][region])
+            if api == "DeregisterInstance":
+                found = (find_instance(servicediscovery_backends[owner][region], request.service_id, request.instance_id)
+                         for owner in list(servicediscovery_backends))
+                instance = next((i for i in found if i is not None), None)
+                request.cluster_id = (instance.attributes or {}).get("CLUSTER_ID", "") if instance else ""
             captured: dict[str, Any] = {}
 
             def capture(status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], Any]:
@@ -119,17 +133,39 @@ class Emulator:
             finally:
                 getattr(result, "close", lambda: None)()
         error_type = dict((k.lower(), v) for k, v in captured.get("headers", [])).get("x-amzn-errortype")
-        self.calls.record(api, caller, error_type.split(":")[0] if error_type else "ok")
+        self._record(request, caller, error_type.split(":")[0] if error_type else "ok")
         return [body]
 
-    def _refuse(self, start_response: StartResponse, api: str, caller: Caller, outcome: str, err: CloudMapError) -> list[bytes]:
-        self.calls.record(api, caller, outcome)
+    @staticmethod
+    def _request(environ: dict, raw: bytes, api: str, access_key: str) -> Request:
+        """The request log's entry, its outcome still to come. Writes name their service, instance and cluster."""
+        agent = f"{environ.get('HTTP_USER_AGENT', '')} {environ.get('HTTP_X_AMZ_USER_AGENT', '')}"
+        app = APP_ID.search(agent)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        body = body if isinstance(body, dict) else {}
+        attributes = body.get("Attributes") if isinstance(body.get("Attributes"), dict) else {}
+        return Request(
+            start=time.time(), end=0.0, api=api, access_key=access_key, app=app.group(1) if app else "", outcome="",
+            service_id=str(body.get("ServiceId", "")), instance_id=str(body.get("InstanceId", "")),
+            cluster_id=str(attributes.get("CLUSTER_ID", "")),
+        )
+
+    def _record(self, request: Request, caller: Caller, outcome: str) -> None:
+        request.outcome, request.end = outcome, time.time()
+        with settings.LOCK:
+            self.calls.record(request, caller)
+
+    def _refuse(self, start_response: StartResponse, request: Request, caller: Caller, outcome: str, err: CloudMapError) -> list[bytes]:
+        self._record(request, caller, outcome)
         return _error(start_response, err)
 
     def control(self, environ: dict, start_response: StartResponse) -> list[bytes]:
         """GET/POST /_emulator/config, GET/POST/DELETE /_emulator/faults, GET/DELETE /_emulator/calls,
-        GET/POST/DELETE /_emulator/shares, POST /_emulator/reset (state, shares, quotas, calls and configuration back
-        to the start). Bodies are JSON; see docs/testbed.md."""
+        GET /_emulator/requests?since=<epoch s>&apis=<Api,...>, GET/POST/DELETE /_emulator/shares, POST /_emulator/reset
+        (state, shares, quotas, calls and configuration back to the start). Bodies are JSON; see docs/testbed.md."""
         path, method = environ["PATH_INFO"].rstrip("/"), environ["REQUEST_METHOD"]
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -153,8 +189,13 @@ class Emulator:
                     SHARES.reset()
                     self.quotas.reset()
                     self.calls.reset()
-                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/shares"):
+                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/requests", "/_emulator/shares"):
                     return _json(start_response, 404, {"message": f"no control endpoint {method} {path}"})
+                if path == "/_emulator/requests":
+                    query = parse_qs(environ.get("QUERY_STRING", ""))
+                    since = float(query.get("since", ["0"])[0])
+                    apis = {a for a in query.get("apis", [""])[0].split(",") if a}
+                    return _json(start_response, 200, self.calls.requests_json(since, apis))
                 if path == "/_emulator/shares":
                     return _json(start_response, 200, {"shares": SHARES.to_json()})
                 if path == "/_emulator/calls":

@@ -323,6 +323,25 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       });
       expect(calls.byAccessKey).to.deep.equal({ testbed: { ListNamespaces: 1, ListServices: 1 }, 'cluster-2': { ListServices: 1, GetOperation: 1 } });
     });
+
+    it('logs each request: when, which client (the user agent\'s app id), which instance of which cluster, outcome', async () => {
+      const serviceId = await service(await namespace('log'), 'web');
+      const since = Date.now();
+      await register(serviceId, 'a', { CLUSTER_ID: 'cls1', AWS_INSTANCE_IPV4: '10.0.0.1' });
+      const replica = client(emulator.endpoint, { userAgentAppId: 'cls2-standby' });
+      const { OperationId } = await replica.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'a' }));
+      expect(await settled(OperationId)).to.equal('SUCCESS');
+      await failure(replica.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'a' })));
+      replica.destroy();
+      const writes = await emulator.control.requests(since, ['RegisterInstance', 'DeregisterInstance']);
+      expect(writes.map((r) => [r.api, r.app, r.instanceId, r.clusterId, r.outcome])).to.deep.equal([
+        ['RegisterInstance', '', 'a', 'cls1', 'ok'],
+        ['DeregisterInstance', 'cls2-standby', 'a', 'cls1', 'ok'],
+        ['DeregisterInstance', 'cls2-standby', 'a', '', 'InstanceNotFound'],
+      ]);
+      expect(writes.every((r) => r.serviceId === serviceId && r.start * 1000 >= since && r.end >= r.start)).to.equal(true);
+      expect((await emulator.control.requests(since)).some((r) => r.api === 'GetOperation')).to.equal(true);
+    });
   });
 });
 

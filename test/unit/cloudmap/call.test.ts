@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { CloudMapCaller, DEFAULT_BACKOFF } from '../../../src/cloudmap/call.ts';
-import { CloudMapCallError } from '../../../src/cloudmap/errors.ts';
+import { CloudMapCallError, isTemporary, LeaseLostError } from '../../../src/cloudmap/errors.ts';
 import { CallCounter, type CloudMapMetrics } from '../../../src/cloudmap/metrics.ts';
 import { FakeClock } from './fake-clock.ts';
 
@@ -34,6 +34,24 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
       const backoffs = clock.sleeps.filter((ms) => ms > 0);
       return backoffs.length <= failures && clock.sleeps.every((ms, n) => ms <= Math.min(DEFAULT_BACKOFF.maxMs, DEFAULT_BACKOFF.baseMs * 2 ** n));
     }));
+  });
+
+  it('sends nothing once the fence says the Lease may be lost, not even a retry already under way', async () => {
+    let fenced: string | undefined;
+    const clock = new FakeClock();
+    const caller = new CloudMapCaller({ clock, random: () => 0, rateLimits: { RegisterInstance: 1e9 }, fence: () => fenced });
+    let sent = 0;
+    const send = async () => {
+      sent++;
+      fenced = 'the Lease was last renewed 12 s ago';
+      throw throttle();
+    };
+    const err = await caller.call('RegisterInstance', { instanceId: 'i-1' }, send).then(() => undefined, (e: unknown) => e);
+    expect(sent).to.equal(1);
+    expect(err).to.be.instanceOf(LeaseLostError);
+    expect((err as Error).message).to.equal('Cloud Map RegisterInstance not sent: the Lease was last renewed 12 s ago; this replica stops writing and a standby takes over');
+    // Retried silently by the reconcilers (the new leader reports on the exports).
+    expect(isTemporary(err)).to.equal(true);
   });
 
   it('uses the whole jitter range: from the ceiling down to nothing', async () => {

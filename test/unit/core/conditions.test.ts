@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  conditionTime, conflictCondition, readyCondition, setCondition, validCondition, type ConditionUpdate,
+  cloudMapFailingCondition, conditionTime, conflictCondition, readyCondition, setCondition, validCondition, type ConditionUpdate,
 } from '../../../src/core/conditions.ts';
 import { exportValidity } from '../../../src/core/service-export.ts';
 import type { Condition } from '../../../src/core/types.ts';
@@ -101,6 +101,12 @@ describe('ServiceExport conditions (X4)', () => {
       });
     }
 
+    it('X4, M6: Ready while Cloud Map keeps failing is Unknown/Failed and names the call', () => {
+      const c = cloudMapFailingCondition(3, 'Cloud Map RegisterInstance failed for service id srv-1: InternalFailure (gave up after 8 attempts; the change is kept and will be retried)');
+      expect(c).to.include({ type: 'Ready', status: 'Unknown', reason: 'Failed', observedGeneration: 3 });
+      expect(c.message).to.match(/^Cloud Map keeps failing \(Cloud Map RegisterInstance failed .*\); the endpoints exported before are still served/);
+    });
+
     it('X3: Conflict is False/NoConflicts without reasons', () => {
       expect(conflictCondition([], 2)).to.deep.include({ type: 'Conflict', status: 'False', reason: 'NoConflicts', observedGeneration: 2 });
     });
@@ -118,6 +124,7 @@ describe('ServiceExport conditions (X4)', () => {
       const all = [
         ...valid.map(([, v]) => validCondition(v, 1)),
         ...readyTable.map(([args]) => readyCondition(...args)),
+        cloudMapFailingCondition(1, 'Cloud Map DeregisterInstance failed for instance "tcp-10.0.0.5-80-14757f89808b": ThrottlingException (gave up after 8 attempts (throttled); the change is kept and will be retried)'),
         conflictCondition([], 1),
         conflictCondition(['PortConflict', 'IPFamilyConflict'], 1),
       ];

@@ -34,6 +34,16 @@ describe('worker InstanceView (own writes over the watcher snapshot)', () => {
     expect(v.ours('ns', 'svc')).to.deep.equal([]);
   });
 
+  it('E8: after writes that failed partway the snapshot is the truth again, so an instance registered meanwhile is seen (and withdrawn)', () => {
+    const v = view();
+    v.recordWritten('ns', 'svc', [instance('a', 'cls1')]);
+    // A failed pass registered 'stray' (its answer lost); the watcher's re-read shows it.
+    snapshot = [instance('a', 'cls1'), instance('stray', 'cls1'), instance('p', 'cls2')];
+    expect(v.ours('ns', 'svc').map((i) => i.id), 'hidden behind the last complete write').to.deep.equal(['a']);
+    v.forget('ns', 'svc');
+    expect(v.ours('ns', 'svc').map((i) => i.id)).to.deep.equal(['a', 'stray']);
+  });
+
   it('an own write older than the time-to-live gives way to the snapshot', () => {
     const v = view();
     v.recordWritten('ns', 'svc', []);
