@@ -36,7 +36,8 @@ describe('e2e: overlapping pod IPs in the two clusters (issue 4 item 7; M3, M4)'
       });
       const si = await cluster.serviceImport(NS, NAME);
       expect(si?.status?.clusters).to.deep.equal([{ cluster: 'cls1' }, { cluster: 'cls2' }]);
-      expect(condition(await cluster.serviceExport(NS, NAME), 'Conflict')?.status).to.equal('False');
+      // Peers are told when the writes are submitted, so imports can show before the exporter's status is written.
+      await eventually(`${cluster.id}: Conflict=False on its ServiceExport`, async () => condition(await cluster.serviceExport(NS, NAME), 'Conflict')?.status === 'False');
     }
     const found = await cloudMap.send(new DiscoverInstancesCommand({ NamespaceName: NS, ServiceName: NAME, HealthStatus: 'ALL' }));
     const instances = new Map((found.Instances ?? []).map((i) => [i.InstanceId!, i.Attributes ?? {}]));
