@@ -30,7 +30,7 @@ import { freePorts } from '../hack/testbed/ports.ts';
 import { Supervisor } from '../hack/testbed/supervisor.ts';
 import { CLOUD_MAP_QUOTAS, quotaLowerBoundSeconds } from '../src/cloudmap/quotas.ts';
 import { boolOption, durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
-import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
+import { CONTROLLER_NAME, LABEL_MANAGED_BY, SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube/client.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
@@ -115,7 +115,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
 /** resourceVersion of every ServiceImport and of every EndpointSlice the controller manages, by kind/namespace/name. */
 async function importVersions(client: KubeClient): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const [kind, path] of [['ServiceImport', resourcePath(SERVICE_IMPORTS)], ['EndpointSlice', `${resourcePath(ENDPOINT_SLICES)}?labelSelector=endpointslice.kubernetes.io%2Fmanaged-by%3Dmcs-cloudmap.multicluster.x-k8s.io`]] as const) {
+  for (const [kind, path] of [['ServiceImport', resourcePath(SERVICE_IMPORTS)], ['EndpointSlice', `${resourcePath(ENDPOINT_SLICES)}?labelSelector=${encodeURIComponent(`${LABEL_MANAGED_BY}=${CONTROLLER_NAME}`)}`]] as const) {
     const list = await client.request<{ items: Array<{ metadata: { namespace: string; name: string; resourceVersion: string } }> }>({ method: 'GET', path });
     for (const item of list.items) out.set(`${kind} ${item.metadata.namespace}/${item.metadata.name}`, item.metadata.resourceVersion);
   }
