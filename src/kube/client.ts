@@ -67,6 +67,9 @@ export class KubeClient {
   readonly #kubeConfig: KubeAccess;
   readonly #requestTimeoutMs: number;
   #agent: http.Agent | undefined;
+  /** The last request got no answer at all (refused, reset, timed out). */
+  #unanswered = false;
+  readonly #answeredListeners = new Set<() => void>();
 
   constructor(kubeConfig: KubeAccess, options: ClientOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
@@ -75,6 +78,21 @@ export class KubeClient {
     this.server = new URL(cluster.server);
     this.cluster = options.cluster ?? cluster.name;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /**
+   * Calls `listener` each time a request is answered (any status) after requests went unanswered (an apiserver back
+   * from a restart), so callers sleeping in backoff can retry at once; returns a function that removes it.
+   */
+  onAnsweredAgain(listener: () => void): () => void {
+    this.#answeredListeners.add(listener);
+    return () => this.#answeredListeners.delete(listener);
+  }
+
+  #observeAnswer(answered: boolean): void {
+    const again = answered && this.#unanswered;
+    this.#unanswered = !answered;
+    if (again) for (const listener of this.#answeredListeners) listener();
   }
 
   /** One request; resolves with the parsed JSON body (undefined when empty), rejects with KubeApiError. */
@@ -93,12 +111,16 @@ export class KubeClient {
 
   /**
    * Streams a watch until the server ends it (resolves), the connection fails or stays silent for `idleTimeoutMs`
-   * (rejects), or `signal` aborts (resolves). `onEvent` runs synchronously for every event, in order.
+   * (rejects), or `signal` aborts (resolves). `onEvent` runs synchronously for every event, in order; `onOpen` once the
+   * server accepted the watch.
    */
-  async watch<T>(path: string, query: Query, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal, idleTimeoutMs: number): Promise<void> {
+  async watch<T>(
+    path: string, query: Query, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal, idleTimeoutMs: number, onOpen?: () => void,
+  ): Promise<void> {
     const req: KubeRequest = { method: 'GET', path, query: { ...query, watch: true }, signal };
     const res = await this.#send(req, idleTimeoutMs);
     if (res.statusCode !== 200) throw this.#httpError(req, res.statusCode!, await readBody(res).catch(() => ''));
+    onOpen?.();
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       const finish = (err?: unknown) => {
@@ -151,10 +173,16 @@ export class KubeClient {
         agent: this.#agent,
         signal: req.signal,
         timeout: timeoutMs,
-      }, resolve);
+      }, (res) => {
+        this.#observeAnswer(true);
+        resolve(res);
+      });
       // A socket-level idle timeout: no byte received for this long, before or during the response.
       r.on('timeout', () => r.destroy(new Error(`connection silent for ${timeoutMs} ms`)));
-      r.on('error', (err) => reject(this.#error(req, undefined, err)));
+      r.on('error', (err) => {
+        if (!req.signal?.aborted) this.#observeAnswer(false);
+        reject(this.#error(req, undefined, err));
+      });
       r.end(body);
     });
   }

@@ -2,9 +2,15 @@
 // handlers for every change. Unlike client-node's ListWatch (which stops for good on any error other than 410), it
 // never gives up while started:
 // - 410 Gone / expired resourceVersion (or continue token): relist from scratch; the cache diff turns the relist into
-//   adds, updates and deletes, so handlers also hear about deletions they missed.
+//   adds, updates and deletes, so handlers also hear about deletions they missed. A 410 proves the server answers, so
+//   it relists at once even after a run of failures (an apiserver back from a restart); only repeated 410s back off.
 // - any other failure (refused, reset, 5xx, 403): reconnect after exponential backoff with jitter, watching from the
-//   last resourceVersion seen (a stale one ends in 410 and a relist).
+//   last resourceVersion seen (a stale one ends in 410 and a relist). Once per run of failures the backoff ends early
+//   when a request on the same client is answered again after going unanswered (KubeClient.onAnsweredAgain): the
+//   apiserver is back. A 429 (a starting apiserver's watch cache, API priority and fairness) is retried after 1 s, as
+//   its Retry-After asks.
+// - from a failure until the next list or watch the server accepts, the cache is not current (isCurrent()): writers
+//   that compare it with what they want would repeat writes the cache cannot show them yet.
 // - a watch the server ends (timeoutSeconds, 2–4 min): watch again at once from the last resourceVersion. A watch that
 //   stays silent 30 s past its timeoutSeconds is a dead connection (no FIN/RST ever came) and counts as a failure.
 //   (Quiet watches get no bookmarks from the apiserver's cache before their deadline, so silence alone is normal.)
@@ -50,7 +56,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   fieldSelector?: string;
   /** Period of the re-delivery of every cached object to onUpdate; 0 turns it off. */
   resyncMs: number;
-  /** Backoff between failed attempts; default 500 ms doubling to 30 s, half jittered. */
+  /** Backoff between failed attempts; default 500 ms doubling to 10 s, half jittered. */
   backoff?: BackoffPolicy;
   /** Items per list page. */
   pageSize?: number;
@@ -70,6 +76,10 @@ export interface Informer<T extends KubeObject> {
   hasSynced(): boolean;
   /** Resolves once synced; rejects if the informer is stopped first or `signal` aborts. */
   waitForSync(signal?: AbortSignal): Promise<void>;
+  /** True while the cache follows the server: synced, and no list or watch failed since the last one that worked. */
+  isCurrent(): boolean;
+  /** Resolves once current; rejects if the informer is stopped first or `signal` aborts. */
+  waitUntilCurrent(signal?: AbortSignal): Promise<void>;
   /** Adds handlers; returns a function that removes them. */
   addHandlers(handlers: InformerHandlers<T>): () => void;
   /** '' (or undefined) as namespace for cluster-scoped objects. */
@@ -81,7 +91,9 @@ export interface Informer<T extends KubeObject> {
   lastResourceVersion(): string;
 }
 
-export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.5 };
+// Capped at 10 s: after an apiserver outage the reconcilers wait for current caches, so a long last sleep is a long
+// pause of all reconciling (one list or watch call per kind every 5–10 s is no load for an apiserver).
+export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 10_000, jitter: 0.5 };
 
 interface ObjectList<T> {
   apiVersion?: string;
@@ -94,6 +106,20 @@ interface Status {
   code?: number;
   reason?: string;
   message?: string;
+}
+
+/**
+ * A watch from a resourceVersion the server no longer has is accepted (200) and then ended by an in-stream 410; one
+ * that stayed open this long without that, or delivered an event, is following the server again.
+ */
+const WATCH_SETTLED_MS = 1000;
+
+/** The apiserver's Retry-After for a 429. */
+const TOO_MANY_REQUESTS_RETRY_MS = 1000;
+
+interface Waiter {
+  resolve(): void;
+  reject(err: Error): void;
 }
 
 /** Raised inside the watch loop when the server reports 410 in-stream: relist. */
@@ -109,13 +135,20 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   readonly #handlers = new Set<InformerHandlers<T>>();
   readonly #stop = new AbortController();
   #resourceVersion = '';
-  /** Consecutive failures; reset by a successful list or any watch event. */
+  /** Consecutive failures; reset by a successful list, a watch event, or a watch open for WATCH_SETTLED_MS. */
   #failures = 0;
+  /** The last failure was a 410: the next one in a row backs off. */
+  #lastExpired = false;
   #synced = false;
   #started = false;
   #loop: Promise<void> | undefined;
+  /** Ends the current backoff sleep early; used at most once per run of failures. */
+  #wake: AbortController | undefined;
+  #wakeable = true;
+  #removeAnsweredListener: (() => void) | undefined;
   #resyncTimer: NodeJS.Timeout | undefined;
-  readonly #syncWaiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
+  readonly #syncWaiters = new Set<Waiter>();
+  readonly #currentWaiters = new Set<Waiter>();
 
   constructor(opts: InformerOptions<T>) {
     this.path = opts.path;
@@ -128,6 +161,11 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   start(): void {
     if (this.#started) return;
     this.#started = true;
+    this.#removeAnsweredListener = this.#client.onAnsweredAgain(() => {
+      if (this.#wake === undefined || !this.#wakeable) return;
+      this.#wakeable = false;
+      this.#wake.abort();
+    });
     this.#loop = this.#run();
     if (this.#opts.resyncMs > 0) {
       this.#resyncTimer = setInterval(() => this.#resync(), this.#opts.resyncMs);
@@ -137,9 +175,12 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
 
   async stop(): Promise<void> {
     this.#stop.abort();
+    this.#removeAnsweredListener?.();
     clearInterval(this.#resyncTimer);
     for (const w of this.#syncWaiters) w.reject(new Error(`informer for ${this.path} stopped before its first list`));
     this.#syncWaiters.clear();
+    for (const w of this.#currentWaiters) w.reject(new Error(`informer for ${this.path} stopped while not current`));
+    this.#currentWaiters.clear();
     await this.#loop;
   }
 
@@ -148,16 +189,39 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   }
 
   waitForSync(signal?: AbortSignal): Promise<void> {
-    if (this.#synced) return Promise.resolve();
+    return this.#wait(this.#synced, this.#syncWaiters, `the first list of ${this.path}`, signal);
+  }
+
+  isCurrent(): boolean {
+    return this.#synced && this.#failures === 0;
+  }
+
+  waitUntilCurrent(signal?: AbortSignal): Promise<void> {
+    return this.#wait(this.isCurrent(), this.#currentWaiters, `${this.path} to be current`, signal);
+  }
+
+  #wait(done: boolean, waiters: Set<Waiter>, what: string, signal?: AbortSignal): Promise<void> {
+    if (done) return Promise.resolve();
     if (this.#stop.signal.aborted) return Promise.reject(new Error(`informer for ${this.path} is stopped`));
+    if (signal?.aborted) return Promise.reject(new Error(`gave up waiting for ${what}`));
     return new Promise((resolve, reject) => {
       const waiter = { resolve, reject };
-      this.#syncWaiters.add(waiter);
+      waiters.add(waiter);
       signal?.addEventListener('abort', () => {
-        this.#syncWaiters.delete(waiter);
-        reject(new Error(`gave up waiting for the first list of ${this.path}`));
+        waiters.delete(waiter);
+        reject(new Error(`gave up waiting for ${what}`));
       }, { once: true });
     });
+  }
+
+  /** The server answered a list or accepted a watch: the failure run is over. */
+  #succeeded(): void {
+    this.#failures = 0;
+    this.#lastExpired = false;
+    this.#wakeable = true;
+    if (!this.#synced) return;
+    for (const w of this.#currentWaiters) w.resolve();
+    this.#currentWaiters.clear();
   }
 
   addHandlers(handlers: InformerHandlers<T>): () => void {
@@ -200,13 +264,17 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
         const expired = err instanceof WatchExpired || isGone(err);
         this.#failures++;
         if (expired) needList = true;
-        // The first expiry relists at once (the normal case after a long disconnection); repeated failures back off.
-        const delayMs = expired && this.#failures === 1 ? 0 : backoffDelay(policy, this.#failures);
+        const delayMs = expired && !this.#lastExpired ? 0
+          : err instanceof KubeApiError && err.statusCode === 429 ? Math.min(TOO_MANY_REQUESTS_RETRY_MS, backoffDelay(policy, this.#failures))
+          : backoffDelay(policy, this.#failures);
+        this.#lastExpired = expired;
         const event = expired ? 'relist' : 'reconnect';
         this.#opts.metrics?.restarted(this.path, event);
         this.#log.warn({ event, err: errorText(err), attempt: this.#failures, delayMs, resourceVersion: this.#resourceVersion },
           expired ? 'resourceVersion expired; relisting' : 'list or watch failed; reconnecting');
-        await sleep(delayMs, this.#stop.signal);
+        this.#wake = new AbortController();
+        await sleep(delayMs, AbortSignal.any([this.#stop.signal, this.#wake.signal]));
+        this.#wake = undefined;
       }
     }
   }
@@ -232,7 +300,6 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     if (this.#stop.signal.aborted) return;
     const changes = this.#cache.replace(items);
     this.#resourceVersion = resourceVersion;
-    this.#failures = 0;
     this.#log.debug({ event: 'listed', count: items.length, changes: changes.length, resourceVersion }, 'listed');
     this.#deliver(changes);
     if (!this.#synced) {
@@ -240,6 +307,7 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
       for (const w of this.#syncWaiters) w.resolve();
       this.#syncWaiters.clear();
     }
+    this.#succeeded();
   }
 
   /** One watch from the last resourceVersion, until the server ends it; throws on failure or in-stream 410. */
@@ -247,11 +315,14 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     // Randomised so renewals of many informers and replicas spread out; short enough that a dead connection is
     // noticed within minutes.
     const timeoutSeconds = 120 + Math.floor(Math.random() * 120);
+    // stop() may have come while the list before this watch was finishing: its abort event has fired already.
+    if (this.#stop.signal.aborted) return;
     const abort = new AbortController();
     const onStop = () => abort.abort();
     this.#stop.signal.addEventListener('abort', onStop, { once: true });
     let failure: Error | undefined;
     let delivered = false;
+    let settled: NodeJS.Timeout | undefined;
     const started = Date.now();
     try {
       await this.#client.watch<T | Status>(this.path, {
@@ -261,7 +332,7 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
         if (failure) return;
         delivered = true;
         if (event.type !== 'ERROR') {
-          this.#failures = 0;
+          this.#succeeded();
           this.#apply(event as WatchEvent<T>);
           return;
         }
@@ -271,8 +342,11 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
           : new KubeApiError({ verb: 'WATCH', target: this.path, cluster: this.#client.cluster, statusCode: status.code,
             reason: status.reason, detail: status.message ?? 'error event in watch stream' });
         abort.abort();
-      }, abort.signal, (timeoutSeconds + 30) * 1000);
+      }, abort.signal, (timeoutSeconds + 30) * 1000, () => {
+        if (this.#failures > 0) settled = setTimeout(() => this.#succeeded(), WATCH_SETTLED_MS);
+      });
     } finally {
+      clearTimeout(settled);
       this.#stop.signal.removeEventListener('abort', onStop);
     }
     if (failure) throw failure;

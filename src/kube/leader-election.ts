@@ -205,12 +205,27 @@ class LeaseElector implements LeaderElection {
     });
   }
 
+  /**
+   * Hands the lease over at once instead of after its expiry. The last renewal may have failed or timed out on our side
+   * while the server applied it, so on a missing or conflicting copy the lease is read again once.
+   */
   async #release(): Promise<void> {
-    const lease = this.#lease;
-    if (!lease?.spec || lease.spec.holderIdentity !== this.#opts.identity) return;
+    const signal = AbortSignal.timeout(this.#timing.renewDeadlineMs);
+    const releaseFrom = async (lease: Lease | undefined): Promise<boolean> => {
+      if (!lease?.spec || lease.spec.holderIdentity !== this.#opts.identity) return false;
+      await this.#update(lease, releasedSpec(lease.spec, this.#now()), signal);
+      return true;
+    };
     try {
-      await this.#update(lease, releasedSpec(lease.spec, this.#now()), AbortSignal.timeout(this.#timing.renewDeadlineMs));
-      this.#log.info({ event: 'lease-released' }, 'released the lease');
+      let released: boolean;
+      try {
+        released = this.#lease !== undefined && await releaseFrom(this.#lease);
+        if (!released) released = await releaseFrom(await this.#get(signal));
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        released = await releaseFrom(await this.#get(signal));
+      }
+      if (released) this.#log.info({ event: 'lease-released' }, 'released the lease');
     } catch (err) {
       this.#log.warn({ event: 'lease-release-failed', err: errorText(err) }, 'could not release the lease; a standby takes over once it expires');
     }

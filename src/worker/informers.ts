@@ -23,6 +23,10 @@ export interface WorkerInformers {
   /** True once every informer has listed once. */
   synced(): boolean;
   waitForSync(signal?: AbortSignal): Promise<void>;
+  /** True while every cache follows its server (none is recovering from a failed list or watch). */
+  current(): boolean;
+  /** Resolves once every cache is current at the same time; rejects when `signal` aborts or an informer stops. */
+  waitUntilCurrent(signal?: AbortSignal): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -82,6 +86,11 @@ export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInform
     synced: () => all.every((i) => i.hasSynced()),
     waitForSync: async (signal) => {
       await Promise.all(all.map((i) => i.waitForSync(signal)));
+    },
+    current: () => all.every((i) => i.isCurrent()),
+    waitUntilCurrent: async (signal) => {
+      // One may fail again while waiting for another.
+      while (!all.every((i) => i.isCurrent())) await Promise.all(all.map((i) => i.waitUntilCurrent(signal)));
     },
     stop: async () => {
       await Promise.all(all.map((i) => i.stop()));

@@ -84,6 +84,8 @@ export class Member {
   readonly #stopped = new AbortController();
   #frozen: string | undefined;
   #synced = false;
+  /** Set while reconciling waits for the caches to be current again. */
+  #paused: Promise<void> | undefined;
 
   constructor(o: MemberOptions) {
     this.identity = o.identity;
@@ -206,6 +208,8 @@ export class Member {
       metrics: this.#o.metrics.workQueue,
       logger: this.#log.child({ controller: name }),
       handler: async (key) => {
+        await this.#cachesCurrent();
+        if (this.#stopped.signal.aborted) return;
         const started = performance.now();
         try {
           await reconcile(key);
@@ -216,6 +220,29 @@ export class Member {
         }
       },
     });
+  }
+
+  /**
+   * Waits while some watch of this cluster's apiserver is recovering (an apiserver restart, a network cut): a reconcile
+   * on a cache that does not show the last writes would repeat them, and an import would be written once per stale
+   * pass instead of once (I3). Resolves at once when every cache is current, or when the member stops.
+   */
+  async #cachesCurrent(): Promise<void> {
+    const { informers } = this.#o;
+    if (informers.current()) return;
+    this.#paused ??= (async () => {
+      const since = Date.now();
+      this.#log.warn({ event: 'reconcile-paused' }, 'a list or watch of this cluster\'s apiserver failed; reconciling waits until every cache has caught up');
+      try {
+        await informers.waitUntilCurrent(this.#stopped.signal);
+        this.#log.info({ event: 'reconcile-resumed', pausedMs: Date.now() - since }, 'every cache is current again; reconciling');
+      } catch {
+        // Stopped while waiting: the handlers return without reconciling.
+      } finally {
+        this.#paused = undefined;
+      }
+    })();
+    await this.#paused;
   }
 
   /** True once Cloud Map was read in full and every known key was queued. */

@@ -26,7 +26,7 @@ describe('informer relists on 410 Gone after an apiserver restart (issue 4 item 
     if (failed) console.error(`kube-apiserver and etcd logs kept in ${apiserver.logsDir}`);
   });
 
-  it('an informer that missed changes while cut off gets 410 on reconnect, relists, and reports the missed add and delete', async () => {
+  it('an informer that missed changes while cut off gets 410 on reconnect, relists at once, reports the missed add and delete, and is current only then', async () => {
     const kc = apiserver.kubeConfig();
     const client = kubeClientFor(kc);
     const ns = 'relist';
@@ -53,14 +53,21 @@ describe('informer relists on 410 Gone after an apiserver restart (issue 4 item 
       await client.request({ method: 'DELETE', path: resourcePath(SERVICES, ns, 'a') });
       // The restarted apiserver's watch cache starts at the current revision: rvBefore is now too old for it.
       await apiserver.restart();
+      await eventually('several reconnects to fail', () => lines.filter((l) => l.event === 'reconnect').length >= 3, 30_000);
+      expect(informer.isCurrent(), 'current while its watch fails').to.equal(false);
       proxy.up();
 
-      await eventually('the informer to relist', () => deletes.includes('a') && adds.includes('c'), 60_000);
+      await informer.waitUntilCurrent();
+      expect(deletes, 'the missed delete, delivered before the cache counts as current').to.include('a');
+      expect(adds).to.include('c');
       expect(informer.list(ns).map((o) => o.metadata.name).sort()).to.deep.equal(['b', 'c']);
       const relists = lines.filter((l) => l.event === 'relist');
       expect(relists, 'a relist log line').to.have.length.at.least(1);
       expect(relists[0]).to.include({ resource: resourcePath(SERVICES, ns), level: 'warn', resourceVersion: rvBefore });
       expect(String(relists[0]!.err)).to.match(/too old resource version|410|Expired|Gone/i);
+      // The 410 shows the server answers again: relisted at once, not after the backoff the failed reconnects built up.
+      expect(relists[0]!.delayMs, 'delay before the relist').to.equal(0);
+      expect(informer.isCurrent()).to.equal(true);
       expect(Number(informer.lastResourceVersion())).to.be.greaterThan(Number(rvBefore));
     } finally {
       await informer.stop();

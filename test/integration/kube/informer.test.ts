@@ -164,8 +164,11 @@ describe('informer on a real kube-apiserver (issue 4 item 1)', function () {
       await remove('old');
       await eventually('a reconnect attempt to be logged', () => lines.filter((l) => l.event === 'reconnect').length >= 2);
       expect(seen.adds).to.not.include('created-while-down');
+      expect(informer.isCurrent(), 'current while reconnects fail').to.equal(false);
       proxy.up();
 
+      await informer.waitUntilCurrent();
+      // The watch resumed from the last resourceVersion: what it missed follows as its first events.
       await eventually('the informer to catch up', () => seen.adds.includes('created-while-down') && seen.deletes.includes('old'));
       expect(informer.list(ns).map((s) => s.metadata.name)).to.deep.equal(['created-while-down']);
       const reconnects = lines.filter((l) => l.event === 'reconnect');
@@ -181,6 +184,31 @@ describe('informer on a real kube-apiserver (issue 4 item 1)', function () {
       await eventually('add after recovery', () => seen.adds.includes('after-recovery'));
       await remove('created-while-down');
       await remove('after-recovery');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('ends its backoff early once another request on the same client is answered again', async () => {
+    const proxy = await startCuttableProxy(clusterSet().clusters[0]!.server);
+    try {
+      const { logger, lines } = captureLogger();
+      // 20 s after any failure: a reconnect well before that can only be the wake.
+      const backoff = { baseMs: 20_000, maxMs: 20_000, jitter: 0 };
+      const viaProxy = kubeConfigVia(kc, proxy.url);
+      const informer = start({ path: resourcePath(SERVICES, ns), logger, backoff }, viaProxy);
+      informer.start();
+      await informer.waitForSync();
+
+      proxy.down();
+      await eventually('the watch to fail', () => lines.some((l) => l.event === 'reconnect'));
+      const probe = () => kubeClientFor(viaProxy).request({ method: 'GET', path: resourcePath(SERVICES, ns) });
+      await probe().then(() => expect.fail('answered through a cut proxy'), () => undefined);
+      proxy.up();
+      const upAt = Date.now();
+      await probe();
+      await informer.waitUntilCurrent();
+      expect(Date.now() - upAt, 'current again after the probe was answered').to.be.below(10_000);
     } finally {
       await proxy.close();
     }

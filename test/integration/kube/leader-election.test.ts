@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { withClusterSet } from '../../support/clusterset.ts';
-import { kubeClientFor } from '../../../src/kube/client.ts';
+import { CONTENT_MERGE_PATCH, kubeClientFor } from '../../../src/kube/client.ts';
 import { runLeaderElection, type LeaderElection } from '../../../src/kube/leader-election.ts';
 import type { LeaseSpec } from '../../../src/kube/lease-rules.ts';
 import { LEASES, resourcePath, type KubeObject } from '../../../src/kube/resources.ts';
@@ -91,6 +91,24 @@ describe('leader election on a coordination.k8s.io Lease (issue 4 item 6)', func
     const after = await readLease('race');
     expect(after.spec.holderIdentity).to.equal(next.identity);
     expect(after.spec.leaseTransitions).to.equal((lease.spec.leaseTransitions ?? 0) + 1);
+  });
+
+  it('a leader whose copy of the Lease is stale when it stops still releases it (re-read on conflict)', async () => {
+    const timing = { leaseDurationMs: 20_000, renewDeadlineMs: 10_000, retryPeriodMs: 5_000 };
+    const leader = candidate('holder', 'stale', timing);
+    await eventually('holder to lead', () => leader.election.isLeader());
+    const standby = candidate('standby', 'stale', { ...timing, retryPeriodMs: 200 });
+    await eventually('standby to see the holder', () => standby.election.currentLeader() === 'holder');
+    // Someone else writes the Lease (a label): the holder's resourceVersion is now stale and its release PUT conflicts.
+    await kubeClientFor(kc).request({
+      method: 'PATCH', path: resourcePath(LEASES, ns, 'stale'), contentType: CONTENT_MERGE_PATCH,
+      body: { metadata: { labels: { touched: 'yes' } } },
+    });
+    const stoppedAt = Date.now();
+    await leader.election.stop();
+    candidates = candidates.filter((c) => c !== leader);
+    await eventually('the standby to take over', () => standby.election.isLeader(), 10_000);
+    expect(Date.now() - stoppedAt, 'takeover waited for expiry instead of the release').to.be.below(timing.leaseDurationMs);
   });
 
   it('a leader cut off from the apiserver stops leading within its renew deadline; the standby takes over once the lease expires', async () => {
