@@ -241,12 +241,23 @@ def deregister_instance(self, service_id: str, instance_id: str) -> str:
 
 
 def _service_by_names(backend, namespace_name: str, service_name: str):
+    """The service by its names, through an index of ids: the discovery calls are the hot path (every reader, every
+    second) and a scan of every service per call made them cost O(services). Names are unique, so a hit whose service
+    still exists under these names is the answer; anything else falls back to the scan and refreshes the entry."""
+    index = backend.__dict__.setdefault("emulator_service_ids", {})
+    key = (namespace_name, service_name)
+    hit = backend.services.get(index.get(key, ""))
+    if hit is not None and hit.name == service_name and hit.namespace_id in backend.namespaces \
+            and backend.namespaces[hit.namespace_id].name == namespace_name:
+        return hit
     namespace = next((ns for ns in backend.namespaces.values() if ns.name == namespace_name), None)
     if namespace is None:
         raise NamespaceNotFound(namespace_name)
     service = next((s for s in _services_of(backend, namespace.id) if s.name == service_name), None)
     if service is None:
+        index.pop(key, None)
         raise ServiceNotFound(service_name)
+    index[key] = service.id
     return service
 
 

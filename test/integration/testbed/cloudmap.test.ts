@@ -242,6 +242,21 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
     expect(discovered.InstancesRevision).to.equal(r5);
   });
 
+  it('discovery by names follows a service deleted and created again under the same name (a new ServiceId)', async () => {
+    const namespaceId = await namespace('again');
+    const discover = async () => (await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'again', ServiceName: 'web' }))).Instances!.map((i) => i.InstanceId);
+    const first = await service(namespaceId, 'web');
+    await register(first, 'i-old', {});
+    expect(await discover()).to.deep.equal(['i-old']);
+    const { OperationId } = await sd.send(new DeregisterInstanceCommand({ ServiceId: first, InstanceId: 'i-old' }));
+    await settled(OperationId);
+    await sd.send(new DeleteServiceCommand({ Id: first }));
+    expect((await failure(discover())).name).to.equal('ServiceNotFound');
+    const second = await service(namespaceId, 'web');
+    await register(second, 'i-new', {});
+    expect(await discover()).to.deep.equal(['i-new']);
+  });
+
   describe('request quotas per account and Region (developer guide: throttling page, service quotas)', () => {
     it('defaults to the documented DiscoverInstances bucket (1,000/s, 2,000 burst) and DiscoverInstancesRevision rate', async () => {
       const { rates, throttling } = await emulator.control.config();
