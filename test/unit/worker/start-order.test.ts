@@ -17,6 +17,14 @@ describe('worker start order of ServiceExports (M6)', () => {
     const firstQuarterOfA = new Set(a.slice(0, 50));
     const alsoEarlyInB = b.slice(0, 50).filter((k) => firstQuarterOfA.has(k)).length;
     expect(alsoEarlyInB).to.be.below(30); // 12.5 expected by chance; 50 if the orders were the same
+    expect(a[0]!.split('/')[0], 'two clusters start in different namespaces').to.not.equal(b[0]!.split('/')[0]);
+  });
+
+  it('takes one namespace after the other, so the first exports wait for one Cloud Map namespace, not all', () => {
+    const namespaces = startOrder('cls1', keys).map((k) => k.split('/')[0]!);
+    const runs = namespaces.filter((ns, i) => i === 0 || ns !== namespaces[i - 1]);
+    expect(runs).to.have.length(10);
+    expect(new Set(runs).size).to.equal(10);
   });
 
   it('is a permutation of any key list (property)', () => {
