@@ -163,6 +163,8 @@ export class CloudMapWatcher {
   private readonly writer: ChangeMarkerWriter;
   private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncChecks: 0 };
   private sweep: Sweep | undefined;
+  /** Per namespace and service, when the last completed read of it began (readAt). */
+  private readonly readStarted = new Map<string, Map<string, number>>();
   /** The listing that prepares the next resync pass, while it runs. */
   private sweepListing: Promise<void> | undefined;
   private sweepListingRetryAt = 0;
@@ -234,6 +236,19 @@ export class CloudMapWatcher {
   /** The instances of `namespace/service` in this ClusterSet, all clusters, as last read (empty when none). */
   snapshot(namespace: string, service: string): readonly CloudMapInstance[] {
     return this.cache.get(namespace)?.get(service)?.instances ?? [];
+  }
+
+  /**
+   * When (watcher clock) the last read of the service that completed began, whether it found the service or not:
+   * the snapshot shows every write that had settled by then.
+   */
+  readAt(namespace: string, service: string): number | undefined {
+    return this.readStarted.get(namespace)?.get(service);
+  }
+
+  /** The watcher's clock. */
+  now(): number {
+    return this.opts.clock.now();
   }
 
   /** The heartbeats of the ClusterSet's clusters as last read (this cluster's included). */
@@ -428,17 +443,27 @@ export class CloudMapWatcher {
    * true when the revision moved, the service appeared or vanished, or (direct) the instances changed.
    */
   private async refreshService(namespace: string, service: string, direct: boolean): Promise<boolean> {
+    const startedAt = this.opts.clock.now();
     const cached = this.cache.get(namespace)?.get(service);
     let revision: number | undefined;
     if (!direct) {
       revision = await this.opts.instances.discoverRevision(namespace, service);
-      if (revision === undefined) return this.update(namespace, service, undefined) || cached !== undefined;
-      if (cached !== undefined && revision === cached.revision) return false;
+      if (revision === undefined) return this.readDone(namespace, service, startedAt, this.update(namespace, service, undefined) || cached !== undefined);
+      if (cached !== undefined && revision === cached.revision) return this.readDone(namespace, service, startedAt, false);
     }
     const found = await this.opts.instances.discoverInstances(namespace, service);
+    this.readDone(namespace, service, startedAt, false);
     if (found === undefined) return this.update(namespace, service, undefined) || cached !== undefined;
     const changed = this.update(namespace, service, { revision: found.revision ?? revision, instances: found.instances });
     return direct ? changed : true;
+  }
+
+  /** Records when a completed read of the service began; returns `result`. */
+  private readDone(namespace: string, service: string, startedAt: number, result: boolean): boolean {
+    let services = this.readStarted.get(namespace);
+    if (!services) this.readStarted.set(namespace, (services = new Map()));
+    services.set(service, startedAt);
+    return result;
   }
 
   /** Stores a service's state (undefined: gone); calls back and returns true when its instances changed. */

@@ -2,6 +2,10 @@
 // this cluster's own instances replaced by what this process just wrote. The watcher learns of our writes only after
 // the change marker moved and it re-read the service; until then the export reconciler must diff against what it
 // wrote (not re-register it, nor miss deregistering it) and the local import must already show it.
+// A write gives way to the watcher only when the watcher agrees, or when a read the watcher began well after the write
+// disagrees (an external change, or a write that did not land): never on age alone, since under load the watcher may
+// re-read a service minutes later, and a view that dropped our instances meanwhile would re-register them and remove
+// the local import of a service only this cluster exports (I2, M4).
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import { latestById } from '../core/instance-id.ts';
 import type { CloudMapInstance } from '../core/types.ts';
@@ -10,6 +14,8 @@ import type { Identity } from './cluster-identity.ts';
 import { keyOf } from './objects.ts';
 
 export type SnapshotSource = (namespace: string, service: string) => readonly CloudMapInstance[];
+/** When the watcher began its last read of a service (its clock), if it read it at all. */
+export type ReadTimeSource = (namespace: string, service: string) => number | undefined;
 
 interface Written {
   readonly instances: readonly CloudMapInstance[];
@@ -18,19 +24,21 @@ interface Written {
 
 export class InstanceView {
   readonly #snapshot: SnapshotSource;
+  readonly #readAt: ReadTimeSource;
   readonly #identity: Identity;
-  readonly #ttlMs: number;
+  readonly #settleMs: number;
   readonly #now: () => number;
   readonly #written = new Map<string, Written>();
 
   /**
-   * `ttlMs` bounds how long a write overrides the watcher: long enough for a marker poll and re-read, short enough
-   * that a later external change to our instances (seen by a resync) is repaired.
+   * `settleMs`: how long after a write Cloud Map's reads may still miss it (eventual consistency); a watcher read
+   * begun later than that is trusted over the write. `now` must be the watcher's clock.
    */
-  constructor(snapshot: SnapshotSource, identity: Identity, ttlMs: number, now: () => number = Date.now) {
+  constructor(snapshot: SnapshotSource, readAt: ReadTimeSource, identity: Identity, settleMs: number, now: () => number = Date.now) {
     this.#snapshot = snapshot;
+    this.#readAt = readAt;
     this.#identity = identity;
-    this.#ttlMs = ttlMs;
+    this.#settleMs = settleMs;
     this.#now = now;
   }
 
@@ -45,8 +53,8 @@ export class InstanceView {
     const written = this.#written.get(key);
     if (written === undefined) return seen;
     const ours = seen.filter((i) => this.isOurs(i));
-    if (this.#now() - written.at >= this.#ttlMs || sameInstances(ours, written.instances)) {
-      // The watcher caught up (or the write is old enough that the watcher's later reads are the better source).
+    const readAt = this.#readAt(namespace, service);
+    if (sameInstances(ours, written.instances) || (readAt !== undefined && readAt >= written.at + this.#settleMs)) {
       this.#written.delete(key);
       return seen;
     }

@@ -33,8 +33,11 @@ import type { WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 import type { RegionState } from './regions.ts';
 
-/** How long our own writes override the watcher's view: several marker polls plus its eventual-consistency recheck. */
-const OWN_WRITES_TTL_MS = 30_000;
+/**
+ * How long after our write a Cloud Map read may still miss it; a watcher read begun later overrides the write. Past
+ * the watcher's second recheck of a marker-driven read (1 s and a few seconds after it).
+ */
+const OWN_WRITES_SETTLE_MS = 5_000;
 /**
  * How long the start waits for the first read of the other Regions: imports from a Region that does not answer then
  * start without its clusters (and keep what they had), rather than every import waiting for it.
@@ -127,7 +130,10 @@ export class Member {
       return { region, cloudMap, watcher: cloudMap.watch({ ...watchOptions(region), readOnly: true }) };
     });
     for (const region of o.regions) o.metrics.regionReachable.set({ region }, 1);
-    this.#view = new InstanceView((namespace, service) => this.#watcher.snapshot(namespace, service), o.identity, OWN_WRITES_TTL_MS);
+    this.#view = new InstanceView(
+      (namespace, service) => this.#watcher.snapshot(namespace, service), (namespace, service) => this.#watcher.readAt(namespace, service),
+      o.identity, OWN_WRITES_SETTLE_MS, () => this.#watcher.now(),
+    );
     this.#deadClusters = new DeadClusters({
       self: o.identity.clusterId,
       ttlMs: options.deadClusterTtl,

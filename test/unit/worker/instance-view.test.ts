@@ -9,11 +9,14 @@ const instance = (id: string, clusterId: string, extra: Record<string, string> =
 describe('worker InstanceView (own writes over the watcher snapshot)', () => {
   let snapshot: CloudMapInstance[];
   let now: number;
-  const view = () => new InstanceView(() => snapshot, me, 30_000, () => now);
+  /** When the watcher's last read of the service began. */
+  let readAt: number | undefined;
+  const view = () => new InstanceView(() => snapshot, () => readAt, me, 5_000, () => now);
 
   beforeEach(() => {
     snapshot = [instance('a', 'cls1'), instance('p', 'cls2')];
     now = 0;
+    readAt = undefined;
   });
 
   it('without own writes it is the snapshot, one entry per id (the last copy)', () => {
@@ -44,11 +47,22 @@ describe('worker InstanceView (own writes over the watcher snapshot)', () => {
     expect(v.ours('ns', 'svc').map((i) => i.id)).to.deep.equal(['a', 'stray']);
   });
 
-  it('an own write older than the time-to-live gives way to the snapshot', () => {
+  it('I2, M4: an own write outlives any delay of the watcher, however old, while no read since showed otherwise', () => {
     const v = view();
+    now = 1_000;
+    readAt = 500;
     v.recordWritten('ns', 'svc', []);
+    now = 600_000; // the watcher has not read the service again (a loaded reader, a slow resync)
+    expect(v.ours('ns', 'svc'), 'our deregistration still stands').to.deep.equal([]);
+    readAt = 3_000; // a read begun too soon after the write may not show it yet
     expect(v.ours('ns', 'svc')).to.deep.equal([]);
-    now = 30_000;
+  });
+
+  it('gives way to a read begun after the write had settled that disagrees (an external change is repaired)', () => {
+    const v = view();
+    now = 1_000;
+    v.recordWritten('ns', 'svc', []);
+    readAt = 6_000;
     expect(v.ours('ns', 'svc').map((i) => i.id)).to.deep.equal(['a']);
   });
 
