@@ -3,7 +3,9 @@
 // interval; changes reported meanwhile are folded into the next bump, so a burst of writes costs a few bumps, not one
 // each. A change after a quiet period is bumped at once. While changes keep coming (an initial sync of thousands of
 // services), the interval doubles after each bump up to maxBumpIntervalMs: marker bumps are RegisterInstance calls and
-// would otherwise take a large part of that quota from the instances themselves (M6).
+// would otherwise take a large part of that quota from the instances themselves (M6). A bump that fails is tried
+// again (backing off to FAILED_BUMP_RETRY_MAX_MS) until one lands or the writer stops: a change nobody announces is
+// seen by peers only at their paced resync, minutes later.
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Clock } from './clock.ts';
@@ -49,9 +51,14 @@ export interface ChangeMarkerWriterOptions {
   logger?: Logger;
 }
 
+/** Longest wait between attempts to land a bump that keeps failing. */
+const FAILED_BUMP_RETRY_MAX_MS = 30_000;
+const FAILED_BUMP_RETRY_MIN_MS = 1000;
+
 export class ChangeMarkerWriter {
   private readonly options: ChangeMarkerWriterOptions;
   private readonly namespaces = new Map<string, NamespaceState>();
+  private stopped = false;
 
   constructor(options: ChangeMarkerWriterOptions) {
     this.options = options;
@@ -61,9 +68,10 @@ export class ChangeMarkerWriter {
    * Records that this cluster changed `services` (any service when omitted) of `namespace` and resolves once a marker
    * bump covering the change is in Cloud Map. Call it once the writes themselves are submitted (their operations and
    * the bump's then run side by side; readers recheck for the case the bump shows first). A rejection means the
-   * bump failed; the change is still folded into the next bump, and the full resync of every cluster catches it.
+   * bump failed; the change stays pending and is bumped again, with backoff, until a bump lands or stop().
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
+    if (this.stopped) return Promise.reject(new Error(`the change marker writer is stopped; namespace ${namespace} not bumped`));
     let state = this.namespaces.get(namespace);
     if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, lastBumpStart: Number.NEGATIVE_INFINITY, interval: 0, written: undefined }));
     state.pending = merge(state.pending, services);
@@ -76,8 +84,9 @@ export class ChangeMarkerWriter {
     state.running = true;
     const { clock, minBumpIntervalMs = 200, maxBumpIntervalMs = 5000 } = this.options;
     state.interval = minBumpIntervalMs;
-    while (state.waiters.length > 0) {
+    while (!this.stopped && (state.waiters.length > 0 || state.pending !== undefined)) {
       await clock.sleep(state.lastBumpStart + state.interval - clock.now());
+      if (this.stopped) break;
       state.lastBumpStart = clock.now();
       const waiters = state.waiters.splice(0);
       const pending = state.pending;
@@ -85,14 +94,26 @@ export class ChangeMarkerWriter {
       try {
         await this.bump(namespace, state, pending);
         for (const w of waiters) w.resolve();
+        if (state.waiters.length > 0) state.interval = Math.min(maxBumpIntervalMs, state.interval * 2);
       } catch (err) {
         state.pending = merge(state.pending, pending === 'all' || pending === undefined ? undefined : [...pending]);
-        this.options.logger?.warn({ namespace, err: String(err) }, 'could not bump the ClusterSet change marker; peers will see the change at their next full resync');
+        state.interval = Math.min(FAILED_BUMP_RETRY_MAX_MS, Math.max(FAILED_BUMP_RETRY_MIN_MS, state.interval * 2));
+        this.options.logger?.warn({ namespace, err: String(err), retryInMs: state.interval }, 'could not bump the ClusterSet change marker; trying again');
         for (const w of waiters) w.reject(err);
       }
-      if (state.waiters.length > 0) state.interval = Math.min(maxBumpIntervalMs, state.interval * 2);
     }
+    for (const w of state.waiters.splice(0)) w.reject(new Error(`the change marker writer stopped before namespace ${namespace} was bumped`));
     state.running = false;
+  }
+
+  /** Stops bumping: pending changes are left to the peers' resync (a successor announces its writes at start). */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Bumps again after stop() (a watcher started again). */
+  resume(): void {
+    this.stopped = false;
   }
 
   private async bump(namespace: string, state: NamespaceState, pending: Set<string> | 'all' | undefined): Promise<void> {

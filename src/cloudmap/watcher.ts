@@ -211,6 +211,7 @@ export class CloudMapWatcher {
   start(): Promise<void> {
     if (!this.firstSync) {
       this.abort = new AbortController();
+      this.writer.resume();
       this.nextFullResync = 0; // a restart reads everything again before it resolves
       this.isSynced = false;
       this.sweep = undefined;
@@ -222,6 +223,7 @@ export class CloudMapWatcher {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.writer.stop();
     await this.loop;
     await this.beating;
     this.loop = undefined;

@@ -125,6 +125,19 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(a.calls.byApi()).to.deep.equal({ DiscoverInstancesRevision: polls });
   });
 
+  it('a marker bump that failed is tried again, so the change reaches readers without waiting for the resync', async () => {
+    const { a, b } = await writerThenReader('demo', 3);
+    const before = a.eventsFor('demo', 'svc-1');
+    await registerAll(b.adapter, b.ids.get('svc-1')!, [instanceOf('cls2', 'cls2-1-c')]);
+    await moto().control.setFaults({ errorRate: 1, apis: ['RegisterInstance'] });
+    const bump = await b.marker.markChanged('demo', ['svc-1']).then(() => 'landed', (err: unknown) => String(err));
+    expect(bump, 'the bump while every RegisterInstance fails').to.not.equal('landed');
+    await moto().control.clearFaults();
+    // The reader's full resync is an hour away: only the writer's retry can tell it.
+    await eventually('the reader to see demo/svc-1 change', () => a.eventsFor('demo', 'svc-1') > before, 20_000);
+    expect(a.watcher.snapshot('demo', 'svc-1').map((i) => i.id)).to.include('cls2-1-c');
+  });
+
   it('catches a writer that never bumps the marker at the full resync, not before', async () => {
     const old = adapterFor(moto().endpoint, 'legacy'); // stands in for the AWS controller v0.3.1
     const ids = await populate(old, 'demo', 2, 'legacy');
