@@ -219,8 +219,7 @@ class LeaseElector implements LeaderElection {
     try {
       let released: boolean;
       try {
-        released = this.#lease !== undefined && await releaseFrom(this.#lease);
-        if (!released) released = await releaseFrom(await this.#get(signal));
+        released = await releaseFrom(this.#lease ?? await this.#get(signal));
       } catch (err) {
         if (!isConflict(err)) throw err;
         released = await releaseFrom(await this.#get(signal));
