@@ -47,6 +47,8 @@ export interface WorkerMetrics {
   readonly clusterPropertiesMissing: Gauge;
   /** mcs_cloudmap_leader: 1 while this replica holds the leader Lease. */
   readonly leader: Gauge;
+  /** mcs_cloudmap_leader_starts_total: times this replica started leading (each start reads Cloud Map in full again). */
+  readonly leaderStarts: Counter;
   /** mcs_cloudmap_heartbeats_total: liveness heartbeats this cluster began writing to Cloud Map (one RegisterInstance each). */
   readonly heartbeats: Counter;
   /** mcs_cloudmap_silent_clusters: clusters whose endpoints are withdrawn because their heartbeat is older than the TTL. */
@@ -100,6 +102,9 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
     name: name('cluster_properties_missing'), help: '1 while the cluster.clusterset.k8s.io or clusterset.k8s.io ClusterProperty is missing.', registers,
   });
   const leader = new Gauge({ name: name('leader'), help: '1 while this replica holds the leader Lease.', registers });
+  const leaderStarts = new Counter({
+    name: name('leader_starts_total'), help: 'Times this replica started leading; each start reads Cloud Map in full again, so a rise without a rollout means lost Leases.', registers,
+  });
   const heartbeats = new Counter({ name: name('heartbeats_total'), help: 'Liveness heartbeats this cluster began writing to Cloud Map (one RegisterInstance each, retries aside).', registers });
   const silentClusters = new Gauge({
     name: name('silent_clusters'), help: 'Clusters whose endpoints are withdrawn because their heartbeat is older than --dead-cluster-ttl.', registers,
@@ -126,7 +131,7 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
 
   return {
     registry, reconciles, reconcileDuration, cloudMapCalls, cloudMapCallDuration, cloudMapThrottles, cloudMapRateLimit, exportToImportLag,
-    importedServices, importedEndpoints, clusterPropertiesMissing, leader, heartbeats, silentClusters, reapedInstances, regionReachable, informerRestarts,
+    importedServices, importedEndpoints, clusterPropertiesMissing, leader, leaderStarts, heartbeats, silentClusters, reapedInstances, regionReachable, informerRestarts,
     workQueue: {
       depth: (queue, depth) => queueDepth.set({ name: queue }, depth),
       added: (queue) => queueAdds.inc({ name: queue }),

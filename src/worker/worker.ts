@@ -89,6 +89,7 @@ class Worker {
   #setLeading(leading: boolean): Promise<void> {
     this.#leading = leading;
     this.metrics.leader.set(leading ? 1 : 0);
+    if (leading) this.metrics.leaderStarts.inc();
     return this.#evaluate();
   }
 

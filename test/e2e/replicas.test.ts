@@ -46,6 +46,7 @@ describe('e2e: two worker replicas in one cluster (issue 4 item 6; leader electi
     await eventually('the standby to be ready (caches synced)', async () => (await fetch(`${standby.healthUrl}/readyz`)).ok);
     expect(await metric(cls1.worker, 'mcs_cloudmap_leader')).to.equal(1);
     expect(await metric(standby, 'mcs_cloudmap_leader')).to.equal(0);
+    expect(await metric(standby, 'mcs_cloudmap_leader_starts_total')).to.equal(0);
 
     cls1.apply([deployment(NS, 'before', 1), service(NS, 'before'), serviceExport(NS, 'before')]);
     await eventually('cls2 imports "before"', async () => condition(await cls2.serviceImport(NS, 'before'), 'Ready')?.status === 'True');
@@ -53,6 +54,7 @@ describe('e2e: two worker replicas in one cluster (issue 4 item 6; leader electi
 
     await stopWorker(cls1);
     await eventually('the standby to lead', async () => (await metric(standby, 'mcs_cloudmap_leader')) === 1, 15_000);
+    expect(await metric(standby, 'mcs_cloudmap_leader_starts_total')).to.equal(1);
     cls1.apply([deployment(NS, 'after', 1), service(NS, 'after'), serviceExport(NS, 'after')]);
     await eventually('cls2 imports "after", exported by the new leader', async () => condition(await cls2.serviceImport(NS, 'after'), 'Ready')?.status === 'True');
     // The export's status write and cls2's import race each other; both must happen.

@@ -19,6 +19,7 @@ describe('worker metrics and health endpoints (issue 4 item 6)', () => {
     m.importedEndpoints.set(9);
     m.clusterPropertiesMissing.set(1);
     m.heartbeats.inc();
+    m.leaderStarts.inc();
     m.silentClusters.set(1);
     m.reapedInstances.inc(2);
     m.workQueue.added('export');
@@ -39,6 +40,7 @@ describe('worker metrics and health endpoints (issue 4 item 6)', () => {
       'mcs_cloudmap_imported_endpoints 9',
       'mcs_cloudmap_cluster_properties_missing 1',
       'mcs_cloudmap_heartbeats_total 1',
+      'mcs_cloudmap_leader_starts_total 1',
       'mcs_cloudmap_silent_clusters 1',
       'mcs_cloudmap_reaped_instances_total 2',
       'mcs_cloudmap_workqueue_adds_total{name="export"} 1',
