@@ -2,7 +2,7 @@
 // Cloud Map service of the ClusterSet's namespaces in a cache and calls back with { namespace, service } whenever a
 // service's instances (of this ClusterSet, all clusters) change, appear or disappear.
 //
-// - Every poll (default 1 s): one DiscoverInstancesRevision of the ClusterSet's change marker. Only when it moved:
+// - Every poll (default 0.75 s): one DiscoverInstancesRevision of the ClusterSet's change marker. Only when it moved:
 //   read the markers, re-read the services their histories name (DiscoverInstances), or, for a namespace whose
 //   history does not reach back far enough, compare every service's DiscoverInstancesRevision and read those that
 //   moved. Marker-driven reads are checked again 1 s and a few seconds later (Cloud Map reads are eventually
@@ -179,9 +179,9 @@ export class CloudMapWatcher {
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
       ...options,
-      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      pollIntervalMs: options.pollIntervalMs ?? 750,
       fullResyncIntervalMs: options.fullResyncIntervalMs ?? 300_000,
-      resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 60,
+      resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 45,
       deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
       settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
       rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
@@ -297,9 +297,12 @@ export class CloudMapWatcher {
       this.beatWhenDue();
       await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
     }
+    // Polls start every interval, however long a tick took: the marker's delay to a reader is at most one interval
+    // (export-to-import latency is the writers' operation plus that delay).
     while (!signal.aborted) {
+      const began = this.opts.clock.now();
       await this.tick();
-      await sleep(this.opts.pollIntervalMs, signal);
+      await sleep(Math.max(0, this.opts.pollIntervalMs - (this.opts.clock.now() - began)), signal);
     }
   }
 
