@@ -13,9 +13,10 @@
 //   4. idle Cloud Map calls per minute per cluster, counted at the emulator (each worker has its own access key); a
 //      window in which a worker started leading again (its member re-reads Cloud Map) is reported and counted again;
 //   5. worker RSS, peak over the run and at the end, read from /proc;
-//   6. restart in sync: every worker stopped and started again; Cloud Map writes (at the emulator) and Kubernetes
-//      writes to imports (resourceVersions of ServiceImports and EndpointSlices) during the restart, and the time
-//      from start to ready (Cloud Map read once) and to every work queue drained.
+//   6. restart in sync: every worker stopped and started again, then cls1's alone (a rollout in one cluster); Cloud
+//      Map writes (at the emulator) and Kubernetes writes to imports (resourceVersions of ServiceImports and
+//      EndpointSlices) during the restart, and the time from start to ready (Cloud Map read once) and to every work
+//      queue drained.
 // --cross-region puts cls3 in another Region (eu-west-1; every worker reads both Regions, --regions): cls1 and cls2
 // register in us-east-1 and cls3 imports from there through its second Region's watcher, so 2. and 3. are cross-Region.
 // Workers run as host processes with the production settings of kustomize/base (ConfigMap and Node.js flags) and
@@ -170,15 +171,11 @@ async function countIdle(cs: TestClusterSet, workers: readonly HostProcess[], wi
   };
 }
 
-interface Workers {
-  readonly processes: HostProcess[];
-  stop(): Promise<void>;
-}
-
-async function startWorkers(
-  cs: TestClusterSet, sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
-): Promise<Workers> {
-  const processes = await Promise.all(cs.clusters.map(async (cluster) => {
+/** Starts the workers of `clusters` (logs under bench/<round>/<cluster>). */
+function startWorkers(
+  cs: TestClusterSet, clusters: readonly TestCluster[], sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
+): Promise<HostProcess[]> {
+  return Promise.all(clusters.map(async (cluster) => {
     const [metricsPort, healthPort] = await freePorts(2) as [number, number];
     const logsDir = join(cs.dir, 'bench', round, cluster.id);
     mkdirSync(logsDir, { recursive: true });
@@ -187,18 +184,30 @@ async function startWorkers(
       cloudMapEndpoint: cs.cloudMapEndpoint, region: regionOf(cluster), credentials: { accessKeyId: accessKey(cluster), secretAccessKey: LOCAL_AWS_SECRET_ACCESS_KEY }, dist,
     });
   }));
-  return {
-    processes,
-    /** SIGTERM, as a rolling update does: the Lease is released and in-flight work finishes. */
-    async stop() {
-      await Promise.all(processes.map(async (w) => {
-        w.proc.stopping = true;
-        w.proc.signalGroup('SIGTERM');
-        await Promise.race([w.proc.exited, sleep(30_000).then(() => w.proc.signalGroup('SIGKILL'))]);
-        await w.proc.exited;
-      }));
-    },
-  };
+}
+
+/** SIGTERM, as a rolling update does: the Lease is released and in-flight work finishes. */
+async function stopWorkers(workers: readonly HostProcess[]): Promise<void> {
+  await Promise.all(workers.map(async (w) => {
+    w.proc.stopping = true;
+    w.proc.signalGroup('SIGTERM');
+    await Promise.race([w.proc.exited, sleep(30_000).then(() => w.proc.signalGroup('SIGKILL'))]);
+    await w.proc.exited;
+  }));
+}
+
+/** What a restart in sync of some clusters' workers did, per restarted cluster. */
+interface Restart {
+  readonly clusters: readonly TestCluster[];
+  /** Cloud Map writes at the emulator during the restart window, and the heartbeats among them. */
+  readonly writes: number[];
+  readonly heartbeats: number[];
+  /** ServiceImports and EndpointSlices rewritten, of how many. */
+  readonly rewritten: number[];
+  readonly objects: number[];
+  /** ms from the start to ready (Cloud Map read) and to every work queue drained; undefined: not within the timeout. */
+  readonly ready: (number | undefined)[];
+  readonly drained: (number | undefined)[];
 }
 
 async function main(): Promise<void> {
@@ -240,10 +249,10 @@ async function main(): Promise<void> {
     };
     const regionOf = (cluster: TestCluster) => (o.crossRegion && cluster === cs.clusters[2] ? OTHER_REGION : cs.region);
     const workerStart = performance.now();
-    let workers = await startWorkers(cs, sup, configEnv, regionOf, o.dist, 'run');
+    const workers = await startWorkers(cs, cs.clusters, sup, configEnv, regionOf, o.dist, 'run');
     let peakRss = 0;
     const sampler = setInterval(() => {
-      for (const w of workers.processes) {
+      for (const w of workers) {
         try {
           peakRss = Math.max(peakRss, processMemory(w.proc.pid).rss);
         } catch {
@@ -305,33 +314,43 @@ async function main(): Promise<void> {
       const idleNotes: string[] = [];
       let idle: IdleWindow;
       for (let attempt = 1; ; attempt++) {
-        idle = await countIdle(cs, workers.processes, o.idleWindow);
+        idle = await countIdle(cs, workers, o.idleWindow);
         const restarted = idle.leaderStarts.flatMap((n, c) => (n > 0 ? [cs.clusters[c]!.id] : []));
         if (restarted.length === 0 || attempt > o.idleRetries) break;
         idleNotes.push(`window ${attempt} not counted: ${restarted.join(', ')} started leading again in it (${idle.total.map((n, c) => `${cs.clusters[c]!.id} ${n.toFixed(1)} calls/min`).join(', ')}; ` +
           `longest event-loop stall ${idle.loopLagMaxS.map((s) => `${s.toFixed(2)} s`).join(', ')}; JS heap used ${idle.heapUsed.map((b) => `${mib(b)} MiB`).join(', ')})`);
       }
       for (const note of idleNotes) say(`  ${note}`);
-      const endRss = workers.processes.map((w) => processMemory(w.proc.pid).rss);
+      const endRss = workers.map((w) => processMemory(w.proc.pid).rss);
 
-      // 6. Restart with everything in sync.
-      const versionsBefore = await Promise.all(clients.map(importVersions));
-      await workers.stop();
-      const restartCalls = await cs.cloudMapControl.calls();
-      const restartAt = performance.now();
-      workers = await startWorkers(cs, sup, configEnv, regionOf, o.dist, 'restart');
-      // A restart that is not ready in time is a figure too (the table says so), not a failed run.
-      const settled = (check: (w: HostProcess) => Promise<boolean>) => Promise.all(workers.processes.map((w) => until(() => check(w), o.restartTimeout, 'the restart').catch(() => undefined)));
-      const readyAt = await settled(isReady);
-      const drainedAt = await settled(async (w) => (await reconciled(w)) > 0 && (await queuesIdle(w)));
-      await sleep(Math.max(0, o.restartWindow - (performance.now() - restartAt)));
-      const afterRestart = await cs.cloudMapControl.calls();
-      // Heartbeats are writes by design (one RegisterInstance per --heartbeat-interval): counted apart, from the workers.
-      const heartbeats = await Promise.all(workers.processes.map(async (w) => metricValue(await metrics(w), 'mcs_cloudmap_heartbeats_total')));
-      const versionsAfter = await Promise.all(clients.map(importVersions));
-      const restartWrites = cs.clusters.map((c) => writesIn(afterRestart.byAccessKey[accessKey(c)]) - writesIn(restartCalls.byAccessKey[accessKey(c)]));
-      const changedImports = versionsBefore.map((b, c) => [...b].filter(([key, rv]) => versionsAfter[c]!.get(key) !== rv).length
-        + [...versionsAfter[c]!.keys()].filter((key) => !b.has(key)).length);
+      // 6. Restart with everything in sync: every cluster's worker at once, then one cluster's alone (a rollout there).
+      const restart = async (round: string, which: readonly number[]): Promise<Restart> => {
+        const clusters = which.map((c) => cs.clusters[c]!);
+        const versionsBefore = await Promise.all(which.map((c) => importVersions(clients[c]!)));
+        await stopWorkers(which.map((c) => workers[c]!));
+        const callsBefore = await cs.cloudMapControl.calls();
+        const restartAt = performance.now();
+        const started = await startWorkers(cs, clusters, sup, configEnv, regionOf, o.dist, round);
+        which.forEach((c, i) => (workers[c] = started[i]!));
+        // A restart that is not ready in time is a figure too (the table says so), not a failed run.
+        const settled = (check: (w: HostProcess) => Promise<boolean>) => Promise.all(started.map((w) => until(() => check(w), o.restartTimeout, 'the restart')
+          .then((at) => at - restartAt, () => undefined)));
+        const ready = await settled(isReady);
+        const drained = await settled(async (w) => (await reconciled(w)) > 0 && (await queuesIdle(w)));
+        await sleep(Math.max(0, o.restartWindow - (performance.now() - restartAt)));
+        const callsAfter = await cs.cloudMapControl.calls();
+        // Heartbeats are writes by design (one RegisterInstance per --heartbeat-interval): counted apart, from the workers.
+        const heartbeats = await Promise.all(started.map(async (w) => metricValue(await metrics(w), 'mcs_cloudmap_heartbeats_total')));
+        const versionsAfter = await Promise.all(which.map((c) => importVersions(clients[c]!)));
+        return {
+          clusters, heartbeats, ready, drained,
+          writes: clusters.map((c) => writesIn(callsAfter.byAccessKey[accessKey(c)]) - writesIn(callsBefore.byAccessKey[accessKey(c)])),
+          rewritten: versionsBefore.map((b, i) => [...b].filter(([key, rv]) => versionsAfter[i]!.get(key) !== rv).length
+            + [...versionsAfter[i]!.keys()].filter((key) => !b.has(key)).length),
+          objects: versionsBefore.map((v) => v.size),
+        };
+      };
+      const restarts = [await restart('restart', cs.clusters.map((_, c) => c)), await restart('restart-cls1', [0])];
 
       const writes = unavoidableWrites(ranges, o.services, namespaces, o.endpoints);
       const bound = quotaLowerBoundSeconds(writes, CLOUD_MAP_QUOTAS);
@@ -353,12 +372,16 @@ async function main(): Promise<void> {
         say(`| idle Cloud Map calls/min at the emulator, ${cluster.id} (${idle.minutes.toFixed(1)} min${idle.leaderStarts[c]! > 0 ? `, started leading again in it after ${o.idleRetries + 1} windows` : ''}) | ` +
           `${idle.total[c]!.toFixed(1)} (${idle.byApi[c]!.map(([api, n]) => `${api} ${n.toFixed(1)}`).join(', ')}) | ≤ 150 |`);
       });
-      say(`| worker RSS (compiled build), peak of any / at end ${ids.join(', ')} | ${mib(peakRss)} MiB / ${endRss.map(mib).join(', ')} MiB | ≤ 200 MiB at 5,000 |`);
-      say(`| restart in sync: Cloud Map writes at the emulator (${ids.join(', ')}) in ${seconds(o.restartWindow)}, less the workers' heartbeats | ` +
-        `${restartWrites.map((n, c) => `${n - heartbeats[c]!} (${n} − ${heartbeats[c]} heartbeats)`).join(', ')} | 0 |`);
-      say(`| restart in sync: imports rewritten (ServiceImports + EndpointSlices whose resourceVersion changed, ${ids.join(', ')}) | ${changedImports.join(', ')} of ${versionsBefore.map((v) => v.size).join(', ')} | 0 |`);
-      const sinceRestart = (at: number | undefined) => (at === undefined ? `not within ${seconds(o.restartTimeout)}` : seconds(at - restartAt));
-      say(`| restart in sync: start → ready (Cloud Map read) / → work queues drained (${ids.join(', ')}) | ${readyAt.map(sinceRestart).join(', ')} / ${drainedAt.map(sinceRestart).join(', ')} | reconciling ≤ 15 s |`);
+      say(`| worker RSS (compiled build), peak of any / at end ${ids.join(', ')} | ${mib(peakRss)} MiB / ${endRss.map(mib).join(', ')} MiB (JS heap used ${idle.heapUsed.map(mib).join(', ')} MiB) | ≤ 200 MiB at 5,000 |`);
+      for (const r of restarts) {
+        const ids = r.clusters.map((c) => c.id).join(', ');
+        const what = r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`;
+        const time = (at: number | undefined) => (at === undefined ? `not within ${seconds(o.restartTimeout)}` : seconds(at));
+        say(`| restart in sync, ${what}: Cloud Map writes at the emulator (${ids}) in ${seconds(o.restartWindow)}, less the workers' heartbeats | ` +
+          `${r.writes.map((n, i) => `${n - r.heartbeats[i]!} (${n} − ${r.heartbeats[i]} heartbeats)`).join(', ')} | 0 |`);
+        say(`| restart in sync, ${what}: imports rewritten (ServiceImports + EndpointSlices whose resourceVersion changed, ${ids}) | ${r.rewritten.join(', ')} of ${r.objects.join(', ')} | 0 |`);
+        say(`| restart in sync, ${what}: start → ready (Cloud Map read) / → work queues drained (${ids}) | ${r.ready.map(time).join(', ')} / ${r.drained.map(time).join(', ')} | reconciling ≤ 15 s |`);
+      }
       say('');
       for (const note of idleNotes) say(`Idle ${note}.`);
       say(`total run ${((Date.now() - started) / 1000).toFixed(0)} s${o.keepLogs ? `; worker logs in ${join(cs.dir, 'bench')}` : ''}`);
