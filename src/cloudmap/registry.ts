@@ -274,8 +274,9 @@ export class CloudMapRegistry {
     return true;
   }
 
-  /** Deletes the namespace when it holds no services; true when it is gone. */
+  /** Deletes the namespace when it holds no services; true when it is gone. A consumer never deletes the owner's. */
   async deleteNamespaceIfEmpty(namespaceId: string): Promise<boolean> {
+    if (this.owner !== undefined) return false;
     const context = { namespaceId };
     try {
       if ((await this.listServices(namespaceId)).length > 0) return false;

@@ -40,7 +40,7 @@ export const workerOptionSpecs = {
   exportWorkers: intOption('export-workers', 'MCS_EXPORT_WORKERS', 64, 'ServiceExports reconciled in parallel. Each spends most of its time waiting for Cloud Map operations while the rate limits bound the calls, so enough of them keep the write quota busy (one key is never reconciled twice at once).', 1, 1024),
   metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Port of /metrics (Prometheus); 0 picks a free port.', 0, 65535),
   healthPort: intOption('health-port', 'MCS_HEALTH_PORT', 8081, 'Port of /healthz and /readyz; 0 picks a free port.', 0, 65535),
-  namespaceCleanup: boolOption('namespace-cleanup', 'MCS_NAMESPACE_CLEANUP', false, 'Delete a Cloud Map namespace once it holds no services (off: namespaces may be shared with non-Kubernetes users).'),
+  namespaceCleanup: boolOption('namespace-cleanup', 'MCS_NAMESPACE_CLEANUP', false, 'Delete a Cloud Map namespace once it holds no services (off: namespaces may be shared with non-Kubernetes users). Never the owner\'s shared namespaces in a consumer account (--namespace-owner-account).'),
   controllerVersion: stringOption('controller-version', 'MCS_CONTROLLER_VERSION', '', 'Version written into the K8S_CONTROLLER instance attribute; empty: the package version.'),
   logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
 };

@@ -60,6 +60,19 @@ describe('cloudmap adapter across accounts: shared namespaces on the emulator', 
     for (const a of [owner, consumer]) a.destroy();
   });
 
+  it('a consumer never deletes the owner\'s namespace, even emptied and with namespace clean-up on', async () => {
+    const owner = as(A, 'cls1', { accountId: A }).adapter;
+    const namespaceId = await owner.ensureNamespace('demo');
+    await moto.control.shareNamespace({ ownerAccount: A, region: REGION, namespaceId, withAccounts: [B] });
+    const { adapter: consumer, calls } = as(B, 'cls2', { namespaceOwner: A, accountId: B });
+    const namespaceArn = await consumer.ensureNamespace('demo');
+    expect(await consumer.deleteServiceIfEmpty(await consumer.ensureService(namespaceArn, 'web'))).to.equal(true);
+    expect(await consumer.deleteNamespaceIfEmpty(namespaceArn)).to.equal(false);
+    expect(calls.count('DeleteNamespace')).to.equal(0);
+    expect((await owner.listNamespaces()).map((n) => n.name)).to.include('demo');
+    for (const a of [owner, consumer]) a.destroy();
+  });
+
   it('C4, M4: an instance claiming the owner\'s cluster id that another account registered is never deregistered by it', async () => {
     const owner = as(A, 'cls1', { accountId: A }).adapter;
     const namespaceId = await owner.ensureNamespace('demo');
