@@ -5,7 +5,7 @@
 // Usage:
 //   const metrics = createWorkerMetrics();
 //   new WorkQueue({ ..., metrics: metrics.workQueue });  createInformer({ ..., metrics: metrics.informer });
-//   new CloudMapClient({ ..., metrics: metrics.cloudMap });
+//   new CloudMapAdapter({ ..., metrics: metrics.cloudMap(region) });
 //   metrics.observeReconcile('export', 'success', seconds);  metrics.importedServices.set(n);
 //   startHealthServer({ port, registry: metrics.registry, ready: () => ... });
 
@@ -61,7 +61,8 @@ export interface WorkerMetrics {
   readonly informerRestarts: Counter<'resource' | 'reason'>;
   readonly workQueue: WorkQueueMetrics;
   readonly informer: InformerMetrics;
-  readonly cloudMap: CloudMapMetrics;
+  /** The Cloud Map client's hooks for one Region: quotas and rate limits are per Region, so are its series. */
+  cloudMap(region: string): CloudMapMetrics;
   observeReconcile(controller: string, result: ReconcileResult, seconds: number): void;
 }
 
@@ -84,14 +85,14 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
     labelNames: ['controller', 'result'], buckets: DURATION_BUCKETS, registers,
   });
   const cloudMapCalls = new Counter({
-    name: name('cloudmap_calls_total'), help: 'Cloud Map requests (each attempt) by API and outcome.', labelNames: ['api', 'outcome'], registers,
+    name: name('cloudmap_calls_total'), help: 'Cloud Map requests (each attempt) by API, outcome and Region.', labelNames: ['api', 'outcome', 'region'], registers,
   });
   const cloudMapCallDuration = new Histogram({
-    name: name('cloudmap_call_duration_seconds'), help: 'Duration of Cloud Map requests by API.', labelNames: ['api'], buckets: DURATION_BUCKETS, registers,
+    name: name('cloudmap_call_duration_seconds'), help: 'Duration of Cloud Map requests by API and Region.', labelNames: ['api', 'region'], buckets: DURATION_BUCKETS, registers,
   });
-  const cloudMapThrottles = new Counter({ name: name('cloudmap_throttles_total'), help: 'Throttling responses from Cloud Map by API.', labelNames: ['api'], registers });
+  const cloudMapThrottles = new Counter({ name: name('cloudmap_throttles_total'), help: 'Throttling responses from Cloud Map by API and Region.', labelNames: ['api', 'region'], registers });
   const cloudMapRateLimit = new Gauge({
-    name: name('cloudmap_rate_limit'), help: 'Client-side Cloud Map request rate currently allowed, per second, by API.', labelNames: ['api'], registers,
+    name: name('cloudmap_rate_limit'), help: 'Client-side Cloud Map request rate currently allowed, per second, by API and Region.', labelNames: ['api', 'region'], registers,
   });
   const exportToImportLag = new Histogram({
     name: name('export_to_import_lag_seconds'), help: 'Time from a ServiceExport change to the ServiceImport written.', buckets: LAG_BUCKETS, registers,
@@ -142,14 +143,14 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
     informer: {
       restarted: (resource, reason) => informerRestarts.inc({ resource, reason }),
     },
-    cloudMap: {
+    cloudMap: (region) => ({
       onCall: (api: string, outcome: CallOutcome, durationMs: number) => {
-        cloudMapCalls.inc({ api, outcome });
-        cloudMapCallDuration.observe({ api }, durationMs / 1000);
-        if (outcome === 'throttled') cloudMapThrottles.inc({ api });
+        cloudMapCalls.inc({ api, outcome, region });
+        cloudMapCallDuration.observe({ api, region }, durationMs / 1000);
+        if (outcome === 'throttled') cloudMapThrottles.inc({ api, region });
       },
-      onRateChange: (api: string, ratePerSecond: number) => cloudMapRateLimit.set({ api }, ratePerSecond),
-    },
+      onRateChange: (api: string, ratePerSecond: number) => cloudMapRateLimit.set({ api, region }, ratePerSecond),
+    }),
     observeReconcile: (controller, result, seconds) => {
       reconciles.inc({ controller, result });
       reconcileDuration.observe({ controller, result }, seconds);

@@ -103,7 +103,7 @@ export class Member {
       rateLimits: options.rateLimits,
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
-      metrics: o.metrics.cloudMap,
+      metrics: o.metrics.cloudMap(region),
       ...(o.fence ? { fence: o.fence } : {}),
       ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
       ...(options.accountId ? { accountId: options.accountId } : {}),

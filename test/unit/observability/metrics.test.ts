@@ -11,9 +11,10 @@ describe('worker metrics and health endpoints (issue 4 item 6)', () => {
   it('exposes the reconcile, Cloud Map, lag, import and work-queue metrics named in the issue', async () => {
     const m = createWorkerMetrics({ processMetrics: false });
     m.observeReconcile('export', 'success', 0.02);
-    m.cloudMap.onCall('RegisterInstance', 'success', 12);
-    m.cloudMap.onCall('DiscoverInstances', 'throttled', 3);
-    m.cloudMap.onRateChange('DiscoverInstances', 250);
+    m.cloudMap('us-east-1').onCall('RegisterInstance', 'success', 12);
+    m.cloudMap('us-east-1').onCall('DiscoverInstances', 'throttled', 3);
+    m.cloudMap('us-east-1').onRateChange('DiscoverInstances', 250);
+    m.cloudMap('eu-west-1').onRateChange('DiscoverInstances', 100);
     m.exportToImportLag.observe(0.4);
     m.importedServices.set(3);
     m.importedEndpoints.set(9);
@@ -31,10 +32,11 @@ describe('worker metrics and health endpoints (issue 4 item 6)', () => {
     for (const line of [
       'mcs_cloudmap_reconcile_total{controller="export",result="success"} 1',
       'mcs_cloudmap_reconcile_duration_seconds_count{controller="export",result="success"} 1',
-      'mcs_cloudmap_cloudmap_calls_total{api="RegisterInstance",outcome="success"} 1',
-      'mcs_cloudmap_cloudmap_calls_total{api="DiscoverInstances",outcome="throttled"} 1',
-      'mcs_cloudmap_cloudmap_throttles_total{api="DiscoverInstances"} 1',
-      'mcs_cloudmap_cloudmap_rate_limit{api="DiscoverInstances"} 250',
+      'mcs_cloudmap_cloudmap_calls_total{api="RegisterInstance",outcome="success",region="us-east-1"} 1',
+      'mcs_cloudmap_cloudmap_calls_total{api="DiscoverInstances",outcome="throttled",region="us-east-1"} 1',
+      'mcs_cloudmap_cloudmap_throttles_total{api="DiscoverInstances",region="us-east-1"} 1',
+      'mcs_cloudmap_cloudmap_rate_limit{api="DiscoverInstances",region="us-east-1"} 250',
+      'mcs_cloudmap_cloudmap_rate_limit{api="DiscoverInstances",region="eu-west-1"} 100',
       'mcs_cloudmap_export_to_import_lag_seconds_bucket{le="0.5"} 1',
       'mcs_cloudmap_imported_services 3',
       'mcs_cloudmap_imported_endpoints 9',
