@@ -42,6 +42,8 @@ export interface ClusterSetOptions {
   log?: (line: string) => void;
   /** How the Cloud Map emulator behaves; default: the realistic mode. */
   cloudMap?: CloudMapEmulatorOptions;
+  /** Region of each cluster's nodes (their region and zone labels), by position; default: the ClusterSet's Region. */
+  regions?: readonly string[];
 }
 
 /** What `testbed.json` in the ClusterSet's directory records, for `npm run testbed -- status` and for humans. */
@@ -91,7 +93,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     const [moto, all] = await Promise.all([
       startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS, opts.cloudMap),
       Promise.all(Array.from({ length: count }, (_, i) => startCluster(sup, {
-        index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: REGION, timeoutMs: COMPONENT_TIMEOUT_MS,
+        index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: opts.regions?.[i] ?? REGION, timeoutMs: COMPONENT_TIMEOUT_MS,
         signal: failed.signal,
       }))),
     ]);
