@@ -66,14 +66,14 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
     expect(await waits(0.999999)).to.deep.equal([]);
   });
 
-  it('halves the API rate on a throttle and reports it, and its recovery', async () => {
+  it('cuts the API rate to 70 % on a throttle and reports it, and its recovery', async () => {
     const rates: number[] = [];
     const metrics: CloudMapMetrics = { onCall: () => {}, onRateChange: (api, rate) => api === 'RegisterInstance' && rates.push(rate) };
     const clock = new FakeClock();
     const caller = new CloudMapCaller({ clock, random: () => 1, metrics, rateLimits: { RegisterInstance: 40 } });
     await caller.call('RegisterInstance', {}, failing().send);
     await caller.call('RegisterInstance', {}, failing(throttle()).send);
-    expect(rates.slice(0, 2)).to.deep.equal([40, 20]); // then up by 0.1 as the wait for the next token passes
+    expect(rates.slice(0, 2)).to.deep.equal([40, 28]); // then up by 0.1 as the wait for the next token passes
     clock.advance(20_000);
     await caller.call('RegisterInstance', {}, failing().send);
     expect(rates.at(-1)).to.equal(40);
