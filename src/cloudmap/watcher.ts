@@ -504,7 +504,8 @@ export class CloudMapWatcher {
       if (this.opts.knownServices === undefined) {
         for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
-        const known = new Map([...this.opts.knownServices(), ...this.keys()].map((k) => [`${k.namespace}/${k.service}`, k]));
+        // A service of a namespace Cloud Map does not have (a first start: nothing exported yet) has nothing to read.
+        const known = new Map([...this.opts.knownServices(), ...this.keys()].filter((k) => namespaces.has(k.namespace)).map((k) => [`${k.namespace}/${k.service}`, k]));
         const failures = await forEachLimited(known.values(), this.opts.concurrency, (k) => this.refreshService(k.namespace, k.service, true).then(() => {}));
         failed = failures.length > 0;
         if (failed) this.log?.warn({ failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying');

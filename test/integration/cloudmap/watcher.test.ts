@@ -77,6 +77,21 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(a.events).to.have.length(5);
   });
 
+  it('reads the services it is told of at start, but none of a namespace Cloud Map does not have', async () => {
+    await writer('known', 2);
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    const knownServices = () => [
+      { namespace: 'known', service: 'svc-0' }, { namespace: 'known', service: 'svc-1' },
+      ...Array.from({ length: 20 }, (_, n) => ({ namespace: 'not-in-cloud-map', service: `svc-${n}` })),
+    ];
+    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, knownServices });
+    running.push(watcher);
+    await watcher.start();
+    expect(watcher.snapshot('known', 'svc-1').map((i) => i.id).sort()).to.deep.equal(['cls2-1-a', 'cls2-1-b']);
+    // The two known services, and the markers once.
+    expect(calls.count('DiscoverInstances')).to.be.at.most(3);
+  });
+
   it('sees another cluster\'s marked change within one poll, reading only the changed service', async () => {
     const { a, b } = await writerThenReader('demo', 5);
     const before = a.eventsFor('demo', 'svc-3');
