@@ -12,6 +12,14 @@ from . import backend, settings
 from .server import Emulator
 
 
+class RequestHandler(MotoRequestHandler):
+    """moto's handler without werkzeug's access-log line: /_emulator/requests records every Cloud Map call with more
+    detail, and writing the line cost a sixth of the server's time when the workers read thousands of services."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
 def main() -> None:
     try:
         host, port, config = settings.parse(sys.argv[1:], dict(os.environ))
@@ -23,7 +31,7 @@ def main() -> None:
     os.environ.setdefault("MOTO_PORT", str(port))
     print(f"cloudmap_emulator: {config.to_json()}", flush=True)
     app = Emulator(DomainDispatcherApplication(create_backend_app), config)
-    run_simple(host, port, app, threaded=True, request_handler=MotoRequestHandler)
+    run_simple(host, port, app, threaded=True, request_handler=RequestHandler)
 
 
 main()
