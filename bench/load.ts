@@ -102,6 +102,38 @@ export function processMemory(pid: number): ProcessMemory {
   return { rss: kib('VmRSS'), hwm: kib('VmHWM') };
 }
 
+/** Resident memory of process `pid` by kind, from /proc/<pid>/smaps_rollup: pages of mapped files (mostly the node
+ *  binary, shared with every process running it) and anonymous memory (V8's heap, malloc, thread stacks). */
+export function residentByKind(pid: number): { file: number; anonymous: number } {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) * 1024;
+  return { file: kib('Rss') - kib('Anonymous'), anonymous: kib('Anonymous') };
+}
+
+export interface HeapAccount {
+  used: number;
+  /** Committed V8 heap: the young generation (new), the old generation, code, and the rest (large objects, trusted). */
+  total: number;
+  new: number;
+  old: number;
+  code: number;
+  /** Memory of ArrayBuffers and Buffers outside the V8 heap. */
+  external: number;
+}
+
+/** The process's own account of its memory, from its Prometheus default metrics at `metricsUrl`. */
+export async function heapAccount(metricsUrl: string): Promise<HeapAccount> {
+  const text = await (await fetch(metricsUrl)).text();
+  const metric = (name: string, space?: string) => {
+    const m = new RegExp(`^mcs_\\w*nodejs_${name}${space === undefined ? '' : `\\{space="${space}"\\}`} (\\d+)`, 'm').exec(text);
+    return m ? Number(m[1]) : 0;
+  };
+  return {
+    used: metric('heap_size_used_bytes'), total: metric('heap_size_total_bytes'), external: metric('external_memory_bytes'),
+    new: metric('heap_space_size_total_bytes', 'new'), old: metric('heap_space_size_total_bytes', 'old'), code: metric('heap_space_size_total_bytes', 'code'),
+  };
+}
+
 export const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
 /** CPU time (user + system) process `pid` has used so far, in seconds, from /proc/<pid>/stat (clock ticks of 10 ms). */

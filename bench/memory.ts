@@ -23,7 +23,7 @@ import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { kubeClientFor } from '../src/kube/client.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { makeDevCertificates } from '../webhook/dev-certificates.ts';
-import { cpuSeconds, createServices, mib, name, ns, prepare, processMemory } from './load.ts';
+import { cpuSeconds, createServices, heapAccount, mib, name, ns, prepare, processMemory, type HeapAccount } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
 
 const specs = {
@@ -57,29 +57,6 @@ interface Sample {
   heap: HeapAccount;
 }
 
-interface HeapAccount {
-  used: number;
-  /** Committed V8 heap: the young generation (new), the old generation, code, and the rest (large objects, trusted). */
-  total: number;
-  new: number;
-  old: number;
-  code: number;
-  /** Memory of ArrayBuffers and Buffers outside the V8 heap. */
-  external: number;
-}
-
-async function heapAccount(p: HostProcess): Promise<HeapAccount> {
-  const text = await (await fetch(p.metricsUrl)).text();
-  const metric = (name: string, space?: string) => {
-    const m = new RegExp(`^mcs_\\w*nodejs_${name}${space === undefined ? '' : `\\{space="${space}"\\}`} (\\d+)`, 'm').exec(text);
-    return m ? Number(m[1]) : 0;
-  };
-  return {
-    used: metric('heap_size_used_bytes'), total: metric('heap_size_total_bytes'), external: metric('external_memory_bytes'),
-    new: metric('heap_space_size_total_bytes', 'new'), old: metric('heap_space_size_total_bytes', 'old'), code: metric('heap_space_size_total_bytes', 'code'),
-  };
-}
-
 /** RSS over `ms`, sampled every second. */
 async function steady(pid: number, ms: number): Promise<{ min: number; max: number }> {
   let min = Infinity;
@@ -103,7 +80,7 @@ async function measure(label: string, p: HostProcess, startedAt: number, steadyM
   const cpuSteady = cpuSeconds(p.proc.pid) - cpuSync;
   return {
     label, synced: atSync.rss, hwmSynced: atSync.hwm, steadyMin: range.min, steadyMax: range.max, end: atEnd.rss, hwmEnd: atEnd.hwm,
-    heap: await heapAccount(p), syncSeconds, cpuSync, cpuSteady,
+    heap: await heapAccount(p.metricsUrl), syncSeconds, cpuSync, cpuSteady,
   };
 }
 

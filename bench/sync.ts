@@ -36,7 +36,7 @@ import { CONTROLLER_NAME, LABEL_MANAGED_BY, SYSTEM_NAMESPACE } from '../src/core
 import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube/client.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
-import { addresses, createExported, createServices, mib, name, ns, prepare, processMemory, serviceExportBody, sliceBody } from './load.ts';
+import { addresses, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody } from './load.ts';
 import { exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
 import { ImportWatch } from './sync-imports.ts';
 
@@ -322,6 +322,7 @@ async function main(): Promise<void> {
       }
       for (const note of idleNotes) say(`  ${note}`);
       const endRss = workers.map((w) => processMemory(w.proc.pid).rss);
+      const endResident = await Promise.all(workers.map(async (w) => ({ ...residentByKind(w.proc.pid), heap: await heapAccount(w.metricsUrl) })));
 
       // 6. Restart with everything in sync: every cluster's worker at once, then one cluster's alone (a rollout there).
       const restart = async (round: string, which: readonly number[]): Promise<Restart> => {
@@ -373,6 +374,8 @@ async function main(): Promise<void> {
           `${idle.total[c]!.toFixed(1)} (${idle.byApi[c]!.map(([api, n]) => `${api} ${n.toFixed(1)}`).join(', ')}) | ≤ 150 |`);
       });
       say(`| worker RSS (compiled build), peak of any / at end ${ids.join(', ')} | ${mib(peakRss)} MiB / ${endRss.map(mib).join(', ')} MiB (JS heap used ${idle.heapUsed.map(mib).join(', ')} MiB) | ≤ 200 MiB at 5,000 |`);
+      say(`| where the RSS goes at end, ${ids.join(', ')}: file pages (the node binary); anonymous, of it V8's heap committed (new / old / code) and external buffers | ` +
+        `${endResident.map((r) => `${mib(r.file)}; ${mib(r.anonymous)}: ${mib(r.heap.total)} (${mib(r.heap.new)} / ${mib(r.heap.old)} / ${mib(r.heap.code)}), ${mib(r.heap.external)}`).join(' — ')} MiB | |`);
       for (const r of restarts) {
         const ids = r.clusters.map((c) => c.id).join(', ');
         const what = r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`;
