@@ -97,17 +97,21 @@ export interface ProcessMemory {
 
 /** Memory of process `pid` in bytes, from /proc/<pid>/status. */
 export function processMemory(pid: number): ProcessMemory {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kib('VmRSS'), hwm: kib('VmHWM') };
+  const bytes = kibFields(`/proc/${pid}/status`);
+  return { rss: bytes('VmRSS'), hwm: bytes('VmHWM') };
+}
+
+/** Reads a /proc file of `Field:   N kB` lines; the getter gives a field's value in bytes (0 when absent). */
+function kibFields(path: string): (field: string) => number {
+  const text = readFileSync(path, 'utf8');
+  return (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
 }
 
 /** Resident memory of process `pid` by kind, from /proc/<pid>/smaps_rollup: pages of mapped files (mostly the node
  *  binary, shared with every process running it) and anonymous memory (V8's heap, malloc, thread stacks). */
 export function residentByKind(pid: number): { file: number; anonymous: number } {
-  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) * 1024;
-  return { file: kib('Rss') - kib('Anonymous'), anonymous: kib('Anonymous') };
+  const bytes = kibFields(`/proc/${pid}/smaps_rollup`);
+  return { file: bytes('Rss') - bytes('Anonymous'), anonymous: bytes('Anonymous') };
 }
 
 export interface HeapAccount {

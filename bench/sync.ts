@@ -12,7 +12,8 @@
 //   3. endpoint-change latency: an endpoint in cls1 turning unready (or ready) → shown so in cls3, one at a time;
 //   4. idle Cloud Map calls per minute per cluster, counted at the emulator (each worker has its own access key); a
 //      window in which a worker started leading again (its member re-reads Cloud Map) is reported and counted again;
-//   5. worker RSS, peak over the run and at the end, read from /proc;
+//   5. worker RSS, peak over the run and at the end (split into file pages, anonymous memory and V8 heap), read
+//      from /proc;
 //   6. restart in sync: every worker stopped and started again, then cls1's alone (a rollout in one cluster); Cloud
 //      Map writes (at the emulator) and Kubernetes writes to imports (resourceVersions of ServiceImports and
 //      EndpointSlices) during the restart, and the time from start to ready (Cloud Map read once) and to every work
