@@ -26,6 +26,7 @@ export async function startKwok(sup: Supervisor, spec: KwokSpec, timeoutMs: numb
       `--cidr=${spec.network.podCidr}`,
       '--node-lease-duration-seconds=40',
       `--server-address=127.0.0.1:${spec.port}`,
+      '-c', join(import.meta.dirname, 'kwok-configuration.yaml'),
       ...kwokStageFiles().flatMap((f) => ['-c', f]),
     ],
     logPath: join(spec.logsDir, 'kwok.log'),

@@ -20,6 +20,7 @@ describe('e2e: overlapping pod IPs in the two clusters (issue 4 item 7; M3, M4)'
     for (const cluster of clusters) {
       cluster.apply([deployment(NS, NAME, 2, undefined, cluster.cluster.nodeNames[0]), service(NS, NAME)]);
       await eventually(`2 running pods in ${cluster.id}`, async () => (ips[cluster.id] = await runningPodIps(cluster, NS, NAME)).length === 2);
+      expect(new Set(ips[cluster.id]).size, `${cluster.id}'s pod IPs are distinct within the cluster: ${ips[cluster.id]}`).to.equal(2);
     }
     const shared = ips.cls1!.filter((ip) => ips.cls2!.includes(ip));
     expect(shared, `pod IPs in both clusters (cls1 ${ips.cls1}, cls2 ${ips.cls2})`).to.not.deep.equal([]);
@@ -32,7 +33,9 @@ describe('e2e: overlapping pod IPs in the two clusters (issue 4 item 7; M3, M4)'
           const source = slice.metadata!.labels![LABEL_SOURCE_CLUSTER]!;
           bySource[source] = [...(bySource[source] ?? []), ...(slice.endpoints ?? []).map((e) => e.addresses[0]!)].sort();
         }
-        return JSON.stringify(bySource) === JSON.stringify({ cls1: ips.cls1, cls2: ips.cls2 });
+        const want = JSON.stringify({ cls1: ips.cls1, cls2: ips.cls2 });
+        if (JSON.stringify(bySource) !== want) throw new Error(`imported endpoints by source cluster ${JSON.stringify(bySource)}, want ${want}`);
+        return true;
       });
       const si = await cluster.serviceImport(NS, NAME);
       expect(si?.status?.clusters).to.deep.equal([{ cluster: 'cls1' }, { cluster: 'cls2' }]);

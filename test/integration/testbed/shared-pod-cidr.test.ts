@@ -6,18 +6,18 @@ import { ipv4InCidr } from '../../../hack/testbed/index.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 
-async function runPinnedPod(kc: KubeConfig, nodeName: string): Promise<string> {
+async function runPinnedPod(kc: KubeConfig, nodeName: string, name = 'overlap'): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   await core.createNamespacedPod({
     namespace: 'default',
     body: {
-      metadata: { name: 'overlap' },
+      metadata: { name },
       spec: { nodeName, containers: [{ name: 'hello', image: 'nginxdemos/hello' }] },
     },
   });
   let ip = '';
-  await waitFor(`pod default/overlap Running on ${nodeName}`, async () => {
-    const pod = await core.readNamespacedPod({ name: 'overlap', namespace: 'default' });
+  await waitFor(`pod default/${name} Running on ${nodeName}`, async () => {
+    const pod = await core.readNamespacedPod({ name, namespace: 'default' });
     ip = pod.status?.podIP ?? '';
     return pod.status?.phase === 'Running' && ip !== '';
   }, { timeoutMs: 30_000 });
@@ -43,5 +43,14 @@ describe('testbed with sharedPodCidr (issue 2 item 2: overlapping pod CIDRs)', f
     const ip2 = await runPinnedPod(cls2!.kubeConfig(), cls2!.nodeNames[0]!);
     expect(ipv4InCidr(ip1, cls1!.podCidr), `${ip1} in ${cls1!.podCidr}`).to.equal(true);
     expect(ip2).to.equal(ip1);
+  });
+
+  // kwok 0.7 creates a node's IP pool on its first pod without a lock, so parallel pod workers could give the first
+  // pods of a fresh node the same IP (hack/testbed/kwok-configuration.yaml runs one at a time).
+  it('gives pods started at once on a fresh node distinct IPs', async () => {
+    const [cls1] = testbed().clusters;
+    const node = cls1!.nodeNames[cls1!.nodeNames.length - 1]!;
+    const ips = await Promise.all(Array.from({ length: 12 }, (_, i) => runPinnedPod(cls1!.kubeConfig(), node, `at-once-${i}`)));
+    expect(new Set(ips).size, `pod IPs: ${ips.join(' ')}`).to.equal(ips.length);
   });
 });
