@@ -242,23 +242,31 @@ def deregister_instance(self, service_id: str, instance_id: str) -> str:
 
 def _service_by_names(backend, namespace_name: str, service_name: str):
     """The service by its names, through an index of ids: the discovery calls are the hot path (every reader, every
-    second) and a scan of every service per call made them cost O(services). Names are unique, so a hit whose service
-    still exists under these names is the answer; anything else falls back to the scan and refreshes the entry."""
+    second), and a worker's first read asks for every service once, so a scan per call made that read cost
+    O(services²). Names are unique, so a hit whose service still exists under these names is the answer; a miss
+    rebuilds the whole index in one pass."""
     index = backend.__dict__.setdefault("emulator_service_ids", {})
     key = (namespace_name, service_name)
-    hit = backend.services.get(index.get(key, ""))
-    if hit is not None and hit.name == service_name and hit.namespace_id in backend.namespaces \
-            and backend.namespaces[hit.namespace_id].name == namespace_name:
-        return hit
-    namespace = next((ns for ns in backend.namespaces.values() if ns.name == namespace_name), None)
-    if namespace is None:
+
+    def indexed():
+        hit = backend.services.get(index.get(key, ""))
+        namespace = backend.namespaces.get(hit.namespace_id) if hit is not None else None
+        return hit if namespace is not None and hit.name == service_name and namespace.name == namespace_name else None
+
+    found = indexed()
+    if found is not None:
+        return found
+    index.clear()
+    for service in backend.services.values():
+        namespace = backend.namespaces.get(service.namespace_id)
+        if namespace is not None:
+            index[(namespace.name, service.name)] = service.id
+    found = indexed()
+    if found is not None:
+        return found
+    if not any(ns.name == namespace_name for ns in backend.namespaces.values()):
         raise NamespaceNotFound(namespace_name)
-    service = next((s for s in _services_of(backend, namespace.id) if s.name == service_name), None)
-    if service is None:
-        index.pop(key, None)
-        raise ServiceNotFound(service_name)
-    index[key] = service.id
-    return service
+    raise ServiceNotFound(service_name)
 
 
 def discover_instances_revision(self, namespace_name: str, service_name: str) -> int:

@@ -257,6 +257,19 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
     expect(await discover()).to.deep.equal(['i-new']);
   });
 
+  it('discovery by names keeps services of the same name in two namespaces apart and names what is missing', async () => {
+    const discover = async (NamespaceName: string, ServiceName: string) =>
+      (await sd.send(new DiscoverInstancesCommand({ NamespaceName, ServiceName }))).Instances!.map((i) => i.InstanceId);
+    const [a, b] = [await namespace('team-a'), await namespace('team-b')];
+    await register(await service(a, 'web'), 'i-a', {});
+    expect(await discover('team-a', 'web')).to.deep.equal(['i-a']);
+    await register(await service(b, 'web'), 'i-b', {});
+    expect(await discover('team-b', 'web')).to.deep.equal(['i-b']);
+    expect(await discover('team-a', 'web')).to.deep.equal(['i-a']);
+    expect((await failure(discover('team-a', 'api'))).name).to.equal('ServiceNotFound');
+    expect((await failure(discover('team-c', 'web'))).name).to.equal('NamespaceNotFound');
+  });
+
   describe('request quotas per account and Region (developer guide: throttling page, service quotas)', () => {
     it('defaults to the documented DiscoverInstances bucket (1,000/s, 2,000 burst) and DiscoverInstancesRevision rate', async () => {
       const { rates, throttling } = await emulator.control.config();
