@@ -13,7 +13,8 @@ import { errorText, isAlreadyExists, isConflict, isNotFound } from './api-error.
 import { sleep } from './backoff.ts';
 import { kubeClientFor, type KubeClient } from './client.ts';
 import {
-  mustStepDown, observe, planLease, releasedSpec, validateTiming, type LeaderElectionTiming, type LeaseObservation, type LeaseSpec,
+  mustStepDown, observe, planLease, releasedSpec, renewAttemptMs, validateTiming, type LeaderElectionTiming, type LeaseObservation,
+  type LeaseSpec,
 } from './lease-rules.ts';
 import { apiVersionOf, LEASES, objectKey, resourcePath, type KubeObject } from './resources.ts';
 import type { KubeAccess } from './kube-access.ts';
@@ -125,9 +126,8 @@ class LeaseElector implements LeaderElection {
       while (!stop.aborted) {
         await sleep(retryPeriodMs, stop);
         if (stop.aborted) break;
-        const budget = renewDeadlineMs - (this.#now() - this.#lastRenewAt);
         const renewSentAt = this.#now();
-        if (await this.#tryAcquireOrRenew(Math.max(1, budget))) this.#lastRenewAt = renewSentAt;
+        if (await this.#tryAcquireOrRenew(renewAttemptMs(this.#timing, this.#lastRenewAt, renewSentAt))) this.#lastRenewAt = renewSentAt;
         else if (mustStepDown(this.#lastRenewAt, renewDeadlineMs, this.#now())) break;
       }
       leadership.abort();

@@ -69,6 +69,17 @@ export function mustStepDown(lastRenewAt: number, renewDeadlineMs: number, now: 
   return now - lastRenewAt >= renewDeadlineMs;
 }
 
+/**
+ * How long one renewal may wait for its answer: a third of the renew deadline (at least a retry period), never past
+ * the deadline. A request stuck on a dead or stalled connection is then abandoned (its socket with it) and the
+ * next attempt, on another connection, still fits in the deadline; waiting out the whole deadline on one request
+ * made a single stuck connection cost the leadership.
+ */
+export function renewAttemptMs(t: LeaderElectionTiming, lastRenewAt: number, now: number): number {
+  const left = t.renewDeadlineMs - (now - lastRenewAt);
+  return Math.max(1, Math.min(left, Math.max(t.retryPeriodMs, Math.floor(t.renewDeadlineMs / 3))));
+}
+
 export interface LeaderElectionTiming {
   leaseDurationMs: number;
   renewDeadlineMs: number;

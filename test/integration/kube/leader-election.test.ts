@@ -141,6 +141,24 @@ describe('leader election on a coordination.k8s.io Lease (issue 4 item 6)', func
     }
   });
 
+  it('a renewal stuck on a stalled connection is abandoned and retried on another within the renew deadline: the leader keeps leading', async () => {
+    const timing = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 };
+    const proxy = await startCuttableProxy(clusterSet().clusters[0]!.server);
+    try {
+      const leader = candidate('leader', 'stall', timing, kubeConfigVia(kc, proxy.url));
+      await eventually('leader to lead', () => leader.election.isLeader());
+      const before = (await readLease('stall')).spec.renewTime;
+      proxy.stall();
+      // Past the renew deadline: without a per-attempt limit the one stuck renewal would have cost the leadership.
+      await new Promise((resolve) => setTimeout(resolve, 3 * timing.renewDeadlineMs));
+      expect(leader.stopped, 'times the leader stepped down').to.equal(0);
+      expect(leader.election.isLeader()).to.equal(true);
+      expect((await readLease('stall')).spec.renewTime, 'renewed since the stall').to.not.equal(before);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('rejects inconsistent timing with a clear message', () => {
     expect(() => runLeaderElection({
       kubeConfig: kc, namespace: ns, name: 'bad', identity: 'x', leaseDurationMs: 5000, renewDeadlineMs: 6000, retryPeriodMs: 1000,

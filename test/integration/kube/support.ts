@@ -21,6 +21,8 @@ export interface CuttableProxy {
   cut(): void;
   /** Cuts, and resets every new connection until up(). */
   down(): void;
+  /** Every open connection goes silent in both directions and stays open (a stalled peer); new ones work. */
+  stall(): void;
   up(): void;
   close(): Promise<void>;
 }
@@ -29,13 +31,16 @@ export interface CuttableProxy {
 export async function startCuttableProxy(target: string): Promise<CuttableProxy> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let refusing = false;
   const server = createServer((client) => {
     if (refusing) return client.resetAndDestroy();
     const upstream = connect(Number(port), hostname);
-    for (const s of [client, upstream]) {
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    for (const s of pair) {
       sockets.add(s);
-      s.on('close', () => sockets.delete(s));
+      s.on('close', () => { sockets.delete(s); pairs.delete(pair); });
       s.on('error', () => { client.destroy(); upstream.destroy(); });
     }
     client.pipe(upstream).pipe(client);
@@ -50,6 +55,14 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
     url: `https://127.0.0.1:${address.port}`,
     cut,
     down: () => { refusing = true; cut(); },
+    stall: () => {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
     up: () => { refusing = false; },
     close: () => new Promise<void>((resolve) => { cut(); server.close(() => resolve()); }),
   };
