@@ -46,7 +46,8 @@ describe('EventRecorder on a real kube-apiserver (issue 4 items 3 and 6)', funct
     for (let i = 0; i < 5; i++) recorder.record(service, 'Warning', 'PortConflict', 'Port 80 is exported as TCP and UDP; use one protocol.');
     recorder.record(service, 'Normal', 'Exported', 'Exported to Cloud Map.', 'Export');
     await recorder.flush();
-    const events = (await listEvents(ns)).filter((e) => e.regarding.name === 'nginx');
+    // Only ours: the apiserver may record its own about the Service (ClusterIPNotAllocated from its IP repair loop).
+    const events = (await listEvents(ns)).filter((e) => e.regarding.name === 'nginx' && e.reportingController === CONTROLLER_NAME);
     expect(events).to.have.length(2);
     const conflict = events.find((e) => e.reason === 'PortConflict')!;
     expect(conflict).to.deep.include({
