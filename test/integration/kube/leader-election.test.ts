@@ -5,7 +5,11 @@ import { CONTENT_MERGE_PATCH, kubeClientFor } from '../../../src/kube/client.ts'
 import { runLeaderElection, type LeaderElection } from '../../../src/kube/leader-election.ts';
 import type { LeaseSpec } from '../../../src/kube/lease-rules.ts';
 import { LEASES, resourcePath, type KubeObject } from '../../../src/kube/resources.ts';
-import { captureLogger, createTestNamespace, deleteNamespace, eventually, kubeConfigVia, startCuttableProxy } from './support.ts';
+import {
+  captureLogger, createTestNamespace, deleteNamespace, eventually, kubeConfigVia, startCuttableProxy, type CuttableProxy,
+} from './support.ts';
+
+const FAST = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 };
 
 interface Candidate {
   identity: string;
@@ -111,10 +115,18 @@ describe('leader election on a coordination.k8s.io Lease (issue 4 item 6)', func
     expect(Date.now() - stoppedAt, 'takeover waited for expiry instead of the release').to.be.below(timing.leaseDurationMs);
   });
 
-  it('a leader cut off from the apiserver stops leading within its renew deadline; the standby takes over once the lease expires', async () => {
-    const timing = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 };
+  /** Runs `test` with a proxy in front of the apiserver, closed afterwards, and timings short enough to cross in seconds. */
+  async function throughProxy(test: (proxy: CuttableProxy, timing: typeof FAST) => Promise<void>): Promise<void> {
     const proxy = await startCuttableProxy(clusterSet().clusters[0]!.server);
     try {
+      await test(proxy, FAST);
+    } finally {
+      await proxy.close();
+    }
+  }
+
+  it('a leader cut off from the apiserver stops leading within its renew deadline; the standby takes over once the lease expires', () =>
+    throughProxy(async (proxy, timing) => {
       const first = candidate('first', 'cut', timing, kubeConfigVia(kc, proxy.url));
       await eventually('first to lead', () => first.election.isLeader());
       const second = candidate('second', 'cut', timing);
@@ -136,15 +148,10 @@ describe('leader election on a coordination.k8s.io Lease (issue 4 item 6)', func
       proxy.up();
       await eventually('first to see second leading', () => first.election.currentLeader() === 'second', 10_000);
       expect(first.election.isLeader()).to.equal(false);
-    } finally {
-      await proxy.close();
-    }
-  });
+    }));
 
-  it('a renewal stuck on a stalled connection is abandoned and retried on another within the renew deadline: the leader keeps leading', async () => {
-    const timing = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 };
-    const proxy = await startCuttableProxy(clusterSet().clusters[0]!.server);
-    try {
+  it('a renewal stuck on a stalled connection is abandoned and retried on another within the renew deadline: the leader keeps leading', () =>
+    throughProxy(async (proxy, timing) => {
       const leader = candidate('leader', 'stall', timing, kubeConfigVia(kc, proxy.url));
       await eventually('leader to lead', () => leader.election.isLeader());
       const before = (await readLease('stall')).spec.renewTime;
@@ -154,10 +161,7 @@ describe('leader election on a coordination.k8s.io Lease (issue 4 item 6)', func
       expect(leader.stopped, 'times the leader stepped down').to.equal(0);
       expect(leader.election.isLeader()).to.equal(true);
       expect((await readLease('stall')).spec.renewTime, 'renewed since the stall').to.not.equal(before);
-    } finally {
-      await proxy.close();
-    }
-  });
+    }));
 
   it('rejects inconsistent timing with a clear message', () => {
     expect(() => runLeaderElection({
