@@ -1,9 +1,11 @@
 // `npm run demo`: the two-cluster tutorial (shared/seeds/003) on this machine. Brings up the testbed ClusterSet and the
-// Cloud Map emulator, runs each cluster's webhook server and worker as host processes configured like the in-cluster
-// Deployments, then replays the tutorial and shows the import appear in cls2 and its clusterset.local name resolve.
-// First of all it runs hack/install-testbed.sh, as `npm test` does, so a fresh clone needs nothing else.
-// Stays up until Ctrl-C; `--once` exits after the replay (used by a test). `--image REF` runs both processes from the
-// production image (`npm run image`) in containers instead of from source.
+// Cloud Map emulator, with a real node per cluster (the testbed's data path: pods run, traffic crosses clusters), runs
+// each cluster's webhook server and worker as host processes configured like the in-cluster Deployments, then replays
+// the tutorial: the import appears in cls2, its clusterset.local name resolves, and a pod in cls2 curls nginx-hello,
+// answered by an nginx pod in cls1. First of all it runs hack/install-testbed.sh, as `npm test` does, so a fresh clone
+// needs nothing else. Stays up until Ctrl-C; `--once` exits after the replay (used by a test). `--image REF` runs both
+// processes from the production image (`npm run image`) in containers instead of from source. `--no-data-path` replays
+// without real nodes (pods are simulated, no curl), for a machine that cannot host them (no root).
 import { execFileSync, spawn } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
@@ -12,18 +14,19 @@ import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-
 import { LABEL_SERVICE_NAME, MCS_GROUP, SERVICE_IMPORT_PLURAL, STORAGE_VERSION } from '../src/core/names.ts';
 import { clusterProperties } from './demo/cluster-properties.ts';
 import { deployLocally, type LocalDeployment } from './local/deploy.ts';
-import { startClusterSet, startCoreDns, type CoreDns, type TestCluster, type TestClusterSet } from './testbed/index.ts';
+import { missingDataPathPrerequisites, startClusterSet, startCoreDns, type CoreDns, type TestCluster, type TestClusterSet } from './testbed/index.ts';
 import { waitFor } from './testbed/wait.ts';
 import { cacheDir, kubectlBinary } from './testbed/paths.ts';
 
 const argv = process.argv.slice(2);
 const once = argv.includes('--once');
 const keepLogs = argv.includes('--keep-logs');
+const dataPath = !argv.includes('--no-data-path');
 const imageAt = argv.indexOf('--image');
 const image = imageAt >= 0 ? argv[imageAt + 1] : undefined;
-const unknown = argv.filter((a, i) => !['--once', '--keep-logs'].includes(a) && !(imageAt >= 0 && (i === imageAt || i === imageAt + 1)));
+const unknown = argv.filter((a, i) => !['--once', '--keep-logs', '--no-data-path'].includes(a) && !(imageAt >= 0 && (i === imageAt || i === imageAt + 1)));
 if (unknown.length > 0 || (imageAt >= 0 && !image)) {
-  process.stderr.write(`unknown argument(s) ${unknown.join(' ') || '--image without a reference'}; usage: npm run demo [-- --once] [--keep-logs] [--image REF]\n`);
+  process.stderr.write(`unknown argument(s) ${unknown.join(' ') || '--image without a reference'}; usage: npm run demo [-- --once] [--keep-logs] [--no-data-path] [--image REF]\n`);
   process.exit(2);
 }
 
@@ -86,8 +89,8 @@ async function readImport(cluster: TestCluster): Promise<ImportView | undefined>
   }
 }
 
-/** Replays the tutorial; returns cls2's CoreDNS, left running for the user. */
-async function replay(set: TestClusterSet): Promise<CoreDns> {
+/** Replays the tutorial up to the name resolving; returns cls2's CoreDNS, left running for the user, and the import. */
+async function replay(set: TestClusterSet): Promise<{ dns: CoreDns; imported: ImportView }> {
   const [cls1, cls2] = set.clusters as [TestCluster, TestCluster];
 
   await step('Create namespace demo in cls1 and cls2', () => {
@@ -143,7 +146,7 @@ async function replay(set: TestClusterSet): Promise<CoreDns> {
       say(`  EndpointSlice ${s.metadata?.name} (source ${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster']}): ${(s.endpoints ?? []).map((e) => `${e.addresses[0]}${e.conditions?.ready === false ? ' (not ready)' : ''}`).join(', ')}`);
     }
   });
-  return step('Resolve nginx-hello.demo.svc.clusterset.local in cls2', async () => {
+  const dns = await step('Resolve nginx-hello.demo.svc.clusterset.local in cls2', async () => {
     const dns = await startCoreDns({ kubeconfigPath: cls2.kubeconfigPath, context: cls2.context, dir: join(set.dir, 'coredns-cls2') });
     try {
       const resolver = new Resolver({ timeout: 500, tries: 1 });
@@ -160,6 +163,40 @@ async function replay(set: TestClusterSet): Promise<CoreDns> {
       throw err;
     }
   });
+  return { dns, imported };
+}
+
+/** A line of nginx's hello page (nginxdemos/hello:plain-text), e.g. "Server name". */
+function helloField(page: string, field: string): string | undefined {
+  return new RegExp(`^${field}: (.*)$`, 'm').exec(page)?.[1]?.trim();
+}
+
+/** The tutorial's last step: curl from a pod in cls2, by the clusterset name and by the ClusterSet IP. */
+async function curlFromCls2(set: TestClusterSet, imported: ImportView): Promise<void> {
+  const [cls1, cls2] = set.clusters as [TestCluster, TestCluster];
+  await step('Start a client pod in cls2 (image nicolaka/netshoot:v0.15, a local stand-in with curl)', () => {
+    kubectl(cls2, ['run', 'client', '-n', 'demo', '--image=docker.io/nicolaka/netshoot:v0.15', '--image-pull-policy=IfNotPresent',
+      '--restart=Never', '--command', '--', 'sleep', 'infinity']);
+    kubectl(cls2, ['wait', '-n', 'demo', '--for=condition=Ready', 'pod/client', '--timeout=90s']);
+    say(`  client pod in cls2: ${kubectl(cls2, ['get', 'pod', 'client', '-n', 'demo', '-o', 'jsonpath={.status.podIP} on {.spec.nodeName}'])}`);
+  });
+  const cls1Pods = new Map(kubectl(cls1, ['get', 'pods', '-n', 'demo', '-l', 'app=nginx', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.podIP} {end}'])
+    .trim().split(' ').map((p) => p.split('=') as [string, string]));
+  for (const url of ['http://nginx-hello.demo.svc.clusterset.local', `http://${imported.ips[0]}`]) {
+    await step(`curl ${url} from the client pod in cls2`, async () => {
+      let page = '';
+      // kube-proxy in cls2 programs the derived Service within a second or so of the worker writing it.
+      await waitFor(`an answer to curl ${url} in cls2`, async () => {
+        page = kubectl(cls2, ['exec', '-n', 'demo', 'client', '--', 'curl', '-sS', '--max-time', '3', url]);
+        return page.includes('Server name:');
+      }, { timeoutMs: 30_000, intervalMs: 500 });
+      for (const line of page.trim().split('\n')) say(`  | ${line}`);
+      const name = helloField(page, 'Server name') ?? '';
+      const address = helloField(page, 'Server address') ?? '';
+      if (!cls1Pods.has(name)) throw new Error(`the answer came from "${name}", not from one of cls1's nginx pods (${[...cls1Pods.keys()].join(', ')})`);
+      say(`  answered by pod ${name} (${cls1Pods.get(name)}) in cls1, server address ${address}`);
+    });
+  }
 }
 
 function usage(set: TestClusterSet, dns: CoreDns): string {
@@ -171,6 +208,7 @@ function usage(set: TestClusterSet, dns: CoreDns): string {
     '  kubectl get serviceexports,serviceimports,endpointslices -n demo',
     `  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing npm run cli -- status --kubeconfig ${set.clusters.map((c) => c.kubeconfigPath).join(':')} --cloudmap-endpoint ${set.cloudMapEndpoint} --region ${set.region}`,
     `  dig @${dns.address.split(':')[0]} -p ${dns.address.split(':')[1]} nginx-hello.demo.svc.clusterset.local   # CoreDNS serving cls2's clusterset.local`,
+    ...(dataPath ? [`  KUBECONFIG=${set.clusters[1]!.kubeconfigPath} kubectl exec -n demo client -- curl -s http://nginx-hello.demo.svc.clusterset.local   # from a pod in cls2`] : []),
     `Cloud Map emulator: ${set.cloudMapEndpoint} (region ${set.region}); logs: ${set.dir}`,
     'Press Ctrl-C to stop everything.',
   ].join('\n');
@@ -182,12 +220,20 @@ let dns: CoreDns | undefined;
 let failed = false;
 try {
   await step(`Install the testbed binaries into ${cacheDir()} (hack/install-testbed.sh)`, installTestbed);
-  set = await step('Start a 2-cluster ClusterSet (cls1, cls2) and the Cloud Map emulator', () => startClusterSet({ log: (l) => say(`  ${l}`) }));
+  const missing = dataPath ? missingDataPathPrerequisites() : [];
+  if (missing.length > 0) {
+    throw new Error(`this machine cannot run the demo's real nodes (its last step curls nginx from a pod); missing:\n  - ${missing.join('\n  - ')}\n`
+      + 'Fix that, or run "npm run demo -- --no-data-path" to replay the tutorial without the curl.');
+  }
+  set = await step(`Start a 2-cluster ClusterSet (cls1, cls2) and the Cloud Map emulator${dataPath ? ', each cluster with a real node' : ''}`,
+    () => startClusterSet({ log: (l) => say(`  ${l}`), dataPath }));
   say(`  ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)}s`);
   const s = set;
   const where = image ? `in containers of ${image}` : 'on the host';
   deployment = await step(`Install mcs-cloudmap in both clusters (webhook server and worker ${where})`, () => deployLocally(s, { log: (l) => say(`  ${l}`), image }));
-  dns = await replay(set);
+  const replayed = await replay(set);
+  dns = replayed.dns;
+  if (dataPath) await curlFromCls2(set, replayed.imported);
   say('Tutorial replay complete.');
   if (!once) {
     process.stdout.write(`${usage(set, dns)}\n`);

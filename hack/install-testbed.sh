@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the testbed's pinned binaries into a cache outside the repository:
-# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl (built from k8s.io/kubernetes),
-# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto and helm.
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and kube-proxy (built from k8s.io/kubernetes),
+# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto and helm; as root, also
+# the data path's Debian packages (containerd, runc, CNI plugins, iptables) and images (hack/image/data-path.sh).
 # Idempotent: every step is skipped when its output already exists (CoreDNS: when dns/ is unchanged).
 # Run by `npm test` (hack/test.sh) and `npm run demo` (hack/demo.ts) before anything else. It first checks the tools it
 # cannot install itself (Go, Python with venv, OpenSSL) and says what to install, then prints what it will build and
@@ -77,6 +78,8 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
   local ld="" p
@@ -97,7 +100,7 @@ GO
   echo "$K8S_VERSION" >"$CACHE/kubernetes.version"
 }
 
-KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 
 # The Kubernetes commands to (re)build: all of them after a version change, else the missing ones.
 kube_commands_to_build() {
@@ -202,6 +205,23 @@ install_moto() {
   ln -sf "$CACHE/moto-venv/bin/moto_server" "$BIN/moto_server"
 }
 
+# ---------- data path ----------
+# The real nodes of startClusterSet({ dataPath: true }) (docs/testbed.md "Data path") run Debian's containerd, runc, CNI
+# plugins and iptables, and images built locally. Both need root; without it the rest of the testbed still installs
+# and the data path says what is missing when it starts.
+DATA_PATH_PACKAGES=(containerd runc containernetworking-plugins iptables conntrack mmdebstrap buildah podman)
+DATA_PATH_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/sbin/runc /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/loopback
+  /usr/sbin/iptables /usr/sbin/conntrack /usr/bin/mmdebstrap /usr/bin/buildah /usr/bin/podman)
+
+install_data_path_packages() {
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${DATA_PATH_PACKAGES[@]}"
+}
+
+build_data_path_images() {
+  bash "$REPO/hack/image/data-path.sh"
+}
+
 # ---------- prerequisites ----------
 # What the installer cannot install itself, with the oldest version known to work: Go builds every binary
 # (helm v3.22 declares go 1.26; k8s.io/kubernetes v1.33 and kwok v0.7.0 go 1.24), Python runs moto (5.2 needs 3.9) from a venv, and the
@@ -239,10 +259,19 @@ kwok_needed() { [ ! -x "$BIN/kwok" ]; }
 kwok_stages_needed() { [ ! -f "$CACHE/kwok-stages/node-heartbeat-with-lease.yaml" ]; }
 kubernetes_needed() { [ -n "$(kube_commands_to_build)" ]; }
 helm_needed() { [ ! -x "$BIN/helm" ] || [ "$(cat "$CACHE/helm.version" 2>/dev/null)" != "$HELM_VERSION" ]; }
+data_path_packages_needed() {
+  local f
+  for f in "${DATA_PATH_FILES[@]}"; do [ -x "$f" ] || return 0; done
+  return 1
+}
+# hack/image/data-path.sh keys its output by its inputs; a quick check here, the script itself decides.
+data_path_images_needed() { [ ! -f "$CACHE/image/data-path/images.tar" ] || [ "$(cat "$CACHE/image/data-path/key" 2>/dev/null)" != "$(data_path_images_key)" ]; }
+data_path_images_key() { { cat "$REPO/hack/image/data-path.sh"; cat "$REPO"/hack/image/pause/*; } | sha256sum | cut -c1-16; }
 coredns_needed() { [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$(coredns_sources_hash)" ]; }
 
-STEPS=(moto etcd kwok kwok_stages kubernetes coredns helm)
-declare -A COLD_SECONDS=([moto]=25 [etcd]=55 [kwok]=75 [kwok_stages]=5 [kubernetes]=260 [coredns]=160 [helm]=300)
+STEPS=(moto etcd kwok kwok_stages kubernetes coredns helm data_path_packages data_path_images)
+declare -A COLD_SECONDS=([moto]=25 [etcd]=55 [kwok]=75 [kwok_stages]=5 [kubernetes]=420 [coredns]=160 [helm]=300
+  [data_path_packages]=40 [data_path_images]=90)
 
 run_step() {
   case $1 in
@@ -254,6 +283,8 @@ run_step() {
     kubernetes) run_logged kubernetes build_kubernetes $(kube_commands_to_build) ;;
     coredns) run_logged coredns build_coredns ;;
     helm) run_logged helm build_helm && echo "$HELM_VERSION" >"$CACHE/helm.version" ;;
+    data_path_packages) run_logged data-path-packages install_data_path_packages ;;
+    data_path_images) run_logged data-path-images build_data_path_images ;;
   esac
 }
 
@@ -261,6 +292,10 @@ total_start=$(now)
 check_prerequisites
 pending=() estimate=0
 for s in "${STEPS[@]}"; do
+  if [[ $s == data_path_* ]] && [ "$(id -u)" != 0 ]; then
+    if "${s}_needed"; then step "not root: skipping $s; the data path (startClusterSet({ dataPath: true }), the demo's curl) needs it: run this installer as root"; fi
+    continue
+  fi
   if "${s}_needed"; then pending+=("$s"); estimate=$(( estimate + COLD_SECONDS[$s] )); fi
 done
 if [ ${#pending[@]} -gt 0 ]; then

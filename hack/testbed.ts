@@ -11,6 +11,8 @@ const specs = {
   dir: stringOption('dir', 'MCS_CLOUDMAP_TESTBED_DIR', defaultTestbedDir(), 'where the running testbed keeps kubeconfigs, certificates, data and logs'),
   clusters: intOption('clusters', 'MCS_CLOUDMAP_TESTBED_CLUSTERS', 2, 'number of clusters (up)', 1, MAX_CLUSTERS),
   sharedPodCidr: boolOption('shared-pod-cidr', 'MCS_CLOUDMAP_TESTBED_SHARED_POD_CIDR', false, 'give every cluster the same pod CIDR (up)'),
+  dataPath: boolOption('data-path', 'MCS_CLOUDMAP_TESTBED_DATA_PATH', false,
+    'a real node per cluster (kubelet, containerd, kube-proxy, cluster DNS) with a flat pod network, so pods run and traffic crosses clusters (up; root)'),
   cloudMapMode: enumOption('cloudmap-mode', 'MCS_CLOUDMAP_TESTBED_CLOUDMAP_MODE', 'realistic', ['realistic', 'fast'] as const,
     'Cloud Map emulator (up): realistic = asynchronous operations and request quotas as documented; fast = everything at once'),
 };
@@ -25,7 +27,10 @@ function printUsage(state: ClusterSetState, dir: string): void {
     `ClusterSet ${state.clustersetId} (region ${state.region}) ready in ${(state.startupMs / 1000).toFixed(1)} s; files in ${dir}`,
     '',
   ];
-  for (const c of state.clusters) out.push(`  ${c.id}  ${c.server}  pods ${c.podCidr}  services ${c.serviceCidr}  kubeconfig ${c.kubeconfigPath}`);
+  for (const c of state.clusters) {
+    out.push(`  ${c.id}  ${c.server}  pods ${c.podCidr}  services ${c.serviceCidr}  kubeconfig ${c.kubeconfigPath}`);
+    if (c.realNode) out.push(`        real node ${c.realNode.name} ${c.realNode.nodeIp}, pods ${c.realNode.podCidr}, cluster DNS ${c.realNode.dnsServiceIp}`);
+  }
   out.push('', `Cloud Map emulator: ${state.cloudMapEndpoint}  (AWS SDK: endpoint, region ${state.region}, any credentials, disableHostPrefix: true)`, '');
   out.push('# kubectl of the clusters\' version, built by the installer:', `alias kubectl=${kubectlBinary()}`);
   for (const c of state.clusters) out.push(`# shell on cluster ${c.index} (${c.id}):`, `export KUBECONFIG=${c.kubeconfigPath}`);
@@ -63,12 +68,12 @@ async function main(argv: string[]): Promise<number> {
   const opts = parseOptions(specs, rest);
   switch (command) {
     case 'up': {
-      const state = await up(process.argv[1]!, opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode });
+      const state = await up(process.argv[1]!, opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode, dataPath: opts.dataPath });
       printUsage(state, opts.dir);
       return 0;
     }
     case 'serve': // internal: the detached owner started by `up`
-      await serve(opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode });
+      await serve(opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode, dataPath: opts.dataPath });
       return -1;
     case 'status':
       return status(opts.dir);

@@ -2,7 +2,7 @@
 // admission plugins a production cluster runs (kubeadm's set: the defaults plus NodeRestriction), webhooks included.
 import { join } from 'node:path';
 import { binary } from './paths.ts';
-import type { ClusterPki } from './pki.ts';
+import type { ClusterPki, KeyPair } from './pki.ts';
 import { isOk } from './probe.ts';
 import type { ManagedProcess, Supervisor } from './supervisor.ts';
 
@@ -22,6 +22,8 @@ export interface ApiserverSpec {
   etcdUrl: string;
   serviceCidr: string;
   pki: ClusterPki;
+  /** With a real node (data path): listen on every address, and the client certificate for its kubelet (exec, logs). */
+  kubeletClient?: KeyPair;
 }
 
 export interface Apiserver {
@@ -37,7 +39,13 @@ export async function startApiserver(sup: Supervisor, spec: ApiserverSpec, timeo
     command: binary('kube-apiserver'),
     args: [
       '--advertise-address=127.0.0.1',
-      '--bind-address=127.0.0.1',
+      // A real node's kubelet, kube-proxy and CoreDNS dial it from their network namespace, at the bridge's address.
+      `--bind-address=${spec.kubeletClient ? '0.0.0.0' : '127.0.0.1'}`,
+      ...(spec.kubeletClient ? [
+        `--kubelet-client-certificate=${spec.kubeletClient.cert}`,
+        `--kubelet-client-key=${spec.kubeletClient.key}`,
+        '--kubelet-preferred-address-types=InternalIP',
+      ] : []),
       `--secure-port=${spec.port}`,
       `--etcd-servers=${spec.etcdUrl}`,
       `--service-cluster-ip-range=${spec.serviceCidr}`,

@@ -7,9 +7,10 @@ import { startApiserver } from './apiserver.ts';
 import { startControllerManager } from './controller-manager.ts';
 import { startEtcd } from './etcd.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { createFakeNodes, startKwok } from './kwok.ts';
+import { startRealNode, type RealNode, type RealNodePlan } from './data-path/index.ts';
+import { createFakeNodes, FAKE_NODE_TAINT, startKwok } from './kwok.ts';
 import { clusterNetwork, type ClusterNetwork } from './network.ts';
-import { createClusterPki } from './pki.ts';
+import { createClusterPki, createNodePki } from './pki.ts';
 import { freePorts } from './ports.ts';
 import { startScheduler } from './scheduler.ts';
 import { isOk } from './probe.ts';
@@ -33,6 +34,8 @@ export interface TestCluster {
   caCertPath: string;
   /** Names of the fake Nodes, each with its own /24 of podCidr. */
   nodeNames: string[];
+  /** The real node, with a data path (`startClusterSet({ dataPath: true })`): pods scheduled there run. */
+  realNode?: RealNode;
   /** Health endpoints of the other components. */
   endpoints: { etcd: string; controllerManager: string; scheduler: string; kwok: string };
   /** A fresh client configuration for this cluster (admin, system:masters). */
@@ -54,6 +57,8 @@ export interface ClusterStartOptions {
   timeoutMs: number;
   /** Aborted when another part of the ClusterSet failed to start: stop waiting. */
   signal: AbortSignal;
+  /** With a data path: this cluster's real node, and the host's address on the data-path bridge. */
+  realNode?: { plan: RealNodePlan; hostIp: string };
 }
 
 function loadKubeConfig(path: string): KubeConfig {
@@ -65,12 +70,12 @@ function loadKubeConfig(path: string): KubeConfig {
 async function waitUntilSchedulable(kc: KubeConfig, network: ClusterNetwork, timeoutMs: number, signal: AbortSignal): Promise<void> {
   const api = kc.makeApiClient(CoreV1Api);
   const expected = new Set(network.nodes.map((n) => n.name));
-  await waitFor(`${network.clusterId}: fake nodes Ready without taints`, async () => {
+  await waitFor(`${network.clusterId}: fake nodes Ready without taints other than the data path's`, async () => {
     const nodes = await api.listNode();
     const ready = nodes.items.filter((n) =>
       expected.has(n.metadata?.name ?? '')
       && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-      && (n.spec?.taints ?? []).length === 0);
+      && (n.spec?.taints ?? []).every((t) => t.key === FAKE_NODE_TAINT.key));
     return ready.length === expected.size;
   }, { timeoutMs, signal });
   await waitFor(`${network.clusterId}: ServiceAccount default/default`, async () => {
@@ -90,7 +95,7 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
   const server = `https://127.0.0.1:${apiserverPort}`;
 
   const [pki, etcd] = await Promise.all([
-    createClusterPki(join(base, 'pki'), id, network.apiserverServiceIp),
+    createClusterPki(join(base, 'pki'), id, network.apiserverServiceIp, opts.realNode ? [opts.realNode.hostIp] : []),
     startEtcd(sup, { clusterId: id, dataDir: join(base, 'etcd'), logsDir, clientPort: etcdClient, peerPort: etcdPeer }, opts.timeoutMs),
   ]);
   const kubeconfigPath = join(base, 'kubeconfig');
@@ -100,14 +105,21 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
   writeKubeconfig(controllerManagerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.controllerManager });
   writeKubeconfig(schedulerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.scheduler });
 
-  const apiserver = await startApiserver(sup, { clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidr: network.serviceCidr, pki }, opts.timeoutMs);
+  const nodePki = opts.realNode && await createNodePki(join(base, 'pki'), pki.ca, opts.realNode.plan.name);
+  const apiserver = await startApiserver(sup, {
+    clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidr: network.serviceCidr, pki, kubeletClient: nodePki?.apiserverKubeletClient,
+  }, opts.timeoutMs);
   const components: Record<RestartableComponent, { proc: ManagedProcess; healthy: () => Promise<boolean> }> = {
     etcd: { proc: etcd.proc, healthy: () => isOk(`${etcd.url}/health`) },
     'kube-apiserver': { proc: apiserver.proc, healthy: () => isOk(`${server}/readyz`, { ca: pki.ca.cert, client: pki.admin }) },
   };
   const kc = loadKubeConfig(kubeconfigPath);
-  await Promise.all([
-    createFakeNodes(kc, network, opts.region),
+  const [realNode] = await Promise.all([
+    opts.realNode && nodePki && startRealNode(sup, {
+      node: opts.realNode.plan, server: `https://${opts.realNode.hostIp}:${apiserverPort}`, clusterDir: base, logsDir, region: opts.region,
+      zone: network.nodes[0]!.zone, clusterCidr: network.podCidr, pki, nodePki, kc, timeoutMs: opts.timeoutMs, signal: opts.signal,
+    }),
+    createFakeNodes(kc, network, opts.region, opts.realNode !== undefined),
     startControllerManager(sup, { network, logsDir, kubeconfig: controllerManagerKubeconfig, port: controllerManagerPort, pki }, opts.timeoutMs),
     startScheduler(sup, { clusterId: id, logsDir, kubeconfig: schedulerKubeconfig, port: schedulerPort, pki }, opts.timeoutMs),
     startKwok(sup, { network, region: opts.region, logsDir, kubeconfig: kubeconfigPath, port: kwokPort }, opts.timeoutMs),
@@ -125,6 +137,7 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
     logsDir,
     caCertPath: pki.ca.cert,
     nodeNames: network.nodes.map((n) => n.name),
+    ...(realNode && { realNode }),
     endpoints: {
       etcd: etcd.url,
       controllerManager: `https://127.0.0.1:${controllerManagerPort}`,

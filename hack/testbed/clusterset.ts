@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type TestCluster } from './cluster.ts';
-import { MAX_CLUSTERS } from './network.ts';
+import { prepareDataPath, type DataPath } from './data-path/index.ts';
+import { clusterNetwork, MAX_CLUSTERS } from './network.ts';
 import type { CloudMapEmulatorControl, CloudMapEmulatorOptions } from './cloudmap-emulator.ts';
 import { startMoto } from './moto.ts';
 import { freePorts } from './ports.ts';
@@ -44,6 +45,12 @@ export interface ClusterSetOptions {
   cloudMap?: CloudMapEmulatorOptions;
   /** Region of each cluster's nodes (their region and zone labels), by position; default: the ClusterSet's Region. */
   regions?: readonly string[];
+  /**
+   * A real node per cluster (kubelet, containerd, CNI, kube-proxy, CoreDNS as cluster DNS) on a flat pod network, so
+   * pods run and traffic crosses clusters (docs/testbed.md "Data path"). Needs root and the installer's data-path
+   * packages; fails at once, naming what is missing, where the machine cannot host it.
+   */
+  dataPath?: boolean;
 }
 
 /** What `testbed.json` in the ClusterSet's directory records, for `npm run testbed -- status` and for humans. */
@@ -77,6 +84,8 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
   }
   const log = opts.log ?? ((line: string) => process.stderr.write(`[testbed] ${line}\n`));
   const dir = prepareDir(opts.dir);
+  const networks = Array.from({ length: count }, (_, i) => clusterNetwork(i + 1, opts.sharedPodCidr ?? false, opts.regions?.[i] ?? REGION));
+  const dataPath: DataPath | undefined = opts.dataPath ? await prepareDataPath(networks, dir, log) : undefined;
   const sup = new Supervisor(dir, {
     onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`),
     onInterrupted: (signal) => log(`${signal}: killed every testbed process; logs kept in ${dir}`),
@@ -94,7 +103,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
       startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS, opts.cloudMap),
       Promise.all(Array.from({ length: count }, (_, i) => startCluster(sup, {
         index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: opts.regions?.[i] ?? REGION, timeoutMs: COMPONENT_TIMEOUT_MS,
-        signal: failed.signal,
+        signal: failed.signal, ...(dataPath && { realNode: { plan: dataPath.plan.nodes[i]!, hostIp: dataPath.plan.hostIp } }),
       }))),
     ]);
     cloudMapControl = moto.control;
@@ -102,6 +111,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
   } catch (err) {
     failed.abort(err);
     await sup.stopAll(1000);
+    await dataPath?.cleanup();
     throw new Error(`the testbed did not start (logs kept in ${dir}): ${(err as Error).message}`, { cause: err });
   }
 
@@ -132,6 +142,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
       stopped ??= (async () => {
         const stopping = Date.now();
         await sup.stopAll();
+        await dataPath?.cleanup();
         const took = `stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s`;
         if (stopOpts.keepLogs) {
           log(`${took}; logs kept in ${dir}`);

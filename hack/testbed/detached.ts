@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { sweepAbandonedDataPaths } from './data-path/index.ts';
 import { cacheDir } from './paths.ts';
 import { STATE_FILE, startClusterSet, type ClusterSetState } from './clusterset.ts';
 import { logTail, waitFor } from './wait.ts';
@@ -12,6 +13,7 @@ export interface UpOptions {
   sharedPodCidr: boolean;
   /** The Cloud Map emulator's mode. */
   cloudMapMode: 'realistic' | 'fast';
+  dataPath: boolean;
 }
 
 /** $MCS_CLOUDMAP_TESTBED_DIR, else .testbed/ at the repository root (git-ignored). */
@@ -73,7 +75,7 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
     throw new Error(`${dir} is left from an earlier testbed: remove it with "npm run testbed -- down"`);
   }
   const log = openSync(ownerLogPath(dir), 'a');
-  const args = [script, 'serve', `--dir=${dir}`, `--clusters=${opts.clusters}`, `--shared-pod-cidr=${opts.sharedPodCidr}`, `--cloudmap-mode=${opts.cloudMapMode}`];
+  const args = [script, 'serve', `--dir=${dir}`, `--clusters=${opts.clusters}`, `--shared-pod-cidr=${opts.sharedPodCidr}`, `--cloudmap-mode=${opts.cloudMapMode}`, `--data-path=${opts.dataPath}`];
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log] });
   closeSync(log);
   child.unref();
@@ -94,7 +96,7 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
 
 /** Body of the detached owner: start the ClusterSet, then idle until SIGTERM/SIGINT stops it. */
 export async function serve(dir: string, opts: UpOptions): Promise<void> {
-  const cs = await startClusterSet({ dir, clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMap: { mode: opts.cloudMapMode } });
+  const cs = await startClusterSet({ dir, clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMap: { mode: opts.cloudMapMode }, dataPath: opts.dataPath });
   const keepAlive = setInterval(() => {}, 60_000);
   const shutdown = async () => {
     clearInterval(keepAlive);
@@ -124,6 +126,8 @@ export async function down(dir: string): Promise<{ ownerStopped: boolean; leftov
   const leftovers = remaining();
   for (const pid of leftovers) process.kill(-pid, 'SIGKILL');
   await waitFor('leftover testbed processes to exit', async () => remaining().length === 0, { timeoutMs: 10_000, intervalMs: 100 });
+  // A data path whose owner was killed before its clean-up: pods, mounts, namespaces and the bridge go here.
+  if (process.getuid?.() === 0) await sweepAbandonedDataPaths((line) => console.log(line));
   rmSync(dir, { recursive: true, force: true });
   rmSync(ownerLogPath(dir), { force: true });
   rmSync(ownerPidPath(dir), { force: true });

@@ -1,8 +1,11 @@
-// The testbed's public API: start a local ClusterSet (real kube-apiservers with kwok nodes, moto as Cloud Map).
+// The testbed's public API: start a local ClusterSet (real kube-apiservers with kwok nodes, optionally a real node per
+// cluster with a data path, moto as Cloud Map).
 export { startClusterSet, CLUSTERSET_ID, REGION, STATE_FILE } from './clusterset.ts';
 export type { TestClusterSet, TestCluster, ClusterSetOptions, ClusterSetState } from './clusterset.ts';
 export { ipv4InCidr } from './network.ts';
 export { coreDnsAvailability } from './paths.ts';
+export { DataPathUnavailableError, missingDataPathPrerequisites } from './data-path/index.ts';
+export type { RealNode } from './data-path/index.ts';
 export { startCoreDns } from './coredns.ts';
 export type { CoreDns, CoreDnsSpec } from './coredns.ts';
 export { hostAddress } from './host-address.ts';

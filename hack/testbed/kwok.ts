@@ -7,6 +7,14 @@ import { binary, kwokStageFiles } from './paths.ts';
 import { isOk } from './probe.ts';
 import type { ManagedProcess, Supervisor } from './supervisor.ts';
 
+const FAKE_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+/**
+ * With a real node in the cluster (data path), the fake Nodes carry this taint: they stay for scale, and ordinary pods
+ * land on the real node, where they run.
+ */
+export const FAKE_NODE_TAINT = { key: FAKE_NODE_ANNOTATION, value: 'fake', effect: 'NoSchedule' } as const;
+
 export interface KwokSpec {
   network: ClusterNetwork;
   region: string;
@@ -21,7 +29,9 @@ export async function startKwok(sup: Supervisor, spec: KwokSpec, timeoutMs: numb
     command: binary('kwok'),
     args: [
       `--kubeconfig=${spec.kubeconfig}`,
-      '--manage-all-nodes=true',
+      // Only the fake Nodes: a real node (data path) has its own kubelet.
+      '--manage-all-nodes=false',
+      `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION}=fake`,
       // Fallback for nodes without spec.podCIDR; the ones created here all have one.
       `--cidr=${spec.network.podCidr}`,
       '--node-lease-duration-seconds=40',
@@ -35,7 +45,7 @@ export async function startKwok(sup: Supervisor, spec: KwokSpec, timeoutMs: numb
   return proc;
 }
 
-export function fakeNode(node: ClusterNetwork['nodes'][number], region: string): V1Node {
+export function fakeNode(node: ClusterNetwork['nodes'][number], region: string, tainted = false): V1Node {
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -49,19 +59,19 @@ export function fakeNode(node: ClusterNetwork['nodes'][number], region: string):
         'topology.kubernetes.io/zone': node.zone,
         type: 'kwok',
       },
-      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: { [FAKE_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
     },
-    spec: { podCIDR: node.podCidr, podCIDRs: [node.podCidr] },
+    spec: { podCIDR: node.podCidr, podCIDRs: [node.podCidr], ...(tainted && { taints: [{ ...FAKE_NODE_TAINT }] }) },
     status: { addresses: [{ type: 'InternalIP', address: node.internalIp }, { type: 'Hostname', address: node.name }] },
   };
 }
 
-/** Registers the cluster's fake Nodes. */
-export async function createFakeNodes(kc: KubeConfig, network: ClusterNetwork, region: string): Promise<void> {
+/** Registers the cluster's fake Nodes; `tainted` when the cluster also has a real node. */
+export async function createFakeNodes(kc: KubeConfig, network: ClusterNetwork, region: string, tainted = false): Promise<void> {
   const api = kc.makeApiClient(CoreV1Api);
   await Promise.all(network.nodes.map(async (n) => {
     try {
-      await api.createNode({ body: fakeNode(n, region) });
+      await api.createNode({ body: fakeNode(n, region, tainted) });
     } catch (err) {
       throw new Error(`creating fake node ${n.name} in ${network.clusterId}: ${(err as Error).message}`);
     }

@@ -67,8 +67,11 @@ export function adminKeyPair(dir: string): KeyPair {
   return { cert: join(dir, `${ADMIN_FILE}.crt`), key: join(dir, `${ADMIN_FILE}.key`) };
 }
 
-/** Creates `dir` and a fresh CA, serving and client certificates, and the service-account key for one cluster. */
-export async function createClusterPki(dir: string, clusterId: string, apiserverServiceIp: string): Promise<ClusterPki> {
+/**
+ * Creates `dir` and a fresh CA, serving and client certificates, and the service-account key for one cluster.
+ * `extraApiserverIps`: more addresses the apiserver is dialled at (the data path's bridge address).
+ */
+export async function createClusterPki(dir: string, clusterId: string, apiserverServiceIp: string, extraApiserverIps: readonly string[] = []): Promise<ClusterPki> {
   mkdirSync(dir, { recursive: true });
   const ca = { cert: join(dir, 'ca.crt'), key: join(dir, 'ca.key') };
   const serviceAccountKey = join(dir, 'sa.key');
@@ -87,7 +90,7 @@ export async function createClusterPki(dir: string, clusterId: string, apiserver
     leaf(dir, ca, {
       file: 'apiserver', subject: '/CN=kube-apiserver', usage: 'server',
       altNames: [...loopback, 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
-        'DNS:kubernetes.default.svc.cluster.local', `IP:${apiserverServiceIp}`],
+        'DNS:kubernetes.default.svc.cluster.local', `IP:${apiserverServiceIp}`, ...extraApiserverIps.map((a) => `IP:${a}`)],
     }),
     leaf(dir, ca, { file: ADMIN_FILE, subject: '/O=system:masters/CN=kubernetes-admin', usage: 'client' }),
     leaf(dir, ca, { file: 'controller-manager', subject: '/CN=system:kube-controller-manager', usage: 'client' }),
@@ -96,4 +99,22 @@ export async function createClusterPki(dir: string, clusterId: string, apiserver
     leaf(dir, ca, { file: 'scheduler-serving', subject: '/CN=kube-scheduler', usage: 'server', altNames: loopback }),
   ]);
   return { ca, apiserver, admin, controllerManager, controllerManagerServing, scheduler, schedulerServing, serviceAccountKey, serviceAccountPub };
+}
+
+/** Client certificates of a real node (data path): its kubelet and kube-proxy, and the apiserver's to its kubelet. */
+export interface NodePki {
+  kubelet: KeyPair;
+  kubeProxy: KeyPair;
+  apiserverKubeletClient: KeyPair;
+}
+
+export async function createNodePki(dir: string, ca: KeyPair, nodeName: string): Promise<NodePki> {
+  const [kubelet, kubeProxy, apiserverKubeletClient] = await Promise.all([
+    // The Node authorizer and NodeRestriction know a kubelet by this subject.
+    leaf(dir, ca, { file: `kubelet-${nodeName}`, subject: `/O=system:nodes/CN=system:node:${nodeName}`, usage: 'client' }),
+    // Bound to system:node-proxier by the apiserver's bootstrap policy.
+    leaf(dir, ca, { file: `kube-proxy-${nodeName}`, subject: '/CN=system:kube-proxy', usage: 'client' }),
+    leaf(dir, ca, { file: 'apiserver-kubelet-client', subject: '/O=system:masters/CN=kube-apiserver-kubelet-client', usage: 'client' }),
+  ]);
+  return { kubelet, kubeProxy, apiserverKubeletClient };
 }

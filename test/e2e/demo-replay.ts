@@ -28,6 +28,9 @@ export function expectTutorialReplayed(code: number | null, out: string): string
   const resolved = /nginx-hello\.demo\.svc\.clusterset\.local → (\S+) \(CoreDNS/.exec(out);
   expect(resolved, out).to.not.equal(null);
   expect(resolved![1]).to.equal(imported![1]);
+  // The tutorial's last step: curl from a pod in cls2, by name then by ClusterSet IP, answered by an nginx pod of cls1.
+  const answers = [...out.matchAll(/answered by pod nginx-demo-\S+ \((10\.244\.\S+)\) in cls1, server address \1:80/g)];
+  expect(answers, out).to.have.length(2);
   const dir = /starting 2 cluster\(s\) and the Cloud Map emulator in (\S+)/.exec(out)![1]!;
   const leftovers = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
   expect(leftovers).to.deep.equal([]);

@@ -1,0 +1,3 @@
+module mcs-cloudmap.local/pause
+
+go 1.22

@@ -1,0 +1,95 @@
+// Cluster DNS of a cluster with a real node: CoreDNS with our clusterset plugin on the node's address, port 53, serving
+// cluster.local (the kubernetes plugin) and clusterset.local (docs/dns.md), behind the kube-system/kube-dns Service
+// whose ClusterIP the kubelet gives pods as their nameserver. No forward plugin: names outside the two zones get no
+// answer from outside the testbed.
+import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { Resolver } from 'node:dns/promises';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { binary } from '../paths.ts';
+import type { ManagedProcess, Supervisor } from '../supervisor.ts';
+import { inNode } from './in-node.ts';
+import type { RealNodePlan } from './plan.ts';
+
+export interface ClusterDnsSpec {
+  node: RealNodePlan;
+  cgroupProcs: readonly string[];
+  dir: string;
+  logsDir: string;
+  /** A kubeconfig that reaches the apiserver from the node's namespace. */
+  kubeconfig: string;
+  context: string;
+}
+
+function corefile(spec: ClusterDnsSpec): string {
+  return [
+    '.:53 {',
+    `  bind ${spec.node.nodeIp}`,
+    '  errors',
+    '  kubernetes cluster.local in-addr.arpa ip6.arpa {',
+    `    kubeconfig ${spec.kubeconfig} ${spec.context}`,
+    '    pods insecure',
+    '    fallthrough in-addr.arpa ip6.arpa',
+    '  }',
+    '  clusterset clusterset.local {',
+    `    kubeconfig ${spec.kubeconfig} ${spec.context}`,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** NXDOMAIN for a name of its zone proves the server is up and has synced the cluster. */
+async function answers(resolver: Resolver): Promise<boolean> {
+  try {
+    await resolver.resolve4('kubernetes.default.svc.cluster.local');
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOTFOUND') return true;
+    throw err;
+  }
+}
+
+export async function startClusterDns(sup: Supervisor, spec: ClusterDnsSpec, timeoutMs: number): Promise<ManagedProcess> {
+  const path = join(spec.dir, 'Corefile');
+  writeFileSync(path, corefile(spec));
+  const proc = sup.start(inNode(spec.node, spec.cgroupProcs, {
+    name: `coredns (${spec.node.name})`,
+    command: binary('coredns'),
+    args: ['-conf', path],
+    logPath: join(spec.logsDir, 'coredns.log'),
+  }));
+  const resolver = new Resolver({ timeout: 500, tries: 1 });
+  resolver.setServers([spec.node.nodeIp]);
+  await proc.waitReady('answers DNS queries on port 53', () => answers(resolver), timeoutMs);
+  return proc;
+}
+
+/** kube-system/kube-dns: the pods' nameserver address, a selector-less Service whose one endpoint is CoreDNS. */
+export async function createKubeDnsService(kc: KubeConfig, node: RealNodePlan): Promise<void> {
+  const ports = [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }];
+  const what = `${node.clusterId}: kube-system/kube-dns`;
+  try {
+    await kc.makeApiClient(CoreV1Api).createNamespacedService({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: 'kube-dns', labels: { 'k8s-app': 'kube-dns' } },
+        spec: { clusterIP: node.dnsServiceIp, ports: ports.map((p) => ({ ...p, targetPort: 53 })) },
+      },
+    });
+    await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
+      namespace: 'kube-system',
+      body: {
+        metadata: {
+          name: 'kube-dns-testbed',
+          labels: { 'kubernetes.io/service-name': 'kube-dns', 'endpointslice.kubernetes.io/managed-by': 'testbed.mcs-cloudmap.io' },
+        },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: [node.nodeIp], conditions: { ready: true } }],
+        ports,
+      },
+    });
+  } catch (err) {
+    throw new Error(`${what}: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,240 @@
+// Traffic that crosses clusters: both processes of mcs-cloudmap on a ClusterSet whose clusters each have a real node
+// (startClusterSet({ dataPath: true }), docs/testbed.md "Data path"). Every assertion is about what a request from
+// inside a pod gets: which cluster's pod answered, which names resolve. The servers answer
+// `cluster=<id> pod=<name> port=<port>` on each of their ports.
+import { spawn } from 'node:child_process';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { kubectlBinary } from '../../hack/testbed/paths.ts';
+import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
+import { createNamespaces, service, serviceExport, type PortSpec } from './workloads.ts';
+
+const NS = 'data-path';
+const TOOLS_IMAGE = 'docker.io/nicolaka/netshoot:v0.15';
+/** Each request from a pod gives up after this long; every loop below is bounded in count too. */
+const REQUEST_TIMEOUT_S = 2;
+
+function echoContainer(clusterId: string, ports: readonly PortSpec[]): object {
+  const listen = ports.map((p) => `socat TCP-LISTEN:${p.port},fork,reuseaddr "SYSTEM:echo cluster=${clusterId} pod=$h port=${p.port}" &`).join(' ');
+  return {
+    name: 'echo',
+    image: TOOLS_IMAGE,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', `h=$(hostname); ${listen} wait`],
+    ports: ports.map((p) => ({ containerPort: p.port, ...(p.name ? { name: p.name } : {}) })),
+    // Ready while /tmp/unready does not exist: a test turns one endpoint unready without stopping it.
+    readinessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/unready'] }, periodSeconds: 1, failureThreshold: 1 },
+  };
+}
+
+function echoDeployment(clusterId: string, name: string, replicas: number, ports: readonly PortSpec[]): object {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [echoContainer(clusterId, ports)] } },
+    },
+  };
+}
+
+function echoStatefulSet(clusterId: string, name: string, replicas: number, port: number): object {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: NS },
+    spec: {
+      replicas, serviceName: name, podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [echoContainer(clusterId, [{ port }])] } },
+    },
+  };
+}
+
+const CLIENT_POD = {
+  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client', namespace: NS },
+  spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'client', image: TOOLS_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', 'infinity'] }] },
+};
+
+/** Runs `script` with sh in the cluster's client pod; its output. */
+function inClient(cluster: E2ECluster, script: string): string {
+  return cluster.kubectl(['exec', '-n', NS, 'client', '--', 'sh', '-c', script]);
+}
+
+/** `count` requests from the cluster's client pod to host:port; each answer line, or "" for a failed request. */
+function requests(cluster: E2ECluster, host: string, port: number, count: number): string[] {
+  const out = inClient(cluster, `for i in $(seq ${count}); do r=$(nc -w ${REQUEST_TIMEOUT_S} ${host} ${port} </dev/null 2>/dev/null); echo "#$r"; done`);
+  return out.split('\n').filter((l) => l.startsWith('#')).map((l) => l.slice(1).trim());
+}
+
+/** The clusters that answered, in order (a failed request is "none"). */
+function answeringClusters(answers: readonly string[]): string[] {
+  return answers.map((a) => /cluster=(\S+)/.exec(a)?.[1] ?? 'none');
+}
+
+/** Answers of DNS `type` for `name` from the cluster's client pod (the pod's own resolver: kube-dns). */
+function dig(cluster: E2ECluster, name: string, type = 'A'): string[] {
+  return inClient(cluster, `dig +short +time=2 +tries=1 ${type} ${name}`).split('\n').map((l) => l.trim()).filter(Boolean);
+}
+
+/**
+ * Epoch ms at which a request from the cluster's client pod to host:port was first answered by `expected`, polling
+ * every 100 ms for at most `timeoutS` seconds (the pod's clock is this machine's).
+ */
+function firstAnswer(cluster: E2ECluster, host: string, port: number, expected: string, timeoutS: number): Promise<number> {
+  const script = `end=$(( $(date +%s) + ${timeoutS} )); while [ $(date +%s) -lt $end ]; do `
+    + `if nc -w 1 ${host} ${port} </dev/null 2>/dev/null | grep -q '${expected}'; then date +%s%3N; exit 0; fi; sleep 0.1; done; exit 1`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(kubectlBinary(), ['--kubeconfig', cluster.cluster.kubeconfigPath, 'exec', '-n', NS, 'client', '--', 'sh', '-c', script]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`${cluster.id}: no answer from ${expected} at ${host}:${port} within ${timeoutS} s ${err.trim()}`))));
+  });
+}
+
+async function podNames(cluster: E2ECluster, app: string): Promise<string[]> {
+  const pods = await cluster.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
+  return pods.items.map((p) => p.metadata!.name!).sort();
+}
+
+async function readyPods(cluster: E2ECluster, app: string, count: number): Promise<void> {
+  await eventually(`${cluster.id}: ${count} ready ${app} pods`, async () => {
+    const pods = await cluster.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
+    return pods.items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === count;
+  }, 120_000);
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2)', function () {
+  this.timeout(240_000);
+  const e2e = withE2E({ clusterSet: { dataPath: true }, namespaces: [NS] });
+
+  before(async function () {
+    this.timeout(240_000);
+    const { clusters } = e2e();
+    await createNamespaces(clusters, NS);
+    for (const c of clusters) {
+      c.apply([CLIENT_POD, echoDeployment(c.id, 'echo', 2, [{ name: 'tcp', port: 8080 }]), service(NS, 'echo', { ports: [{ name: 'tcp', port: 8080 }] })]);
+    }
+    // Only in cls1, never exported.
+    e2e().cls1.apply([service(NS, 'hidden', { ports: [{ name: 'tcp', port: 8080 }], selector: { app: 'echo' } })]);
+    for (const c of clusters) {
+      await readyPods(c, 'echo', 2);
+      c.kubectl(['wait', '-n', NS, '--for=condition=Ready', 'pod/client', '--timeout=120s']);
+    }
+  });
+
+  it('every pod runs on the real node and the kwok nodes keep only their simulated pods', async () => {
+    for (const c of e2e().clusters) {
+      const pods = await c.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS });
+      expect(pods.items.map((p) => p.spec?.nodeName)).to.satisfy((nodes: string[]) => nodes.every((n) => n === c.cluster.realNode!.name));
+    }
+  });
+
+  it('E1, I1: a ClusterSetIP service exported from cls1 is reached from a cls2 pod by its clusterset name and by its ClusterSet IP, answered only by cls1 though cls2 has a Service of the same name', async () => {
+    const { cls1, cls2 } = e2e();
+    const exportedAt = Date.now();
+    const answered = firstAnswer(cls2, `echo.${NS}.svc.clusterset.local`, 8080, 'cluster=cls1', 60);
+    cls1.apply([serviceExport(NS, 'echo')]);
+    const latency = (await answered) - exportedAt;
+    console.log(`      export created → first answer from cls1 in a cls2 pod: ${latency} ms`);
+
+    expect(answeringClusters(requests(cls2, `echo.${NS}.svc.clusterset.local`, 8080, 20))).to.deep.equal(Array(20).fill('cls1'));
+    const si = await cls2.serviceImport(NS, 'echo');
+    const clusterSetIp = si!.spec.ips![0]!;
+    expect(answeringClusters(requests(cls2, clusterSetIp, 8080, 20))).to.deep.equal(Array(20).fill('cls1'));
+    // Both cls1 pods take requests.
+    const pods = new Set(requests(cls2, clusterSetIp, 8080, 30).map((a) => /pod=(\S+)/.exec(a)?.[1]));
+    expect([...pods].sort()).to.deep.equal(await podNames(cls1, 'echo'));
+  });
+
+  it('D1: a Service that is not exported has no clusterset name and cannot be reached by one', () => {
+    const { cls2 } = e2e();
+    expect(dig(cls2, `hidden.${NS}.svc.clusterset.local`)).to.deep.equal([]);
+    expect(answeringClusters(requests(cls2, `hidden.${NS}.svc.clusterset.local`, 8080, 3))).to.deep.equal(['none', 'none', 'none']);
+  });
+
+  it('D1: cluster.local names stay local: cls2\'s echo is answered by cls2 only, cls1\'s hidden does not resolve in cls2', () => {
+    const { cls2 } = e2e();
+    expect(answeringClusters(requests(cls2, `echo.${NS}.svc.cluster.local`, 8080, 10))).to.deep.equal(Array(10).fill('cls2'));
+    expect(dig(cls2, `hidden.${NS}.svc.cluster.local`)).to.deep.equal([]);
+  });
+
+  it('E1: exported from both clusters, the clusterset name is answered by the pods of both', async () => {
+    const { cls1, cls2 } = e2e();
+    cls2.apply([serviceExport(NS, 'echo')]);
+    await eventually('cls1: ServiceImport echo lists cls1 and cls2', async () => {
+      const si = await cls1.serviceImport(NS, 'echo');
+      return JSON.stringify((si?.status?.clusters ?? []).map((c) => c.cluster).sort()) === '["cls1","cls2"]';
+    });
+    await eventually('a cls1 pod gets answers from both clusters', () => {
+      const seen = new Set(answeringClusters(requests(cls1, `echo.${NS}.svc.clusterset.local`, 8080, 20)));
+      return seen.has('cls1') && seen.has('cls2') && !seen.has('none');
+    }, 60_000);
+  });
+
+  it('E8: endpoints that turn unready stop receiving new connections, and a cluster scaled to zero sends everything to the other', async () => {
+    const { cls1, cls2 } = e2e();
+    const only = (cluster: E2ECluster, expected: string) => async () =>
+      answeringClusters(requests(cluster, `echo.${NS}.svc.clusterset.local`, 8080, 15)).every((c) => c === expected);
+    for (const pod of await podNames(cls1, 'echo')) cls1.kubectl(['exec', '-n', NS, pod, '--', 'touch', '/tmp/unready']);
+    await eventually('a cls2 pod reaches only cls2 while cls1\'s endpoints are unready', only(cls2, 'cls2'), 60_000);
+    for (const pod of await podNames(cls1, 'echo')) cls1.kubectl(['exec', '-n', NS, pod, '--', 'rm', '-f', '/tmp/unready']);
+    await eventually('cls1 answers again once ready', () => new Set(answeringClusters(requests(cls2, `echo.${NS}.svc.clusterset.local`, 8080, 20))).has('cls1'), 60_000);
+
+    cls2.kubectl(['scale', '-n', NS, 'deployment/echo', '--replicas=0']);
+    await eventually('a cls2 pod reaches only cls1 with cls2 scaled to zero', only(cls2, 'cls1'), 60_000);
+    cls2.kubectl(['scale', '-n', NS, 'deployment/echo', '--replicas=2']);
+    await readyPods(cls2, 'echo', 2);
+  });
+
+  it('E1, X2: ports exported by one cluster each are routed only to the cluster that exposes them', async () => {
+    const { cls1, cls2 } = e2e();
+    cls1.apply([echoDeployment('cls1', 'ports', 1, [{ name: 'a', port: 8081 }]), service(NS, 'ports', { ports: [{ name: 'a', port: 8081 }] }), serviceExport(NS, 'ports')]);
+    cls2.apply([echoDeployment('cls2', 'ports', 1, [{ name: 'b', port: 8082 }]), service(NS, 'ports', { ports: [{ name: 'b', port: 8082 }] }), serviceExport(NS, 'ports')]);
+    await eventually('cls2: ServiceImport ports has ports 8081 and 8082', async () => {
+      const si = await cls2.serviceImport(NS, 'ports');
+      return JSON.stringify((si?.spec.ports ?? []).map((p) => p.port).sort()) === '[8081,8082]';
+    }, 60_000);
+    const name = `ports.${NS}.svc.clusterset.local`;
+    await eventually('port 8081 answered by cls1 only, 8082 by cls2 only', () =>
+      answeringClusters(requests(cls2, name, 8081, 10)).every((c) => c === 'cls1')
+      && answeringClusters(requests(cls2, name, 8082, 10)).every((c) => c === 'cls2'), 60_000);
+  });
+
+  it('D2: a Headless export resolves from a cls2 pod to every ready pod (A), per pod by <hostname>.<clusterid> names that connect, and as SRV', async () => {
+    const { cls1, cls2 } = e2e();
+    cls1.apply([echoStatefulSet('cls1', 'web', 2, 8080), service(NS, 'web', { ports: [{ name: 'tcp', port: 8080 }], headless: true }), serviceExport(NS, 'web')]);
+    await readyPods(cls1, 'web', 2);
+    const pods = await cls1.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: 'app=web' });
+    const ipOf = Object.fromEntries(pods.items.map((p) => [p.metadata!.name!, p.status!.podIP!]));
+    const name = `web.${NS}.svc.clusterset.local`;
+    await eventually('A records of both web pods in cls2', () => JSON.stringify(dig(cls2, name).sort()) === JSON.stringify(Object.values(ipOf).sort()), 60_000);
+    for (const pod of ['web-0', 'web-1']) {
+      expect(dig(cls2, `${pod}.cls1.${name}`)).to.deep.equal([ipOf[pod]]);
+      expect(requests(cls2, `${pod}.cls1.${name}`, 8080, 1)[0]).to.equal(`cluster=cls1 pod=${pod} port=8080`);
+    }
+    // priority weight port target
+    const srv = dig(cls2, name, 'SRV').map((r) => r.split(' ').slice(2).join(' ')).sort();
+    expect(srv).to.deep.equal([`8080 web-0.cls1.${name}.`, `8080 web-1.cls1.${name}.`]);
+  });
+
+  it('export created → first answer in the other cluster, over fresh services (figures for docs/benchmarks.md)', async () => {
+    const { cls1, cls2 } = e2e();
+    const samples: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const name = `latency-${i}`;
+      cls1.apply([service(NS, name, { ports: [{ name: 'tcp', port: 8080 }], selector: { app: 'echo' } })]);
+      const exportedAt = Date.now();
+      const answered = firstAnswer(cls2, `${name}.${NS}.svc.clusterset.local`, 8080, 'cluster=cls1', 60);
+      cls1.apply([serviceExport(NS, name)]);
+      samples.push((await answered) - exportedAt);
+      expect(condition(await cls1.serviceExport(NS, name), 'Ready')?.status).to.equal('True');
+    }
+    samples.sort((a, b) => a - b);
+    console.log(`      export → first answer from a cls2 pod, ${samples.length} services: ${samples.join(', ')} ms (p50 ${percentile(samples, 50)}, max ${samples.at(-1)})`);
+  });
+});
