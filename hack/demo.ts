@@ -1,6 +1,7 @@
-// `npm run demo`: the two-cluster tutorial (shared/seeds/003) on this machine. Brings up the testbed ClusterSet and the
-// Cloud Map emulator, runs each cluster's webhook server and worker as host processes configured like the in-cluster
-// Deployments, then replays the tutorial and shows the import appear in cls2 and its clusterset.local name resolve.
+// `npm run demo`: the AWS Cloud Map MCS Controller's public two-cluster tutorial on this machine. Brings up the testbed
+// ClusterSet and the Cloud Map emulator, runs each cluster's webhook server and worker as host processes configured
+// like the in-cluster Deployments, then replays the tutorial and shows the import appear in cls2 and its
+// clusterset.local name resolve.
 // First of all it runs hack/install-testbed.sh, as `npm test` does, so a fresh clone needs nothing else.
 // Stays up until Ctrl-C; `--once` exits after the replay (used by a test). `--image REF` runs both processes from the
 // production image (`npm run image`) in containers instead of from source.
