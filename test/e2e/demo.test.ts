@@ -1,7 +1,7 @@
-// Issue 5 item 4: `npm run demo -- --once` replays the tutorial on a fresh ClusterSet and resolves the clusterset name.
+// `npm run demo -- --once` replays the tutorial on a fresh ClusterSet and resolves the clusterset name.
 import { expectTutorialReplayed, runDemo } from './demo-replay.ts';
 
-describe('demo (issue 5 item 4)', function () {
+describe('demo: the tutorial replayed on a fresh ClusterSet', function () {
   this.timeout(240_000);
 
   it('replays the tutorial, resolves nginx-hello.demo.svc.clusterset.local to the ServiceImport IP, and leaves no process behind', async () => {
