@@ -21,6 +21,9 @@ const SKIPPED = new Set(['node_modules', 'go.sum', 'package-lock.json', CATALOGU
 
 const CITATION = new RegExp(`(?<![A-Za-z0-9_])([${FAMILIES}])(\\d{1,2})(?:[–-]\\1(\\d{1,2}))?(?![A-Za-z0-9_])`, 'g');
 const TITLE_ID = /\b(?:it|describe)\(\s*['"`]([A-Z]\d{1,2})(?=[:,/ –-])/g;
+// An issue number is upstream's only right after its repository's name (`kubernetes-sigs/external-dns issue 2505`).
+const ISSUE = /(\S*)\s+issues?\s+\d+/gi;
+const REPOSITORY = /^\(?[\w.]+(?:[-/][\w.]+)+$/;
 
 /** The ids a text cites, ranges expanded. */
 function citedIds(text: string): Set<string> {
@@ -52,9 +55,10 @@ function scannedFiles(path: string): string[] {
 describe('requirement ids: docs/requirements.md and what cites it', () => {
   const markdown = readFileSync(join(ROOT, CATALOGUE), 'utf8');
   const defined = catalogueIds(markdown);
+  const texts = new Map(SCANNED.flatMap(scannedFiles).map((file) => [file, readFileSync(join(ROOT, file), 'utf8')]));
   const citations = new Map<string, string[]>();
-  for (const file of SCANNED.flatMap(scannedFiles)) {
-    for (const id of citedIds(readFileSync(join(ROOT, file), 'utf8'))) citations.set(id, [...(citations.get(id) ?? []), file]);
+  for (const [file, text] of texts) {
+    for (const id of citedIds(text)) citations.set(id, [...(citations.get(id) ?? []), file]);
   }
 
   it('recognises citations and nothing that only looks like one', () => {
@@ -81,5 +85,11 @@ describe('requirement ids: docs/requirements.md and what cites it', () => {
     const paths = cataloguePaths(markdown);
     expect(paths.length).to.be.greaterThan(defined.length);
     expect(paths.filter((p) => !existsSync(join(ROOT, p)))).to.deep.equal([]);
+  });
+
+  it('cites no issue number of this project, only upstream ones after their repository', () => {
+    const bare = [...texts, [CATALOGUE, markdown] as const].flatMap(([file, text]) =>
+      [...text.matchAll(ISSUE)].filter((m) => !REPOSITORY.test(m[1]!)).map((m) => `${file}: ${m[0].trim()}`));
+    expect(bare, 'say what is meant, or cite a requirement id').to.deep.equal([]);
   });
 });
