@@ -1,7 +1,8 @@
 // `npm run bench:webhook [-- --soak=5m]`: latency and throughput of /validate, /mutate and /convert over HTTPS on
 // loopback, against a server process whose caches hold 10,000 Services, ServiceExports and ServiceImports.
 //   1. closed loop at concurrency 1, 16 and 64 (a bounded number of requests each): p50, p99, requests/s;
-//   2. open loop at a fixed rate (default 1,000 requests/s, the goal of issue 3): p50, p99, achieved rate;
+//   2. open loop at a fixed rate (default 1,000 requests/s, the rate of the goal in docs/benchmarks.md): p50, p99,
+//      achieved rate;
 //   3. RSS stability: mixed traffic at the fixed rate for --soak (short by default; 5m for the recorded figure),
 //      sampling the server's RSS.
 // Prints a Markdown table to paste into docs/benchmarks.md.

@@ -1,11 +1,11 @@
-// `npm run demo`: the two-cluster tutorial (shared/seeds/003) on this machine. Brings up the testbed ClusterSet and the
-// Cloud Map emulator, with a real node per cluster (the testbed's data path: pods run, traffic crosses clusters), runs
-// each cluster's webhook server and worker as host processes configured like the in-cluster Deployments, then replays
-// the tutorial: the import appears in cls2, its clusterset.local name resolves, and a pod in cls2 curls nginx-hello,
-// answered by an nginx pod in cls1. First of all it runs hack/install-testbed.sh, as `npm test` does, so a fresh clone
-// needs nothing else. Stays up until Ctrl-C; `--once` exits after the replay (used by a test). `--image REF` runs both
-// processes from the production image (`npm run image`) in containers instead of from source. `--no-data-path` replays
-// without real nodes (pods are simulated, no curl), for a machine that cannot host them (no root).
+// `npm run demo`: the AWS Cloud Map MCS Controller's public two-cluster tutorial on this machine. Brings up the testbed
+// ClusterSet and the Cloud Map emulator, with a real node per cluster (the testbed's data path: pods run, traffic
+// crosses clusters), runs each cluster's webhook server and worker as host processes configured like the in-cluster
+// Deployments, then replays the tutorial: the import appears in cls2, its clusterset.local name resolves, and a pod in
+// cls2 curls nginx-hello, answered by an nginx pod in cls1. First of all it runs hack/install-testbed.sh, as `npm test`
+// does, so a fresh clone needs nothing else. Stays up until Ctrl-C; `--once` exits after the replay (used by a test).
+// `--image REF` runs both processes from the production image (`npm run image`) in containers instead of from source.
+// `--no-data-path` replays without real nodes (pods are simulated, no curl), for a machine that cannot host them.
 import { execFileSync, spawn } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';

@@ -23,7 +23,7 @@ export interface AppOptions {
 
 /**
  * Deepest JSON nesting accepted. A review around a Kubernetes object (managedFields included) stays within a few dozen
- * levels; deeper bodies are refused before parsing, as everything after JSON.parse recurses over them (SPEC §10).
+ * levels; deeper bodies are refused before parsing, as everything after JSON.parse recurses over them (W5).
  */
 export const MAX_JSON_DEPTH = 100;
 

@@ -1,6 +1,6 @@
 // How deeply a JSON text nests, found by one pass over its bytes before it is parsed. A review is a few levels of
 // envelope around a Kubernetes object; a body nested thousands deep is hostile, and rules, conversion and JSON.stringify
-// all recurse over what they are given, so such a body is refused before anything walks it (SPEC §10).
+// all recurse over what they are given, so such a body is refused before anything walks it (W5).
 
 const OPEN_OBJECT = 0x7b;
 const OPEN_ARRAY = 0x5b;

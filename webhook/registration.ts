@@ -9,7 +9,7 @@ export const VALIDATING_CONFIGURATION_NAME = 'mcs-cloudmap-validating';
 export const MUTATING_CONFIGURATION_NAME = 'mcs-cloudmap-mutating';
 
 export interface RegistrationOptions {
-  /** Namespaces whose objects are never sent to the webhook (SPEC §10: kube-system and our own). */
+  /** Namespaces whose objects are never sent to the webhook (W3: kube-system and our own). */
   excludedNamespaces?: readonly string[];
   /** Seconds the apiserver waits for an answer; small, so a slow webhook cannot stall writes for long. */
   timeoutSeconds?: number;

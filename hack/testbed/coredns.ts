@@ -1,5 +1,5 @@
 // CoreDNS with our clusterset plugin (dns/), serving clusterset.local from one cluster's ServiceImports and
-// EndpointSlices (SPEC §7). hack/install-testbed.sh builds it from the repository's dns/ module.
+// EndpointSlices (D1, D2). hack/install-testbed.sh builds it from the repository's dns/ module.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { join } from 'node:path';

@@ -82,7 +82,7 @@ export class CloudMapInstances {
   /**
    * Instances of `namespace/service` in the ClusterSet (M5), every health status, one entry per id; undefined when
    * the namespace or service does not exist. A full DiscoverInstances page may hide instances past the API's limit
-   * (SPEC S4, §9), so then the service is read with paged ListInstances instead.
+   * (S4), so then the service is read with paged ListInstances instead.
    */
   async discoverInstances(namespace: string, service: string, options: { clustersetId?: string } = {}): Promise<DiscoveredInstances | undefined> {
     const clustersetId = options.clustersetId ?? this.identity.clustersetId;

@@ -2,7 +2,7 @@
 // Every wait of the process shares one polling loop: a round starts ~50 ms after new operations arrive and rounds back
 // off to 1 s. Each round asks what operation-polls.ts plans: one ListOperations of what settled since the last round
 // for all pending operations together (any number of services), GetOperation for a few. No fixed multi-second
-// minimum per write (SPEC §9). An operation that GetOperation no longer finds (a store may prune them) is done but of
+// minimum per write (M7). An operation that GetOperation no longer finds (a store may prune them) is done but of
 // unknown outcome: its recorded check (reading the instance back) decides.
 // After a restart, settleInFlight() waits for the operations a previous process left pending, so the first read of
 // Cloud Map sees their outcome: nothing they did is written again, nothing they were to do is lost.

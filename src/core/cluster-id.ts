@@ -1,4 +1,4 @@
-// Cluster identity rules of KEP-2149 (SPEC §2): what a cluster id may look like and which ClusterProperty names are reserved.
+// Cluster identity rules of KEP-2149 (C2, C5): what a cluster id may look like and which ClusterProperty names are reserved.
 
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from './names.ts';
 

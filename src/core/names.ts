@@ -2,7 +2,7 @@
 
 export const MCS_GROUP = 'multicluster.x-k8s.io';
 export const ABOUT_GROUP = 'about.k8s.io';
-/** Served versions, storage version last (SPEC §1). */
+/** Served versions, storage version last (K1). */
 export const VERSIONS = ['v1alpha1', 'v1beta1'] as const;
 export type ApiVersionName = (typeof VERSIONS)[number];
 export const STORAGE_VERSION: ApiVersionName = 'v1beta1';

@@ -1,5 +1,5 @@
 // The worker's Prometheus metrics: one prom-client Registry per process, created once at start-up by
-// createWorkerMetrics(), holding the metrics issue 4 names plus the Node.js process defaults. The work queue, the
+// createWorkerMetrics(), holding the worker's own metrics plus the Node.js process defaults. The work queue, the
 // informers and the Cloud Map adapter report through plain hook interfaces; this file adapts them to prom-client so
 // those parts stay free of any metrics library.
 // Usage:
@@ -18,7 +18,7 @@ export const METRIC_PREFIX = 'mcs_cloudmap_';
 
 /** Reconciles take milliseconds to a few seconds (Cloud Map calls); throttled ones up to minutes. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-/** Export-to-import lag: the goal is p99 ≤ 2 s (issue 4 item 8). */
+/** Export-to-import lag: the goal is p99 ≤ 2 s (M7). */
 const LAG_BUCKETS = [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 120];
 
 export type ReconcileResult = 'success' | 'error' | 'requeue';

@@ -203,7 +203,8 @@ export class ExportReconciler {
 
   /**
    * E3: removes this cluster's instances of namespace/name (never another's, M4); then deletes the Cloud Map service
-   * when no cluster has instances left (issue 232), and the namespace when it is empty and clean-up is on.
+   * when no cluster has instances left, and the namespace when it is empty and clean-up is on (the AWS controller left
+   * them orphaned: aws-cloud-map-mcs-controller-for-k8s issue 232).
    */
   async #withdraw(namespace: string, name: string, why: string): Promise<void> {
     const ours = this.#o.view.ours(namespace, name);

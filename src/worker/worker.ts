@@ -116,7 +116,8 @@ class Worker {
     const reading = readIdentity(properties.get(undefined, CLUSTER_ID_PROPERTY), properties.get(undefined, CLUSTERSET_ID_PROPERTY));
     this.metrics.clusterPropertiesMissing.set(reading.kind === 'missing' ? 1 : 0);
     if (reading.kind === 'missing' && reading.message !== this.#lastMissing) {
-      // One log line and one Event per distinct problem (issue 315: no silent loop), then idle until the properties change.
+      // One log line and one Event per distinct problem, then idle until the properties change (C1; not the AWS
+      // controller's silent loop, aws-cloud-map-mcs-controller-for-k8s issue 315).
       this.#log.warn({ event: 'cluster-identity-missing', reason: reading.reason }, reading.message);
       const regarding = { apiVersion: `${ABOUT_GROUP}/${STORAGE_VERSION}`, kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY } };
       this.#events.record(regarding, 'Warning', reading.reason, reading.message, 'WaitForClusterIdentity');

@@ -1,5 +1,5 @@
 // A worker started before its cluster's ClusterProperties exist: one clear Event and log line and a metric, nothing
-// imported, then it starts on its own once they are created, without a restart (C1; issue 4 items 6 and 7); and a
+// imported, then it starts on its own once they are created, without a restart (C1); and a
 // cluster id changed while exporting, which freezes exports with a clear condition until it is restored (C3).
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
@@ -10,7 +10,7 @@ import { createNamespaces, deployment, service, serviceExport } from './workload
 const NS = 'e2e-identity';
 const NAME = 'hello';
 
-describe('e2e: cluster identity — ClusterProperties created after the worker started, changed under an export (issue 4 item 7; C1, C3)', function () {
+describe('e2e: cluster identity — ClusterProperties created after the worker started, changed under an export (C1, C3)', function () {
   this.timeout(180_000);
   const e2e = withE2E({ namespaces: [NS] });
 

@@ -1,5 +1,5 @@
 // Services exported from both clusters (union of endpoints, conflicts resolved oldest-first), headless exports with
-// hostnames, and a namespace that exists in one cluster only (issue 4 item 7).
+// hostnames, and a namespace that exists in one cluster only (E2, X1–X3, I1).
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { LABEL_SERVICE_NAME } from '../../src/core/names.ts';
@@ -24,7 +24,7 @@ function exportFrom(cluster: E2ECluster, name: string): Promise<void> {
   return exportReady(cluster, NS, name);
 }
 
-describe('e2e: services exported from both clusters (issue 4 item 7)', function () {
+describe('e2e: services exported from both clusters', function () {
   this.timeout(180_000);
   const e2e = withE2E({ namespaces: [NS, LATE_NS] });
 

@@ -1,5 +1,5 @@
 // Two clusters that share one pod CIDR, so their pods get the same IPs (a real case with separate VPCs): both export the
-// same service and neither cluster's instances overwrite the other's (M3, M4; issue 4 item 7).
+// same service and neither cluster's instances overwrite the other's (M3, M4).
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
@@ -9,7 +9,7 @@ import { createNamespaces, deployment, runningPodIps, service, serviceExport } f
 const NS = 'e2e-overlap';
 const NAME = 'twin';
 
-describe('e2e: overlapping pod IPs in the two clusters (issue 4 item 7; M3, M4)', function () {
+describe('e2e: overlapping pod IPs in the two clusters (M3, M4)', function () {
   this.timeout(240_000);
   const e2e = withE2E({ clusterSet: { sharedPodCidr: true }, namespaces: [NS] });
 

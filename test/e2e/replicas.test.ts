@@ -1,5 +1,5 @@
 // Two replicas of cls1's worker: only the holder of the Lease reconciles (the other keeps warm caches and makes no
-// Cloud Map calls); when the leader shuts down it releases the Lease and the standby takes over (issue 4 item 6).
+// Cloud Map calls); when the leader shuts down it releases the Lease and the standby takes over.
 // A leader paused past its Lease (SIGSTOP) loses it to the standby and, resumed, sends Cloud Map nothing more: the
 // emulator's request log shows no write of the old leader after the new one's first (M4).
 import { expect } from 'chai';
@@ -33,7 +33,7 @@ async function cloudMapCallCount(worker: HostProcess): Promise<number> {
   return [...text.matchAll(/^mcs_cloudmap_cloudmap_calls_total\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
-describe('e2e: two worker replicas in one cluster (issue 4 item 6; leader election)', function () {
+describe('e2e: two worker replicas in one cluster (leader election)', function () {
   this.timeout(180_000);
   const e2e = withE2E({ namespaces: [NS] });
   /** Lease identity of cls1's current worker (the user agent app id of its Cloud Map calls). */

@@ -1,5 +1,5 @@
-// The two-cluster tutorial (shared/seeds/003) end to end, with both workers (and webhooks) running as in production:
-// nginx-hello (3 replicas) in namespace demo of both clusters, exported from cls1.
+// The AWS Cloud Map MCS Controller's public two-cluster tutorial end to end, with both workers (and webhooks) running
+// as in production: nginx-hello (3 replicas) in namespace demo of both clusters, exported from cls1.
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -30,7 +30,7 @@ async function importedAddresses(cluster: E2ECluster): Promise<string[]> {
 /** Cloud Map writes: anything but reads and operation polling. */
 const WRITE_APIS = ['RegisterInstance', 'DeregisterInstance', 'CreateHttpNamespace', 'CreateService', 'DeleteService', 'DeleteNamespace', 'UpdateService'];
 
-describe('e2e: the two-cluster tutorial, nginx-hello exported from cls1 (issue 4 item 7)', function () {
+describe('e2e: the two-cluster tutorial, nginx-hello exported from cls1', function () {
   this.timeout(180_000);
   const e2e = withE2E({ namespaces: [NS] });
   let podIps: string[] = [];

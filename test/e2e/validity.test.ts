@@ -1,5 +1,5 @@
 // ServiceExports that cannot export (E4, E5): reported with Valid=False and an Event, nothing in Cloud Map, and
-// exported as soon as the Service becomes exportable (issue 4 item 7).
+// exported as soon as the Service becomes exportable.
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
@@ -16,7 +16,7 @@ function exportEvents(cluster: E2ECluster): EventView[] {
   return list.items.filter((e) => e.regarding?.kind === 'ServiceExport' && e.regarding.name === NAME);
 }
 
-describe('e2e: ServiceExports of missing and ExternalName Services (issue 4 item 7; E4, E5, X4)', function () {
+describe('e2e: ServiceExports of missing and ExternalName Services (E4, E5, X4)', function () {
   this.timeout(180_000);
   const e2e = withE2E({ namespaces: [NS] });
 

@@ -1,5 +1,5 @@
 // A DNS client that returns the whole reply: rcode, answer, authority and additional sections. node:dns gives only
-// the answer records, and SRV answers carry their targets' addresses in the additional section (SPEC §7 D2).
+// the answer records, and SRV answers carry their targets' addresses in the additional section (D2).
 import { randomInt } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { decode, encode, RECURSION_DESIRED, type Answer, type RecordType } from 'dns-packet';

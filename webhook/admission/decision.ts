@@ -16,7 +16,7 @@ export interface Decision {
   patch: JsonPatchOp[];
 }
 
-/** Kubernetes may truncate longer warnings; ours are written to fit (SPEC §10). */
+/** Kubernetes may truncate longer warnings; ours are written to fit (W1). */
 export const WARNING_MAX = 120;
 
 function fit(warning: string): string {

@@ -1,4 +1,4 @@
-// AdmissionReview (admission.k8s.io/v1, v1beta1 accepted) in and out, per SPEC §10: the reply keeps the request's
+// AdmissionReview (W1; admission.k8s.io/v1, v1beta1 accepted) in and out: the reply keeps the request's
 // apiVersion and uid, carries `allowed`, a status on denial, warnings, and mutations as a base64 JSON Patch.
 
 import type { Decision } from './decision.ts';

@@ -1,4 +1,4 @@
-// ConversionReview (apiextensions.k8s.io/v1, v1beta1 accepted) per SPEC §10: convertedObjects in request order, each
+// ConversionReview (W2; apiextensions.k8s.io/v1, v1beta1 accepted): convertedObjects in request order, each
 // with apiVersion = desiredAPIVersion; result Success, or Failed with the first object's problem.
 
 import { reviewRequest, type ParsedReview } from '../admission/review.ts';

@@ -1,4 +1,4 @@
-// The OpenAPI v3 schemas of our three CRDs (SPEC §1): the single source for crds/*.yaml (see generate.ts) and for the
+// The OpenAPI v3 schemas of our three CRDs (K1, K2): the single source for crds/*.yaml (see generate.ts) and for the
 // webhook's own object validation (object-validation.ts). Both served versions use the same schema.
 
 export interface JsonSchema {
@@ -21,7 +21,7 @@ export interface JsonSchema {
   'x-kubernetes-preserve-unknown-fields'?: boolean;
 }
 
-/** Largest ClusterProperty value (SPEC §1; upstream misspelled the keyword so its CRD enforces none). */
+/** Largest ClusterProperty value (K3; upstream misspelled the keyword so its CRD enforces none). */
 export const CLUSTER_PROPERTY_VALUE_MAX = 128000;
 
 const stringMap = (description: string): JsonSchema => ({ type: 'object', description, additionalProperties: { type: 'string' } });
@@ -184,7 +184,7 @@ const clusterProperty = topLevel(
 
 /**
  * Every object with listed properties (except metadata) keeps fields it does not know, so a peer running a newer MCS API
- * never has its fields pruned by our older schema (SPEC §1 last bullet).
+ * never has its fields pruned by our older schema (K4).
  */
 function preserveUnknownFields(schema: JsonSchema, key = ''): JsonSchema {
   const out: JsonSchema = { ...schema };

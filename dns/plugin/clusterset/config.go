@@ -9,7 +9,7 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/fall"
 )
 
-// defaultZone is the MCS zone (SPEC §7 D1).
+// defaultZone is the MCS zone (D1).
 const defaultZone = "clusterset.local."
 
 // defaultTTL matches the kubernetes plugin's default, so both zones age alike in caches.

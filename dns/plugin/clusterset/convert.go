@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Labels on MCS EndpointSlices (SPEC §6 S2; the same values as src/core/names.ts).
+// Labels on MCS EndpointSlices (S2; the same values as src/core/names.ts).
 const (
 	labelServiceName   = "multicluster.kubernetes.io/service-name"
 	labelSourceCluster = "multicluster.kubernetes.io/source-cluster"

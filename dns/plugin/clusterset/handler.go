@@ -20,7 +20,7 @@ type Source interface {
 	Serial() uint32
 }
 
-// ClusterSet answers the MCS DNS names of its zones (SPEC §7) from a cluster's ServiceImports, EndpointSlices and
+// ClusterSet answers the MCS DNS names of its zones (D1, D2) from a cluster's ServiceImports, EndpointSlices and
 // Namespaces.
 type ClusterSet struct {
 	Next   plugin.Handler

@@ -3,7 +3,7 @@ package clusterset
 // The plain data the record logic reads: what a cluster's ServiceImports, MCS EndpointSlices and Namespaces say,
 // without client-go types, so the DNS semantics can be tested as pure functions.
 
-// ServiceImport spec.type values (SPEC §1).
+// ServiceImport spec.type values (K2).
 const (
 	TypeClusterSetIP = "ClusterSetIP"
 	TypeHeadless     = "Headless"

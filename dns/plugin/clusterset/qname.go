@@ -6,7 +6,7 @@ import (
 	"github.com/miekg/dns"
 )
 
-// nameKind says which kind of MCS DNS name a query name is (SPEC §7, the MCS DNS specification §2).
+// nameKind says which kind of MCS DNS name a query name is (D1, D2; the MCS DNS specification §2).
 type nameKind int
 
 const (

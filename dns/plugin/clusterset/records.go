@@ -26,7 +26,7 @@ func found(answer []dns.RR, extra []dns.RR) result {
 	return result{rcode: dns.RcodeSuccess, answer: answer, extra: extra}
 }
 
-// answerer computes the records of one zone from a View (SPEC §7 D1, D2; MCS DNS specification §2).
+// answerer computes the records of one zone from a View (D1, D2; MCS DNS specification §2).
 type answerer struct {
 	zone   string // fully qualified, lowercase
 	ttl    uint32

@@ -15,7 +15,7 @@ func rrStrings(rrs []dns.RR) []string {
 	return out
 }
 
-// TestAnswer is the record table of SPEC §7 (D1, D2) and the MCS DNS specification §2 over the demo snapshot.
+// TestAnswer is the record table of D1 and D2 and the MCS DNS specification §2 over the demo snapshot.
 func TestAnswer(t *testing.T) {
 	const z = "clusterset.local."
 	a := answerer{zone: z, ttl: 5, serial: 42, view: demo()}

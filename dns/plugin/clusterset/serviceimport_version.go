@@ -10,7 +10,7 @@ import (
 
 const multiclusterGroup = "multicluster.x-k8s.io"
 
-// serviceImportVersions in order of preference: the storage version first (SPEC §1), then the older one that clusters
+// serviceImportVersions in order of preference: the storage version first (K1), then the older one that clusters
 // with older MCS CRDs serve.
 var serviceImportVersions = []string{"v1beta1", "v1alpha1"}
 

@@ -1,7 +1,7 @@
 // `mcs-cloudmap status` against the testbed: two real kube-apiservers and the Cloud Map emulator, holding what the
 // worker leaves behind after the tutorial (an export in cls1, imports in both clusters, instances in Cloud Map), written
 // here directly so the command is tested on its own. Also the errors a user meets: an unreachable cluster, rejected
-// credentials, no AWS credentials (issue 5 item 5).
+// credentials, no AWS credentials.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -29,7 +29,7 @@ function cond(type: string, status: string, reason: string) {
   return { type, status, reason, message: `${type} ${reason}`, lastTransitionTime: NOW };
 }
 
-describe('mcs-cloudmap status on the testbed (issue 5 item 5)', function () {
+describe('mcs-cloudmap status on the testbed', function () {
   this.timeout(120_000);
   const testbed = withClusterSet();
   let kubeconfig = '';

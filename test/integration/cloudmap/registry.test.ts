@@ -121,7 +121,7 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(left[0]!.attributes).to.not.have.property('READY');
   });
 
-  it('S4/§9: reads back every instance of a service with more than 1000', async () => {
+  it('S4: reads back every instance of a service with more than 1000', async () => {
     const { adapter, calls } = adapterFor(moto.endpoint, 'cls1', { rateLimits: { RegisterInstance: 10_000 } });
     const svc = await adapter.ensureService(await adapter.ensureNamespace('big'), 'many');
     const instances = Array.from({ length: 1234 }, (_, n) => instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.1.${n >> 8}.${n & 255}` }));

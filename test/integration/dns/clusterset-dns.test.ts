@@ -1,4 +1,4 @@
-// SPEC §7 on the testbed: our CoreDNS build (dns/, the clusterset plugin) answers clusterset.local from ServiceImports
+// D1 and D2 on the testbed: our CoreDNS build (dns/, the clusterset plugin) answers clusterset.local from ServiceImports
 // and MCS EndpointSlices written by hand with the admin kubeconfig of cluster 1 (no webhook, no worker in this suite).
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -73,7 +73,7 @@ function summary(reply: DnsReply): { rcode: string; answer: string[]; additional
   return { rcode: reply.rcode, answer: reply.answers.map(line).sort(), additional: reply.additionals.map(line).sort() };
 }
 
-describe('clusterset.local DNS from ServiceImports and EndpointSlices (SPEC §7, issue 2 item 4)', function () {
+describe('clusterset.local DNS from ServiceImports and EndpointSlices (D1, D2)', function () {
   this.timeout(120_000);
   const testbed = withClusterSet();
   let cluster: TestCluster;

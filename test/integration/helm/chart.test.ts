@@ -1,6 +1,6 @@
 // The Helm chart (charts/mcs-cloudmap) with a real helm: it lints, renders for every example values file, installs the
 // same objects as kustomize (one source: a chart that drifts from kustomize/base fails here), and its values land where
-// the processes read them (issue 6 item 3, SPEC §10).
+// the processes read them (W3, W4).
 import { expect } from 'chai';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { parseWorkerOptions } from '../../../src/worker/options.ts';
@@ -67,7 +67,7 @@ function configMapData(objects: readonly Manifest[]): Record<string, string> {
   return find(objects, 'ConfigMap', 'mcs-cloudmap-config').data as Record<string, string>;
 }
 
-describe('Helm chart charts/mcs-cloudmap (issue 6 item 3)', function () {
+describe('Helm chart charts/mcs-cloudmap', function () {
   this.timeout(60_000);
 
   it('has example values for IRSA and for EKS Pod Identity', () => {

@@ -2,7 +2,7 @@
 // self-signed TLS: CRDs, RBAC, settings, Secret and webhook configurations are installed; the webhook server, run on
 // this machine with the certificate the chart generated, answers the apiserver through the chart's Service and caBundles
 // (admission and CRD conversion); the second upgrade creates the ClusterProperties through it; upgrades keep the CA;
-// uninstalling keeps the CRDs and the cluster id (issue 6 item 3, SPEC §10, C1-C3, E3).
+// uninstalling keeps the CRDs and the cluster id (W4, C1-C3, E3).
 //
 // The testbed runs no container images: a post-renderer points the Service at the host process (hack/local's way).
 import { expect } from 'chai';
@@ -25,7 +25,7 @@ const NODE = join(REPO, 'node_modules/.bin/node');
 const POST_RENDERER = new URL('./host-webhook-post-renderer.ts', import.meta.url).pathname;
 const DEMO = 'helm-demo';
 
-describe('helm install of charts/mcs-cloudmap into a testbed cluster (issue 6 item 3)', function () {
+describe('helm install of charts/mcs-cloudmap into a testbed cluster', function () {
   this.timeout(180_000);
   const clusterSet = withOwnClusterSet({ clusters: 1 });
   const address = hostAddress();

@@ -18,7 +18,7 @@ interface EventObj extends KubeObject {
   series?: { count: number; lastObservedTime: string };
 }
 
-describe('EventRecorder on a real kube-apiserver (issue 4 items 3 and 6)', function () {
+describe('EventRecorder on a real kube-apiserver: Events and their series', function () {
   this.timeout(60_000);
   const clusterSet = withClusterSet();
   let kc: KubeConfig;

@@ -5,7 +5,7 @@ import { NAMESPACES, resourcePath, SERVICES, type KubeObject } from '../../../sr
 import { startPrivateApiserver, type PrivateApiserver } from './private-apiserver.ts';
 import { captureLogger, eventually, kubeConfigVia, startCuttableProxy, type CuttableProxy } from './support.ts';
 
-describe('informer relists on 410 Gone after an apiserver restart (issue 4 item 1)', function () {
+describe('informer relists on 410 Gone after an apiserver restart', function () {
   this.timeout(120_000);
   let apiserver: PrivateApiserver;
   let proxy: CuttableProxy;

@@ -29,7 +29,7 @@ function service(namespace: string, name: string, labels: Record<string, string>
   return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels }, spec: { ports: [{ port: 80, protocol: 'TCP' }] } };
 }
 
-describe('informer on a real kube-apiserver (issue 4 item 1)', function () {
+describe('informer on a real kube-apiserver: list, watch, resync, healing', function () {
   this.timeout(60_000);
   const clusterSet = withClusterSet();
   let kc: KubeConfig;

@@ -19,7 +19,7 @@ interface Candidate {
   signals: AbortSignal[];
 }
 
-describe('leader election on a coordination.k8s.io Lease (issue 4 item 6)', function () {
+describe('leader election on a coordination.k8s.io Lease', function () {
   this.timeout(60_000);
   const clusterSet = withClusterSet();
   let kc: KubeConfig;

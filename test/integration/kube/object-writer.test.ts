@@ -12,7 +12,7 @@ import { createTestNamespace, deleteNamespace, installCrds } from './support.ts'
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown>; endpoints?: unknown[] };
 
-describe('object writes: server-side apply, status, delete, finalizers (issue 4 items 2–4)', function () {
+describe('object writes: server-side apply, status, delete, finalizers', function () {
   this.timeout(60_000);
   const clusterSet = withClusterSet();
   let kc: KubeConfig;

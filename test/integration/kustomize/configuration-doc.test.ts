@@ -6,7 +6,7 @@ import { durationOption, intOption, rateMapOption, stringOption } from '../../..
 import { workerOptionSpecs } from '../../../src/worker/options.ts';
 import { webhookOptionSpecs } from '../../../webhook/options.ts';
 
-describe('docs/configuration.md (issue 5 item 5)', () => {
+describe('docs/configuration.md: every flag and environment variable', () => {
   it('is what `npm run docs:configuration` renders from the processes\' option specs', () => {
     expect(configurationDocStale(), 'run npm run docs:configuration').to.equal(false);
   });

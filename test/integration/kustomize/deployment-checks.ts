@@ -1,4 +1,4 @@
-// What every Deployment we ship must have (issue 5 item 2): liveness and readiness probes, CPU and memory requests and
+// What every Deployment we ship must have: liveness and readiness probes, CPU and memory requests and
 // limits, and a security context under which the container cannot run as root or gain privileges.
 import type { Manifest } from './build.ts';
 

@@ -1,7 +1,7 @@
 // Each kustomization's output is accepted by a real kube-apiserver (server-side apply, dry run): every object passes the
 // apiserver's validation, our CRD schemas and cert-manager's published CRDs. Then the webhook server, started exactly as
 // the Deployment configures it, answers on every path the webhook configurations and conversion stanzas call
-// (issue 5 item 2, SPEC §10).
+// (W3, W4).
 //
 // The suite has a 1-cluster testbed of its own: it installs CRDs whose conversion calls an in-cluster Service, which
 // would break the shared ClusterSet's suites that run the webhook on the host.
@@ -39,7 +39,7 @@ function toYaml(objects: readonly unknown[]): string {
   return objects.map((o) => stringify(o)).join('---\n');
 }
 
-describe('kustomize output against a real kube-apiserver (issue 5 item 2)', function () {
+describe('kustomize output against a real kube-apiserver', function () {
   this.timeout(120_000);
   const clusterSet = withOwnClusterSet({ clusters: 1 });
   let kubectlBase: string[] = [];

@@ -1,6 +1,6 @@
 // Builds what the Dockerfile builds, the same way, without a container engine: the TypeScript compiled by the build
 // script, and a production-only `npm ci` of the lockfile in a directory of its own. Every command the kustomize
-// Deployments run (and the CLI) must start from that layout with Node 24 (issue 5 item 3). test/e2e/image.test.ts runs
+// Deployments run (and the CLI) must start from that layout with Node 24. test/e2e/image.test.ts runs
 // the image itself (`npm run image`).
 import { expect } from 'chai';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -15,7 +15,7 @@ const REPO = new URL('../../../', import.meta.url).pathname;
 /** The repository's Node 24 (the `node` dev dependency); the machine's own node may be older. */
 const NODE = join(REPO, 'node_modules', '.bin', 'node');
 
-describe('Dockerfile: one non-root Node 24 image running either process (issue 5 item 3)', function () {
+describe('Dockerfile: one non-root Node 24 image running either process', function () {
   this.timeout(300_000);
   let app = '';
 

@@ -1,6 +1,6 @@
 // Every kustomization builds with `kubectl kustomize`, and what it builds is production-shaped and consistent with the
 // processes it starts: probes, limits, non-root, ports and paths that the webhook server and the worker really use,
-// cert-manager wiring, per-cluster values (issue 5 items 1-2, SPEC §10).
+// cert-manager wiring, per-cluster values (W3, W4).
 import { expect } from 'chai';
 import { dirname } from 'node:path';
 import { validateClusterId } from '../../../src/core/cluster-id.ts';
@@ -35,12 +35,12 @@ function configMapData(objects: readonly Manifest[]): Record<string, string> {
   return cm.data as Record<string, string>;
 }
 
-describe('kustomize manifests (issue 5 items 1-2)', () => {
+describe('kustomize manifests', () => {
   it('finds base and at least the cls1 and cls2 overlays', () => {
     expect(NAMES).to.include.members(['base', 'overlays/cls1', 'overlays/cls2']);
   });
 
-  it('SPEC §10: the webhook configurations and the Helm chart\'s generated files are current (npm run manifests)', () => {
+  it('W3, W4: the webhook configurations and the Helm chart\'s generated files are current (npm run manifests)', () => {
     expect(staleManifests(), 'run npm run manifests').to.deep.equal([]);
   });
 
@@ -95,7 +95,7 @@ describe('kustomize manifests (issue 5 items 1-2)', () => {
         expect(deploy.spec.template.spec.volumes!.find((v) => v.name === tls.name)!.secret!.secretName).to.equal('mcs-cloudmap-webhook-tls');
       });
 
-      it('SPEC §10: two webhook replicas on different nodes if possible, never all disrupted at once', () => {
+      it('W3: two webhook replicas on different nodes if possible, never all disrupted at once', () => {
         const deploy = find(objects, 'Deployment', 'mcs-cloudmap-webhook') as Deployment;
         expect(deploy.spec.replicas).to.be.at.least(2);
         const selector = deploy.spec.selector.matchLabels;

@@ -1,7 +1,7 @@
 // Least privilege that is enough: the installed RBAC is applied for real to a testbed cluster, and each process runs with
 // a token of its own ServiceAccount, started with its Deployment's command and environment. The worker carries an
 // export through to Cloud Map, the import, the derived Service and the MCS EndpointSlices, takes its Lease, and removes
-// everything when the export goes; the webhook server syncs its caches. Neither may log a single 403 (issue 5 item 1).
+// everything when the export goes; the webhook server syncs its caches. Neither may log a single 403.
 import { expect } from 'chai';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,7 +23,7 @@ const RBAC_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAcc
 
 interface Started { process: ChildProcess; logFile: string }
 
-describe('kustomize RBAC is enough for each process, run as its own ServiceAccount (issue 5 item 1)', function () {
+describe('kustomize RBAC is enough for each process, run as its own ServiceAccount', function () {
   this.timeout(180_000);
   const clusterSet = withOwnClusterSet({ clusters: 1 });
   const objects: Manifest[] = kustomizeBuild('base').objects;

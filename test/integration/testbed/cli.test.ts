@@ -1,4 +1,4 @@
-// Issue 2 "done when": `npm run testbed -- up` leaves a usable ClusterSet and prints how to use it; `status` reports it
+// `npm run testbed -- up` leaves a usable ClusterSet and prints how to use it; `status` reports it
 // healthy; `down` stops every process and removes its files.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -32,7 +32,7 @@ function alive(pid: number): boolean {
   }
 }
 
-describe('testbed CLI (issue 2: npm run testbed -- up|status|down)', function () {
+describe('testbed CLI (npm run testbed -- up|status|down)', function () {
   this.timeout(CLUSTERSET_START_TIMEOUT_MS);
   const root = mkdtempSync(join(tmpdir(), 'mcs-cloudmap-cli-'));
   const dir = join(root, 'testbed');

@@ -1,4 +1,4 @@
-// Issue 2, item 4: CoreDNS with our clusterset plugin (dns/), started against cluster 1, answers a clusterset.local query.
+// CoreDNS with our clusterset plugin (dns/), started against cluster 1, answers a clusterset.local query.
 import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Resolver } from 'node:dns/promises';
@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { startCoreDns, type CoreDns } from '../../../hack/testbed/index.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 
-describe('testbed CoreDNS with the clusterset plugin (issue 2 item 4)', function () {
+describe('testbed CoreDNS with the clusterset plugin', function () {
   this.timeout(60_000);
   const testbed = withClusterSet();
   let dns: CoreDns | undefined;

@@ -1,4 +1,4 @@
-// Issue 2, item 4: a cluster of the testbed behaves like a real one for Deployments, Services and EndpointSlices.
+// A cluster of the testbed behaves like a real one for Deployments, Services and EndpointSlices.
 import {
   AppsV1Api, CoreV1Api, DiscoveryV1Api, makeInformer, type Informer, type KubeConfig, type V1EndpointSlice,
 } from '@kubernetes/client-node';
@@ -56,7 +56,7 @@ async function runningPodIps(core: CoreV1Api): Promise<string[]> {
     .sort();
 }
 
-describe('testbed cluster (issue 2 item 4: Deployment, ClusterIP Service, EndpointSlices, watch)', function () {
+describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)', function () {
   this.timeout(120_000);
   const testbed = withClusterSet();
   let cls1: TestCluster;

@@ -1,4 +1,4 @@
-// Issue 2, item 2: with sharedPodCidr two clusters use the same pod range, so pod IPs really overlap between clusters
+// With sharedPodCidr two clusters use the same pod range, so pod IPs really overlap between clusters
 // (what M3's per-cluster instance ids must cope with).
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -24,7 +24,7 @@ async function runPinnedPod(kc: KubeConfig, nodeName: string, name = 'overlap'):
   return ip;
 }
 
-describe('testbed with sharedPodCidr (issue 2 item 2: overlapping pod CIDRs)', function () {
+describe('testbed with sharedPodCidr (overlapping pod CIDRs)', function () {
   this.timeout(60_000);
   const testbed = withOwnClusterSet({ clusters: 2, sharedPodCidr: true });
 

@@ -1,4 +1,4 @@
-// Issue 2, item 2: the testbed leaves no process behind: not after stop(), not after Ctrl-C (SIGINT), not even when
+// The testbed leaves no process behind: not after stop(), not after Ctrl-C (SIGINT), not even when
 // the process that owns it is killed with SIGKILL (the watchdog then kills the process groups).
 import { expect } from 'chai';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -41,7 +41,7 @@ async function startOwner(dir: string): Promise<ChildProcess> {
   return child;
 }
 
-describe('testbed process supervision (issue 2 item 2: no orphans)', function () {
+describe('testbed process supervision (no orphans)', function () {
   this.timeout(CLUSTERSET_START_TIMEOUT_MS);
   const dirs: string[] = [];
   const owners: ChildProcess[] = [];

@@ -1,4 +1,4 @@
-// Issue 2, item 2: the testbed's apiservers run the webhook admission plugins, and reach a webhook server running on
+// The testbed's apiservers run the webhook admission plugins, and reach a webhook server running on
 // this machine through a Service reference (as the shipped manifests do): --enable-aggregator-routing makes the apiserver
 // dial the Service's Endpoints instead of its ClusterIP, and the Endpoints list this machine's address.
 import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -19,7 +19,7 @@ const WEBHOOK = 'probe.testbed.mcs-cloudmap.io';
 
 interface Review { request?: { uid: string; kind?: { kind: string }; name?: string; namespace?: string } }
 
-describe('testbed webhook routing (issue 2 item 2: admission webhooks reached by Service reference)', function () {
+describe('testbed webhook routing (admission webhooks reached by Service reference)', function () {
   this.timeout(60_000);
   const testbed = withClusterSet();
   const address = hostAddress();

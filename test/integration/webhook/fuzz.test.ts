@@ -1,4 +1,4 @@
-// Bad input (issue 3 item 6): at least 10,000 generated bodies per route over HTTPS on loopback. Whatever arrives, the
+// Bad input (W5): at least 10,000 generated bodies per route over HTTPS on loopback. Whatever arrives, the
 // server answers: a 4xx with a metav1.Status that says why, or a well-formed review reply for the request's uid. Never a
 // 5xx, a rule that throws (a denial with code 500), a hang or a crash.
 

@@ -1,4 +1,4 @@
-// Hostile and broken clients (SPEC §10): the webhook server runs in its own process, as in bench/, so its RSS is its own.
+// Hostile and broken clients (W5): the webhook server runs in its own process, as in bench/, so its RSS is its own.
 // Short variants of `npm run chaos` (bench/chaos.ts); they print figures and assert only that every client got its
 // answer, that the server cut the slow connections, and that it kept serving. The recorded long runs are in
 // docs/reliability.md.
@@ -14,7 +14,7 @@ const MAX_REQUEST_BYTES = 1 << 20;
 /** Modest, so a CI machine keeps up and latency reflects the slow connections, not a backlog. */
 const RATE = 50;
 
-describe('webhook under hostile and broken clients (SPEC §10)', function () {
+describe('webhook under hostile and broken clients (W5)', function () {
   this.timeout(180_000);
   let server: ServerProcess;
   before(async () => { server = await startServerProcess(MAX_REQUEST_BYTES); });

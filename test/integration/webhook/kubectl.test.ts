@@ -1,5 +1,5 @@
 // The webhooks registered in a real kube-apiserver of the testbed (caBundle from a throwaway CA), driven by kubectl as a
-// user would: every rule of issue 3 through the real admission chain, and conversion served for v1alpha1 reads with
+// user would: every admission rule through the real admission chain, and conversion served for v1alpha1 reads with
 // objects stored as v1beta1 in etcd.
 
 import { expect } from 'chai';
@@ -36,7 +36,7 @@ async function recordImport(ok: (args: string[], input?: string) => Promise<unkn
 /** Long before anything this suite creates: a peer that exported then is the oldest exporter (X1). */
 const LONG_AGO = Date.parse('2020-01-01T00:00:00Z');
 
-describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', function () {
+describe('webhooks on a real apiserver, driven by kubectl', function () {
   this.timeout(120_000);
   const clusterSet = withClusterSet();
   let cluster: TestCluster;
@@ -204,7 +204,7 @@ describe('webhooks on a real apiserver, driven by kubectl (issue 3 item 7)', fun
     expect(relabel.stderr).to.contain('The cluster id "Bad_Id" is not an RFC 1123 DNS label').and.contain('(C2)');
   });
 
-  it('C5, SPEC §1: reserved names are admitted with a warning; values over 128000 characters are refused', async () => {
+  it('C5, K3: reserved names are admitted with a warning; values over 128000 characters are refused', async () => {
     const property = (name: string, value: string) => yaml({ apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name }, spec: { value } });
     const reserved = await ok(['apply', '-f', '-'], property('region.k8s.io', 'eu-west-1'));
     expect(reserved.stderr).to.contain('Warning: ClusterProperty names under k8s.io and kubernetes.io are reserved for well-known properties (C5).');

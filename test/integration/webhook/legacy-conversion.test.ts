@@ -1,4 +1,4 @@
-// Migration (issue 3 item 5): a ServiceExport stored as v1alpha1 by an older controller, with conditions lacking reason
+// Migration (W2): a ServiceExport stored as v1alpha1 by an older controller, with conditions lacking reason
 // and lastTransitionTime, is read through our conversion as v1beta1, normalised, and can be written again at v1beta1.
 
 import { expect } from 'chai';
@@ -24,7 +24,7 @@ const legacyCrd = {
   },
 };
 
-describe('conversion of objects an older controller stored as v1alpha1 (issue 3 item 5)', function () {
+describe('conversion of objects an older controller stored as v1alpha1 (W2)', function () {
   this.timeout(120_000);
   const clusterSet = withClusterSet();
   let cluster: TestCluster;

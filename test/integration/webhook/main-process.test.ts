@@ -15,7 +15,7 @@ import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 const ROOT = join(import.meta.dirname, '../../..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
 
-describe('webhook/main.ts as a process (issue 3 item 2)', function () {
+describe('webhook/main.ts as a process: flags, readiness, graceful shutdown', function () {
   this.timeout(60_000);
   const clusterSet = withClusterSet();
   let dir: string;

@@ -32,7 +32,7 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
   before(async () => { local = await startLocalServer(viewWith(), { maxRequestBytes: 64 * 1024 }); });
   after(async () => { await local.stop(); });
 
-  it('SPEC §10: /validate answers an AdmissionReview with the same apiVersion and uid', async () => {
+  it('W1: /validate answers an AdmissionReview with the same apiVersion and uid', async () => {
     const r = await local.client.post('/validate', review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))));
     expect(r.status).to.equal(200);
     expect(r.json()).to.deep.equal({
@@ -49,7 +49,7 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
     expect(JSON.parse(Buffer.from(body.response.patch, 'base64').toString())).to.deep.equal([{ op: 'add', path: '/metadata/finalizers', value: [SERVICE_EXPORT_FINALIZER] }]);
   });
 
-  it('SPEC §10: /convert answers a ConversionReview', async () => {
+  it('W2: /convert answers a ConversionReview', async () => {
     const r = await local.client.post('/convert', {
       apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview',
       request: { uid: 'c-1', desiredAPIVersion: 'multicluster.x-k8s.io/v1alpha1', objects: [serviceExport('web')] },
@@ -133,7 +133,7 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
     }
   });
 
-  it('SPEC §10: rotates the certificate without a restart or a failed request', async () => {
+  it('W4: rotates the certificate without a restart or a failed request', async () => {
     const rotated = mkdtempSync(join(tmpdir(), 'mcs-webhook-rotated-'));
     try {
       const next = makeDevCertificates(rotated);

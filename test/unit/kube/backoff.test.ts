@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { backoffDelay, sleep } from '../../../src/kube/backoff.ts';
 
-describe('backoffDelay (issue 4 items 1 and 5: reconnect and retry with exponential backoff and jitter)', () => {
+describe('backoffDelay (M6: reconnect and retry with exponential backoff and jitter)', () => {
   const policy = { baseMs: 100, maxMs: 2000, jitter: 0 };
 
   it('doubles from the base and stops at the cap', () => {

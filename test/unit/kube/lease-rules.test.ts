@@ -12,7 +12,7 @@ function held(holder: string, renewAt: number, transitions = 0): LeaseSpec {
   return { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: microTime(T0), renewTime: microTime(renewAt), leaseTransitions: transitions };
 }
 
-describe('leader election rules (issue 4 item 6: Lease, 15 s duration, injected clock)', () => {
+describe('leader election rules (Lease, 15 s duration, injected clock)', () => {
   it('formats MicroTime with six fractional digits', () => {
     expect(microTime(Date.UTC(2025, 4, 6, 7, 8, 9, 123))).to.equal('2025-05-06T07:08:09.123000Z');
   });

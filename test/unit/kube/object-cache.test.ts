@@ -9,7 +9,7 @@ function obj(namespace: string, name: string, rv: string, labels: Record<string,
 
 const names = (list: KubeObject[]) => list.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
 
-describe('ObjectCache (issue 4 item 1: informer cache by namespace/name, namespace and label)', () => {
+describe('ObjectCache (informer cache by namespace/name, namespace and label)', () => {
   it('reports add, update (with the old object) and delete, and skips a replay of the same resourceVersion', () => {
     const c = new ObjectCache<KubeObject>();
     const a1 = obj('demo', 'a', '1');

@@ -62,7 +62,7 @@ function blockingQueue(concurrency: number, extra: Partial<WorkQueueOptions<stri
   return { queue, calls, gates, running, maxParallel: () => maxParallel, overlaps: () => overlaps };
 }
 
-describe('WorkQueue (issue 4 item 1: keyed, serialised per service, parallel across services)', () => {
+describe('WorkQueue (keyed, serialised per service, parallel across services)', () => {
   it('dedupes a key added many times while it waits', async () => {
     const { queue, calls, gates } = blockingQueue(1);
     queue.add('a');

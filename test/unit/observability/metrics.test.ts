@@ -7,7 +7,7 @@ async function get(url: string): Promise<{ status: number; body: string; type: s
   return { status: res.status, body: await res.text(), type: res.headers.get('content-type') };
 }
 
-describe('worker metrics and health endpoints (issue 4 item 6)', () => {
+describe('worker metrics and health endpoints', () => {
   it('exposes the reconcile, Cloud Map, lag, import and work-queue metrics named in the issue', async () => {
     const m = createWorkerMetrics({ processMetrics: false });
     m.observeReconcile('export', 'success', 0.02);

@@ -1,4 +1,4 @@
-// The testbed's address plan (issue 2 item 2): own pod and Service CIDRs per cluster, or one shared pod CIDR.
+// The testbed's address plan: own pod and Service CIDRs per cluster, or one shared pod CIDR.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { clusterNetwork, ipv4InCidr, MAX_CLUSTERS } from '../../../hack/testbed/network.ts';
@@ -12,7 +12,7 @@ function overlaps(a: string, b: string): boolean {
   return ipv4InCidr(base(a), b) || ipv4InCidr(base(b), a);
 }
 
-describe('testbed network plan (issue 2 item 2)', () => {
+describe('testbed network plan', () => {
   it('names clusters cls1, cls2, ... and gives cluster 1 the usual ranges', () => {
     const n = clusterNetwork(1, false, 'us-east-1');
     expect(n).to.include({ clusterId: 'cls1', podCidr: '10.244.0.0/16', serviceCidr: '10.96.0.0/16', apiserverServiceIp: '10.96.0.1' });

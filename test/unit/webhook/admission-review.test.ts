@@ -13,7 +13,7 @@ const body = (over: Record<string, unknown> = {}, request: Record<string, unknow
   ...over,
 });
 
-describe('AdmissionReview (SPEC §10)', () => {
+describe('AdmissionReview (W1)', () => {
   it('parses what the apiserver sends', () => {
     const parsed = parseAdmissionReview(body());
     expect(parsed).to.deep.equal({

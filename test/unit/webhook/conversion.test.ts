@@ -128,7 +128,7 @@ describe('webhook conversion', () => {
     });
   }
 
-  describe('ConversionReview (SPEC §10)', () => {
+  describe('ConversionReview (W2)', () => {
     const review = (objects: unknown[], desiredAPIVersion = `${MCS_GROUP}/v1alpha1`) =>
       ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'u-1', desiredAPIVersion, objects } });
 

@@ -5,7 +5,7 @@ import { CLUSTER_PROPERTY_VALUE_MAX, SCHEMAS, type JsonSchema } from '../../../w
 
 type Version = { name: string; served: boolean; storage: boolean; schema: { openAPIV3Schema: JsonSchema } };
 
-describe('CRDs (SPEC §1)', () => {
+describe('CRDs (K1–K4)', () => {
   it('crds/*.yaml are what `npm run crds` generates from the TypeScript schema', () => {
     expect(staleCrdFiles()).to.deep.equal([]);
   });

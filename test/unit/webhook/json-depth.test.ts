@@ -11,7 +11,7 @@ function depthOf(value: unknown): number {
   return 1 + Math.max(0, ...children.map(depthOf));
 }
 
-describe('JSON nesting bound of webhook bodies (SPEC §10)', () => {
+describe('JSON nesting bound of webhook bodies (W5)', () => {
   const table: Array<[string, number, boolean]> = [
     ['1', 0, true],
     ['"[[[["', 0, true],

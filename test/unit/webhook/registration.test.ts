@@ -6,7 +6,7 @@ import { webhookConfigurations } from '../../../webhook/registration.ts';
 type Hook = Record<string, unknown> & { name: string; rules: Array<{ resources: string[]; operations: string[] }> };
 
 describe('webhook registration and options', () => {
-  it('SPEC §10: every webhook has sideEffects None, a small timeout, v1 reviews, and skips kube-system and our namespace', () => {
+  it('W1, W3: every webhook has sideEffects None, a small timeout, v1 reviews, and skips kube-system and our namespace', () => {
     for (const config of webhookConfigurations()) {
       expect(config.metadata.annotations).to.deep.equal({ 'cert-manager.io/inject-ca-from': 'mcs-cloudmap-system/mcs-cloudmap-webhook' });
       for (const hook of config.webhooks as Hook[]) {

@@ -19,7 +19,7 @@ describe('webhook admission rules', () => {
       expect(combine([allow(['a']), allow(['b'], patch)])).to.deep.include({ allowed: true, warnings: ['a', 'b'], patch });
       expect(combine([allow(['a']), deny('no'), deny('later')])).to.deep.include({ allowed: false, message: 'no', code: 403 });
     });
-    it('SPEC §10: warnings never exceed the length Kubernetes keeps', () => {
+    it('W1: warnings never exceed the length Kubernetes keeps', () => {
       fc.assert(fc.property(fc.string({ maxLength: 400 }), (w) => {
         const [out] = allow([w]).warnings;
         expect(out!.length).to.be.at.most(WARNING_MAX);
