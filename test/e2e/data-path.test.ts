@@ -225,16 +225,16 @@ describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2
   it('export created → first answer in the other cluster, over fresh services (figures for docs/benchmarks.md)', async () => {
     const { cls1, cls2 } = e2e();
     const samples: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 10; i++) {
       const name = `latency-${i}`;
       cls1.apply([service(NS, name, { ports: [{ name: 'tcp', port: 8080 }], selector: { app: 'echo' } })]);
       const exportedAt = Date.now();
       const answered = firstAnswer(cls2, `${name}.${NS}.svc.clusterset.local`, 8080, 'cluster=cls1', 60);
       cls1.apply([serviceExport(NS, name)]);
       samples.push((await answered) - exportedAt);
-      expect(condition(await cls1.serviceExport(NS, name), 'Ready')?.status).to.equal('True');
+      await eventually(`cls1: ServiceExport ${name} Ready`, async () => condition(await cls1.serviceExport(NS, name), 'Ready')?.status === 'True');
     }
     samples.sort((a, b) => a - b);
-    console.log(`      export → first answer from a cls2 pod, ${samples.length} services: ${samples.join(', ')} ms (p50 ${percentile(samples, 50)}, max ${samples.at(-1)})`);
+    console.log(`      export → first answer from a cls2 pod, ${samples.length} services: ${samples.join(', ')} ms (p50 ${percentile(samples, 50)}, p99 ${percentile(samples, 99)})`);
   });
 });

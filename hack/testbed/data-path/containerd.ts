@@ -34,6 +34,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # The kubelet asks -998 for sandboxes; lowering oom_score_adj needs CAP_SYS_RESOURCE, which this machine's root lacks
+  # (runc's init then dies with "can't get final child's PID from pipe"). Clamp to containerd's own value instead.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

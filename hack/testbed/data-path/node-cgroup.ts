@@ -7,17 +7,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
 
-/** Mount points of the cgroup v1 hierarchies that carry controllers (not name=systemd). */
+/** Mount points of the cgroup v1 hierarchies, name=systemd's too: the kubelet wants its cgroupRoot in every one. */
 export function cgroupV1Hierarchies(mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')): string[] {
   const mounts: string[] = [];
   for (const line of mountinfo.split('\n')) {
     const [left, right] = line.split(' - ');
     if (!left || !right) continue;
-    const [fstype, , options = ''] = right.split(' ');
+    const [fstype] = right.split(' ');
     const mountPoint = left.split(' ')[4];
-    if (fstype !== 'cgroup' || !mountPoint?.startsWith(`${CGROUP_ROOT}/`)) continue;
-    if (options.split(',').some((o) => o.startsWith('name='))) continue;
-    mounts.push(mountPoint);
+    if (fstype === 'cgroup' && mountPoint?.startsWith(`${CGROUP_ROOT}/`)) mounts.push(mountPoint);
   }
   return mounts;
 }

