@@ -1,6 +1,7 @@
 // The data path's links: the host bridge (the "VPC"), one network namespace per real node with a veth on the bridge,
-// and the routes between the nodes' pod ranges. Only addresses of the plan are routed (no default route anywhere),
+// and the routes between the nodes' pod ranges; and the one host limit the nodes need raised. Only addresses of the plan are routed (no default route anywhere),
 // so pod traffic cannot leave the testbed's namespaces.
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { DataPathPlan, RealNodePlan } from './plan.ts';
 import { run, tryRun } from './run.ts';
 
@@ -22,7 +23,19 @@ async function createNodeNamespace(plan: DataPathPlan, node: RealNodePlan): Prom
     'net.ipv4.ip_forward=1', 'net.bridge.bridge-nf-call-iptables=1', 'net.ipv4.conf.all.rp_filter=0', 'net.ipv4.conf.default.rp_filter=0'], what);
 }
 
+/**
+ * Inotify instances per user: kubelets, kube-proxies and containerd each take several, and the default of 128 ran out
+ * with two data-path ClusterSets on one machine (kube-proxy exited with "too many open files"). Only ever raised.
+ */
+const INOTIFY_INSTANCES = 8192;
+const INOTIFY_SYSCTL = '/proc/sys/fs/inotify/max_user_instances';
+
+function raiseInotifyInstances(): void {
+  if (Number(readFileSync(INOTIFY_SYSCTL, 'utf8')) < INOTIFY_INSTANCES) writeFileSync(INOTIFY_SYSCTL, String(INOTIFY_INSTANCES));
+}
+
 export async function createHostNetwork(plan: DataPathPlan): Promise<void> {
+  raiseInotifyInstances();
   const what = `data-path bridge ${plan.bridge}`;
   await ip(['link', 'add', plan.bridge, 'type', 'bridge'], what);
   await ip(['addr', 'add', `${plan.hostIp}/24`, 'dev', plan.bridge], what);
