@@ -4,7 +4,7 @@ export { startClusterSet, CLUSTERSET_ID, REGION, STATE_FILE } from './clusterset
 export type { TestClusterSet, TestCluster, ClusterSetOptions, ClusterSetState } from './clusterset.ts';
 export { ipv4InCidr } from './network.ts';
 export { coreDnsAvailability } from './paths.ts';
-export { DataPathUnavailableError, missingDataPathPrerequisites } from './data-path/index.ts';
+export { DataPathUnavailableError, importIntoRealNode, missingDataPathPrerequisites } from './data-path/index.ts';
 export type { RealNode } from './data-path/index.ts';
 export { startCoreDns } from './coredns.ts';
 export type { CoreDns, CoreDnsSpec } from './coredns.ts';

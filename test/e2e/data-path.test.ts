@@ -3,9 +3,13 @@
 // inside a pod gets: which cluster's pod answered, which names resolve. The servers answer
 // `cluster=<id> pod=<name> port=<port>` on each of their ports.
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { localImageRef, podman } from '../../hack/local/container.ts';
+import { importIntoRealNode } from '../../hack/testbed/index.ts';
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
+import { packageVersion } from '../../src/config/version.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
 import { createNamespaces, service, serviceExport, type PortSpec } from './workloads.ts';
 
@@ -220,6 +224,27 @@ describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2
     // priority weight port target
     const srv = dig(cls2, name, 'SRV').map((r) => r.split(' ').slice(2).join(' ')).sort();
     expect(srv).to.deep.equal([`8080 web-0.cls1.${name}.`, `8080 web-1.cls1.${name}.`]);
+  });
+
+  it('the production image (npm run image) runs as a pod on a real node, as its Deployments run it: non-root, read-only root filesystem, no capabilities', async () => {
+    const { cs, cls1 } = e2e();
+    const image = localImageRef();
+    const archive = join(cs.dir, 'mcs-cloudmap-image.tar');
+    // Built by hack/test.sh before the suite (npm run image); a missing image fails here with podman's message.
+    podman(['save', '--quiet', '--format', 'docker-archive', '-o', archive, image]);
+    await importIntoRealNode(cls1.cluster.realNode!, archive);
+    cls1.apply([{
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mcs-cloudmap-version', namespace: NS },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [{
+          name: 'cli', image, imagePullPolicy: 'Never', command: ['node', 'dist/src/cli/main.js', '--version'],
+          securityContext: { runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        }],
+      },
+    }]);
+    await eventually('the pod ran to completion', () => cls1.kubectl(['get', 'pod', '-n', NS, 'mcs-cloudmap-version', '-o', 'jsonpath={.status.phase}']) === 'Succeeded', 90_000);
+    expect(cls1.kubectl(['logs', '-n', NS, 'mcs-cloudmap-version']).trim()).to.include(packageVersion());
   });
 
   it('export created → first answer in the other cluster, over fresh services (figures for docs/benchmarks.md)', async () => {

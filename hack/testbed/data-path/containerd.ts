@@ -92,8 +92,8 @@ export async function startContainerd(
   return { proc, socket };
 }
 
-/** Loads the data-path images (one docker archive) into the node's CRI namespace, where the kubelet finds them. */
-export async function importImages(containerd: Containerd, archive: string, nodeName: string): Promise<void> {
-  await run(DATA_PATH_TOOLS.ctr, ['--address', containerd.socket, '--namespace', 'k8s.io', 'images', 'import', archive],
+/** Loads a docker or OCI archive into the node's CRI namespace, where the kubelet finds its images. */
+export async function importImages(socket: string, archive: string, nodeName: string): Promise<void> {
+  await run(DATA_PATH_TOOLS.ctr, ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive],
     `importing ${archive} into the containerd of ${nodeName}`);
 }

@@ -25,6 +25,8 @@ export interface RealNode {
   dnsServiceIp: string;
   netns: string;
   cgroup: string;
+  /** containerd's socket: `importIntoRealNode()` loads more images through it. */
+  containerdSocket: string;
 }
 
 export interface RealNodeStart {
@@ -87,7 +89,7 @@ export async function startRealNode(sup: Supervisor, s: RealNodeStart): Promise<
   await createRealNodeObject(s.kc, s);
   const cgroupProcs = createNodeCgroup(node.cgroup);
   const containerd = await startContainerd(sup, node, cgroupProcs, dir, s.logsDir, s.timeoutMs);
-  await importImages(containerd, join(dataPathImagesDir(), 'images.tar'), node.name);
+  await importImages(containerd.socket, join(dataPathImagesDir(), 'images.tar'), node.name);
   const common = { node, cgroupProcs, dir, logsDir: s.logsDir };
   await Promise.all([
     startKubelet(sup, { ...common, kubeconfig: kubeconfigs.kubelet, caCert: s.pki.ca.cert, containerdSocket: containerd.socket }, s.timeoutMs),
@@ -100,5 +102,13 @@ export async function startRealNode(sup: Supervisor, s: RealNodeStart): Promise<
     const n = await api.readNode({ name: node.name });
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
   }, { timeoutMs: s.timeoutMs, signal: s.signal });
-  return { name: node.name, nodeIp: node.nodeIp, podCidr: node.podCidr, dnsServiceIp: node.dnsServiceIp, netns: node.netns, cgroup: node.cgroup };
+  return {
+    name: node.name, nodeIp: node.nodeIp, podCidr: node.podCidr, dnsServiceIp: node.dnsServiceIp, netns: node.netns, cgroup: node.cgroup,
+    containerdSocket: containerd.socket,
+  };
+}
+
+/** Loads the images of a docker or OCI archive (e.g. `podman save` of `npm run image`'s) into the node's runtime. */
+export function importIntoRealNode(node: RealNode, archive: string): Promise<void> {
+  return importImages(node.containerdSocket, archive, node.name);
 }
