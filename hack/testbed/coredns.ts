@@ -21,10 +21,10 @@ export interface CoreDnsSpec {
   timeoutMs?: number;
 }
 
-/** A name answered NXDOMAIN proves the server is up and authoritative for the zone. */
-async function answers(resolver: Resolver): Promise<boolean> {
+/** An answer for `name`, NXDOMAIN included, proves the server is up and authoritative for its zone. */
+export async function answers(resolver: Resolver, name = 'readiness-probe.default.svc.clusterset.local'): Promise<boolean> {
   try {
-    await resolver.resolve4('readiness-probe.default.svc.clusterset.local');
+    await resolver.resolve4(name);
     return true;
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOTFOUND') return true;

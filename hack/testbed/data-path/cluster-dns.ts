@@ -6,6 +6,7 @@ import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-n
 import { Resolver } from 'node:dns/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { answers } from '../coredns.ts';
 import { binary } from '../paths.ts';
 import type { ManagedProcess, Supervisor } from '../supervisor.ts';
 import { inNode } from './in-node.ts';
@@ -39,17 +40,6 @@ function corefile(spec: ClusterDnsSpec): string {
   ].join('\n');
 }
 
-/** NXDOMAIN for a name of its zone proves the server is up and has synced the cluster. */
-async function answers(resolver: Resolver): Promise<boolean> {
-  try {
-    await resolver.resolve4('kubernetes.default.svc.cluster.local');
-    return true;
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ENOTFOUND') return true;
-    throw err;
-  }
-}
-
 export async function startClusterDns(sup: Supervisor, spec: ClusterDnsSpec, timeoutMs: number): Promise<ManagedProcess> {
   const path = join(spec.dir, 'Corefile');
   writeFileSync(path, corefile(spec));
@@ -61,7 +51,7 @@ export async function startClusterDns(sup: Supervisor, spec: ClusterDnsSpec, tim
   }));
   const resolver = new Resolver({ timeout: 500, tries: 1 });
   resolver.setServers([spec.node.nodeIp]);
-  await proc.waitReady('answers DNS queries on port 53', () => answers(resolver), timeoutMs);
+  await proc.waitReady('answers DNS queries on port 53', () => answers(resolver, 'kubernetes.default.svc.cluster.local'), timeoutMs);
   return proc;
 }
 
