@@ -12,6 +12,7 @@ from moto.servicediscovery.models import Namespace, ServiceDiscoveryBackend, Ser
 from moto.servicediscovery.responses import ServiceDiscoveryResponse
 
 from . import listing, operations, routing, settings, visibility
+from .accounts import parse_arn
 from .errors import (
     duplicate_request, invalid_input, namespace_already_exists, resource_in_use, resource_limit_exceeded,
     service_already_exists,
@@ -200,8 +201,10 @@ def _find(service, instance_id: str):
 
 
 def find_instance(backend, service_id: str, instance_id: str):
-    """The instance as it is now, or None (unknown service or instance); for the request log."""
-    service = backend.services.get(service_id)
+    """The instance as it is now, or None (unknown service or instance); for the request log. A consumer account names
+    the service by its ARN (shared namespaces), so the log can say whose instance it deregistered."""
+    arn = parse_arn(service_id)
+    service = backend.services.get(arn.id if arn is not None and arn.kind == "service" else service_id)
     return _find(service, instance_id) if service is not None else None
 
 

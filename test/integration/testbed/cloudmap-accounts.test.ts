@@ -5,7 +5,7 @@
 import {
   CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DiscoverInstancesCommand,
   DiscoverInstancesRevisionCommand, GetInstanceCommand, GetNamespaceCommand, GetOperationCommand, GetServiceCommand, ListInstancesCommand,
-  ListNamespacesCommand, ListServicesCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
+  DeregisterInstanceCommand, ListNamespacesCommand, ListServicesCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { DEFAULT_ACCOUNT } from '../../../hack/testbed/cloudmap-emulator.ts';
@@ -147,6 +147,21 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect((await owner.send(new GetServiceCommand({ Id: Service!.Id! }))).Service?.CreatedByAccount).to.equal(CONSUMER);
       const got = await consumer.send(new GetInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls1-pod' }));
       expect([got.ResourceOwner, got.Instance?.CreatedByAccount]).to.deep.equal([OWNER, OWNER]);
+    });
+
+    it('the request log names the cluster of an instance a consumer deregisters by the service\'s ARN', async () => {
+      const owner = as(OWNER);
+      const consumer = as(CONSUMER);
+      const shared = await namespace(owner, 'clusterset');
+      await emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] });
+      const { Service } = await consumer.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.arn }));
+      const registered = await consumer.send(new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: { CLUSTER_ID: 'cls2' } }));
+      await operationDone(consumer, registered.OperationId, OWNER);
+      const since = Date.now();
+      const { OperationId } = await consumer.send(new DeregisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod' }));
+      await operationDone(consumer, OperationId, OWNER);
+      const log = await emulator.control.requests(since, ['DeregisterInstance']);
+      expect(log.map((r) => [r.instanceId, r.clusterId, r.outcome])).to.deep.equal([['cls2-pod', 'cls2', 'ok']]);
     });
 
     it('the consumer reads with OwnerAccount or ARNs; plain ids and names mean its own account', async () => {
