@@ -67,6 +67,8 @@ export class KubeClient {
   readonly #kubeConfig: KubeAccess;
   readonly #requestTimeoutMs: number;
   #agent: http.Agent | undefined;
+  /** The TLS material #agent was built with: another one (a rotated client certificate) gets a new agent. */
+  #agentTls: TlsMaterial | undefined;
   /** The last request got no answer at all (refused, reset, timed out). */
   #unanswered = false;
   readonly #answeredListeners = new Set<() => void>();
@@ -152,7 +154,14 @@ export class KubeClient {
   async #send(req: KubeRequest, timeoutMs: number): Promise<http.IncomingMessage> {
     const opts: https.RequestOptions = {};
     await this.#kubeConfig.applyToHTTPSOptions(opts);
-    this.#agent ??= this.#createAgent(opts);
+    const tls = tlsMaterial(opts);
+    if (this.#agent === undefined || !sameTls(tls, this.#agentTls!)) {
+      // Connections made with the old certificate stay authenticated as it for as long as they live: close them all,
+      // watches included (their informers reconnect), so the new identity is used from now on.
+      this.#agent?.destroy();
+      this.#agent = this.#createAgent(opts);
+      this.#agentTls = tls;
+    }
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: CONTENT_JSON };
     if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
@@ -213,6 +222,23 @@ export class KubeClient {
     this.#agent?.destroy();
     this.#agent = undefined;
   }
+}
+
+type TlsMaterial = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase'>;
+
+function tlsMaterial(opts: https.RequestOptions): TlsMaterial {
+  const { ca, cert, key, pfx, passphrase } = opts;
+  return { ca, cert, key, pfx, passphrase };
+}
+
+/** Field by field: Buffers and strings by content (an exec plugin hands out new objects with the same bytes). */
+function sameTls(a: TlsMaterial, b: TlsMaterial): boolean {
+  const same = (x: unknown, y: unknown): boolean => {
+    if (Buffer.isBuffer(x) && Buffer.isBuffer(y)) return x.equals(y);
+    if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((v, i) => same(v, y[i]));
+    return x === y;
+  };
+  return (['ca', 'cert', 'key', 'pfx', 'passphrase'] as const).every((k) => same(a[k], b[k]));
 }
 
 function readBody(res: http.IncomingMessage): Promise<string> {

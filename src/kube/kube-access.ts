@@ -8,7 +8,7 @@
 // client-node's KubeConfig, imported only then, so behaviour is the same as before for every kubeconfig.
 // The lookup order is client-node's loadFromDefault: the --kubeconfig path, else $KUBECONFIG, else ~/.kube/config,
 // else the in-cluster service account.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type https from 'node:https';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -26,13 +26,20 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
 /** A rotated service-account token (kubelet rewrites the file) is picked up within this time, as client-node does. */
 const TOKEN_REREAD_MS = 60_000;
 
-/** Static credentials and TLS settings, resolved to contents (files are read once, token files every minute). */
+/**
+ * Static credentials and TLS settings, resolved to contents: token files are read again every minute, certificate and
+ * key files whenever they change on disk (rotated by cert-manager, a CSI driver or a rewritten kubeconfig).
+ */
 export interface StaticCredentials {
   clusterName: string;
   server: string;
   ca?: Buffer;
   cert?: Buffer;
   key?: Buffer;
+  /** Where ca, cert and key were read from, when from files. */
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
   insecureSkipTlsVerify?: boolean;
   tlsServerName?: string;
   token?: string;
@@ -41,14 +48,47 @@ export interface StaticCredentials {
   password?: string;
 }
 
+/** A file's contents, read again when its inode, size or modification time changes (a symlink swap counts). */
+class RereadFile {
+  readonly #path: string;
+  #stamp: string;
+  #data: Buffer;
+
+  constructor(path: string, data: Buffer) {
+    this.#path = path;
+    this.#data = data;
+    this.#stamp = RereadFile.stamp(path);
+  }
+
+  static stamp(path: string): string {
+    const s = statSync(path);
+    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+  }
+
+  read(): Buffer {
+    const stamp = RereadFile.stamp(this.#path);
+    if (stamp !== this.#stamp) {
+      this.#data = readFileSync(this.#path);
+      this.#stamp = stamp;
+    }
+    return this.#data;
+  }
+}
+
 class StaticAccess implements KubeAccess {
   readonly #c: StaticCredentials;
   readonly #now: () => number;
+  readonly #files: { ca?: RereadFile; cert?: RereadFile; key?: RereadFile } = {};
   #token: { value: string; readAt: number } | undefined;
 
   constructor(credentials: StaticCredentials, now: () => number = Date.now) {
     this.#c = credentials;
     this.#now = now;
+    for (const kind of ['ca', 'cert', 'key'] as const) {
+      const file = credentials[`${kind}File`];
+      const data = credentials[kind];
+      if (file !== undefined && data !== undefined) this.#files[kind] = new RereadFile(file, data);
+    }
   }
 
   getCurrentCluster(): { name: string; server: string } {
@@ -57,9 +97,12 @@ class StaticAccess implements KubeAccess {
 
   async applyToHTTPSOptions(opts: https.RequestOptions): Promise<void> {
     const c = this.#c;
-    if (c.ca !== undefined) opts.ca = c.ca;
-    if (c.cert !== undefined) opts.cert = c.cert;
-    if (c.key !== undefined) opts.key = c.key;
+    const ca = this.#files.ca?.read() ?? c.ca;
+    const cert = this.#files.cert?.read() ?? c.cert;
+    const key = this.#files.key?.read() ?? c.key;
+    if (ca !== undefined) opts.ca = ca;
+    if (cert !== undefined) opts.cert = cert;
+    if (key !== undefined) opts.key = key;
     if (c.insecureSkipTlsVerify) opts.rejectUnauthorized = false;
     if (c.tlsServerName !== undefined) opts.servername = c.tlsServerName;
     const token = this.#currentToken();
@@ -117,7 +160,11 @@ export function staticCredentialsOf(kubeconfigText: string, kubeconfigPath: stri
   };
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const credentials: StaticCredentials = { clusterName: String(context.cluster), server: cluster.server };
+  const file = (data: unknown, f: unknown) => (typeof data === 'string' ? undefined : path(f));
   const fields: Partial<StaticCredentials> = {
+    caFile: file(cluster['certificate-authority-data'], cluster['certificate-authority']),
+    certFile: file(user['client-certificate-data'], user['client-certificate']),
+    keyFile: file(user['client-key-data'], user['client-key']),
     ca: material(cluster['certificate-authority-data'], cluster['certificate-authority']),
     cert: material(user['client-certificate-data'], user['client-certificate']),
     key: material(user['client-key-data'], user['client-key']),
@@ -139,7 +186,8 @@ function inClusterCredentials(env: NodeJS.ProcessEnv): StaticCredentials | undef
   const tokenFile = join(SERVICE_ACCOUNT_DIR, 'token');
   if (!host || !port || !existsSync(tokenFile)) return undefined;
   const server = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return { clusterName: 'inCluster', server, ca: readFileSync(join(SERVICE_ACCOUNT_DIR, 'ca.crt')), tokenFile };
+  const caFile = join(SERVICE_ACCOUNT_DIR, 'ca.crt');
+  return { clusterName: 'inCluster', server, ca: readFileSync(caFile), caFile, tokenFile };
 }
 
 /** client-node's KubeConfig, loaded as its loadFromFile/loadFromDefault would. */

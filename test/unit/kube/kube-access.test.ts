@@ -35,7 +35,7 @@ describe('KubeAccess: the cluster and credentials without loading client-node wh
     const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>]> = [
       ['client certificate data', { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') }, { 'certificate-authority-data': b64('CA') },
         { cert: Buffer.from('CERT'), key: Buffer.from('KEY'), ca: Buffer.from('CA') }],
-      ['relative CA file, token', { token: 't0k' }, { 'certificate-authority': 'ca.crt' }, { ca: Buffer.from('CA'), token: 't0k' }],
+      ['relative CA file, token', { token: 't0k' }, { 'certificate-authority': 'ca.crt' }, { ca: Buffer.from('CA'), caFile: join(dir, 'ca.crt'), token: 't0k' }],
       ['token file, insecure, TLS server name', { tokenFile: 'tok' }, { 'insecure-skip-tls-verify': true, 'tls-server-name': 'api' },
         { tokenFile: join(dir, 'tok'), insecureSkipTlsVerify: true, tlsServerName: 'api' }],
       ['basic auth', { username: 'u', password: 'p' }, {}, { username: 'u', password: 'p' }],
@@ -73,6 +73,22 @@ describe('KubeAccess: the cluster and credentials without loading client-node wh
     now = 60_000;
     expect((await applied(access)).headers).to.deep.equal({ Authorization: 'Bearer second' });
     expect((await applied(staticAccess({ clusterName: 'c', server: 'https://s', username: 'u', password: 'p' }))).auth).to.equal('u:p');
+  });
+
+  it('reads certificate and key files again when they change on disk (rotation)', async () => {
+    const [caFile, certFile, keyFile] = ['ca.crt', 'tls.crt', 'tls.key'].map((f) => join(dir, f)) as [string, string, string];
+    writeFileSync(caFile, 'CA1');
+    writeFileSync(certFile, 'CERT1');
+    writeFileSync(keyFile, 'KEY1');
+    const creds = staticCredentialsOf(kubeconfig({ 'client-certificate': 'tls.crt', 'client-key': 'tls.key' }, { server: 'https://s', 'certificate-authority': 'ca.crt' }), join(dir, 'config'))!;
+    const access = staticAccess(creds);
+    expect(await applied(access)).to.deep.include({ ca: Buffer.from('CA1'), cert: Buffer.from('CERT1'), key: Buffer.from('KEY1') });
+    // A rotation replaces the files (a new inode, as cert-manager's and the kubelet's atomic writes do).
+    for (const [f, text] of [[certFile, 'CERT2-longer'], [keyFile, 'KEY2-longer'], [caFile, 'CA2-longer']] as const) {
+      rmSync(f);
+      writeFileSync(f, text);
+    }
+    expect(await applied(access)).to.deep.include({ ca: Buffer.from('CA2-longer'), cert: Buffer.from('CERT2-longer'), key: Buffer.from('KEY2-longer') });
   });
 
   it('loads a static kubeconfig itself and any other one through client-node\'s KubeConfig', async () => {
