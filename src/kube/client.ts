@@ -69,6 +69,7 @@ export class KubeClient {
   #agent: http.Agent | undefined;
   /** The TLS material #agent was built with: another one (a rotated client certificate) gets a new agent. */
   #agentTls: TlsMaterial | undefined;
+  #writeFence: (() => string | undefined) | undefined;
   /** The last request got no answer at all (refused, reset, timed out). */
   #unanswered = false;
   readonly #answeredListeners = new Set<() => void>();
@@ -80,6 +81,23 @@ export class KubeClient {
     this.server = new URL(cluster.server);
     this.cluster = options.cluster ?? cluster.name;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /**
+   * Leader election: while `fence` gives a reason (the Lease was lost, or its last renewal is past the renew deadline),
+   * writes are refused here, unsent, so a leader that was paused and resumed writes nothing after its successor
+   * started. Reads, the Lease itself and Events are not fenced (the election and a shutdown's last Events need them).
+   */
+  fenceWrites(fence: () => string | undefined): void {
+    this.#writeFence = fence;
+  }
+
+  #fenced(req: KubeRequest): KubeApiError | undefined {
+    if (req.method === 'GET' || this.#writeFence === undefined || UNFENCED_PATHS.some((p) => p.test(req.path))) return undefined;
+    const reason = this.#writeFence();
+    if (reason === undefined) return undefined;
+    return new KubeApiError({ verb: req.method, target: req.target ?? req.path, cluster: this.cluster, statusCode: undefined,
+      detail: `not sent: ${reason}; this replica stops writing and a standby takes over` });
   }
 
   /**
@@ -152,6 +170,8 @@ export class KubeClient {
   }
 
   async #send(req: KubeRequest, timeoutMs: number): Promise<http.IncomingMessage> {
+    const fenced = this.#fenced(req);
+    if (fenced) throw fenced;
     const opts: https.RequestOptions = {};
     await this.#kubeConfig.applyToHTTPSOptions(opts);
     const tls = tlsMaterial(opts);
@@ -223,6 +243,9 @@ export class KubeClient {
     this.#agent = undefined;
   }
 }
+
+/** Writes a deposed leader may still make: its Lease (to campaign again) and Events. */
+const UNFENCED_PATHS = [/^\/apis\/coordination\.k8s\.io\//, /^\/apis\/events\.k8s\.io\//, /^\/api\/v1\/namespaces\/[^/]+\/events(\/|$)/];
 
 type TlsMaterial = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase'>;
 

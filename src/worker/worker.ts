@@ -80,6 +80,8 @@ class Worker {
         onStartedLeading: () => this.#setLeading(true),
         onStoppedLeading: () => this.#setLeading(false),
       });
+      const election = this.#election;
+      kubeClientFor(this.#kubeConfig).fenceWrites(() => election.fence());
     } else {
       this.#leading = true;
     }
