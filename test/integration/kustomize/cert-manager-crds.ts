@@ -23,7 +23,9 @@ export function certManagerCrds(): CertManagerCrds {
     dir = (JSON.parse(out) as { Dir?: string; Error?: string }).Dir ?? '';
     if (!dir) throw new Error(out.slice(0, 300));
   } catch (err) {
-    return { skipped: `go mod download ${MODULE}@${CERT_MANAGER_VERSION} failed: ${(err as Error).message.split('\n')[0]}` };
+    // go's own complaint (no network, GOPROXY=off, ...) is on stderr; the error's message only repeats the command.
+    const why = String((err as { stderr?: unknown }).stderr ?? '').trim() || (err as Error).message;
+    return { skipped: `go mod download ${MODULE}@${CERT_MANAGER_VERSION} failed: ${why.split('\n')[0]}` };
   }
   // The files are Helm templates: directives sit in comments, and only the labels hold template expressions.
   const crds = FILES.map((f) => {
