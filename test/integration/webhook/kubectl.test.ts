@@ -107,6 +107,14 @@ describe('webhooks on a real apiserver, driven by kubectl', function () {
     expect((await k(['get', 'serviceexport', 'dry-run', '-n', NS])).status).to.equal(1);
   });
 
+  it('E4: a ServiceExport that no Service name can match (64 characters, a dot) is refused with what to do', async () => {
+    for (const name of ['a'.repeat(64), 'nginx-hello.v2']) {
+      const r = await k(['apply', '-f', '-'], serviceExport(name));
+      expect(r.status, name).to.equal(1);
+      expect(r.stderr).to.contain(`ServiceExport ${NS}/${name} can never export anything`).and.contain('Name the ServiceExport exactly as the Service to export.');
+    }
+  });
+
   it('conversion: v1alpha1 is served through the webhook while etcd holds v1beta1', async () => {
     const alpha = JSON.parse((await ok(['get', 'serviceexports.v1alpha1.multicluster.x-k8s.io', 'nginx-hello', '-n', NS, '-o', 'json'])).stdout) as { apiVersion: string; metadata: { finalizers: string[] } };
     expect(alpha.apiVersion).to.equal('multicluster.x-k8s.io/v1alpha1');

@@ -4,6 +4,7 @@ import { checkClusterPropertiesPresent } from '../../../webhook/admission/cluste
 import { checkClusterPropertyChange } from '../../../webhook/admission/cluster-property-change.ts';
 import type { Decision } from '../../../webhook/admission/decision.ts';
 import { checkExportConflicts } from '../../../webhook/admission/export-conflicts.ts';
+import { checkExportName } from '../../../webhook/admission/export-name.ts';
 import { checkExportedService, checkServiceTypeChange } from '../../../webhook/admission/exported-service.ts';
 import { checkWorkerOnlyWrite } from '../../../webhook/admission/worker-only-writes.ts';
 import { customObjectError } from '../../../webhook/crd/object-validation.ts';
@@ -22,6 +23,7 @@ export const DOC_EXAMPLES: Array<[string, Decision]> = [
   ['C1', checkClusterPropertiesPresent({ clusterId: undefined, clustersetId: 'set1' }, 'demo/nginx-hello')],
   ['C1 both', checkClusterPropertiesPresent({ clusterId: undefined, clustersetId: undefined }, 'demo/nginx-hello')],
   ['E4', checkExportedService(undefined, 'demo/nginx-hello', 'Warn')],
+  ['E4 name', checkExportName('nginx-hello.v2', 'demo/nginx-hello.v2')],
   ['E5', checkExportedService(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello', 'Warn')],
   ['E5 reject', checkExportedService(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello', 'Reject')],
   ['E5 update', checkServiceTypeChange(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello')],
