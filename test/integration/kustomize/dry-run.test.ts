@@ -99,6 +99,12 @@ describe('kustomize output against a real kube-apiserver', function () {
     });
   }
 
+  it('components/webhook-network-policy (in no example overlay): its NetworkPolicy passes server-side apply --dry-run=server', () => {
+    const r = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=mcs-cloudmap', '-f', join(REPO, 'kustomize/components/webhook-network-policy/network-policy.yaml')]);
+    expect(r.stderr).to.equal('');
+    expect(r.stdout).to.contain('networkpolicy.networking.k8s.io/mcs-cloudmap-webhook serverside-applied (server dry run)');
+  });
+
   it('the dry run rejects what the apiserver would reject (the check can fail)', () => {
     const broken = kustomizeBuild('base').objects.map((o) => (o.kind === 'Service' ? { ...o, spec: { ...(o.spec as object), ports: [{ port: 443, targetPort: 'not a port name!' }] } } : o));
     const r = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=mcs-cloudmap', '-f', '-'], toYaml(broken));
