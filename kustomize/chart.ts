@@ -202,6 +202,12 @@ webhook:
   replicas: ${webhook.replicas}
   resources:
 ${indented(webhook.resources, 4)}
+  # A NetworkPolicy that lets only these peers reach the webhook server's HTTPS port, as
+  # kustomize/components/webhook-network-policy does: the kube-apiserver, by ipBlock (it does not connect from a pod).
+  # Needs a network plugin that enforces NetworkPolicies; see docs/install.md, "Who can call the webhook server".
+  networkPolicy:
+    enabled: false
+    from: []
 
 worker:
   replicas: ${worker.replicas}
@@ -264,7 +270,15 @@ function valuesSchema(): string {
         propertyNames: { pattern: '^MCS_[A-Z0-9_]+$', not: { enum: Object.keys(VALUED_SETTINGS) } },
         description: 'MCS_* settings (docs/configuration.md); those with a value of their own (logLevel, conflictPolicy, aws.region) and MCS_WORKER_SERVICE_ACCOUNT are not accepted here.',
       },
-      webhook: processValues(),
+      webhook: processValues({
+        networkPolicy: {
+          type: 'object', additionalProperties: false,
+          properties: { enabled: { type: 'boolean' }, from: { type: 'array', items: { type: 'object' } } },
+          // Enabled without peers would admit no apiserver, and every guarded write would be refused.
+          if: { properties: { enabled: { const: true } } },
+          then: { properties: { from: { minItems: 1 } } },
+        },
+      }),
       worker: processValues({ serviceAccount: { type: 'object', additionalProperties: false, properties: { annotations: { type: 'object', additionalProperties: { type: 'string' } } } } }),
       tls: {
         type: 'object', additionalProperties: false,
@@ -295,5 +309,8 @@ export function renderChart(): Map<string, string> {
     ['templates/cert-manager-issuers.yaml', fromYamlFile('kustomize/components/cert-manager/issuers.yaml', baseHoles, 'eq .Values.tls.mode "certManager"')],
     ['templates/cert-manager-certificate.yaml', fromYamlFile('kustomize/components/cert-manager/certificate.yaml', baseHoles, 'eq .Values.tls.mode "certManager"')],
     ['templates/coredns-rbac.yaml', fromYamlFile('kustomize/components/coredns-multicluster/rbac.yaml', baseHoles, '.Values.coredns.enabled')],
+    ['templates/webhook-network-policy.yaml', fromYamlFile('kustomize/components/webhook-network-policy/network-policy.yaml', (doc) => [
+      ...baseHoles(doc), { path: ['spec', 'ingress', 0, 'from'], kind: 'value', render: block('toYaml .Values.webhook.networkPolicy.from') },
+    ], '.Values.webhook.networkPolicy.enabled')],
   ]);
 }

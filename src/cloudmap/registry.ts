@@ -6,12 +6,14 @@
 // dropped. Concurrent creators (another cluster, another replica) meet Cloud Map's uniqueness: ServiceAlreadyExists
 // and NamespaceAlreadyExists carry the existing id, and a CreatorRequestId makes a retried creation safe
 // (DuplicateRequest). Listings are filtered client-side as well, for stores that ignore Filters
-// (service-namespaces.ts); of same-named resources the oldest is used, as every cluster does.
+// (service-namespaces.ts); of same-named resources the oldest is used, as every cluster does. A service or namespace
+// is deleted only when Cloud Map says it is ours: its description is the one we write at creation (docs/design.md,
+// "What the worker deletes"); a same-named one made by hand, by ECS or by the AWS controller is used but never deleted.
 import { randomUUID } from 'node:crypto';
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
-  CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DeleteServiceCommand, ListInstancesCommand,
-  ListNamespacesCommand, ListServicesCommand,
+  CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DeleteServiceCommand, GetNamespaceCommand,
+  GetServiceCommand, ListInstancesCommand, ListNamespacesCommand, ListServicesCommand,
 } from '@aws-sdk/client-servicediscovery';
 import type { Logger } from '../observability/log.ts';
 import type { CloudMapCaller } from './call.ts';
@@ -41,7 +43,8 @@ function serviceKey(s: { namespaceId: string; name: string }): string {
   return `${s.namespaceId}/${s.name}`;
 }
 
-const DESCRIPTION = 'Created by mcs-cloudmap (Kubernetes Multi-Cluster Services)';
+/** Written on every service and namespace we create, and the mark of ours before a delete (M1). */
+const OWNED_DESCRIPTION = 'Created by mcs-cloudmap (Kubernetes Multi-Cluster Services)';
 
 function isOlder(a: { id: string; createdAt: number }, b: { id: string; createdAt: number }): boolean {
   return a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.id < b.id);
@@ -158,7 +161,7 @@ export class CloudMapRegistry {
     let ours = true;
     try {
       const out = await this.caller.call('CreateHttpNamespace', context,
-        () => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: DESCRIPTION, CreatorRequestId })));
+        () => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId })));
       if (out.OperationId) {
         this.operations.track(out.OperationId, context);
         await this.operations.wait([out.OperationId]);
@@ -221,7 +224,7 @@ export class CloudMapRegistry {
     let id: string | undefined;
     try {
       const out = await this.caller.call('CreateService', context,
-        () => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: DESCRIPTION, CreatorRequestId })));
+        () => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: OWNED_DESCRIPTION, CreatorRequestId })));
       id = out.Service === undefined ? undefined : resourceReference(out.Service, this.owner !== undefined);
     } catch (err) {
       // A cached namespace id can outlive its namespace: drop it so the next ensureNamespace looks again.
@@ -233,6 +236,14 @@ export class CloudMapRegistry {
     if (id === undefined) throw new Error(`Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`);
     this.serviceIds.set(serviceKey({ namespaceId, name }), id);
     return id;
+  }
+
+  /** Whether a service or namespace carries our description; says why one that does not is left in place. */
+  private ours(kind: 'service' | 'namespace', name: string | undefined, id: string, description: string | undefined): boolean {
+    if (description === OWNED_DESCRIPTION) return true;
+    this.logger?.info({ [kind]: name, [`${kind}Id`]: id, description: description ?? null },
+      `empty Cloud Map ${kind} left in place: mcs-cloudmap did not create it (its description is not "${OWNED_DESCRIPTION}")`);
+    return false;
   }
 
   private once(key: string, create: () => Promise<string>): Promise<string> {
@@ -256,8 +267,9 @@ export class CloudMapRegistry {
   }
 
   /**
-   * Deletes the service when it holds no instances (of any cluster). Returns true when it is gone. Real Cloud Map
-   * refuses to delete a service that gained an instance meanwhile (ResourceInUse), which is reported as false.
+   * Deletes the service when it holds no instances (of any cluster) and Cloud Map says we created it (its description).
+   * Returns true when it is gone. Real Cloud Map refuses to delete a service that gained an instance meanwhile
+   * (ResourceInUse), which is reported as false, as is a service that is not ours.
    */
   async deleteServiceIfEmpty(serviceId: string): Promise<boolean> {
     const context = { serviceId };
@@ -265,6 +277,8 @@ export class CloudMapRegistry {
       const page = await this.caller.call('ListInstances', context,
         () => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 1 })));
       if ((page.Instances ?? []).length > 0) return false;
+      const got = await this.caller.call('GetService', context, () => this.client.send(new GetServiceCommand({ Id: serviceId })));
+      if (!this.ours('service', got.Service?.Name, serviceId, got.Service?.Description)) return false;
       await this.caller.call('DeleteService', context, () => this.client.send(new DeleteServiceCommand({ Id: serviceId })));
     } catch (err) {
       if (err instanceof CloudMapCallError && err.code === 'ResourceInUse') return false;
@@ -274,12 +288,17 @@ export class CloudMapRegistry {
     return true;
   }
 
-  /** Deletes the namespace when it holds no services; true when it is gone. A consumer never deletes the owner's. */
+  /**
+   * Deletes the namespace when it holds no services and Cloud Map says we created it; true when it is gone. A consumer
+   * never deletes the owner's.
+   */
   async deleteNamespaceIfEmpty(namespaceId: string): Promise<boolean> {
     if (this.owner !== undefined) return false;
     const context = { namespaceId };
     try {
       if ((await this.listServices(namespaceId)).length > 0) return false;
+      const got = await this.caller.call('GetNamespace', context, () => this.client.send(new GetNamespaceCommand({ Id: namespaceId })));
+      if (!this.ours('namespace', got.Namespace?.Name, namespaceId, got.Namespace?.Description)) return false;
       const out = await this.caller.call('DeleteNamespace', context, () => this.client.send(new DeleteNamespaceCommand({ Id: namespaceId })));
       if (out.OperationId) {
         this.operations.track(out.OperationId, context);

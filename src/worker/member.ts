@@ -7,7 +7,7 @@
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
 import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watcher.ts';
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
-import { conditionTime } from '../core/conditions.ts';
+import { conditionTime, readyCondition } from '../core/conditions.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import { sleep } from '../kube/backoff.ts';
 import { errorText } from '../kube/api-error.ts';
@@ -87,6 +87,10 @@ export class Member {
   readonly #stopped = new AbortController();
   #frozen: string | undefined;
   #synced = false;
+  readonly #ownRegion: string;
+  readonly #exportStatus: ExportStatusWriter;
+  /** Why this cluster's Region of Cloud Map does not answer, while it does not. */
+  #cloudMapDown: string | undefined;
   /** Set while reconciling waits for the caches to be current again. */
   #paused: Promise<void> | undefined;
 
@@ -123,6 +127,8 @@ export class Member {
         ...o.informers.serviceImports.list().filter(createdByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
       ],
     });
+    this.#ownRegion = ownRegion!;
+    this.#exportStatus = new ExportStatusWriter(o.writer, o.events);
     this.#cloudMap = adapterFor(ownRegion!);
     this.#watcher = this.#cloudMap.watch(watchOptions(ownRegion!));
     this.#others = otherRegions.map((region) => {
@@ -167,7 +173,7 @@ export class Member {
         this.#imports.add(key);
       },
       writer: o.writer,
-      status: new ExportStatusWriter(o.writer, o.events),
+      status: this.#exportStatus,
       controllerVersion: options.controllerVersion,
       namespaceCleanup: options.namespaceCleanup,
       log: this.#log.child({ controller: 'export' }),
@@ -337,6 +343,24 @@ export class Member {
     if (reachability.reachable) this.#log.info({ event: 'region-reachable', region }, 'Cloud Map of the Region answers again; its imports are current');
     else this.#log.warn({ event: 'region-unreachable', region, err: reachability.error }, 'Cloud Map of the Region does not answer; imports from it keep the last endpoints read');
     if (this.#others.length > 0) this.#requeueImports();
+    if (region !== this.#ownRegion) return;
+    this.#cloudMapDown = reachability.reachable ? undefined : reachability.error ?? 'no answer';
+    for (const se of this.#o.informers.serviceExports.list()) this.#reportWaiting(se.metadata.namespace ?? '', se.metadata.name);
+  }
+
+  /**
+   * Before the first read of Cloud Map nothing is reconciled; while Cloud Map does not answer, each export says so
+   * (Ready=False, Pending, "Waiting for Cloud Map: <error>") rather than showing no status at all. The first read then
+   * queues every export and the reconciler writes the real conditions.
+   */
+  #reportWaiting(namespace: string, name: string): void {
+    const why = this.#cloudMapDown;
+    if (this.#synced || why === undefined) return;
+    const se = this.#o.informers.serviceExports.get(namespace, name);
+    if (se === undefined || se.metadata.deletionTimestamp !== undefined) return;
+    this.#exportStatus.update(se, [readyCondition('Pending', se.metadata.generation ?? 0, `Cloud Map: ${why}`)]).catch((err: unknown) => {
+      this.#log.warn({ event: 'export-status-failed', namespace, name, err: errorText(err) }, 'could not say on the ServiceExport that Cloud Map does not answer');
+    });
   }
 
   #requeueImports(): void {
@@ -351,6 +375,7 @@ export class Member {
 
   #exportKey(namespace: string, name: string): void {
     if (this.#synced) this.#exports.add(keyOf(namespace, name));
+    else this.#reportWaiting(namespace, name);
   }
 
   #importKey(namespace: string, name: string): void {

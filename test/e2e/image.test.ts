@@ -2,12 +2,14 @@
 // Dockerfile's final stage, it carries production dependencies only, runs as non-root on a read-only root filesystem,
 // and its webhook server and worker — containers on the host network, with the Deployments' commands — pass the demo
 // flow against the testbed. The CoreDNS image (`npm run image:coredns`) carries the clusterset plugin and serves port 53
-// as non-root. Skipped, saying why, only where no container runtime can start a container.
+// as non-root. Where no container runtime can start a container it fails in CI and is skipped, saying why, locally
+// (test/support/prerequisites.ts).
 import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { localImageRef, podman, podmanEnv, TESTBED_LABEL } from '../../hack/local/container.ts';
 import { finalStage } from '../support/dockerfile.ts';
+import { requirePrerequisite } from '../support/prerequisites.ts';
 import { expectTutorialReplayed, runDemo } from './demo-replay.ts';
 
 /**
@@ -30,12 +32,6 @@ function runtimeUnavailable(image: string, script: string, probe: readonly strin
   return undefined;
 }
 
-function skipWithout(ctx: Mocha.Context, reason: string | undefined): void {
-  if (reason === undefined) return;
-  console.log(`      skipped: ${reason}`);
-  ctx.skip();
-}
-
 /** `node -e script` in a container of the image as a pod would run it (read-only root, no capabilities, no network). */
 function inImage(image: string, script: string): string {
   return podman(['run', '--rm', '--pull=never', '--network', 'none', '--read-only', '--cap-drop', 'all', image, 'node', '-e', script]).trim();
@@ -46,7 +42,7 @@ describe('image: the webhook server and worker from the production image (npm ru
   const image = localImageRef();
 
   before(function () {
-    skipWithout(this, runtimeUnavailable(image, 'image', ['node', '-e', '0']));
+    requirePrerequisite(this, 'the production image', runtimeUnavailable(image, 'image', ['node', '-e', '0']));
   });
 
   it('is configured as the Dockerfile\'s final stage says (user, environment, working directory, command)', () => {
@@ -89,7 +85,7 @@ describe('image: CoreDNS with the clusterset plugin (npm run image:coredns)', fu
   const image = localImageRef().replace('/mcs-cloudmap:', '/mcs-cloudmap-coredns:');
 
   before(function () {
-    skipWithout(this, runtimeUnavailable(image, 'image:coredns', ['-version']));
+    requirePrerequisite(this, 'the CoreDNS image', runtimeUnavailable(image, 'image:coredns', ['-version']));
   });
 
   it('has the clusterset plugin and serves port 53 as non-root with only NET_BIND_SERVICE, on a read-only root filesystem', async () => {

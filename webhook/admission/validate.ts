@@ -12,6 +12,7 @@ import type { ConflictPolicy, ExternalNamePolicy } from '../options.ts';
 import { checkClusterPropertyChange } from './cluster-property-change.ts';
 import { allow, deny, type Decision } from './decision.ts';
 import { admitService, admitServiceExport, type ExportAdmission } from './export-admission.ts';
+import { checkExportName } from './export-name.ts';
 import type { AdmissionRequest } from './review.ts';
 import { checkWorkerOnlyWrite, type WriterIdentities } from './worker-only-writes.ts';
 
@@ -75,6 +76,10 @@ function validateServiceExport(request: AdmissionRequest, ctx: ValidationContext
   if (error !== undefined) return unreadable(request, error);
   if (old !== null && JSON.stringify(old.spec ?? {}) === JSON.stringify(object.spec ?? {})) return allow();
   const target = { namespace: request.namespace, name: request.name || object.metadata?.name || '', ref: requestRef(request) };
+  if (request.operation === 'CREATE') {
+    const named = checkExportName(target.name, target.ref);
+    if (!named.allowed) return named;
+  }
   const loading = stillLoading(ctx, ['clusterProperties', 'services', 'serviceImports'], `ServiceExport ${target.ref}`);
   if (loading) return loading;
   return admitServiceExport(exportAdmission(ctx), target, object);
@@ -109,7 +114,7 @@ function validateClusterProperty(request: AdmissionRequest, ctx: ValidationConte
     name,
     value: value(request.object),
     oldValue: value(request.oldObject),
-    exports: ctx.view.serviceExports.list().map((e) => `${e.metadata?.namespace}/${e.metadata?.name}`),
+    exports: ctx.view.serviceExports.list().length,
   });
 }
 

@@ -1,8 +1,12 @@
 // The Cloud Map adapter against the emulator (realistic mode: asynchronous operations, uniqueness, quotas) through the
 // real AWS SDK: namespaces, services, instances, operations and the ownership guard.
-import { DeleteServiceCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import {
+  CreateHttpNamespaceCommand, CreateServiceCommand, DeleteServiceCommand, DeregisterInstanceCommand, GetNamespaceCommand, GetServiceCommand, ListInstancesCommand,
+  RegisterInstanceCommand, ServiceDiscoveryClient,
+} from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { OperationsFailedError, OwnershipError } from '../../../src/cloudmap/errors.ts';
+import { operationDone } from '../../support/cloudmap.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { adapterFor, instanceOf, REGION, registerAll } from './fixtures.ts';
 
@@ -165,5 +169,30 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     const again = await adapter.ensureNamespace('cleanup');
     expect(again).to.not.equal(ns);
     expect(await adapter.ensureService(again, 'web')).to.not.equal(svc);
+  });
+
+  it('never deletes a service or namespace it did not create, empty or not (one made by hand, by ECS or by the AWS controller)', async () => {
+    // As the AWS controller v0.3.1 and a person with the CLI create them: no description.
+    const { NAMESPACE: ns } = await operationDone(raw, (await raw.send(new CreateHttpNamespaceCommand({ Name: 'shared' }))).OperationId);
+    const empty = (await raw.send(new CreateServiceCommand({ Name: 'web', NamespaceId: ns }))).Service!.Id!;
+    const busy = (await raw.send(new CreateServiceCommand({ Name: 'db', NamespaceId: ns }))).Service!.Id!;
+    await operationDone(raw, (await raw.send(new RegisterInstanceCommand({ ServiceId: busy, InstanceId: 'ecs-task-1', Attributes: { AWS_INSTANCE_IPV4: '10.9.0.1' } }))).OperationId);
+
+    const { adapter, calls } = adapterFor(moto.endpoint, 'cls1');
+    expect(await adapter.ensureNamespace('shared')).to.equal(ns);
+    expect(await adapter.ensureService(ns!, 'web')).to.equal(empty);
+    expect(await adapter.deleteServiceIfEmpty(empty)).to.equal(false);
+    expect(await adapter.deleteServiceIfEmpty(busy)).to.equal(false);
+    expect(await adapter.deleteNamespaceIfEmpty(ns!)).to.equal(false);
+    expect(calls.count('DeleteService') + calls.count('DeleteNamespace')).to.equal(0);
+    expect((await raw.send(new GetServiceCommand({ Id: empty }))).Service?.Name).to.equal('web');
+    expect((await raw.send(new ListInstancesCommand({ ServiceId: busy }))).Instances?.map((i) => i.Id)).to.deep.equal(['ecs-task-1']);
+
+    // The namespace emptied by its owner: still not ours.
+    await operationDone(raw, (await raw.send(new DeregisterInstanceCommand({ ServiceId: busy, InstanceId: 'ecs-task-1' }))).OperationId);
+    for (const id of [empty, busy]) await raw.send(new DeleteServiceCommand({ Id: id }));
+    expect(await adapter.deleteNamespaceIfEmpty(ns!)).to.equal(false);
+    expect(calls.count('DeleteNamespace')).to.equal(0);
+    expect((await raw.send(new GetNamespaceCommand({ Id: ns }))).Namespace?.Name).to.equal('shared');
   });
 });

@@ -3,6 +3,9 @@
 // the processes read them (W3, W4).
 import { expect } from 'chai';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import { parseWorkerOptions } from '../../../src/worker/options.ts';
 import { parseWebhookOptions } from '../../../webhook/options.ts';
 import { find, kustomizeBuild, type Manifest } from '../kustomize/build.ts';
@@ -16,6 +19,7 @@ const file = (name: string) => {
   return f;
 };
 /** What kustomize installs and the chart leaves to the cluster's owner: the namespace (helm --create-namespace) and CoreDNS itself. */
+const REPO = new URL('../../../', import.meta.url).pathname;
 const NOT_IN_CHART = new Set(['Namespace//mcs-cloudmap-system', 'ConfigMap/kube-system/coredns', 'Deployment/kube-system/coredns']);
 /** Labels and annotations only one of the two tools adds. */
 const TOOL_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/part-of'];
@@ -161,6 +165,19 @@ describe('Helm chart charts/mcs-cloudmap', function () {
     expect(objects.filter((o) => o.metadata.annotations?.['cert-manager.io/inject-ca-from'] !== undefined || o.apiVersion.startsWith('cert-manager.io/'))).to.deep.equal([]);
   });
 
+  it('webhook.networkPolicy: the component\'s NetworkPolicy with the given peers; off by default', () => {
+    expect(helmTemplate().filter((o) => o.kind === 'NetworkPolicy')).to.deep.equal([]);
+    const chart = find(helmTemplate({ files: [file('pod-identity')] }), 'NetworkPolicy', 'mcs-cloudmap-webhook') as Manifest & { spec: { ingress: { from?: unknown[] }[] } };
+    expect(chart.spec.ingress[0]!.from).to.deep.equal([{ ipBlock: { cidr: '10.0.0.0/19' } }, { ipBlock: { cidr: '10.0.32.0/19' } }]);
+    // Otherwise the same object as kustomize/components/webhook-network-policy (where the CIDR is patched in).
+    const component = parse(readFileSync(join(REPO, 'kustomize/components/webhook-network-policy/network-policy.yaml'), 'utf8')) as typeof chart;
+    component.spec.ingress[0]!.from = chart.spec.ingress[0]!.from;
+    expect(canonical(normalized(chart))).to.equal(canonical(normalized(component)));
+    // It selects the webhook's pods.
+    const pods = (find(helmTemplate(), 'Deployment', 'mcs-cloudmap-webhook') as Manifest & { spec: { template: { metadata: { labels: object } } } }).spec.template.metadata.labels;
+    expect(pods).to.deep.include((chart.spec as unknown as { podSelector: { matchLabels: object } }).podSelector.matchLabels);
+  });
+
   it('bad values are refused with what is wrong', () => {
     const refused = (set: Record<string, string>) => {
       const r = helm(['template', 'x', CHART, ...valuesArgs({ set })]);
@@ -172,5 +189,9 @@ describe('Helm chart charts/mcs-cloudmap', function () {
     expect(refused({ 'aws.iam.mode': 'irsa' })).to.match(/roleArn.*minLength/);
     expect(refused({ 'tls.mode': 'secret' })).to.match(/caBundle.*minLength/);
     expect(refused({ 'config.MCS_CONFLICT_POLICY': 'Reject' })).to.match(/MCS_CONFLICT_POLICY/);
+    // A NetworkPolicy without peers would admit no apiserver.
+    const noPeers = helm(['template', 'x', CHART, '--set', 'webhook.networkPolicy.enabled=true']);
+    expect(noPeers.status).to.not.equal(0);
+    expect(noPeers.stderr).to.match(/networkPolicy\/from.*minItems/);
   });
 });

@@ -18,6 +18,7 @@ import { freePorts } from '../../../hack/testbed/ports.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
+import { NO_HOST_ADDRESS, requirePrerequisite } from '../../support/prerequisites.ts';
 import { CHART, mustHelm, RELEASE_NAMESPACE as NS } from './helm.ts';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
@@ -27,8 +28,12 @@ const DEMO = 'helm-demo';
 
 describe('helm install of charts/mcs-cloudmap into a testbed cluster', function () {
   this.timeout(180_000);
-  const clusterSet = withOwnClusterSet({ clusters: 1 });
   const address = hostAddress();
+  // Before the ClusterSet's own hook, so a missing address costs no start-up.
+  before(function () {
+    requirePrerequisite(this, 'helm install', address ? undefined : NO_HOST_ADDRESS);
+  });
+  const clusterSet = withOwnClusterSet({ clusters: 1 });
   const dir = mkdtempSync(join(tmpdir(), 'mcs-helm-'));
   let server: ChildProcess | undefined;
   let admin = '';
@@ -67,11 +72,7 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster', function 
     ]);
   }
 
-  before(async function () {
-    if (!address) {
-      console.log('      skipped: this machine has no non-loopback IPv4 address to put in the Endpoints');
-      this.skip();
-    }
+  before(async () => {
     const cluster = clusterSet().clusters[0]!;
     admin = cluster.kubeconfigPath;
     context = cluster.context;

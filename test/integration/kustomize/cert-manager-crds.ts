@@ -12,7 +12,15 @@ const MODULE = 'github.com/cert-manager/cert-manager';
 /** The kinds our cert-manager component uses. */
 const FILES = ['crd-certificates.yaml', 'crd-issuers.yaml'];
 
-export type CertManagerCrds = { crds: Record<string, unknown>[] } | { skipped: string };
+export type CertManagerCrds = { crds: Record<string, unknown>[] } | { missing: string };
+
+function jsonError(stdout: string | undefined): string | undefined {
+  try {
+    return (JSON.parse(stdout ?? '') as { Error?: string }).Error;
+  } catch {
+    return undefined;
+  }
+}
 
 export function certManagerCrds(): CertManagerCrds {
   let dir: string;
@@ -23,7 +31,11 @@ export function certManagerCrds(): CertManagerCrds {
     dir = (JSON.parse(out) as { Dir?: string; Error?: string }).Dir ?? '';
     if (!dir) throw new Error(out.slice(0, 300));
   } catch (err) {
-    return { skipped: `go mod download ${MODULE}@${CERT_MANAGER_VERSION} failed: ${(err as Error).message.split('\n')[0]}` };
+    // go's own complaint (no network, GOPROXY=off, ...) is the JSON's Error on stdout, or stderr; the error's message
+    // only repeats the command.
+    const { stdout, stderr } = err as { stdout?: string; stderr?: string };
+    const why = jsonError(stdout) ?? (stderr?.trim() || (err as Error).message);
+    return { missing: `go mod download ${MODULE}@${CERT_MANAGER_VERSION} failed: ${why.split('\n')[0]}` };
   }
   // The files are Helm templates: directives sit in comments, and only the labels hold template expressions.
   const crds = FILES.map((f) => {

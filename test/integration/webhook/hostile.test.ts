@@ -1,7 +1,11 @@
 // Hostile and broken clients (W5): the webhook server runs in its own process, as in bench/, so its RSS is its own.
-// Short variants of `npm run chaos` (bench/chaos.ts); they print figures and assert only that every client got its
-// answer, that the server cut the slow connections, and that it kept serving. The recorded long runs are in
-// docs/reliability.md.
+// Short variants of `npm run chaos` (bench/chaos.ts); they print figures and assert that every client got its answer
+// (no review failed or went unanswered), that the server cut the slow connections, and that it kept serving. The
+// recorded long runs are in docs/reliability.md.
+//
+// These can fail: a server that drops one review in a hundred once the clients are warmed up (webhook/server.ts,
+// `req.socket.destroy()` on every 100th request) fails the slowloris case and the soak, which before asserted only
+// that some reviews were made.
 
 import { expect } from 'chai';
 import { waitFor } from '../../../hack/testbed/wait.ts';
@@ -54,7 +58,11 @@ describe('webhook under hostile and broken clients (W5)', function () {
       + `with 200 slow connections p50 ${fmt(run.underAttack.p50)} ms p99 ${fmt(run.underAttack.p99)} ms max ${fmt(run.underAttack.max)} ms (${run.underAttack.n}); `
       + `server RSS ${mib(run.rssBefore)} → ${mib(run.rssAfter)} MiB`);
     console.log(`      ${describeSlow(run.slow)}`);
-    expect(run.underAttack.n).to.be.greaterThan(0);
+    expect(run.slow.opened, 'slow connections opened').to.be.at.least(200);
+    expect(run.underAttack.errors, 'reviews that failed under attack').to.deep.equal([]);
+    expect(run.underAttack.n, 'reviews answered under attack, as many as alone').to.equal(run.baseline.n);
+    // Generous for a loaded CI machine; a server stalled by the slow connections waits for its 10-30 s deadlines.
+    expect(run.underAttack.p99, 'p99 ms under attack').to.be.below(2_000);
     expect(server.alive()).to.equal(true);
   });
 
@@ -73,6 +81,8 @@ describe('webhook under hostile and broken clients (W5)', function () {
     console.log(`      load ${run.load}; ${run.reviews.n} reviews p50 ${fmt(run.reviews.p50)} ms p99 ${fmt(run.reviews.p99)} ms; hostile sent `
       + `${Object.values(run.hostile).reduce((a, h) => a + h.sent, 0)}; server RSS MiB ${run.rss.map(([t, b]) => `${t.toFixed(0)}s=${mib(b)}`).join(' ')}`);
     expect(run.examples, 'hostile requests with an unexpected answer').to.deep.equal([]);
+    expect(run.reviews.errors, 'reviews that failed').to.deep.equal([]);
+    expect(Object.entries(run.hostile).filter(([, h]) => h.unanswered > 0), 'hostile requests left unanswered').to.deep.equal([]);
     expect(server.alive()).to.equal(true);
   });
 });

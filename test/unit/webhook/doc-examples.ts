@@ -4,6 +4,7 @@ import { checkClusterPropertiesPresent } from '../../../webhook/admission/cluste
 import { checkClusterPropertyChange } from '../../../webhook/admission/cluster-property-change.ts';
 import type { Decision } from '../../../webhook/admission/decision.ts';
 import { checkExportConflicts } from '../../../webhook/admission/export-conflicts.ts';
+import { checkExportName } from '../../../webhook/admission/export-name.ts';
 import { checkExportedService, checkServiceTypeChange } from '../../../webhook/admission/exported-service.ts';
 import { checkWorkerOnlyWrite } from '../../../webhook/admission/worker-only-writes.ts';
 import { customObjectError } from '../../../webhook/crd/object-validation.ts';
@@ -22,6 +23,7 @@ export const DOC_EXAMPLES: Array<[string, Decision]> = [
   ['C1', checkClusterPropertiesPresent({ clusterId: undefined, clustersetId: 'set1' }, 'demo/nginx-hello')],
   ['C1 both', checkClusterPropertiesPresent({ clusterId: undefined, clustersetId: undefined }, 'demo/nginx-hello')],
   ['E4', checkExportedService(undefined, 'demo/nginx-hello', 'Warn')],
+  ['E4 name', checkExportName('nginx-hello.v2', 'demo/nginx-hello.v2')],
   ['E5', checkExportedService(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello', 'Warn')],
   ['E5 reject', checkExportedService(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello', 'Reject')],
   ['E5 update', checkServiceTypeChange(service('nginx-hello', { type: 'ExternalName' }), 'demo/nginx-hello')],
@@ -32,10 +34,10 @@ export const DOC_EXAMPLES: Array<[string, Decision]> = [
     candidate: { ...candidate, type: 'ClusterSetIP', ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'stcp', protocol: 'SCTP', port: 142 }] },
     serviceImport: serviceImport('nginx-hello', ['west'], { ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }] }),
   })],
-  ['C2', checkClusterPropertyChange({ operation: 'CREATE', name: CLUSTER_ID_PROPERTY, value: 'East_1', oldValue: undefined, exports: [] })],
-  ['C3 change', checkClusterPropertyChange({ operation: 'UPDATE', name: CLUSTER_ID_PROPERTY, value: 'west', oldValue: 'east', exports: ['demo/nginx-hello', 'demo/a', 'demo/b', 'shop/cart'] })],
-  ['C3 delete', checkClusterPropertyChange({ operation: 'DELETE', name: CLUSTERSET_ID_PROPERTY, value: undefined, oldValue: 'set1', exports: ['demo/nginx-hello'] })],
-  ['C5', checkClusterPropertyChange({ operation: 'CREATE', name: 'region.k8s.io', value: 'x', oldValue: undefined, exports: [] })],
+  ['C2', checkClusterPropertyChange({ operation: 'CREATE', name: CLUSTER_ID_PROPERTY, value: 'East_1', oldValue: undefined, exports: 0 })],
+  ['C3 change', checkClusterPropertyChange({ operation: 'UPDATE', name: CLUSTER_ID_PROPERTY, value: 'west', oldValue: 'east', exports: 4 })],
+  ['C3 delete', checkClusterPropertyChange({ operation: 'DELETE', name: CLUSTERSET_ID_PROPERTY, value: undefined, oldValue: 'set1', exports: 1 })],
+  ['C5', checkClusterPropertyChange({ operation: 'CREATE', name: 'region.k8s.io', value: 'x', oldValue: undefined, exports: 0 })],
   ['I6 import', checkWorkerOnlyWrite({ kind: 'ServiceImport', target: 'demo/nginx-hello', operation: 'CREATE', username: 'alice', labels: undefined, oldLabels: undefined }, writers)],
   ['I6 slice', checkWorkerOnlyWrite({ kind: 'EndpointSlice', target: 'demo/nginx-hello-abc', operation: 'DELETE', username: 'alice', labels: undefined, oldLabels: { 'multicluster.kubernetes.io/service-name': 'nginx-hello' } }, writers)],
 ];

@@ -17,6 +17,24 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
       const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context(view));
       expect(d.message).to.contain(`ClusterProperty ${CLUSTERSET_ID_PROPERTY}`).and.not.contain(`"name":"${CLUSTER_ID_PROPERTY}"`);
     });
+    it('E4: a name no Service can have (over 63 characters, not a DNS-1035 label) is refused at creation, saying why and what to do', () => {
+      const why: Record<string, string> = {
+        ['a'.repeat(64)]: 'it is 64 characters long, over 63',
+        ['a'.repeat(253)]: 'it is 253 characters long, over 63',
+        'web.v1': 'a Service name has only lowercase letters',
+        '1web': 'starts with a letter',
+      };
+      for (const [name, reason] of Object.entries(why)) {
+        const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport(name)), context());
+        expect(d.allowed, name).to.equal(false);
+        expect(d.message).to.contain(`ServiceExport demo/${name} can never export anything`).and.contain(reason)
+          .and.contain('Name the ServiceExport exactly as the Service to export.');
+      }
+      expect(validateAdmission(request('ServiceExport', 'CREATE', serviceExport('a'.repeat(63))), context()).allowed).to.equal(true);
+      // One admitted before the rule stays updatable (a name never changes).
+      const old = serviceExport('web.v1');
+      expect(validateAdmission(request('ServiceExport', 'UPDATE', serviceExport('web.v1', { spec: { exportedLabels: { a: 'b' } } } as never), old), context()).allowed).to.equal(true);
+    });
     it('E4: admitted with a warning when the Service is missing', () => {
       const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context());
       expect(d).to.deep.include({ allowed: true, warnings: ['Service demo/web does not exist yet; it is exported as soon as it is created (E4).'] });
@@ -108,10 +126,10 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
 
   describe('ClusterProperty', () => {
     const withExport = () => viewWith({ exports: [serviceExport('web')] });
-    it('C3: a value change is refused while ServiceExports exist', () => {
+    it('C3: a value change is refused while ServiceExports exist, counting them without naming any', () => {
       const d = validateAdmission(request('ClusterProperty', 'UPDATE', clusterProperty(CLUSTER_ID_PROPERTY, 'west'), clusterProperty(CLUSTER_ID_PROPERTY, 'east')), context(withExport()));
       expect(d.allowed).to.equal(false);
-      expect(d.message).to.contain('demo/web');
+      expect(d.message).to.contain('it has 1 (`kubectl get serviceexports --all-namespaces` lists them)').and.not.contain('web');
     });
     it('C3: deletion is refused while ServiceExports exist', () => {
       const d = validateAdmission(request('ClusterProperty', 'DELETE', null, clusterProperty(CLUSTERSET_ID_PROPERTY, 'set1')), context(withExport()));
