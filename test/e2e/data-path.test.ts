@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { localImageRef, podman } from '../../hack/local/container.ts';
-import { importIntoRealNode } from '../../hack/testbed/index.ts';
+import { importIntoRealNode, missingDataPathPrerequisites } from '../../hack/testbed/index.ts';
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
 import { packageVersion } from '../../src/config/version.ts';
+import { requirePrerequisite } from '../support/prerequisites.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
 import { createNamespaces, service, serviceExport, type PortSpec } from './workloads.ts';
 
@@ -114,6 +115,11 @@ function percentile(sorted: readonly number[], p: number): number {
 
 describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2)', function () {
   this.timeout(240_000);
+  // Registered before withE2E's hooks, so a machine that cannot host real nodes says what it lacks before any start.
+  before(function () {
+    const missing = missingDataPathPrerequisites();
+    requirePrerequisite(this, 'the testbed\'s data path', missing.length === 0 ? undefined : missing.join('; '));
+  });
   const e2e = withE2E({ clusterSet: { dataPath: true }, namespaces: [NS] });
 
   before(async function () {
