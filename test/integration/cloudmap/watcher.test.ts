@@ -170,6 +170,53 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(pollingOnly.watcher.snapshot('demo', 'svc-1')).to.have.length(2);
   });
 
+  it('sees every write of a writer that never bumps the marker within one resync interval, services it creates included', async () => {
+    const INTERVAL_MS = 4000;
+    // Started as a worker on an empty Cloud Map: nothing known, nothing listed (its first listing finds no service).
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    const events: ServiceKey[] = [];
+    const seen = (service: string, id: string) => events.some((e) => e.service === service) && a.snapshot('demo', service).some((i) => i.id === id);
+    const gone = (service: string, id: string) => !a.snapshot('demo', service).some((i) => i.id === id);
+    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: INTERVAL_MS, rechecksAfterMs: [1000], knownServices: () => [] });
+    running.push(a);
+    await a.start();
+    const old = adapterFor(moto().endpoint, 'legacy'); // stands in for the AWS controller v0.3.1
+    const b = await writer('other', 1);
+    const latencies: Record<string, number> = {};
+    /** Waits until `check`, from `since` (when the write was complete); records how long that took. */
+    const measure = async (what: string, since: number, check: () => boolean) => {
+      await eventually(what, check, 3 * INTERVAL_MS);
+      latencies[what] = Date.now() - since;
+    };
+
+    // A new export, mid-way through the first interval.
+    await new Promise((r) => setTimeout(r, INTERVAL_MS / 3));
+    const ns = await old.adapter.ensureNamespace('demo');
+    const created = await old.adapter.ensureService(ns, 'created');
+    await registerAll(old.adapter, created, [instanceOf('legacy', 'legacy-c-1'), instanceOf('legacy', 'legacy-c-2')]);
+    await measure('new service', Date.now(), () => seen('created', 'legacy-c-2'));
+
+    // A service first read in the middle of the others, because a marking writer created it; right after, the
+    // non-marking writer exports it too (both clusters exporting one service).
+    const shared = await b.adapter.ensureService(ns, 'shared');
+    await registerAll(b.adapter, shared, [instanceOf('cls2', 'cls2-s-1')]);
+    await b.marker.markChanged('demo', ['shared']);
+    await eventually('the marked service', () => seen('shared', 'cls2-s-1'));
+    await registerAll(old.adapter, shared, [instanceOf('legacy', 'legacy-s-1')]);
+    await measure('both exporting', Date.now(), () => seen('shared', 'legacy-s-1'));
+
+    // A scale-down, then an unexport, of the non-marking writer's service.
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(created, ['legacy-c-2']));
+    await measure('scale-down', Date.now(), () => gone('created', 'legacy-c-2'));
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(created, ['legacy-c-1']));
+    await old.adapter.deleteServiceIfEmpty(created);
+    await measure('unexport', Date.now(), () => a.snapshot('demo', 'created').length === 0);
+
+    console.log(`      resync interval ${INTERVAL_MS} ms, non-marking writes seen after (ms): ${JSON.stringify(latencies)}; ${a.stats.resyncListings} listings, ${a.stats.resyncChecks} checks; calls ${JSON.stringify(calls.byApi())}`);
+    // One interval, and the time a read takes to come back (a step late at most when this busy machine delays a poll).
+    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(INTERVAL_MS + POLL_MS);
+  });
+
   it('reports services that disappear, marked or found by the full resync', async () => {
     const b = await writer('demo', 2);
     const a = watch('cls1', 1500);
