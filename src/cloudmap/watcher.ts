@@ -19,6 +19,7 @@
 // - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
 //   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
 import { sleep } from '../kube/backoff.ts';
+import { announced } from '../core/announcing-writers.ts';
 import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
@@ -245,6 +246,18 @@ export class CloudMapWatcher {
    */
   readAt(namespace: string, service: string): number | undefined {
     return this.readStarted.get(namespace)?.get(service);
+  }
+
+  /**
+   * Whether a writer that does not bump the change marker has instances anywhere in this Cloud Map, as last read (the
+   * AWS controller v0.3.1 during a migration). Such a controller reads every namespace of its cluster through a 10 s
+   * cache of their services, and fails a namespace's whole import while a cached service is gone.
+   */
+  nonAnnouncingWriterSeen(): boolean {
+    for (const services of this.cache.values()) {
+      for (const cached of services.values()) if (cached.instances.some((i) => !announced(i))) return true;
+    }
+    return false;
   }
 
   /** The watcher's clock. */

@@ -155,6 +155,7 @@ export class Member {
       endpointSlices: informers.endpointSlices,
       cloudMap: this.#cloudMap,
       view: this.#view,
+      nonAnnouncingWriterSeen: () => this.#watcher.nonAnnouncingWriterSeen(),
       clusterSetInstances: (namespace, service) => this.#clusterSetInstances(namespace, service),
       markChanged: (namespace, service) => {
         this.#watcher.markChanged(namespace, [service]).catch((err: unknown) => {

@@ -3,7 +3,8 @@
 // catches writers that never bump the marker (the AWS controller v0.3.1).
 import { expect } from 'chai';
 import type { CloudMapWatcher, ServiceKey } from '../../../src/cloudmap/watcher.ts';
-import { adapterFor, eventually, instanceOf, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
+import { clusterTag } from '../../../src/core/instance-id.ts';
+import { adapterFor, CLUSTERSET, eventually, instanceOf, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
 
 const POLL_MS = 200;
 
@@ -215,6 +216,24 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     console.log(`      resync interval ${INTERVAL_MS} ms, non-marking writes seen after (ms): ${JSON.stringify(latencies)}; ${a.stats.resyncListings} listings, ${a.stats.resyncChecks} checks; calls ${JSON.stringify(calls.byApi())}`);
     // One interval, and the time a read takes to come back (a step late at most when this busy machine delays a poll).
     for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(INTERVAL_MS + POLL_MS);
+  });
+
+  it('M3: tells whether a controller that does not announce its writes (v0.3.1) has instances in this Cloud Map', async () => {
+    const t = adapterFor(moto().endpoint, 'cls2');
+    const ns = await t.adapter.ensureNamespace('demo');
+    const ours = { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' };
+    const id = (ip: string) => `tcp-${ip}-80-${clusterTag({ clusterId: 'cls2', clustersetId: CLUSTERSET })}`;
+    await registerAll(t.adapter, await t.adapter.ensureService(ns, 'web'), [instanceOf('cls2', id('10.0.0.1'), ours)]);
+    const a = watch('cls1', 1000);
+    await a.watcher.start();
+    expect(a.watcher.nonAnnouncingWriterSeen()).to.equal(false);
+
+    const old = adapterFor(moto().endpoint, 'legacy');
+    const v031 = { K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s d07e680 (d07e680)', HOSTNAME: '' };
+    await registerAll(old.adapter, await old.adapter.ensureService(ns, 'api'), [instanceOf('legacy', 'tcp-10_244_2_0-8080', v031)]);
+    await eventually('the v0.3.1 instance to be seen', () => a.watcher.nonAnnouncingWriterSeen());
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(await old.adapter.ensureService(ns, 'api'), ['tcp-10_244_2_0-8080']));
+    await eventually('it to be gone', () => !a.watcher.nonAnnouncingWriterSeen());
   });
 
   it('reports services that disappear, marked or found by the full resync', async () => {
