@@ -16,10 +16,12 @@
 //   every namespace's services are listed again once an interval, so a service no marker named is read within one
 //   interval of its creation. This catches writers that never bump the marker (the AWS controller v0.3.1), vanished
 //   services and anything missed, at a cost that does not grow with the number of services.
+// - Optionally, every service of a namespace where a writer that never bumps the marker has instances is checked (revision
+//   first) each short interval, so that writer's changes show within seconds, at a cost per such service only.
 // - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
 //   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
 import { sleep } from '../kube/backoff.ts';
-import { announced } from '../core/announcing-writers.ts';
+import { namespacesWithNonAnnouncing } from '../core/announcing-writers.ts';
 import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
@@ -54,6 +56,11 @@ export interface CloudMapWatcherOptions {
   pollIntervalMs?: number;
   /** Longest time from a service's read (or creation) to its next read by the safety-net resync, within the budget. */
   fullResyncIntervalMs?: number;
+  /**
+   * How often every service of a namespace where a writer that does not bump the marker has instances (v0.3.1) is
+   * checked, revision first; 0: never (left to the resync).
+   */
+  nonAnnouncingPollIntervalMs?: number;
   /** Most calls per minute the safety-net resync spends (its pass takes longer instead). */
   resyncBudgetPerMinute?: number;
   /** Every n-th check of a service (its last read of instances included) reads its instances regardless of revision. */
@@ -104,6 +111,8 @@ export interface WatcherStats {
   resyncListings: number;
   /** Services checked by the safety-net resync after the first read. */
   resyncChecks: number;
+  /** Services checked because a writer that does not bump the marker has instances in their namespace. */
+  nonAnnouncingChecks: number;
 }
 
 /** Whether the last poll of the change marker got an answer; `since` is when that last changed (clock ms). */
@@ -159,7 +168,7 @@ export class CloudMapWatcher {
   private resolveFirstSync: (() => void) | undefined;
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
-  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0 };
+  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0 };
   /** Per namespace and service, when the last completed read of it began (readAt). */
   private readonly readStarted = new Map<string, Map<string, number>>();
   /** The listing of every namespace's services for the resync, while it runs. */
@@ -169,6 +178,7 @@ export class CloudMapWatcher {
   private lastListing: { startedAt: number; durationMs: number } | undefined;
   private sweepCarry = 0;
   private lastSweepStep = 0;
+  private nextNonAnnouncingCheck = 0;
   /** Operations found pending at start were this cluster's: a predecessor was killed mid-write. */
   private ownPendingAtStart = false;
   /** Whether operations that succeeded since this cluster's last bump wrote its instances (settlePredecessor). */
@@ -181,6 +191,7 @@ export class CloudMapWatcher {
       pollIntervalMs: options.pollIntervalMs ?? 750,
       fullResyncIntervalMs: options.fullResyncIntervalMs ?? 300_000,
       resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 45,
+      nonAnnouncingPollIntervalMs: options.nonAnnouncingPollIntervalMs ?? 0,
       deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
       settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
       rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
@@ -254,10 +265,12 @@ export class CloudMapWatcher {
    * cache of their services, and fails a namespace's whole import while a cached service is gone.
    */
   nonAnnouncingWriterSeen(): boolean {
-    for (const services of this.cache.values()) {
-      for (const cached of services.values()) if (cached.instances.some((i) => !announced(i))) return true;
-    }
-    return false;
+    return this.nonAnnouncingNamespaces().size > 0;
+  }
+
+  /** The namespaces where a writer that does not bump the change marker has instances, as last read. */
+  private nonAnnouncingNamespaces(): Set<string> {
+    return namespacesWithNonAnnouncing([...this.cache].flatMap(([namespace, services]) => [...services.values()].map((c) => ({ namespace, instances: c.instances }))));
   }
 
   /** The watcher's clock. */
@@ -348,6 +361,7 @@ export class CloudMapWatcher {
     else await this.guard('re-read changed services', () => this.processDirty());
     await this.guard('recheck changed services', () => this.processRechecks());
     if (this.isSynced) await this.guard('resync with Cloud Map', () => this.sweepStep());
+    if (this.isSynced) await this.guard('check the services of writers that do not bump the marker', () => this.nonAnnouncingStep());
   }
 
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
@@ -663,6 +677,22 @@ export class CloudMapWatcher {
       const deep = (this.cache.get(s.namespace)?.get(s.service)?.revisionChecks ?? 0) + 1 >= this.opts.deepResyncEvery;
       return this.refreshService(s.namespace, s.service, deep).then(() => {});
     });
+    for (const { item } of failures) this.requeue(item.namespace, [item.service]);
+  }
+
+  /**
+   * Every service of a namespace where a writer that does not bump the marker has instances (v0.3.1 during a
+   * migration), checked each interval by revision (DiscoverInstancesRevision, 3,000/s per account), so its changes
+   * show within seconds instead of at the resync; the cost is per such service, not per service (M6).
+   */
+  private async nonAnnouncingStep(): Promise<void> {
+    const { nonAnnouncingPollIntervalMs, clock, concurrency } = this.opts;
+    if (!(nonAnnouncingPollIntervalMs > 0) || clock.now() < this.nextNonAnnouncingCheck) return;
+    this.nextNonAnnouncingCheck = clock.now() + nonAnnouncingPollIntervalMs;
+    const namespaces = this.nonAnnouncingNamespaces();
+    const watched = this.keys().filter((k) => namespaces.has(k.namespace));
+    this.counts.nonAnnouncingChecks += watched.length;
+    const failures = await forEachLimited(watched, concurrency, (s) => this.refreshService(s.namespace, s.service, false).then(() => {}));
     for (const { item } of failures) this.requeue(item.namespace, [item.service]);
   }
 }

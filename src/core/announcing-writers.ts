@@ -10,3 +10,10 @@ import type { CloudMapInstance } from './types.ts';
 export function announced(instance: CloudMapInstance): boolean {
   return parseInstanceId(instance.id)?.format === 'mcs-cloudmap' && (instance.attributes[ATTR.K8S_CONTROLLER] ?? '').startsWith(`${K8S_CONTROLLER_NAME} `);
 }
+
+/** The namespaces where any instance comes from a writer that does not announce its changes. */
+export function namespacesWithNonAnnouncing(services: Iterable<{ namespace: string; instances: readonly CloudMapInstance[] }>): Set<string> {
+  const found = new Set<string>();
+  for (const { namespace, instances } of services) if (!found.has(namespace) && !instances.every(announced)) found.add(namespace);
+  return found;
+}

@@ -115,6 +115,7 @@ export class Member {
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
       resyncBudgetPerMinute: options.resyncBudget,
+      nonAnnouncingPollIntervalMs: options.nonAnnouncingPollInterval,
       heartbeatIntervalMs: options.heartbeatInterval,
       onHeartbeat: () => o.metrics.heartbeats.inc(),
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).

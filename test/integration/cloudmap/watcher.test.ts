@@ -236,6 +236,52 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     await eventually('it to be gone', () => !a.watcher.nonAnnouncingWriterSeen());
   });
 
+  it('watches the namespaces of a writer that never bumps the marker closely, and only those', async () => {
+    const FAST_MS = 1000;
+    const old = adapterFor(moto().endpoint, 'legacy'); // v0.3.1: no markers, no bumps
+    const ids = await populate(old, 'legacy-ns', 2, 'legacy');
+    const t = adapterFor(moto().endpoint, 'cls2');
+    const ours = (n: number) => instanceOf('cls2', `tcp-10.0.0.${n}-80-${clusterTag({ clusterId: 'cls2', clustersetId: CLUSTERSET })}`, { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' });
+    const quiet = await t.adapter.ensureNamespace('ours-only');
+    for (const name of ['a', 'b', 'c']) await registerAll(t.adapter, await t.adapter.ensureService(quiet, name), [ours(1)]);
+    const shared = await t.adapter.ensureService(await t.adapter.ensureNamespace('legacy-ns'), 'shared');
+    await registerAll(t.adapter, shared, [ours(2)]);
+
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    const events: ServiceKey[] = [];
+    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: FAST_MS });
+    running.push(a);
+    await a.start();
+    const latencies: Record<string, number> = {};
+    const measure = async (what: string, check: () => boolean) => {
+      const since = Date.now();
+      await eventually(what, check, 10 * FAST_MS);
+      latencies[what] = Date.now() - since;
+    };
+
+    // Idle: one DiscoverInstancesRevision per poll, and one per service of the namespace v0.3.1 writes in per interval.
+    calls.reset();
+    const before = a.stats;
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, 6 * FAST_MS));
+    const seconds = (Date.now() - started) / 1000;
+    const polls = a.stats.polls - before.polls;
+    const checks = a.stats.nonAnnouncingChecks - before.nonAnnouncingChecks;
+    console.log(`      ${seconds.toFixed(1)} s idle, 3 services of v0.3.1's namespace and 3 of ours: ${polls} polls, ${checks} close checks; calls ${JSON.stringify(calls.byApi())}`);
+    expect(calls.byApi()).to.deep.equal({ DiscoverInstancesRevision: polls + checks });
+    expect(checks).to.be.within(3 * (Math.floor(seconds) - 1), 3 * (Math.ceil(seconds) + 1));
+
+    // Its writes, unannounced: a scale-down, an export of a service another cluster exports, an unexport.
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(ids.get('svc-0')!, ['legacy-0-b']));
+    await measure('scale-down', () => !a.snapshot('legacy-ns', 'svc-0').some((i) => i.id === 'legacy-0-b'));
+    await registerAll(old.adapter, shared, [instanceOf('legacy', 'tcp-10_244_2_0-8080')]);
+    await measure('both exporting', () => a.snapshot('legacy-ns', 'shared').length === 2);
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(ids.get('svc-1')!, ['legacy-1-a', 'legacy-1-b']));
+    await measure('unexport', () => a.snapshot('legacy-ns', 'svc-1').length === 0);
+    console.log(`      checked every ${FAST_MS} ms, v0.3.1's writes seen after (ms): ${JSON.stringify(latencies)}`);
+    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(FAST_MS + POLL_MS);
+  });
+
   it('reports services that disappear, marked or found by the full resync', async () => {
     const b = await writer('demo', 2);
     const a = watch('cls1', 1500);
