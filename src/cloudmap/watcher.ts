@@ -10,14 +10,18 @@
 //   instances it announces).
 // - At start: the operations a previous process left pending are waited for, then everything is read once (one
 //   paged ListNamespaces, one paged ListServices per namespace, every service's instances).
-// - Then a safety-net resync, paced by resync-pace.ts: services are checked one by one (revision first; every few
-//   passes, a deep pass that reads every service regardless of revision, since revisions can repeat), every service
-//   within the resync interval while that fits the call budget, slower beyond. This catches writers that never bump
-//   the marker (the AWS controller v0.3.1), vanished services and anything missed, at a cost that does not grow
-//   with the number of services.
+// - Then a safety-net resync, paced by resync-pace.ts: services are checked one by one, longest unread first
+//   (revision first; every few checks of a service, its instances regardless of revision, since revisions can repeat),
+//   every service within the resync interval of its previous read while that fits the call budget, slower beyond;
+//   every namespace's services are listed again once an interval, so a service no marker named is read within one
+//   interval of its creation. This catches writers that never bump the marker (the AWS controller v0.3.1), vanished
+//   services and anything missed, at a cost that does not grow with the number of services.
+// - Optionally, every service of a namespace where a writer that never bumps the marker has instances is checked (revision
+//   first) each short interval, so that writer's changes show within seconds, at a cost per such service only.
 // - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
 //   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
 import { sleep } from '../kube/backoff.ts';
+import { namespacesWithNonAnnouncing } from '../core/announcing-writers.ts';
 import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
@@ -35,7 +39,7 @@ import type { CloudMapInstances } from './instances.ts';
 import type { OperationWaiter } from './operations.ts';
 import type { Identity } from './ownership.ts';
 import type { CloudMapRegistry } from './registry.ts';
-import { dueChecks } from './resync-pace.ts';
+import { dueChecks, listingDue } from './resync-pace.ts';
 
 export interface ServiceKey {
   readonly namespace: string;
@@ -50,11 +54,16 @@ export interface CloudMapWatcherOptions {
   /** Called (synchronously, never concurrently) when a service's instances changed; read them with snapshot(). */
   onChange: (change: ServiceKey) => void;
   pollIntervalMs?: number;
-  /** Shortest time in which the safety-net resync checks every service. */
+  /** Longest time from a service's read (or creation) to its next read by the safety-net resync, within the budget. */
   fullResyncIntervalMs?: number;
+  /**
+   * How often every service of a namespace where a writer that does not bump the marker has instances (v0.3.1) is
+   * checked, revision first; 0: never (left to the resync).
+   */
+  nonAnnouncingPollIntervalMs?: number;
   /** Most calls per minute the safety-net resync spends (its pass takes longer instead). */
   resyncBudgetPerMinute?: number;
-  /** Every n-th resync pass (the first read included) reads every service's instances regardless of its revision. */
+  /** Every n-th check of a service (its last read of instances included) reads its instances regardless of revision. */
   deepResyncEvery?: number;
   /** Longest wait at start for operations a previous process left pending. */
   settleTimeoutMs?: number;
@@ -96,10 +105,14 @@ export interface WatcherStats {
   markerChanges: number;
   /** Namespaces re-read service by service (revisions compared, or every service read). */
   namespaceScans: number;
-  /** Completed passes over every service (the first read included). */
+  /** Completed first reads of everything (one per start). */
   fullResyncs: number;
+  /** Listings of every namespace's services for the safety-net resync. */
+  resyncListings: number;
   /** Services checked by the safety-net resync after the first read. */
   resyncChecks: number;
+  /** Services checked because a writer that does not bump the marker has instances in their namespace. */
+  nonAnnouncingChecks: number;
 }
 
 /** Whether the last poll of the change marker got an answer; `since` is when that last changed (clock ms). */
@@ -110,17 +123,11 @@ export interface Reachability {
   readonly error?: string;
 }
 
-/** One pass of the safety-net resync: the services to check, in order, and how far it got. */
-interface Sweep {
-  readonly services: readonly ServiceKey[];
-  readonly deep: boolean;
-  readonly startedAt: number;
-  next: number;
-}
-
 interface Cached {
   readonly revision: number | undefined;
   readonly instances: readonly CloudMapInstance[];
+  /** Checks since the instances were read that found the revision unchanged (and so read nothing). */
+  revisionChecks: number;
 }
 
 /** Cloud Map namespaces that can match a Kubernetes namespace (RFC 1123 labels); the marker namespace cannot. */
@@ -161,15 +168,17 @@ export class CloudMapWatcher {
   private resolveFirstSync: (() => void) | undefined;
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
-  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncChecks: 0 };
-  private sweep: Sweep | undefined;
+  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0 };
   /** Per namespace and service, when the last completed read of it began (readAt). */
   private readonly readStarted = new Map<string, Map<string, number>>();
-  /** The listing that prepares the next resync pass, while it runs. */
+  /** The listing of every namespace's services for the resync, while it runs. */
   private sweepListing: Promise<void> | undefined;
   private sweepListingRetryAt = 0;
+  /** When the last complete listing began and how long it took; undefined: none since start. */
+  private lastListing: { startedAt: number; durationMs: number } | undefined;
   private sweepCarry = 0;
   private lastSweepStep = 0;
+  private nextNonAnnouncingCheck = 0;
   /** Operations found pending at start were this cluster's: a predecessor was killed mid-write. */
   private ownPendingAtStart = false;
   /** Whether operations that succeeded since this cluster's last bump wrote its instances (settlePredecessor). */
@@ -182,6 +191,7 @@ export class CloudMapWatcher {
       pollIntervalMs: options.pollIntervalMs ?? 750,
       fullResyncIntervalMs: options.fullResyncIntervalMs ?? 300_000,
       resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 45,
+      nonAnnouncingPollIntervalMs: options.nonAnnouncingPollIntervalMs ?? 0,
       deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
       settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
       rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
@@ -214,7 +224,8 @@ export class CloudMapWatcher {
       this.writer.resume();
       this.nextFullResync = 0; // a restart reads everything again before it resolves
       this.isSynced = false;
-      this.sweep = undefined;
+      this.lastListing = undefined;
+      this.sweepCarry = 0;
       this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
       this.loop = this.run();
     }
@@ -246,6 +257,20 @@ export class CloudMapWatcher {
    */
   readAt(namespace: string, service: string): number | undefined {
     return this.readStarted.get(namespace)?.get(service);
+  }
+
+  /**
+   * Whether a writer that does not bump the change marker has instances anywhere in this Cloud Map, as last read (the
+   * AWS controller v0.3.1 during a migration). Such a controller reads every namespace of its cluster through a 10 s
+   * cache of their services, and fails a namespace's whole import while a cached service is gone.
+   */
+  nonAnnouncingWriterSeen(): boolean {
+    return this.nonAnnouncingNamespaces().size > 0;
+  }
+
+  /** The namespaces where a writer that does not bump the change marker has instances, as last read. */
+  private nonAnnouncingNamespaces(): Set<string> {
+    return namespacesWithNonAnnouncing([...this.cache].flatMap(([namespace, services]) => [...services.values()].map((c) => ({ namespace, instances: c.instances }))));
   }
 
   /** The watcher's clock. */
@@ -336,6 +361,7 @@ export class CloudMapWatcher {
     else await this.guard('re-read changed services', () => this.processDirty());
     await this.guard('recheck changed services', () => this.processRechecks());
     if (this.isSynced) await this.guard('resync with Cloud Map', () => this.sweepStep());
+    if (this.isSynced) await this.guard('check the services of writers that do not bump the marker', () => this.nonAnnouncingStep());
   }
 
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
@@ -454,12 +480,15 @@ export class CloudMapWatcher {
     if (!direct) {
       revision = await this.opts.instances.discoverRevision(namespace, service);
       if (revision === undefined) return this.readDone(namespace, service, startedAt, this.update(namespace, service, undefined) || cached !== undefined);
-      if (cached !== undefined && revision === cached.revision) return this.readDone(namespace, service, startedAt, false);
+      if (cached !== undefined && revision === cached.revision) {
+        cached.revisionChecks++;
+        return this.readDone(namespace, service, startedAt, false);
+      }
     }
     const found = await this.opts.instances.discoverInstances(namespace, service);
     this.readDone(namespace, service, startedAt, false);
     if (found === undefined) return this.update(namespace, service, undefined) || cached !== undefined;
-    const changed = this.update(namespace, service, { revision: found.revision ?? revision, instances: found.instances });
+    const changed = this.update(namespace, service, { revision: found.revision ?? revision, instances: found.instances, revisionChecks: 0 });
     return direct ? changed : true;
   }
 
@@ -522,8 +551,8 @@ export class CloudMapWatcher {
     if (failed) return;
     this.isSynced = true;
     this.lastSweepStep = this.opts.clock.now();
-    // Listed just now: the first pass checks what was read, and lists again only when it is over.
-    if (this.opts.knownServices === undefined) this.startPass(this.keys(), this.lastSweepStep);
+    // Listed just now: the next listing is an interval away.
+    if (this.opts.knownServices === undefined) this.lastListing = { startedAt: started, durationMs: this.lastSweepStep - started };
     this.resolveFirstSync?.();
     this.resolveFirstSync = undefined;
     if (this.ownPendingAtStart || (await this.unannouncedAtStart)) this.announceOwnNamespaces();
@@ -598,12 +627,12 @@ export class CloudMapWatcher {
   }
 
   /**
-   * Lists every service (in the background: at 2 ListServices a second this takes a while at thousands of services)
-   * for the next resync pass. Services it finds that were never read are read at the next poll.
+   * Lists every service (in the background: at 2 ListServices a second this takes a while at thousands of services).
+   * Services it finds that were never read are read at the next poll, and from then on are checked like the others.
    */
   private listForSweep(now: number): void {
     this.sweepListing = (async () => {
-      const services: ServiceKey[] = [];
+      let found = 0;
       for (const namespace of await this.namespaces()) {
         if (this.abort.signal.aborted) return;
         const namespaceId = await this.opts.registry.findNamespace(namespace);
@@ -611,9 +640,11 @@ export class CloudMapWatcher {
         const cached = this.cache.get(namespace);
         const unread = listed.filter((service) => !cached?.has(service));
         if (unread.length > 0) markDirty(this.dirty, namespace, unread);
-        for (const service of new Set([...listed, ...(cached?.keys() ?? [])])) services.push({ namespace, service });
+        found += unread.length;
       }
-      this.startPass(services, now);
+      this.counts.resyncListings++;
+      this.lastListing = { startedAt: now, durationMs: this.opts.clock.now() - now };
+      this.log?.debug({ found, durationMs: this.lastListing.durationMs }, 'Cloud Map services listed for the resync');
     })().catch((err: unknown) => {
       this.sweepListingRetryAt = this.opts.clock.now() + FULL_RESYNC_RETRY_MS.max;
       this.log?.warn({ err: String(err) }, 'could not list Cloud Map services for the resync; retrying later');
@@ -622,37 +653,46 @@ export class CloudMapWatcher {
     });
   }
 
-  private startPass(services: readonly ServiceKey[], now: number): void {
-    this.sweep = { services, deep: this.counts.fullResyncs % this.opts.deepResyncEvery === 0, startedAt: now, next: 0 };
-  }
-
   /** Every cached service, with instances or not. */
   private keys(): ServiceKey[] {
     return [...this.cache].flatMap(([namespace, services]) => [...services.keys()].map((service) => ({ namespace, service })));
   }
 
-  /** One step of the safety-net resync: the checks the pace allows since the last step. */
+  /**
+   * One step of the safety-net resync: the listing when due, and the checks the pace or the services' last reads call
+   * for (M6), longest unread first. A check reads the instances every n-th time, since revisions can repeat.
+   */
   private async sweepStep(): Promise<void> {
     const now = this.opts.clock.now();
-    const pace = { intervalMs: this.opts.fullResyncIntervalMs, budgetPerMinute: this.opts.resyncBudgetPerMinute };
-    const sweep = this.sweep;
-    if (sweep === undefined) {
-      if (this.sweepListing === undefined && now >= this.sweepListingRetryAt) this.listForSweep(now);
-      this.lastSweepStep = now;
-      return;
-    }
-    const due = dueChecks(this.sweepCarry, now - this.lastSweepStep, sweep.services.length, pace);
+    const pace = { intervalMs: this.opts.fullResyncIntervalMs, budgetPerMinute: this.opts.resyncBudgetPerMinute, stepMs: this.opts.pollIntervalMs };
+    const keys = this.keys();
+    if (this.sweepListing === undefined && now >= this.sweepListingRetryAt && listingDue(this.lastListing, now, keys.length, pace)) this.listForSweep(now);
+    const lastReads = keys.map((k) => this.readAt(k.namespace, k.service) ?? Number.NEGATIVE_INFINITY);
+    const due = dueChecks(this.sweepCarry, now - this.lastSweepStep, lastReads, now, pace);
     this.sweepCarry = due.carry;
     this.lastSweepStep = now;
-    const batch = sweep.services.slice(sweep.next, sweep.next + due.count);
-    sweep.next += batch.length;
+    const batch = due.checks.map((i) => keys[i]!);
     this.counts.resyncChecks += batch.length;
-    const failures = await forEachLimited(batch, this.opts.concurrency, (s) => this.refreshService(s.namespace, s.service, sweep.deep).then(() => {}));
+    const failures = await forEachLimited(batch, this.opts.concurrency, (s) => {
+      const deep = (this.cache.get(s.namespace)?.get(s.service)?.revisionChecks ?? 0) + 1 >= this.opts.deepResyncEvery;
+      return this.refreshService(s.namespace, s.service, deep).then(() => {});
+    });
     for (const { item } of failures) this.requeue(item.namespace, [item.service]);
-    const finished = sweep.next >= sweep.services.length && (sweep.services.length > 0 || now - sweep.startedAt >= pace.intervalMs);
-    if (!finished) return;
-    this.counts.fullResyncs++;
-    this.sweep = undefined;
-    this.log?.info({ deep: sweep.deep, services: sweep.services.length, durationMs: now - sweep.startedAt }, 'Cloud Map resync pass done');
+  }
+
+  /**
+   * Every service of a namespace where a writer that does not bump the marker has instances (v0.3.1 during a
+   * migration), checked each interval by revision (DiscoverInstancesRevision, 3,000/s per account), so its changes
+   * show within seconds instead of at the resync; the cost is per such service, not per service (M6).
+   */
+  private async nonAnnouncingStep(): Promise<void> {
+    const { nonAnnouncingPollIntervalMs, clock, concurrency } = this.opts;
+    if (!(nonAnnouncingPollIntervalMs > 0) || clock.now() < this.nextNonAnnouncingCheck) return;
+    this.nextNonAnnouncingCheck = clock.now() + nonAnnouncingPollIntervalMs;
+    const namespaces = this.nonAnnouncingNamespaces();
+    const watched = this.keys().filter((k) => namespaces.has(k.namespace));
+    this.counts.nonAnnouncingChecks += watched.length;
+    const failures = await forEachLimited(watched, concurrency, (s) => this.refreshService(s.namespace, s.service, false).then(() => {}));
+    for (const { item } of failures) this.requeue(item.namespace, [item.service]);
   }
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../observability/log.ts';
 
 export interface DeadClusterReaperOptions {
   cloudMap: CloudMapAdapter;
-  watcher: Pick<CloudMapWatcher, 'services' | 'snapshot' | 'markChanged'>;
+  watcher: Pick<CloudMapWatcher, 'services' | 'snapshot' | 'markChanged' | 'nonAnnouncingWriterSeen'>;
   log: Logger;
 }
 
@@ -31,7 +31,8 @@ export async function reapDeadCluster(o: DeadClusterReaperOptions, deadClusterId
     reaped += operations.length;
     log.info({ event: 'dead-cluster-reaped', deadClusterId, namespace, service, deregistered: operations.length }, 'instances of a dead cluster deregistered from Cloud Map');
     watcher.markChanged(namespace, [service]).catch((err: unknown) => log.debug({ namespace, service, err: String(err) }, 'change marker not bumped after reaping; peers catch up at their full resync'));
-    if (await cloudMap.deleteServiceIfEmpty(serviceId)) {
+    // M3: not while a controller that caches services is active (export-reconciler.ts, withdraw).
+    if (!watcher.nonAnnouncingWriterSeen() && await cloudMap.deleteServiceIfEmpty(serviceId)) {
       log.info({ event: 'cloudmap-service-deleted', namespace, name: service }, 'Cloud Map service deleted: only the dead cluster had instances in it');
     }
   }

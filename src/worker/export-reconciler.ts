@@ -43,6 +43,8 @@ export interface ExportReconcilerOptions {
   controllerVersion: string;
   /** Delete a Cloud Map namespace once it holds no services. */
   namespaceCleanup: boolean;
+  /** Whether a writer that does not bump the change marker (the AWS controller v0.3.1) is seen in this Cloud Map. */
+  nonAnnouncingWriterSeen: () => boolean;
   log: Logger;
 }
 
@@ -213,6 +215,13 @@ export class ExportReconciler {
     await this.#apply(namespace, name, plan);
     this.#o.log.info({ event: 'export-withdrawn', namespace, name, why, deregistered: ours.length }, 'this cluster\'s Cloud Map instances removed');
     if (this.#o.view.instances(namespace, name).length > 0) return;
+    // M3: v0.3.1 reads every namespace through a 10 s cache of its services and fails the namespace's whole import while
+    // a cached service is gone; whenever it is deleted, that cache can hold it, so waiting would not help. The empty
+    // service stays while such a controller is seen (nothing is imported from it); a later unexport deletes it.
+    if (this.#o.nonAnnouncingWriterSeen()) {
+      this.#o.log.info({ event: 'cloudmap-service-kept', namespace, name }, 'empty Cloud Map service kept: a controller that caches services (AWS v0.3.1) is active in this ClusterSet');
+      return;
+    }
     const namespaceId = await this.#o.cloudMap.findNamespace(namespace);
     const serviceId = namespaceId === undefined ? undefined : await this.#o.cloudMap.findService(namespaceId, name);
     if (serviceId === undefined || !(await this.#o.cloudMap.deleteServiceIfEmpty(serviceId))) return;

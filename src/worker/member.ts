@@ -119,6 +119,7 @@ export class Member {
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
       resyncBudgetPerMinute: options.resyncBudget,
+      nonAnnouncingPollIntervalMs: options.nonAnnouncingPollInterval,
       heartbeatIntervalMs: options.heartbeatInterval,
       onHeartbeat: () => o.metrics.heartbeats.inc(),
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
@@ -161,6 +162,7 @@ export class Member {
       endpointSlices: informers.endpointSlices,
       cloudMap: this.#cloudMap,
       view: this.#view,
+      nonAnnouncingWriterSeen: () => this.#watcher.nonAnnouncingWriterSeen(),
       clusterSetInstances: (namespace, service) => this.#clusterSetInstances(namespace, service),
       markChanged: (namespace, service) => {
         this.#watcher.markChanged(namespace, [service]).catch((err: unknown) => {

@@ -3,7 +3,8 @@
 // catches writers that never bump the marker (the AWS controller v0.3.1).
 import { expect } from 'chai';
 import type { CloudMapWatcher, ServiceKey } from '../../../src/cloudmap/watcher.ts';
-import { adapterFor, eventually, instanceOf, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
+import { clusterTag } from '../../../src/core/instance-id.ts';
+import { adapterFor, CLUSTERSET, eventually, instanceOf, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
 
 const POLL_MS = 200;
 
@@ -168,6 +169,117 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     await eventually('3 polls', () => pollingOnly.calls.count('DiscoverInstancesRevision') >= 3);
     expect(pollingOnly.eventsFor('demo', 'svc-1')).to.equal(1);
     expect(pollingOnly.watcher.snapshot('demo', 'svc-1')).to.have.length(2);
+  });
+
+  it('sees every write of a writer that never bumps the marker within one resync interval, services it creates included', async () => {
+    const INTERVAL_MS = 4000;
+    // Started as a worker on an empty Cloud Map: nothing known, nothing listed (its first listing finds no service).
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    const events: ServiceKey[] = [];
+    const seen = (service: string, id: string) => events.some((e) => e.service === service) && a.snapshot('demo', service).some((i) => i.id === id);
+    const gone = (service: string, id: string) => !a.snapshot('demo', service).some((i) => i.id === id);
+    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: INTERVAL_MS, rechecksAfterMs: [1000], knownServices: () => [] });
+    running.push(a);
+    await a.start();
+    const old = adapterFor(moto().endpoint, 'legacy'); // stands in for the AWS controller v0.3.1
+    const b = await writer('other', 1);
+    const latencies: Record<string, number> = {};
+    /** Waits until `check`, from `since` (when the write was complete); records how long that took. */
+    const measure = async (what: string, since: number, check: () => boolean) => {
+      await eventually(what, check, 3 * INTERVAL_MS);
+      latencies[what] = Date.now() - since;
+    };
+
+    // A new export, mid-way through the first interval.
+    await new Promise((r) => setTimeout(r, INTERVAL_MS / 3));
+    const ns = await old.adapter.ensureNamespace('demo');
+    const created = await old.adapter.ensureService(ns, 'created');
+    await registerAll(old.adapter, created, [instanceOf('legacy', 'legacy-c-1'), instanceOf('legacy', 'legacy-c-2')]);
+    await measure('new service', Date.now(), () => seen('created', 'legacy-c-2'));
+
+    // A service first read in the middle of the others, because a marking writer created it; right after, the
+    // non-marking writer exports it too (both clusters exporting one service).
+    const shared = await b.adapter.ensureService(ns, 'shared');
+    await registerAll(b.adapter, shared, [instanceOf('cls2', 'cls2-s-1')]);
+    await b.marker.markChanged('demo', ['shared']);
+    await eventually('the marked service', () => seen('shared', 'cls2-s-1'));
+    await registerAll(old.adapter, shared, [instanceOf('legacy', 'legacy-s-1')]);
+    await measure('both exporting', Date.now(), () => seen('shared', 'legacy-s-1'));
+
+    // A scale-down, then an unexport, of the non-marking writer's service.
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(created, ['legacy-c-2']));
+    await measure('scale-down', Date.now(), () => gone('created', 'legacy-c-2'));
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(created, ['legacy-c-1']));
+    await old.adapter.deleteServiceIfEmpty(created);
+    await measure('unexport', Date.now(), () => a.snapshot('demo', 'created').length === 0);
+
+    console.log(`      resync interval ${INTERVAL_MS} ms, non-marking writes seen after (ms): ${JSON.stringify(latencies)}; ${a.stats.resyncListings} listings, ${a.stats.resyncChecks} checks; calls ${JSON.stringify(calls.byApi())}`);
+    // One interval, and the time a read takes to come back (a step late at most when this busy machine delays a poll).
+    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(INTERVAL_MS + POLL_MS);
+  });
+
+  it('M3: tells whether a controller that does not announce its writes (v0.3.1) has instances in this Cloud Map', async () => {
+    const t = adapterFor(moto().endpoint, 'cls2');
+    const ns = await t.adapter.ensureNamespace('demo');
+    const ours = { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' };
+    const id = (ip: string) => `tcp-${ip}-80-${clusterTag({ clusterId: 'cls2', clustersetId: CLUSTERSET })}`;
+    await registerAll(t.adapter, await t.adapter.ensureService(ns, 'web'), [instanceOf('cls2', id('10.0.0.1'), ours)]);
+    const a = watch('cls1', 1000);
+    await a.watcher.start();
+    expect(a.watcher.nonAnnouncingWriterSeen()).to.equal(false);
+
+    const old = adapterFor(moto().endpoint, 'legacy');
+    const v031 = { K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s d07e680 (d07e680)', HOSTNAME: '' };
+    await registerAll(old.adapter, await old.adapter.ensureService(ns, 'api'), [instanceOf('legacy', 'tcp-10_244_2_0-8080', v031)]);
+    await eventually('the v0.3.1 instance to be seen', () => a.watcher.nonAnnouncingWriterSeen());
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(await old.adapter.ensureService(ns, 'api'), ['tcp-10_244_2_0-8080']));
+    await eventually('it to be gone', () => !a.watcher.nonAnnouncingWriterSeen());
+  });
+
+  it('watches the namespaces of a writer that never bumps the marker closely, and only those', async () => {
+    const FAST_MS = 1000;
+    const old = adapterFor(moto().endpoint, 'legacy'); // v0.3.1: no markers, no bumps
+    const ids = await populate(old, 'legacy-ns', 2, 'legacy');
+    const t = adapterFor(moto().endpoint, 'cls2');
+    const ours = (n: number) => instanceOf('cls2', `tcp-10.0.0.${n}-80-${clusterTag({ clusterId: 'cls2', clustersetId: CLUSTERSET })}`, { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' });
+    const quiet = await t.adapter.ensureNamespace('ours-only');
+    for (const name of ['a', 'b', 'c']) await registerAll(t.adapter, await t.adapter.ensureService(quiet, name), [ours(1)]);
+    const shared = await t.adapter.ensureService(await t.adapter.ensureNamespace('legacy-ns'), 'shared');
+    await registerAll(t.adapter, shared, [ours(2)]);
+
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    const events: ServiceKey[] = [];
+    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: FAST_MS });
+    running.push(a);
+    await a.start();
+    const latencies: Record<string, number> = {};
+    const measure = async (what: string, check: () => boolean) => {
+      const since = Date.now();
+      await eventually(what, check, 10 * FAST_MS);
+      latencies[what] = Date.now() - since;
+    };
+
+    // Idle: one DiscoverInstancesRevision per poll, and one per service of the namespace v0.3.1 writes in per interval.
+    calls.reset();
+    const before = a.stats;
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, 6 * FAST_MS));
+    const seconds = (Date.now() - started) / 1000;
+    const polls = a.stats.polls - before.polls;
+    const checks = a.stats.nonAnnouncingChecks - before.nonAnnouncingChecks;
+    console.log(`      ${seconds.toFixed(1)} s idle, 3 services of v0.3.1's namespace and 3 of ours: ${polls} polls, ${checks} close checks; calls ${JSON.stringify(calls.byApi())}`);
+    expect(calls.byApi()).to.deep.equal({ DiscoverInstancesRevision: polls + checks });
+    expect(checks).to.be.within(3 * (Math.floor(seconds) - 1), 3 * (Math.ceil(seconds) + 1));
+
+    // Its writes, unannounced: a scale-down, an export of a service another cluster exports, an unexport.
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(ids.get('svc-0')!, ['legacy-0-b']));
+    await measure('scale-down', () => !a.snapshot('legacy-ns', 'svc-0').some((i) => i.id === 'legacy-0-b'));
+    await registerAll(old.adapter, shared, [instanceOf('legacy', 'tcp-10_244_2_0-8080')]);
+    await measure('both exporting', () => a.snapshot('legacy-ns', 'shared').length === 2);
+    await old.adapter.waitForOperations(await old.adapter.deregisterInstances(ids.get('svc-1')!, ['legacy-1-a', 'legacy-1-b']));
+    await measure('unexport', () => a.snapshot('legacy-ns', 'svc-1').length === 0);
+    console.log(`      checked every ${FAST_MS} ms, v0.3.1's writes seen after (ms): ${JSON.stringify(latencies)}`);
+    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(FAST_MS + POLL_MS);
   });
 
   it('reports services that disappear, marked or found by the full resync', async () => {

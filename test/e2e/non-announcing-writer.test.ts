@@ -1,0 +1,125 @@
+// A ClusterSet mid-migration, as the Cloud Map side of it looks: the AWS controller v0.3.1 (stood in for by its
+// instances, written here the way it writes them: no markers, no marker bumps) is active next to mcs-cloudmap. The last
+// unexport keeps the empty Cloud Map service while v0.3.1 is seen, since v0.3.1's 10 s service caches fail a namespace's
+// whole import when one goes (M3), and deletes it once v0.3.1 is gone.
+import { CreateServiceCommand, DeleteServiceCommand, DeregisterInstanceCommand, ListNamespacesCommand, ListServicesCommand, RegisterInstanceCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { CloudMapAdapter } from '../../src/cloudmap/adapter.ts';
+import type { CloudMapInstance } from '../../src/core/types.ts';
+import { eventually, withE2E } from './harness.ts';
+import { createNamespaces, exportReady, importedBySource, runApp } from './workloads.ts';
+
+const NS = 'e2e-v031';
+const APP = 'web';
+const V031_ID = 'tcp-10_244_2_0-8080';
+const NS_CHANGES = 'e2e-v031-changes';
+
+/** An instance as v0.3.1 registers an endpoint of cluster cls0 (its id, its attributes, no markers). */
+function v031Instance(clustersetId: string, ip: string): CloudMapInstance {
+  return {
+    id: `tcp-${ip.replaceAll('.', '_')}-8080`,
+    attributes: {
+      AWS_INSTANCE_IPV4: ip, AWS_INSTANCE_PORT: '8080', CLUSTER_ID: 'cls0', CLUSTERSET_ID: clustersetId,
+      ENDPOINT_PORT_NAME: '', ENDPOINT_PROTOCOL: 'TCP', HOSTNAME: '', K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s d07e680 (d07e680)',
+      NODENAME: 'node-0', READY: 'true', SERVICE_EXPORT_CREATION_TIMESTAMP: '1665108776000', SERVICE_PORT: '8080',
+      SERVICE_PORT_NAME: '', SERVICE_PROTOCOL: 'TCP', SERVICE_TARGET_PORT: '8080', SERVICE_TYPE: 'ClusterSetIP',
+    },
+  };
+}
+
+/** One Cloud Map call, retried while the emulator's request quotas (shared with the workers) throttle it. */
+async function retried<T>(what: string, send: () => Promise<T>): Promise<T> {
+  let out: { value: T } | undefined;
+  await eventually(what, async () => {
+    out = { value: await send() };
+    return true;
+  });
+  return out!.value;
+}
+
+async function serviceIds(cloudMap: ServiceDiscoveryClient): Promise<Map<string, string>> {
+  const namespaces = await cloudMap.send(new ListNamespacesCommand({}));
+  const namespaceId = namespaces.Namespaces?.find((n) => n.Name === NS)?.Id;
+  if (namespaceId === undefined) return new Map();
+  const services = await cloudMap.send(new ListServicesCommand({ Filters: [{ Name: 'NAMESPACE_ID', Values: [namespaceId], Condition: 'EQ' }] }));
+  return new Map((services.Services ?? []).map((s) => [s.Name!, s.Id!]));
+}
+
+describe('e2e: a controller that does not announce its writes (v0.3.1) is active (M3)', function () {
+  this.timeout(300_000);
+  const e2e = withE2E({ namespaces: [NS, NS_CHANGES] });
+  it('M3: the last unexport keeps the empty Cloud Map service while v0.3.1 is seen, and deletes it once it is gone', async () => {
+    const { clusters, cls1, cloudMap, cs, stopWorker, startWorker } = e2e();
+    // A short resync, so the worker sees the stand-in's new service in seconds (its listing finds it); the suite's
+    // processes are its own.
+    await stopWorker(cls1);
+    await startWorker(cls1, { MCS_FULL_RESYNC_INTERVAL: '3s', MCS_RESYNC_BUDGET: '600' });
+    await createNamespaces(clusters, NS);
+    await runApp(cls1, NS, APP, 1);
+    await exportReady(cls1, NS, APP);
+
+    const namespaceId = (await retried('ListNamespaces', () => cloudMap.send(new ListNamespacesCommand({})))).Namespaces!.find((n) => n.Name === NS)!.Id!;
+    const v031Service = (await retried('CreateService', () => cloudMap.send(new CreateServiceCommand({ Name: 'api', NamespaceId: namespaceId })))).Service!.Id!;
+    const instance = v031Instance(cs.clustersetId, '10.244.2.0');
+    await retried('RegisterInstance', () => cloudMap.send(new RegisterInstanceCommand({ ServiceId: v031Service, InstanceId: instance.id, Attributes: instance.attributes })));
+    let v031Active = true;
+    try {
+      await eventually('cls1 to import the stand-in\'s service', async () => (await cls1.serviceImport(NS, 'api')) !== undefined, 60_000);
+
+      cls1.kubectl(['delete', 'serviceexport', APP, '-n', NS, '--timeout=60s']);
+      await eventually('the kept service logged', () => readFileSync(cls1.worker.proc.logPath, 'utf8').includes('"cloudmap-service-kept"'), 30_000);
+      expect([...(await retried('ListServices', () => serviceIds(cloudMap))).keys()].sort(), 'Cloud Map services').to.deep.equal(['api', APP]);
+
+      // v0.3.1 gone: its instance deregistered; once the worker has seen that, the next unexport deletes the service.
+      await retried('DeregisterInstance', () => cloudMap.send(new DeregisterInstanceCommand({ ServiceId: v031Service, InstanceId: V031_ID })));
+      v031Active = false;
+      await eventually('cls1 to drop the stand-in\'s import', async () => (await cls1.serviceImport(NS, 'api')) === undefined, 60_000);
+      await exportReady(cls1, NS, APP);
+      cls1.kubectl(['delete', 'serviceexport', APP, '-n', NS, '--timeout=60s']);
+      await eventually(`Cloud Map service ${APP} deleted`, async () => !(await serviceIds(cloudMap)).has(APP), 30_000);
+    } finally {
+      // A v0.3.1 instance left behind would keep every later suite's empty services.
+      if (v031Active) await retried('DeregisterInstance', () => cloudMap.send(new DeregisterInstanceCommand({ ServiceId: v031Service, InstanceId: V031_ID })));
+    }
+    await eventually('the stand-in\'s service to be deletable', async () => cloudMap.send(new DeleteServiceCommand({ Id: v031Service })).then(() => true, () => false), 30_000);
+  });
+
+  it('M6: the changes v0.3.1 makes in a namespace where it has instances reach the imports within 5 s, at the default settings', async () => {
+    const { clusters, cls1, cs, startWorker, stopWorker } = e2e();
+    const v031 = new CloudMapAdapter({ clusterId: 'cls0', clustersetId: cs.clustersetId, client: { region: cs.region, endpoint: cs.cloudMapEndpoint, credentials: { accessKeyId: 'testbed', secretAccessKey: 'testbed' } } });
+    await createNamespaces(clusters, NS_CHANGES);
+    // v0.3.1 was there first, as in a migration: the worker's first listing finds its service.
+    const service = await v031.ensureService(await v031.ensureNamespace(NS_CHANGES), 'api');
+    const first = v031Instance(cs.clustersetId, '10.244.3.1');
+    await v031.waitForOperations([await v031.registerInstance(service, first)]);
+    await stopWorker(cls1);
+    await startWorker(cls1);
+    const imported = async () => (await importedBySource(cls1, 'api', NS_CHANGES)).cls0?.length ?? 0;
+    await eventually('cls1 to import the stand-in\'s service', async () => (await imported()) === 1, 60_000);
+
+    // Each change timed from its submission (the emulator's operations take about 1 s, as Cloud Map's) to cls1's slices.
+    const latencies: number[] = [];
+    try {
+      for (let n = 2; n <= 11; n++) {
+        const added = v031Instance(cs.clustersetId, `10.244.3.${n}`);
+        let since = Date.now();
+        const registered = await v031.registerInstance(service, added);
+        await eventually(`${n} endpoints imported`, async () => (await imported()) === 2, 30_000);
+        latencies.push(Date.now() - since);
+        await v031.waitForOperations([registered]);
+        since = Date.now();
+        const deregistered = await v031.deregisterInstances(service, [added.id]);
+        await eventually(`${n}: back to 1 endpoint`, async () => (await imported()) === 1, 30_000);
+        latencies.push(Date.now() - since);
+        await v031.waitForOperations(deregistered);
+      }
+    } finally {
+      await v031.waitForOperations(await v031.deregisterInstances(service, [first.id]));
+      v031.destroy();
+    }
+    const sorted = [...latencies].sort((a, b) => a - b);
+    console.log(`      v0.3.1 scale up / down by one endpoint, submission to cls1's slices (ms, ${sorted.length}): ${sorted.join(' ')}`);
+    expect(sorted.at(-1), 'slowest').to.be.at.most(5000);
+  });
+});
