@@ -1,7 +1,8 @@
 // The first export of a namespace Cloud Map does not have yet (M1, M7): right after the workers' first read of Cloud
 // Map, and then in several more fresh namespaces, export one service from cls1 and time it to the ServiceImport in
 // cls2 (with an IP, cls1 in status.clusters, Ready). The timing goal is docs/benchmarks.md's; the bound here is
-// generous so a loaded machine does not fail it.
+// generous so a loaded machine does not fail it. MCS_E2E_REQUEST_LOG=1 prints each sample's Cloud Map requests as the
+// emulator saw them (where the time went).
 import { expect } from 'chai';
 import { waitFor } from '../../hack/testbed/wait.ts';
 import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
