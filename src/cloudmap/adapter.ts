@@ -63,8 +63,8 @@ export class CloudMapAdapter {
     });
   }
 
-  ensureNamespace(name: string): Promise<string> {
-    return this.registry.ensureNamespace(name);
+  ensureNamespace(name: string, onCreating?: () => void): Promise<string> {
+    return this.registry.ensureNamespace(name, onCreating);
   }
 
   ensureService(namespaceId: string, name: string, existing = false): Promise<string> {

@@ -65,6 +65,14 @@ export interface BumpHistory {
 
 export const EMPTY_HISTORY: BumpHistory = { base: undefined, bumps: [] };
 
+/**
+ * The base of a history that starts at a marker's first bump: revisions are times in ms, so none is '0'. A reader that
+ * meets a marker it never saw whose history starts here learns every service its writer changed in the namespace, so a
+ * cluster's first export in a new namespace costs peers one read of that service, not a listing of the namespace
+ * (ListNamespaces and ListServices, the scarcest quotas; M6, M7).
+ */
+export const HISTORY_ORIGIN = '0';
+
 /** One cluster's marker for one namespace, as read from Cloud Map. */
 export interface MarkerEntry extends BumpHistory {
   readonly id: string;
@@ -95,17 +103,18 @@ function decodeBumps(text: string): Bump[] | undefined {
 }
 
 /**
- * The history after a bump from `previous` to `revision`. `services` undefined means "any service": the history
- * restarts after this bump, so readers that missed it re-read the whole namespace. The oldest bumps are dropped
- * until the encoding fits one attribute value.
+ * The history after a bump from `previous` (undefined: the marker's first bump) to `revision`. `services` undefined
+ * means "any service": the history restarts after this bump, so readers that missed it re-read the whole namespace.
+ * The oldest bumps are dropped until the encoding fits one attribute value.
  */
 export function appendBump(history: BumpHistory, previous: string | undefined, revision: string, services: readonly string[] | undefined): BumpHistory {
-  if (services === undefined || previous === undefined || !services.every((s) => ENCODABLE_SERVICE.test(s))) {
+  if (services === undefined || !services.every((s) => ENCODABLE_SERVICE.test(s))) {
     return { base: revision, bumps: [] };
   }
+  const from = previous ?? HISTORY_ORIGIN;
   const last = history.bumps.at(-1)?.revision ?? history.base;
-  const kept = last === previous ? [...history.bumps] : [];
-  let base = last === previous ? history.base : previous;
+  const kept = last === from ? [...history.bumps] : [];
+  let base = last === from ? history.base : from;
   kept.push({ revision, services: [...new Set(services)].sort() });
   while (kept.length > 0 && encodeBumps(kept).length > MAX_ATTRIBUTE_VALUE) base = kept.shift()!.revision;
   return { base, bumps: kept };
@@ -164,8 +173,8 @@ export function markDirty(dirty: DirtyNamespaces, namespace: string, services: I
 
 /**
  * What moved between two reads of the marker service. A marker whose history reaches back to the revision seen
- * before narrows the re-read to the services it names; anything else (a new or vanished marker, a history that was
- * cut short, a restarted writer) marks the whole namespace.
+ * before (for a new marker: to its first bump) narrows the re-read to the services it names; anything else (a vanished
+ * marker, a history that was cut short, a restarted writer) marks the whole namespace.
  */
 export function changedNamespaces(before: ReadonlyMap<string, MarkerEntry>, now: readonly MarkerEntry[]): DirtyNamespaces {
   const dirty: DirtyNamespaces = new Map();
@@ -174,7 +183,8 @@ export function changedNamespaces(before: ReadonlyMap<string, MarkerEntry>, now:
     present.add(entry.id);
     const prev = before.get(entry.id);
     if (prev !== undefined && prev.revision === entry.revision && prev.namespace === entry.namespace) continue;
-    const services = prev === undefined || prev.namespace !== entry.namespace ? undefined : servicesSince(entry, prev.revision);
+    // A marker new to this reader names its services only when its history reaches back to its first bump.
+    const services = prev === undefined ? servicesSince(entry, HISTORY_ORIGIN) : prev.namespace === entry.namespace ? servicesSince(entry, prev.revision) : undefined;
     markDirty(dirty, entry.namespace, services ?? 'all');
   }
   for (const [id, prev] of before) if (!present.has(id)) markDirty(dirty, prev.namespace, 'all');

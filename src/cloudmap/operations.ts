@@ -33,7 +33,7 @@ interface Tracked {
   readonly since: number;
 }
 
-type Status = { state: 'done' } | { state: 'pending' } | { state: 'failed'; reason: string; pending?: true } | { state: 'error'; error: unknown };
+type Status = { state: 'done'; targets?: Record<string, string> } | { state: 'pending' } | { state: 'failed'; reason: string; pending?: true } | { state: 'error'; error: unknown };
 
 interface Waiting {
   readonly deadline: number;
@@ -91,7 +91,7 @@ export class OperationWaiter {
     }
     const op = out.Operation;
     switch (op?.Status) {
-      case 'SUCCESS': return { state: 'done' };
+      case 'SUCCESS': return { state: 'done', ...(op.Targets === undefined ? {} : { targets: op.Targets }) };
       case 'FAIL': return { state: 'failed', reason: [op.ErrorCode, op.ErrorMessage].filter(Boolean).join(': ') || 'FAIL' };
       default: return { state: 'pending' };
     }
@@ -197,6 +197,28 @@ export class OperationWaiter {
     });
     if (error !== undefined) throw error.error;
     if (failures.length > 0) throw new OperationsFailedError(failures);
+  }
+
+  /**
+   * Waits for one operation by GetOperation every `intervalMs`, outside the shared rounds (which back off to 1 s), and
+   * returns the id its `target` names (Targets.NAMESPACE of a namespace creation), undefined when Cloud Map does not
+   * say. For rare operations a user waits on: the first export of a namespace waits for its creation, and the quota
+   * allows 0.5 of those a second per account, so polling them closely costs little and takes up to a second off that
+   * export (M7). Throws OperationsFailedError when the operation failed or was still pending after `timeoutMs`.
+   */
+  async settleOne(operationId: string, target: string, intervalMs: number, timeoutMs = this.polling.timeoutMs): Promise<string | undefined> {
+    const context = this.tracked.get(operationId)?.context ?? {};
+    const deadline = this.clock.now() + timeoutMs;
+    for (;;) {
+      await this.clock.sleep(intervalMs);
+      const status = await this.getStatus(operationId);
+      if (status.state === 'done') {
+        if (!this.waiting.has(operationId)) this.tracked.delete(operationId);
+        return status.targets?.[target];
+      }
+      if (status.state === 'failed') throw new OperationsFailedError([{ operationId, context, reason: status.reason }]);
+      if (this.clock.now() >= deadline) throw new OperationsFailedError([{ operationId, context, reason: `still pending after ${timeoutMs} ms`, pending: true }]);
+    }
   }
 
   /**

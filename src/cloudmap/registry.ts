@@ -46,6 +46,9 @@ function serviceKey(s: { namespaceId: string; name: string }): string {
 /** Written on every service and namespace we create, and the mark of ours before a delete (M1). */
 const OWNED_DESCRIPTION = 'Created by mcs-cloudmap (Kubernetes Multi-Cluster Services)';
 
+/** How often a namespace creation's operation is asked for (ten GetOperation a second while one runs, rarely). */
+const NAMESPACE_OPERATION_POLL_MS = 100;
+
 function isOlder(a: { id: string; createdAt: number }, b: { id: string; createdAt: number }): boolean {
   return a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.id < b.id);
 }
@@ -140,14 +143,21 @@ export class CloudMapRegistry {
     return oldest(await this.listNamespaces(name))?.id;
   }
 
-  /** The id of the namespace called `name`, created as an HTTP namespace when missing (M1). */
-  async ensureNamespace(name: string): Promise<string> {
-    return (await this.findNamespace(name)) ?? this.once(`ns/${name}`, () => this.createNamespace(name));
+  /**
+   * The id of the namespace called `name`, created as an HTTP namespace when missing (M1). `onCreating` is called when
+   * the caller has to wait for Cloud Map to create it (so the export can say so).
+   */
+  async ensureNamespace(name: string, onCreating?: () => void): Promise<string> {
+    const known = await this.findNamespace(name);
+    if (known !== undefined) return known;
+    if (this.owner === undefined) onCreating?.();
+    return this.once(`ns/${name}`, () => this.createNamespace(name));
   }
 
   /**
-   * Creating a namespace is asynchronous and its operation does not name the id in every store, so the namespace is
-   * looked up by name once it exists (namespaces are few: this is not a per-service cost).
+   * Creating a namespace is asynchronous: its operation is polled closely and names the new id (Targets.NAMESPACE), so
+   * no ListNamespaces (0.5 a second per account, shared with every cluster's listings) stands between the creation and
+   * the first export in it (M7). A store whose operation names no id gets the lookup by name.
    */
   private async createNamespace(name: string): Promise<string> {
     if (this.owner !== undefined) {
@@ -159,21 +169,23 @@ export class CloudMapRegistry {
     const context = { namespace: name };
     const CreatorRequestId = randomUUID();
     let ours = true;
+    let operationId: string | undefined;
     try {
       const out = await this.caller.call('CreateHttpNamespace', context,
         () => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId })));
-      if (out.OperationId) {
-        this.operations.track(out.OperationId, context);
-        await this.operations.wait([out.OperationId]);
-      }
+      operationId = out.OperationId;
     } catch (err) {
       const existing = causeField(err, 'NamespaceId');
       if (existing !== undefined) return this.recordNamespace(name, existing, false);
-      // The same creation is still running (a retry after a lost response): wait for it, then find it below.
-      const duplicate = causeField(err, 'DuplicateOperationId');
-      if (duplicate === undefined) throw err;
-      await this.operations.wait([duplicate]);
+      // The same creation is still running (another cluster's, or a retry after a lost response): wait for it.
+      operationId = causeField(err, 'DuplicateOperationId');
+      if (operationId === undefined) throw err;
       ours = false;
+    }
+    if (operationId !== undefined) {
+      this.operations.track(operationId, context);
+      const created = await this.operations.settleOne(operationId, 'NAMESPACE', NAMESPACE_OPERATION_POLL_MS);
+      if (created !== undefined) return this.recordNamespace(name, created, ours);
     }
     const id = oldest(await this.listNamespaces(name))?.id;
     if (id === undefined) throw new Error(`Cloud Map namespace "${name}" was created but cannot be found by ListNamespaces; it will be retried`);

@@ -112,19 +112,30 @@ export class ExportReconciler {
 
     const plan = diffInstances({ desired, current: this.#o.view.instances(namespace, name), ...this.#o.identity });
     const updates: ConditionUpdate[] = [validCondition(validity, generation)];
+    // The ServiceExport as its status now stands: a wait for Cloud Map reported during the writes changes it.
+    let current = serviceExport;
+    let waitReported: Promise<void> | undefined;
+    // The first export of a namespace waits for Cloud Map to create it (an operation, and the account's 0.5/s quota):
+    // say so while it lasts, alongside the creation rather than before it (M1, M7).
+    const onNamespaceWait = () => {
+      waitReported ??= this.#o.status.update(serviceExport, [...updates, readyCondition('Pending', generation, `Cloud Map to create namespace ${namespace}, which the first export of a namespace waits for`)])
+        .then((stored) => { current = stored; }, (err: unknown) => this.#o.log.warn({ namespace, name, err: errorText(err) }, 'could not report the wait for the Cloud Map namespace'));
+    };
     try {
-      const applied = await this.#apply(namespace, name, plan);
+      const applied = await this.#apply(namespace, name, plan, onNamespaceWait);
       if (applied.registered + applied.deregistered > 0) {
         this.#o.log.info({ event: 'export-synced', namespace, name, ...applied, instances: desired.length }, 'Cloud Map instances updated');
       }
     } catch (err) {
+      await waitReported;
       // Throttling or a slow Cloud Map is retried with backoff inside the call and is no failure of the export (M6).
       // A call that still failed after its retries is an outage the user should see while it lasts (Ready Unknown,
       // naming the call); operations still running and stale ids are retried silently; a refusal is Ready False.
-      if (err instanceof CloudMapCallError && err.retryable) await this.#o.status.update(serviceExport, [...updates, cloudMapFailingCondition(generation, errorText(err))]);
-      else if (!isTemporary(err)) await this.#o.status.update(serviceExport, [...updates, readyCondition('Failed', generation, errorText(err))]);
+      if (err instanceof CloudMapCallError && err.retryable) await this.#o.status.update(current, [...updates, cloudMapFailingCondition(generation, errorText(err))]);
+      else if (!isTemporary(err)) await this.#o.status.update(current, [...updates, readyCondition('Failed', generation, errorText(err))]);
       throw err;
     }
+    await waitReported;
     if (plan.blocked.length > 0) {
       const owners = [...new Set(plan.blocked.map((b) => b.owner))].join(', ');
       updates.push(readyCondition('Failed', generation,
@@ -133,7 +144,7 @@ export class ExportReconciler {
       updates.push(readyCondition('Exported', generation));
     }
     updates.push(this.#conflict(namespace, name, generation));
-    await this.#o.status.update(serviceExport, updates);
+    await this.#o.status.update(current, updates);
   }
 
   /** EndpointSlices of the exported Service, never the ones this controller writes for imports. */
@@ -150,14 +161,17 @@ export class ExportReconciler {
     return conflict === undefined ? conflictCondition([], generation) : conflictCondition(conflict.reasons, generation, conflict.message);
   }
 
-  /** Carries out `plan` on the Cloud Map service namespace/name (created when something is to be registered, M1). */
-  async #apply(namespace: string, name: string, plan: InstancePlan): Promise<Applied> {
+  /**
+   * Carries out `plan` on the Cloud Map service namespace/name (created when something is to be registered, M1);
+   * `onNamespaceWait` is called when the namespace has to be created first.
+   */
+  async #apply(namespace: string, name: string, plan: InstancePlan, onNamespaceWait?: () => void): Promise<Applied> {
     if (plan.register.length === 0 && plan.deregister.length === 0) return { registered: 0, deregistered: 0 };
     const { cloudMap } = this.#o;
     // Instances read from Cloud Map mean the service exists there, maybe created by another cluster (M6).
     const existing = this.#o.view.instances(namespace, name).length > 0;
     const serviceId = plan.register.length > 0
-      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace), name, existing)
+      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace, onNamespaceWait), name, existing)
       : await this.#findService(namespace, name);
     if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0 });
     try {

@@ -60,10 +60,13 @@ export class ExportStatusWriter {
     this.#events = events;
   }
 
-  /** Applies `updates` to the ServiceExport's conditions (server-side apply of the types we own) and records Events. */
-  async update(serviceExport: ServiceExportObject, updates: readonly ConditionUpdate[], now = new Date()): Promise<void> {
+  /**
+   * Applies `updates` to the ServiceExport's conditions (server-side apply of the types we own) and records Events.
+   * Returns the ServiceExport with the conditions as now stored, for a later update in the same reconcile.
+   */
+  async update(serviceExport: ServiceExportObject, updates: readonly ConditionUpdate[], now = new Date()): Promise<ServiceExportObject> {
     const plan = planConditions(serviceExport.status?.conditions ?? [], updates, now);
-    if (plan.conditions === undefined) return;
+    if (plan.conditions === undefined) return serviceExport;
     const { namespace, name } = serviceExport.metadata;
     await this.#writer.applyStatus(SERVICE_EXPORTS, {
       metadata: { namespace, name },
@@ -71,5 +74,6 @@ export class ExportStatusWriter {
     });
     const regarding = { ...serviceExport, apiVersion: serviceExport.apiVersion ?? `${SERVICE_EXPORTS.group}/${SERVICE_EXPORTS.version}`, kind: SERVICE_EXPORTS.kind };
     for (const t of plan.transitions) this.#events.record(regarding, t.type, t.condition.reason.split(',')[0]!, `${t.condition.type}: ${t.condition.message}`);
+    return { ...serviceExport, status: { ...serviceExport.status, conditions: plan.conditions } };
   }
 }

@@ -195,7 +195,8 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
   let restarted: Supervisor | undefined;
   // Registered before the ClusterSet's own hooks so that it runs first: a suite's ClusterSet stops in its after hook.
   after(async function () {
-    this.timeout(180_000);
+    // Each namespace is unexported and deleted in every cluster, one after the other.
+    this.timeout(180_000 + 15_000 * (options.namespaces?.length ?? 0));
     // Read before the namespaces (and their Events) go; checked once the processes have flushed their logs.
     const seen = e2e ? e2e.clusters.flatMap(eventsAndStatuses) : [];
     for (const namespace of options.namespaces ?? []) if (e2e) await removeNamespaces(e2e.clusters, namespace);

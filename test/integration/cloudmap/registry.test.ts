@@ -44,6 +44,30 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect((await a.listServices(nsA)).map((s) => s.name)).to.deep.equal(['web']);
   });
 
+  it('M1, M7: a new namespace is known from its creation\'s operation, polled closely, without a ListNamespaces', async () => {
+    const a = adapterFor(moto.endpoint, 'cls1');
+    const b = adapterFor(moto.endpoint, 'cls2');
+    await Promise.all([a.adapter.listNamespaces(), b.adapter.listNamespaces()]); // both start knowing every namespace
+    a.calls.reset();
+    b.calls.reset();
+    let waits = 0;
+    const started = Date.now();
+    // cls2 asks while cls1's creation runs: it waits for that operation (DuplicateRequest) instead of creating another.
+    const [created, joined] = await Promise.all([a.adapter.ensureNamespace('fresh', () => waits++), b.adapter.ensureNamespace('fresh', () => waits++)]);
+    const took = Date.now() - started;
+    expect(joined).to.equal(created);
+    expect(waits).to.equal(2);
+    expect(a.calls.byApi()).to.not.have.property('ListNamespaces');
+    expect(b.calls.byApi()).to.not.have.property('ListNamespaces');
+    const { operationDelayMs } = await moto.control.config();
+    expect(took).to.be.within(operationDelayMs, operationDelayMs + 200 + 300); // the poll's lag, and a loaded machine
+    // Known now: no wait reported, no call.
+    a.calls.reset();
+    expect(await a.adapter.ensureNamespace('fresh', () => waits++)).to.equal(created);
+    expect(waits).to.equal(2);
+    expect(a.calls.byApi()).to.deep.equal({});
+  });
+
   it('M6: a new service costs one CreateService and no listing; a name another cluster created gives its id from ServiceAlreadyExists', async () => {
     const a = adapterFor(moto.endpoint, 'cls1');
     const ns = await a.adapter.ensureNamespace('demo');

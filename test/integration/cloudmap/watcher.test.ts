@@ -111,6 +111,19 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(a.watcher.snapshot('demo', 'svc-3').map((i) => i.id).sort()).to.deep.equal(['cls2-3-a', 'cls2-3-b', 'cls2-3-c']);
   });
 
+  it('M7: reads only the named service of a namespace new to it, whose marker is new too, without listing anything', async () => {
+    const { a, b } = await writerThenReader('demo', 1);
+    a.calls.reset();
+    const scansBefore = a.watcher.stats.namespaceScans;
+    await populate(b, 'fresh', 1, 'cls2');
+    await b.marker.markChanged('fresh', ['svc-0']);
+    await eventually('the event for fresh/svc-0', () => a.eventsFor('fresh', 'svc-0') > 0);
+    expect(a.watcher.snapshot('fresh', 'svc-0').map((i) => i.id).sort()).to.deep.equal(['cls2-0-a', 'cls2-0-b']);
+    // The marker's first bump names its services: no ListNamespaces, no ListServices, no scan of the namespace.
+    expect(a.watcher.stats.namespaceScans).to.equal(scansBefore);
+    expect(a.calls.count('ListNamespaces') + a.calls.count('ListServices')).to.equal(0);
+  });
+
   it('folds a burst of changes into a few marker bumps and still names every changed service', async () => {
     const { a, b } = await writerThenReader('demo', 12);
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  appendBump, ATTR_CHANGES, changedNamespaces, EMPTY_HISTORY, markerInstance, markerInstanceId, markerNamespaceName,
+  appendBump, ATTR_CHANGES, changedNamespaces, EMPTY_HISTORY, HISTORY_ORIGIN, markerInstance, markerInstanceId, markerNamespaceName,
   nextRevision, parseMarker, servicesSince, unannouncedSince, type BumpHistory, type MarkerEntry,
 } from '../../../src/cloudmap/change-marker.ts';
 
@@ -72,6 +72,15 @@ describe('cloudmap change marker history (M6)', () => {
     expect(h).to.deep.equal({ base: '7', bumps: [{ revision: '8', services: ['b'] }] });
   });
 
+  it('starts a marker\'s first bump from the origin, so its history names every service the writer changed there', () => {
+    const first = appendBump(EMPTY_HISTORY, undefined, '1000', ['web']);
+    expect(first).to.deep.equal({ base: HISTORY_ORIGIN, bumps: [{ revision: '1000', services: ['web'] }] });
+    const second = appendBump(first, '1000', '1001', ['api']);
+    expect(servicesSince(entry('c', 'n', '1001', second), HISTORY_ORIGIN)!.sort()).to.deep.equal(['api', 'web']);
+    // Without names there is nothing to tell from the origin either.
+    expect(appendBump(EMPTY_HISTORY, undefined, '1000', undefined)).to.deep.equal({ base: '1000', bumps: [] });
+  });
+
   it('drops the oldest bumps to fit one attribute value', () => {
     let h: BumpHistory = EMPTY_HISTORY;
     for (let r = 1; r <= 200; r++) h = appendBump(h, String(r), String(r + 1), [`service-number-${r}`]);
@@ -123,6 +132,16 @@ describe('cloudmap change marker comparison (M6)', () => {
   it('narrows to the named services when the history reaches back', () => {
     const now = [entry('cls2', 'demo', '6', appendBump(before.get('cls2/demo')!, '5', '6', ['api'])), before.get('cls2/prod')!];
     expect(changedNamespaces(before, now)).to.deep.equal(new Map([['demo', new Set(['api'])]]));
+  });
+
+  it('M7: narrows a marker new to the reader to the services it names when its history reaches back to its first bump', () => {
+    const now = [...before.values(), entry('cls2', 'fresh', '20', appendBump(EMPTY_HISTORY, undefined, '20', ['web']))];
+    expect(changedNamespaces(before, now)).to.deep.equal(new Map([['fresh', new Set(['web'])]]));
+    // Cut short: the oldest bumps were dropped, so the history no longer reaches the origin.
+    let cut: BumpHistory = appendBump(EMPTY_HISTORY, undefined, '100', ['first']);
+    for (let r = 100; r < 300; r++) cut = appendBump(cut, String(r), String(r + 1), [`service-number-${r}`]);
+    expect(cut.base).to.not.equal(HISTORY_ORIGIN);
+    expect(changedNamespaces(before, [...before.values(), entry('cls2', 'fresh', '300', cut)])).to.deep.equal(new Map([['fresh', 'all']]));
   });
 
   it('marks the whole namespace for a new marker, a vanished marker or a gap in the history', () => {
