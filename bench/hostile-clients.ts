@@ -148,18 +148,21 @@ function raw(port: number, tls: boolean, payload: string, endAfterWrite: boolean
   });
 }
 
+/** POSTs over `agent`'s keep-alive connections; resolves with the status and body, status 0 on a connection error. */
+const poster = (port: number, agent: Agent) => (path: string, body: string | Buffer, contentType = 'application/json') => new Promise<HostileReply>((resolve) => {
+  const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
+    let text = '';
+    res.on('data', (c: Buffer) => { text += c; });
+    res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+  });
+  req.on('error', (err) => resolve({ status: 0, body: `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}` }));
+  req.end(body);
+});
+
 /** One-shot hostile requests; well-formed HTTP goes over keep-alive connections like the apiserver's. */
 export function hostileClient(port: number, ca: string, maxRequestBytes: number): HostileClient {
   const agent = new Agent({ keepAlive: true, ca, maxSockets: 16 });
-  const post = (path: string, body: string | Buffer, contentType = 'application/json') => new Promise<HostileReply>((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', (err) => resolve({ status: 0, body: `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}` }));
-    req.end(body);
-  });
+  const post = poster(port, agent);
   const oversized = `{"apiVersion":"admission.k8s.io/v1","pad":"${'x'.repeat(maxRequestBytes)}"}`;
   const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
   return {
@@ -178,4 +181,43 @@ export function hostileClient(port: number, ca: string, maxRequestBytes: number)
       }
     },
   };
+}
+
+/**
+ * Bodies of exactly the limit's size that cost the most heap to parse (W6): nothing but `{}` (refused by the container
+ * bound), nothing but distinct keys (refused by the key bound), and the costliest one the bounds admit: a ServiceExport
+ * review whose spec holds 2,400 objects of 40 distinct keys each (V8 builds a hidden class per new key) and then
+ * distinct short strings; that one is read, parsed and answered.
+ */
+export const MAX_SIZE_SHAPES = ['containers', 'keys', 'admitted'] as const;
+export type MaxSizeShape = (typeof MAX_SIZE_SHAPES)[number];
+export const MAX_SIZE_STATUS: Record<MaxSizeShape, number> = { containers: 400, keys: 400, admitted: 200 };
+
+export function maxSizeBody(shape: MaxSizeShape, bytes: number): Buffer {
+  const envelope = (pad: string) => `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"big","kind":{"group":"multicluster.x-k8s.io","version":"v1beta1","kind":"ServiceExport"},`
+    + `"name":"big","namespace":"bench-1","operation":"CREATE","userInfo":{"username":"alice"},"object":{"apiVersion":"multicluster.x-k8s.io/v1beta1","kind":"ServiceExport",`
+    + `"metadata":{"name":"big","namespace":"bench-1"},"spec":{"pad":[${pad}]}}}}`;
+  const room = bytes - envelope('{}').length;
+  const parts: string[] = [];
+  let used = -1;
+  const add = (part: string) => { if (used + part.length + 1 > room) return false; parts.push(part); used += part.length + 1; return true; };
+  let i = 0;
+  if (shape === 'containers') while (add('{}'));
+  if (shape === 'keys') while (add(`"${(i++).toString(36)}":0`));
+  if (shape === 'admitted') {
+    for (; i < 2_400; i++) add(`{${Array.from({ length: 40 }, (_, j) => `"${(i * 40 + j).toString(36)}":0`).join(',')}}`);
+    while (add(`"${(i++).toString(36)}"`));
+  }
+  const pad = shape === 'keys' ? `{${parts.join(',')}}` : parts.join(',');
+  return Buffer.from(envelope(pad).padEnd(bytes, ' '));
+}
+
+export interface MaxSizeClient { send(shape: MaxSizeShape): Promise<HostileReply>; destroy(): void }
+
+/** Sends max-size bodies over up to `connections` keep-alive connections at once. */
+export function maxSizeClient(port: number, ca: string, maxRequestBytes: number, connections: number): MaxSizeClient {
+  const agent = new Agent({ keepAlive: true, ca, maxSockets: connections });
+  const post = poster(port, agent);
+  const bodies = Object.fromEntries(MAX_SIZE_SHAPES.map((s) => [s, maxSizeBody(s, maxRequestBytes)])) as Record<MaxSizeShape, Buffer>;
+  return { send: (shape) => post('/validate', bodies[shape]), destroy: () => agent.destroy() };
 }
