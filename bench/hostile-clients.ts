@@ -5,6 +5,7 @@
 import { fork } from 'node:child_process';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { Agent, request } from 'node:https';
+import { MAX_JSON_VALUES } from '../webhook/app.ts';
 import { messagesOf } from './webhook-client.ts';
 import { connect as tlsConnect } from 'node:tls';
 
@@ -184,14 +185,15 @@ export function hostileClient(port: number, ca: string, maxRequestBytes: number)
 }
 
 /**
- * Bodies of exactly the limit's size that cost the most heap to parse (W6): nothing but `{}` (refused by the container
- * bound), nothing but distinct keys (refused by the key bound), and the costliest one the bounds admit: a ServiceExport
- * review whose spec holds 2,400 objects of 40 distinct keys each (V8 builds a hidden class per new key) and then
- * distinct short strings; that one is read, parsed and answered.
+ * Bodies of exactly the limit's size that cost the most heap and time to parse (W6): nothing but `{}` (refused by the
+ * container bound), distinct keys (key bound), distinct short strings (value bound), and the costliest one the bounds
+ * admit: a ServiceExport review whose spec holds 2,400 objects of 40 distinct keys each (V8 builds a hidden class per
+ * new key), distinct short strings up to the value bound, and one long string for the rest; that one is read, parsed
+ * and answered.
  */
-export const MAX_SIZE_SHAPES = ['containers', 'keys', 'admitted'] as const;
+export const MAX_SIZE_SHAPES = ['containers', 'keys', 'values', 'admitted'] as const;
 export type MaxSizeShape = (typeof MAX_SIZE_SHAPES)[number];
-export const MAX_SIZE_STATUS: Record<MaxSizeShape, number> = { containers: 400, keys: 400, admitted: 200 };
+export const MAX_SIZE_STATUS: Record<MaxSizeShape, number> = { containers: 400, keys: 400, values: 400, admitted: 200 };
 
 export function maxSizeBody(shape: MaxSizeShape, bytes: number): Buffer {
   const envelope = (pad: string) => `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"big","kind":{"group":"multicluster.x-k8s.io","version":"v1beta1","kind":"ServiceExport"},`
@@ -204,9 +206,12 @@ export function maxSizeBody(shape: MaxSizeShape, bytes: number): Buffer {
   let i = 0;
   if (shape === 'containers') while (add('{}'));
   if (shape === 'keys') while (add(`"${(i++).toString(36)}":0`));
+  if (shape === 'values') while (add(`"${(i++).toString(36)}"`));
   if (shape === 'admitted') {
     for (; i < 2_400; i++) add(`{${Array.from({ length: 40 }, (_, j) => `"${(i * 40 + j).toString(36)}":0`).join(',')}}`);
-    while (add(`"${(i++).toString(36)}"`));
+    // Commas so far: 39 in each object and one after it; stay a few below the bound for the envelope's own.
+    for (let values = 2_400 * 40; values < MAX_JSON_VALUES - 100; values++) add(`"${(i++).toString(36)}"`);
+    add(`"${'x'.repeat(room - used - 3)}"`);
   }
   const pad = shape === 'keys' ? `{${parts.join(',')}}` : parts.join(',');
   return Buffer.from(envelope(pad).padEnd(bytes, ' '));

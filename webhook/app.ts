@@ -28,13 +28,14 @@ export interface AppOptions {
  */
 export const MAX_JSON_DEPTH = 100;
 /**
- * Most objects and arrays, and most keys, in one body. The largest review we are sent (an EndpointSlice of 1,000
- * endpoints, old and new, with managedFields) holds a few tens of thousands of each; a hostile body of the same size
- * made of `{}` or of distinct keys holds millions and costs 40 to 60 times its size in heap, so it is refused before
- * parsing (W6).
+ * Most objects and arrays, keys, and values (commas) in one body. The largest review we are sent (an EndpointSlice of
+ * 1,000 endpoints, old and new, with managedFields) holds a few tens of thousands of each; a hostile body of the same
+ * size made of `{}`, distinct keys or short strings holds millions and costs 10 to 60 times its size in heap and
+ * seconds of parsing, so it is refused before parsing (W6).
  */
 export const MAX_JSON_CONTAINERS = 100_000;
 export const MAX_JSON_KEYS = 100_000;
+export const MAX_JSON_VALUES = 250_000;
 /** Bodies of at least this many bytes (or of unknown length) take a large-body slot before they are read (W6). */
 export const LARGE_BODY_BYTES = 256 * 1024;
 /**
@@ -62,7 +63,7 @@ function bodyErrorMessage(err: { type?: string; message?: string; limit?: number
     case 'encoding.unsupported':
     case 'charset.unsupported': return `unsupported request body encoding: ${err.message}; send UTF-8 JSON`;
     case 'entity.too.deep': return `request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`;
-    case 'entity.too.many': return `request body holds more than ${MAX_JSON_CONTAINERS} JSON objects and arrays or ${MAX_JSON_KEYS} keys; send a review of a Kubernetes object`;
+    case 'entity.too.many': return `request body holds more than ${MAX_JSON_CONTAINERS} JSON objects and arrays, ${MAX_JSON_KEYS} keys or ${MAX_JSON_VALUES} values; send a review of a Kubernetes object`;
     case 'request.aborted': return 'the client aborted the request before the body was complete';
     default: return `cannot read the request body: ${err.message}`;
   }
@@ -77,7 +78,7 @@ export function createApp(options: AppOptions): express.Express {
   const json = express.json({
     limit: options.maxRequestBytes, strict: false, type: () => true,
     verify: (_req, _res, body) => {
-      const exceeded = exceededBound(body, { depth: MAX_JSON_DEPTH, containers: MAX_JSON_CONTAINERS, keys: MAX_JSON_KEYS });
+      const exceeded = exceededBound(body, { depth: MAX_JSON_DEPTH, containers: MAX_JSON_CONTAINERS, keys: MAX_JSON_KEYS, values: MAX_JSON_VALUES });
       if (exceeded === 'depth') throw Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' });
       if (exceeded !== undefined) throw Object.assign(new Error(`too many ${exceeded}`), { status: 400, type: 'entity.too.many' });
     },

@@ -3,8 +3,9 @@
 // rules, conversion and JSON.stringify all recurse over what they are given, so such a body is refused before anything
 // walks it (W5). Parsing costs far more heap than the text where the text is mostly structure: about 110 bytes per
 // object or array for the 2 bytes of `{}`, and objects with many distinct keys make V8 build a hidden class per key
-// (7 MiB of `{"a":0,"b":0,…}` objects took 440 MiB RSS and 6 s to parse). So objects, arrays and keys are counted, and
-// a body with more than a review ever holds is refused before JSON.parse (W6).
+// (7 MiB of `{"a":0,"b":0,…}` objects took 440 MiB RSS and 6 s to parse), and every short value is an allocation of
+// its own. So objects, arrays, keys and values are counted, and a body with more than a review ever holds is refused
+// before JSON.parse (W6).
 
 const OPEN_OBJECT = 0x7b;
 const OPEN_ARRAY = 0x5b;
@@ -13,6 +14,7 @@ const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
+const COMMA = 0x2c;
 
 export interface JsonBounds {
   /** Deepest nesting; the top-level value is level 1. */
@@ -21,6 +23,8 @@ export interface JsonBounds {
   containers: number;
   /** Most object keys in the whole text. */
   keys: number;
+  /** Most commas, that is array elements and object members after the first of each, in the whole text. */
+  values: number;
 }
 
 /**
@@ -31,6 +35,7 @@ export function exceededBound(text: Uint8Array, max: JsonBounds): keyof JsonBoun
   let depth = 0;
   let containers = 0;
   let keys = 0;
+  let values = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
@@ -46,6 +51,8 @@ export function exceededBound(text: Uint8Array, max: JsonBounds): keyof JsonBoun
       depth--;
     } else if (c === COLON) {
       if (++keys > max.keys) return 'keys';
+    } else if (c === COMMA) {
+      if (++values > max.values) return 'values';
     }
   }
   return undefined;
