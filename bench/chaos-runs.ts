@@ -1,10 +1,14 @@
-// The two hostile-client runs of `npm run chaos` (long, recorded in docs/reliability.md) and of the hostile-client test
+// The hostile-client runs of `npm run chaos` (long, recorded in docs/reliability.md) and of the hostile-client tests
 // (short, inside `npm test`): reviews measured from a well-behaved client while slowloris connections sit on the
-// server, and a mixed soak where a share of the traffic is hostile. They return figures; callers print them.
+// server, and a mixed soak where a share of the traffic is hostile; and, for test/integration/webhook/max-size.test.ts,
+// reviews while maximum-size bodies arrive several at once. They return figures; callers print them.
 
 import { loadavg } from 'node:os';
 import { allBodies, mixed, openLoop, warmClient, type Result, type ServerProcess } from './webhook-client.ts';
-import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, OVERSIZED_RESET, slowlorisProcess, type HostileKind, type SlowlorisFigures } from './hostile-clients.ts';
+import {
+  EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, MAX_SIZE_SHAPES, MAX_SIZE_STATUS, maxSizeClient, OVERSIZED_RESET, slowlorisProcess,
+  type HostileKind, type MaxSizeShape, type SlowlorisFigures,
+} from './hostile-clients.ts';
 
 export const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
@@ -85,6 +89,52 @@ export async function soakRun(
   } finally {
     if (!slow) await attack.stop();
     bad.destroy();
+    c.destroy();
+  }
+}
+
+export interface MaxSizeRun {
+  /** Mixed reviews alone, then while the max-size bodies are sent. */
+  baseline: Result;
+  reviews: Result;
+  /** Max-size bodies sent, by shape, and how many got another status than MAX_SIZE_STATUS. */
+  big: Record<MaxSizeShape, { sent: number; unexpected: number }>;
+  examples: string[];
+  rssBefore: number;
+  /** The server's highest RSS since it started (ru_maxrss), read after the run. */
+  peakRss: number;
+  rssAfter: number;
+  load: string;
+}
+
+/**
+ * Mixed reviews at `rate` per second for `durationMs` alone, then again while `concurrency` clients each send
+ * maximum-size bodies back to back (shapes in turn) (W6).
+ */
+export async function maxSizeRun(server: ServerProcess, opts: { concurrency: number; rate: number; durationMs: number; maxRequestBytes: number }): Promise<MaxSizeRun> {
+  const pools = allBodies();
+  const c = await warmClient(server.port, server.ca, 16, pools.get('/mutate')!);
+  const bigClient = maxSizeClient(server.port, server.ca, opts.maxRequestBytes, opts.concurrency);
+  const big = Object.fromEntries(MAX_SIZE_SHAPES.map((k) => [k, { sent: 0, unexpected: 0 }])) as MaxSizeRun['big'];
+  const examples: string[] = [];
+  try {
+    const baseline = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
+    const rssBefore = await server.rss();
+    const end = performance.now() + opts.durationMs;
+    let n = 0;
+    const senders = Array.from({ length: opts.concurrency }, async () => {
+      while (performance.now() < end) {
+        const shape = MAX_SIZE_SHAPES[n++ % MAX_SIZE_SHAPES.length]!;
+        big[shape].sent++;
+        const reply = await bigClient.send(shape);
+        if (reply.status !== MAX_SIZE_STATUS[shape] && big[shape].unexpected++ === 0) examples.push(`${shape}: ${reply.status} ${reply.body.slice(0, 200)}`);
+      }
+    });
+    const reviews = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
+    await Promise.all(senders);
+    return { baseline, reviews, big, examples, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
+  } finally {
+    bigClient.destroy();
     c.destroy();
   }
 }

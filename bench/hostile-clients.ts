@@ -5,6 +5,7 @@
 import { fork } from 'node:child_process';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { Agent, request } from 'node:https';
+import { MAX_JSON_VALUES } from '../webhook/app.ts';
 import { messagesOf } from './webhook-client.ts';
 import { connect as tlsConnect } from 'node:tls';
 
@@ -148,18 +149,21 @@ function raw(port: number, tls: boolean, payload: string, endAfterWrite: boolean
   });
 }
 
+/** POSTs over `agent`'s keep-alive connections; resolves with the status and body, status 0 on a connection error. */
+const poster = (port: number, agent: Agent) => (path: string, body: string | Buffer, contentType = 'application/json') => new Promise<HostileReply>((resolve) => {
+  const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
+    let text = '';
+    res.on('data', (c: Buffer) => { text += c; });
+    res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+  });
+  req.on('error', (err) => resolve({ status: 0, body: `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}` }));
+  req.end(body);
+});
+
 /** One-shot hostile requests; well-formed HTTP goes over keep-alive connections like the apiserver's. */
 export function hostileClient(port: number, ca: string, maxRequestBytes: number): HostileClient {
   const agent = new Agent({ keepAlive: true, ca, maxSockets: 16 });
-  const post = (path: string, body: string | Buffer, contentType = 'application/json') => new Promise<HostileReply>((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', (err) => resolve({ status: 0, body: `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}` }));
-    req.end(body);
-  });
+  const post = poster(port, agent);
   const oversized = `{"apiVersion":"admission.k8s.io/v1","pad":"${'x'.repeat(maxRequestBytes)}"}`;
   const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
   return {
@@ -178,4 +182,47 @@ export function hostileClient(port: number, ca: string, maxRequestBytes: number)
       }
     },
   };
+}
+
+/**
+ * Bodies of exactly the limit's size that cost the most heap and time to parse (W6): nothing but `{}` (refused by the
+ * container bound), distinct keys (key bound), distinct short strings (value bound), and the costliest one the bounds
+ * admit: a ServiceExport review whose spec holds 2,400 objects of 40 distinct keys each (V8 builds a hidden class per
+ * new key), distinct short strings up to the value bound, and one long string for the rest; that one is read, parsed
+ * and answered.
+ */
+export const MAX_SIZE_SHAPES = ['containers', 'keys', 'values', 'admitted'] as const;
+export type MaxSizeShape = (typeof MAX_SIZE_SHAPES)[number];
+export const MAX_SIZE_STATUS: Record<MaxSizeShape, number> = { containers: 400, keys: 400, values: 400, admitted: 200 };
+
+export function maxSizeBody(shape: MaxSizeShape, bytes: number): Buffer {
+  const envelope = (pad: string) => `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"big","kind":{"group":"multicluster.x-k8s.io","version":"v1beta1","kind":"ServiceExport"},`
+    + `"name":"big","namespace":"bench-1","operation":"CREATE","userInfo":{"username":"alice"},"object":{"apiVersion":"multicluster.x-k8s.io/v1beta1","kind":"ServiceExport",`
+    + `"metadata":{"name":"big","namespace":"bench-1"},"spec":{"pad":[${pad}]}}}}`;
+  const room = bytes - envelope('{}').length;
+  const parts: string[] = [];
+  let used = -1;
+  const add = (part: string) => { if (used + part.length + 1 > room) return false; parts.push(part); used += part.length + 1; return true; };
+  let i = 0;
+  if (shape === 'containers') while (add('{}'));
+  if (shape === 'keys') while (add(`"${(i++).toString(36)}":0`));
+  if (shape === 'values') while (add(`"${(i++).toString(36)}"`));
+  if (shape === 'admitted') {
+    for (; i < 2_400; i++) add(`{${Array.from({ length: 40 }, (_, j) => `"${(i * 40 + j).toString(36)}":0`).join(',')}}`);
+    // Commas so far: 39 in each object and one after it; stay a few below the bound for the envelope's own.
+    for (let values = 2_400 * 40; values < MAX_JSON_VALUES - 100; values++) add(`"${(i++).toString(36)}"`);
+    add(`"${'x'.repeat(room - used - 3)}"`);
+  }
+  const pad = shape === 'keys' ? `{${parts.join(',')}}` : parts.join(',');
+  return Buffer.from(envelope(pad).padEnd(bytes, ' '));
+}
+
+export interface MaxSizeClient { send(shape: MaxSizeShape): Promise<HostileReply>; destroy(): void }
+
+/** Sends max-size bodies over up to `connections` keep-alive connections at once. */
+export function maxSizeClient(port: number, ca: string, maxRequestBytes: number, connections: number): MaxSizeClient {
+  const agent = new Agent({ keepAlive: true, ca, maxSockets: connections });
+  const post = poster(port, agent);
+  const bodies = Object.fromEntries(MAX_SIZE_SHAPES.map((s) => [s, maxSizeBody(s, maxRequestBytes)])) as Record<MaxSizeShape, Buffer>;
+  return { send: (shape) => post('/validate', bodies[shape]), destroy: () => agent.destroy() };
 }

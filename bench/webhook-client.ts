@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeDevCertificates } from '../webhook/dev-certificates.ts';
+import { MAX_REVIEW_BYTES } from '../webhook/options.ts';
 import { SERVICES, serviceRef } from './webhook-server.ts';
 
 export type Route = '/validate' | '/mutate' | '/convert';
@@ -150,27 +151,34 @@ export interface ServerProcess {
   ca: string;
   /** The server process's resident set size in bytes. */
   rss(): Promise<number>;
+  /** The most the server process's resident set has been since it started, in bytes (getrusage's ru_maxrss). */
+  peakRss(): Promise<number>;
   /** Whether the process is still running (it never exits on its own). */
   alive(): boolean;
   stop(): Promise<void>;
 }
 
-/** bench/webhook-server.ts in its own process with a throwaway CA; `maxRequestBytes` is its --max-request-bytes. */
-export async function startServerProcess(maxRequestBytes = 16 << 20): Promise<ServerProcess> {
+/**
+ * bench/webhook-server.ts in its own process with a throwaway CA; `maxRequestBytes` is its --max-request-bytes,
+ * `nodeFlags` the Node.js flags it runs with (those of the Deployment, to measure against its limits).
+ */
+export async function startServerProcess(maxRequestBytes = MAX_REVIEW_BYTES, nodeFlags: string[] = []): Promise<ServerProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'mcs-bench-webhook-'));
   const certs = makeDevCertificates(dir);
-  const server = fork(join(import.meta.dirname, 'webhook-server.ts'), [certs.certFile, certs.keyFile, String(maxRequestBytes)], { stdio: 'inherit' });
-  const nextMessage = messagesOf(server, 'webhook server') as () => Promise<{ port?: number; rss?: number }>;
+  const server = fork(join(import.meta.dirname, 'webhook-server.ts'), [certs.certFile, certs.keyFile, String(maxRequestBytes)], { stdio: 'inherit', execArgv: [...process.execArgv, ...nodeFlags] });
+  const nextMessage = messagesOf(server, 'webhook server') as () => Promise<{ port?: number; rss?: number; maxRss?: number }>;
   const { port } = await nextMessage();
   // One question at a time: replies carry no id.
   let asked: Promise<unknown> = Promise.resolve();
+  const ask = () => {
+    const reply = asked.then(async () => { server.send('rss'); return nextMessage(); });
+    asked = reply.catch(() => {});
+    return reply;
+  };
   return {
     port: port!, ca: readFileSync(certs.caFile, 'utf8'),
-    rss() {
-      const reply = asked.then(async () => { server.send('rss'); return (await nextMessage()).rss!; });
-      asked = reply.catch(() => {});
-      return reply;
-    },
+    rss: async () => (await ask()).rss!,
+    peakRss: async () => (await ask()).maxRss!,
     alive: () => server.exitCode === null && server.signalCode === null,
     async stop() {
       if (server.exitCode === null && server.signalCode === null) {

@@ -6,6 +6,7 @@ import { exportRecordAnnotations } from '../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../src/core/names.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { ALWAYS_SYNCED, memoryView } from '../webhook/cluster-view.ts';
+import { MAX_REVIEW_BYTES } from '../webhook/options.ts';
 import { startWebhookServer } from '../webhook/server.ts';
 
 export const SERVICES = 10_000;
@@ -43,7 +44,7 @@ function fill(): ReturnType<typeof memoryView> {
 }
 
 if (import.meta.main) {
-  const [certFile, keyFile, maxRequestBytes = String(16 << 20)] = process.argv.slice(2);
+  const [certFile, keyFile, maxRequestBytes = String(MAX_REVIEW_BYTES)] = process.argv.slice(2);
   if (!certFile || !keyFile || !process.send) throw new Error('usage: spawned by bench/webhook-client.ts with an IPC channel and <cert> <key> [max-request-bytes]');
   const view = fill();
   const server = await startWebhookServer({
@@ -53,7 +54,7 @@ if (import.meta.main) {
   // A benchmark that dies must not leave its server behind.
   process.on('disconnect', () => process.exit(0));
   process.on('message', async (m: string) => {
-    if (m === 'rss') process.send!({ rss: process.memoryUsage().rss });
+    if (m === 'rss') process.send!({ rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 });
     if (m === 'stop') { await server.shutdown(); process.exit(0); }
   });
   process.send({ port: server.port, rss: process.memoryUsage().rss });

@@ -13,6 +13,7 @@ import { workerOptionSpecs } from '../src/worker/options.ts';
 import { customResourceDefinitions } from '../webhook/crd/definitions.ts';
 import { webhookOptionSpecs } from '../webhook/options.ts';
 import { webhookConfigurations } from '../webhook/registration.ts';
+import { workerPolicy } from './worker-policy.ts';
 
 export const CHART_DIR = fileURLToPath(new URL('../charts/mcs-cloudmap/', import.meta.url));
 const REPO = new URL('../', import.meta.url);
@@ -145,8 +146,8 @@ function chartYaml(): string {
     type: 'application',
     version,
     appVersion: version,
-    // policy/v1 PodDisruptionBudget and the kubernetes.io/metadata.name namespace label the webhooks select on.
-    kubeVersion: '>=1.22.0-0',
+    // admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, which bounds the worker's writes (I7).
+    kubeVersion: '>=1.30.0-0',
     keywords: ['multicluster', 'mcs-api', 'kep-1645', 'aws', 'cloudmap'],
   });
 }
@@ -302,6 +303,7 @@ export function renderChart(): Map<string, string> {
     ['templates/webhook-configurations.yaml', admissionWebhooks()],
     ['templates/config.yaml', configMap()],
     ['templates/rbac-worker.yaml', fromYamlFile('kustomize/base/rbac-worker.yaml', baseHoles)],
+    ['templates/worker-policy.yaml', objects('kustomize/worker-policy.ts', workerPolicy(), () => [])],
     ['templates/rbac-webhook.yaml', fromYamlFile('kustomize/base/rbac-webhook.yaml', baseHoles)],
     ['templates/rbac-status.yaml', fromYamlFile('kustomize/base/rbac-status.yaml', baseHoles)],
     ['templates/webhook.yaml', fromYamlFile('kustomize/base/webhook.yaml', baseHoles)],

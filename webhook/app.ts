@@ -9,7 +9,8 @@ import { mutateAdmission } from './admission/mutate.ts';
 import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from './admission/review.ts';
 import { requestRef, validateAdmission, type ValidationContext } from './admission/validate.ts';
 import { convertReview, parseConversionReview } from './conversion/review.ts';
-import { nestsAtMost } from './json-depth.ts';
+import { Slots } from './body-slots.ts';
+import { exceededBound } from './json-depth.ts';
 import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
 
 export interface AppOptions {
@@ -26,6 +27,26 @@ export interface AppOptions {
  * levels; deeper bodies are refused before parsing, as everything after JSON.parse recurses over them (W5).
  */
 export const MAX_JSON_DEPTH = 100;
+/**
+ * Most objects and arrays, keys, and values (commas) in one body. The largest review we are sent (an EndpointSlice of
+ * 1,000 endpoints, old and new, with managedFields) holds a few tens of thousands of each; a hostile body of the same
+ * size made of `{}`, distinct keys or short strings holds millions and costs 10 to 60 times its size in heap and
+ * seconds of parsing, so it is refused before parsing (W6).
+ */
+export const MAX_JSON_CONTAINERS = 100_000;
+export const MAX_JSON_KEYS = 100_000;
+export const MAX_JSON_VALUES = 250_000;
+/** Bodies of at least this many bytes (or of unknown length) take a large-body slot before they are read (W6). */
+export const LARGE_BODY_BYTES = 256 * 1024;
+/**
+ * Large bodies read and parsed at once. Within the bounds above a body at the default limit still costs up to some
+ * 100 MiB of heap while it is parsed and decided (docs/reliability.md), so one at a time keeps the server within the
+ * Deployment's 256 MiB heap and 512 Mi with its caches; more large bodies wait their turn, in arrival order, and
+ * reviews of ordinary size never wait.
+ */
+export const LARGE_BODY_SLOTS = 1;
+/** Longest rest of the large-body slot after use (body-slots.ts); short against the apiserver's 5 s call timeout. */
+export const LARGE_BODY_MAX_REST_MS = 2_000;
 
 /** Kinds named in metrics; anything else counts as `other` so a stray caller cannot grow the label set. */
 const METRIC_KINDS = new Set(['ServiceExport', 'ServiceImport', 'ClusterProperty', 'Service', 'EndpointSlice']);
@@ -42,6 +63,7 @@ function bodyErrorMessage(err: { type?: string; message?: string; limit?: number
     case 'encoding.unsupported':
     case 'charset.unsupported': return `unsupported request body encoding: ${err.message}; send UTF-8 JSON`;
     case 'entity.too.deep': return `request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`;
+    case 'entity.too.many': return `request body holds more than ${MAX_JSON_CONTAINERS} JSON objects and arrays, ${MAX_JSON_KEYS} keys or ${MAX_JSON_VALUES} values; send a review of a Kubernetes object`;
     case 'request.aborted': return 'the client aborted the request before the body was complete';
     default: return `cannot read the request body: ${err.message}`;
   }
@@ -56,9 +78,23 @@ export function createApp(options: AppOptions): express.Express {
   const json = express.json({
     limit: options.maxRequestBytes, strict: false, type: () => true,
     verify: (_req, _res, body) => {
-      if (!nestsAtMost(body, MAX_JSON_DEPTH)) throw Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' });
+      const exceeded = exceededBound(body, { depth: MAX_JSON_DEPTH, containers: MAX_JSON_CONTAINERS, keys: MAX_JSON_KEYS, values: MAX_JSON_VALUES });
+      if (exceeded === 'depth') throw Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' });
+      if (exceeded !== undefined) throw Object.assign(new Error(`too many ${exceeded}`), { status: 400, type: 'entity.too.many' });
     },
   });
+  const largeBodies = new Slots(LARGE_BODY_SLOTS, LARGE_BODY_MAX_REST_MS);
+  // Before the body is read: a large one waits for a slot, held until its response is done or its client goes (W6).
+  // A Content-Length over the limit is refused by the body parser from the header alone, so it never takes a slot.
+  const bounded = (req: Request, res: Response, next: NextFunction) => {
+    const length = Number(req.get('content-length'));
+    if (length < LARGE_BODY_BYTES || length > options.maxRequestBytes) return next();
+    void largeBodies.acquire().then((release) => {
+      if (req.socket.destroyed) return release();
+      res.once('close', release);
+      next();
+    });
+  };
   const requireJson = (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('application/json')) return status(res, 415, `Content-Type must be application/json, got "${req.get('content-type') ?? '(none)'}"`);
     next();
@@ -95,9 +131,9 @@ export function createApp(options: AppOptions): express.Express {
     res.json(admissionResponse(parsed.apiVersion, request.uid, decision));
   };
 
-  app.post('/validate', timed('validate'), requireJson, json, admission('validate', (r) => validateAdmission(r, options.validation)));
-  app.post('/mutate', timed('mutate'), requireJson, json, admission('mutate', mutateAdmission));
-  app.post('/convert', timed('convert'), requireJson, json, (req: Request, res: Response) => {
+  app.post('/validate', timed('validate'), requireJson, bounded, json, admission('validate', (r) => validateAdmission(r, options.validation)));
+  app.post('/mutate', timed('mutate'), requireJson, bounded, json, admission('mutate', mutateAdmission));
+  app.post('/convert', timed('convert'), requireJson, bounded, json, (req: Request, res: Response) => {
     const parsed = parseConversionReview(req.body);
     if (!parsed.ok) return status(res, 400, parsed.message);
     const outcome = convertReview(parsed.apiVersion, parsed.request);

@@ -21,6 +21,13 @@ export const DEFAULT_SYSTEM_DELETERS = [
   'system:kube-controller-manager',
 ];
 
+/**
+ * The largest review the apiserver sends (W6): kube-apiserver refuses write bodies over 3 MiB (twice etcd's 1.5 MiB
+ * request limit, for JSON's overhead over protobuf), so an UPDATE review carries at most 3 MiB of `object` and 3 MiB of
+ * `oldObject`; 1 MiB more covers the envelope (userInfo, options) and JSON escaping.
+ */
+export const MAX_REVIEW_BYTES = 7 * 1024 * 1024;
+
 export const webhookOptionSpecs = {
   port: intOption('port', 'MCS_PORT', 9443, 'HTTPS port of /validate, /mutate, /convert, /healthz, /readyz and /metrics.', 0, 65535),
   bindAddress: stringOption('bind-address', 'MCS_BIND_ADDRESS', '0.0.0.0', 'Address the HTTPS and metrics listeners bind to.'),
@@ -33,7 +40,7 @@ export const webhookOptionSpecs = {
   systemDeleters: stringOption('system-deleters', 'MCS_SYSTEM_DELETERS', DEFAULT_SYSTEM_DELETERS.join(','), 'Comma-separated user names also allowed to delete ServiceImports and MCS EndpointSlices (namespace deletion, garbage collection).'),
   metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Plain-HTTP port of /metrics, /healthz and /readyz for scrapers and probes; 0 turns it off.', 0, 65535),
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
-  maxRequestBytes: intOption('max-request-bytes', 'MCS_MAX_REQUEST_BYTES', 16 * 1024 * 1024, 'Largest request body accepted; larger ones get 413.', 1024),
+  maxRequestBytes: intOption('max-request-bytes', 'MCS_MAX_REQUEST_BYTES', MAX_REVIEW_BYTES, 'Largest request body accepted; larger ones get 413. The default fits the largest review the apiserver can send (docs/webhooks.md).', 1024),
   shutdownDelay: durationOption('shutdown-delay', 'MCS_SHUTDOWN_DELAY', 5_000, 'On SIGTERM, how long to report unready before closing the listener, so endpoints stop sending requests first.'),
   shutdownTimeout: durationOption('shutdown-timeout', 'MCS_SHUTDOWN_TIMEOUT', 30_000, 'On SIGTERM, how long in-flight requests may take before connections are closed.'),
   cacheSyncGrace: durationOption('cache-sync-grace', 'MCS_CACHE_SYNC_GRACE', 30_000, 'How long /readyz waits for the informer caches before reporting ready anyway, refusing checks that need the missing caches as "still loading" (0: wait forever). Lets the apiserver reach conversion when listing needs it.'),

@@ -12,7 +12,7 @@ export type Manifest = { apiVersion: string; kind: string; metadata: { name: str
 
 const REPO = join(import.meta.dirname, '..', '..');
 /** Kinds of the base that the host processes need in the cluster; the rest run on the host instead. */
-const KEPT_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap']);
+const KEPT_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 export function kustomizeBase(): Manifest[] {
   const out = execFileSync(kubectlBinary(), ['kustomize', join(REPO, 'kustomize', 'base')], { encoding: 'utf8', maxBuffer: 64 << 20 });

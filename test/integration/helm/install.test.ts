@@ -95,6 +95,7 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster', function 
       ['serviceaccount', 'mcs-cloudmap-worker', NS], ['serviceaccount', 'mcs-cloudmap-webhook', NS], ['role', 'mcs-cloudmap-worker', NS], ['rolebinding', 'mcs-cloudmap-worker', NS],
       ['configmap', 'mcs-cloudmap-config', NS], ['deployment', 'mcs-cloudmap-webhook', NS], ['deployment', 'mcs-cloudmap-worker', NS], ['poddisruptionbudget', 'mcs-cloudmap-webhook', NS],
       ['validatingwebhookconfiguration', 'mcs-cloudmap-validating'], ['mutatingwebhookconfiguration', 'mcs-cloudmap-mutating'],
+      ['validatingadmissionpolicy', 'mcs-cloudmap-worker-writes'], ['validatingadmissionpolicybinding', 'mcs-cloudmap-worker-writes'],
     ] as [string, string, string?][]) {
       mustKubectl([...(ns ? ['-n', ns] : []), 'get', kind, name]);
     }
@@ -103,6 +104,14 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster', function 
     expect(new Set(caBundles())).to.deep.equal(new Set([ca]));
     caAfterInstall = ca;
     expect(getJson<{ items: unknown[] }>(['get', 'clusterproperties.about.k8s.io']).items, 'no ClusterProperties before their CRD existed').to.deep.equal([]);
+  });
+
+  it('I7: the chart\'s policy refuses the worker\'s own token a delete of a Service it did not create', async () => {
+    const worker = serviceAccountKubeconfig(admin, NS, 'mcs-cloudmap-worker', join(dir, 'worker.kubeconfig'));
+    await waitFor('a dry-run delete of the default/kubernetes Service as the worker to be refused naming I7', async () => {
+      const r = spawnSync(kubectlBinary(), ['--kubeconfig', worker, '-n', 'default', 'delete', 'service', 'kubernetes', '--dry-run=server'], { encoding: 'utf8' });
+      return r.status !== 0 && /I7/.test(r.stderr);
+    }, { timeoutMs: 30_000, intervalMs: 500 });
   });
 
   it('the webhook answers the apiserver through the chart\'s Service and CA: the next upgrade creates the ClusterProperties (C1, C2)', async () => {

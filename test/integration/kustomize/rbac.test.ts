@@ -1,7 +1,8 @@
-// Least privilege that is enough: the installed RBAC is applied for real to a testbed cluster, and each process runs with
-// a token of its own ServiceAccount, started with its Deployment's command and environment. The worker carries an
-// export through to Cloud Map, the import, the derived Service and the MCS EndpointSlices, takes its Lease, and removes
-// everything when the export goes; the webhook server syncs its caches. Neither may log a single 403.
+// Least privilege that is enough: the installed RBAC and the worker's ValidatingAdmissionPolicy (I7) are applied for real
+// to a testbed cluster, and each process runs with a token of its own ServiceAccount, started with its Deployment's
+// command and environment. The worker carries an export through to Cloud Map, the import, the derived Service and the
+// MCS EndpointSlices, takes its Lease, and removes everything when the export goes; the webhook server syncs its caches.
+// Neither may log a single 403. With the same token, the policy refuses writes to what the worker did not create.
 import { expect } from 'chai';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { freePorts } from '../../../hack/testbed/ports.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
-import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, CONTROLLER_NAME, DERIVED_SERVICE_PREFIX, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY } from '../../../src/core/names.ts';
 import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 import { find, kustomizeBuild, type Manifest } from './build.ts';
@@ -19,7 +20,7 @@ import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
 const NS = 'rbac-demo';
-const RBAC_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+const RBAC_KINDS = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 interface Started { process: ChildProcess; logFile: string }
 
@@ -106,6 +107,25 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
     for (const s of started) s.process.kill('SIGTERM');
   });
 
+  /** kubectl as `serviceAccount` (its own token): the exit status and what it printed, never thrown. */
+  function kubectlAs(serviceAccount: string, args: string[], input?: unknown) {
+    return spawnSync(kubectlBinary(), ['--kubeconfig', serviceAccountKubeconfig(serviceAccount), ...args], { input: input === undefined ? undefined : stringify(input), encoding: 'utf8' });
+  }
+  const userService = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'users-own', namespace: NS }, spec: { ports: [{ port: 80 }] } };
+  const systemSlice = {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'dns-probe', namespace: 'kube-system', labels: { 'kubernetes.io/service-name': 'kube-dns' } },
+    addressType: 'IPv4', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }], endpoints: [{ addresses: ['10.0.0.10'] }],
+  };
+
+  before(async () => {
+    kubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], [userService, systemSlice].map((o) => stringify(o)).join('---\n'));
+    // A new policy reaches the apiserver's admission chain through an informer: wait until a dry run is refused.
+    await waitFor('the worker policy to refuse a dry-run delete of a user\'s Service (I7)', async () => {
+      const r = kubectlAs('mcs-cloudmap-worker', ['-n', NS, 'delete', 'service', 'users-own', '--dry-run=server']);
+      return r.status !== 0 && /I7/.test(r.stderr);
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+  });
+
   it('the worker exports a Service, imports it, holds its Lease and cleans up, without one 403', async () => {
     const cs = clusterSet();
     const [metrics, health] = await freePorts(2) as [number, number];
@@ -174,6 +194,37 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
       }
     });
   }
+
+  it('I7: as the worker, writes to what it did not create are refused by the apiserver, its own pass', () => {
+    const refused = (args: string[], input?: unknown) => {
+      const r = kubectlAs('mcs-cloudmap-worker', args, input);
+      expect(r.status, `kubectl ${args.join(' ')} as the worker was allowed: ${r.stdout}`).to.not.equal(0);
+      expect(r.stderr).to.match(/forbidden.*mcs-cloudmap worker may .*\(I7\)/i);
+    };
+    refused(['-n', NS, 'delete', 'service', 'users-own']);
+    refused(['-n', 'kube-system', 'delete', 'endpointslice', 'dns-probe']);
+    // Labelling a user's object as ours does not adopt it (the old object decides).
+    refused(['-n', NS, 'label', 'service', 'users-own', `${LABEL_CREATED_BY}=${CONTROLLER_NAME}`]);
+    // A slice with our labels may not route to a user's Service.
+    const ours = { [LABEL_CREATED_BY]: CONTROLLER_NAME, [LABEL_MANAGED_BY]: CONTROLLER_NAME };
+    const slice = (service: string) => ({ ...systemSlice, metadata: { name: `probe-${service}`, namespace: NS, labels: { ...ours, [LABEL_KUBE_SERVICE_NAME]: service } } });
+    refused(['create', '-f', '-'], slice('users-own'));
+    expect(getJson(['-n', NS, 'get', 'service', 'users-own']).metadata).to.not.have.nested.property('labels');
+    expect(getJson(['-n', 'kube-system', 'get', 'endpointslice', 'dns-probe']).metadata).to.have.property('name', 'dns-probe');
+
+    // Its own kind of object: created, relabelled within the rules, deleted; removing the label is refused.
+    const name = `${DERIVED_SERVICE_PREFIX}probe`;
+    const derived = { ...userService, metadata: { name, namespace: NS, labels: { [LABEL_CREATED_BY]: CONTROLLER_NAME } } };
+    for (const [args, input] of [[['create', '-f', '-'], derived], [['create', '-f', '-'], slice(name)], [['-n', NS, 'label', 'service', name, 'extra=1'], undefined]] as const) {
+      const r = kubectlAs('mcs-cloudmap-worker', [...args], input);
+      expect(r.status, `kubectl ${args.join(' ')} as the worker: ${r.stderr}`).to.equal(0);
+    }
+    refused(['-n', NS, 'label', 'service', name, `${LABEL_CREATED_BY}-`]);
+    for (const kind of [`endpointslice/probe-${name}`, `service/${name}`]) {
+      const r = kubectlAs('mcs-cloudmap-worker', ['-n', NS, 'delete', kind]);
+      expect(r.status, `delete ${kind} as the worker: ${r.stderr}`).to.equal(0);
+    }
+  });
 
   it('a ServiceAccount without these roles is refused (the check can fail)', () => {
     kubectl(['-n', 'mcs-cloudmap-system', 'create', 'serviceaccount', 'nobody']);

@@ -1,0 +1,49 @@
+// Maximum-size bodies against the shipped limits (W6): the webhook server runs in its own process with the Node.js
+// flags of kustomize/base's Deployment and its --max-request-bytes. Mixed reviews go at 100/s from one client for 15 s
+// alone, then 15 s more while 4 (then 16) other clients send bodies of exactly that size back to back (the shapes that
+// cost the most heap to parse). The server's peak RSS must stay under the Deployment's memory limit and every review
+// must be answered; latency is printed, not asserted (the machine is shared). Recorded figures: docs/reliability.md.
+
+import { expect } from 'chai';
+import { maxSizeRun } from '../../../bench/chaos-runs.ts';
+import { fmt, mib, startServerProcess, type ServerProcess } from '../../../bench/webhook-client.ts';
+import { configMapEnv, deploymentNodeFlags, kustomizeBase, type Manifest } from '../../../hack/local/manifests.ts';
+import { webhookOptionSpecs } from '../../../webhook/options.ts';
+
+const DEPLOYMENT = 'mcs-cloudmap-webhook';
+const UNITS: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/** The memory limit of the Deployment's container, in bytes (binary suffixes only, as the manifests use). */
+function memoryLimit(base: Manifest[]): number {
+  const d = base.find((m) => m.kind === 'Deployment' && m.metadata.name === DEPLOYMENT) as unknown as { spec: { template: { spec: { containers: { resources: { limits: { memory: string } } }[] } } } };
+  const limit = d.spec.template.spec.containers[0]!.resources.limits.memory;
+  const m = /^(\d+)(Ki|Mi|Gi)$/.exec(limit);
+  if (!m) throw new Error(`${DEPLOYMENT}: memory limit "${limit}" is not <n>Ki|Mi|Gi`);
+  return Number(m[1]) * UNITS[m[2]!]!;
+}
+
+describe('W6: maximum-size bodies at once stay within the shipped memory limit', function () {
+  this.timeout(300_000);
+  const base = kustomizeBase();
+  const limit = memoryLimit(base);
+  const maxRequestBytes = Number(configMapEnv(base)[webhookOptionSpecs.maxRequestBytes.env] ?? webhookOptionSpecs.maxRequestBytes.default);
+  let server: ServerProcess | undefined;
+  afterEach(async () => { await server?.stop(); server = undefined; });
+
+  for (const concurrency of [4, 16]) {
+    it(`${concurrency} clients of ${mib(maxRequestBytes)} MiB bodies for 15 s: peak RSS under the limit, every review answered`, async () => {
+      // A fresh process each time, so its peak RSS is this run's.
+      server = await startServerProcess(maxRequestBytes, deploymentNodeFlags(base, DEPLOYMENT));
+      const run = await maxSizeRun(server, { concurrency, rate: 100, durationMs: 15_000, maxRequestBytes });
+      const latency = (r: typeof run.reviews) => `${r.n} p50 ${fmt(r.p50)} ms p99 ${fmt(r.p99)} ms max ${fmt(r.max)} ms`;
+      console.log(`      load ${run.load}; bodies sent ${Object.entries(run.big).map(([k, b]) => `${k} ${b.sent}`).join(', ')}; `
+        + `reviews alone ${latency(run.baseline)}, with the bodies ${latency(run.reviews)}; `
+        + `server RSS ${mib(run.rssBefore)} → peak ${mib(run.peakRss)} → ${mib(run.rssAfter)} MiB (limit ${mib(limit)} MiB)`);
+      expect(run.examples, 'max-size bodies with an unexpected answer').to.deep.equal([]);
+      expect([...run.baseline.errors, ...run.reviews.errors], 'reviews that failed').to.deep.equal([]);
+      expect(run.big.admitted.sent, 'admitted bodies actually parsed').to.be.greaterThan(0);
+      expect(run.peakRss, 'peak RSS').to.be.lessThan(limit);
+      expect(server.alive()).to.equal(true);
+    });
+  }
+});
