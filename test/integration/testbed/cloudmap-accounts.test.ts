@@ -118,13 +118,18 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect(await emulator.control.shares()).to.deep.equal([]);
     });
 
-    it('a consumer creates services and registers instances in it by ARN; CreatedByAccount records who did', async () => {
+    /** The owner's namespace `clusterset`, shared with the consumer, and service `web` the consumer created in it. */
+    async function consumerService() {
       const owner = as(OWNER);
       const consumer = as(CONSUMER);
       const shared = await namespace(owner, 'clusterset');
       await emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] });
-
       const { Service } = await consumer.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.arn }));
+      return { owner, consumer, shared, Service };
+    }
+
+    it('a consumer creates services and registers instances in it by ARN; CreatedByAccount records who did', async () => {
+      const { owner, consumer, shared, Service } = await consumerService();
       expect(Service?.Arn).to.equal(`arn:aws:servicediscovery:${EAST}:${OWNER}:service/${Service?.Id}`);
       expect([Service?.NamespaceId, Service?.ResourceOwner, Service?.CreatedByAccount]).to.deep.equal([shared.id, OWNER, CONSUMER]);
       const exists = await failure(owner.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.id })));
@@ -150,11 +155,7 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
     });
 
     it('the request log names the cluster of an instance a consumer deregisters by the service\'s ARN', async () => {
-      const owner = as(OWNER);
-      const consumer = as(CONSUMER);
-      const shared = await namespace(owner, 'clusterset');
-      await emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] });
-      const { Service } = await consumer.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.arn }));
+      const { consumer, Service } = await consumerService();
       const registered = await consumer.send(new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: { CLUSTER_ID: 'cls2' } }));
       await operationDone(consumer, registered.OperationId, OWNER);
       const since = Date.now();
