@@ -27,6 +27,7 @@ import { ExportStatusWriter } from './export-status.ts';
 import { createdByUs, ImportReconciler } from './import-reconciler.ts';
 import type { WorkerInformers } from './informers.ts';
 import { InstanceView } from './instance-view.ts';
+import type { LoopProgress } from './liveness.ts';
 import { keyOf } from './objects.ts';
 import { startOrder } from './start-order.ts';
 import type { WorkerOptions } from './options.ts';
@@ -103,7 +104,10 @@ export class Member {
     // One client, rate limits (quotas are per account and Region), change watch and resync per Region.
     const adapterFor = (region: string) => new CloudMapAdapter({
       ...o.identity,
-      client: { region, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
+      client: { region, connectTimeoutMs: options.cloudMapConnectTimeout, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
+      callTimeoutMs: options.cloudMapCallTimeout,
+      // Stopping abandons the calls in flight, so a stop never waits on Cloud Map (SIGTERM within the grace period).
+      signal: this.#stopped.signal,
       rateLimits: options.rateLimits,
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
@@ -257,6 +261,16 @@ export class Member {
       }
     })();
     await this.#paused;
+  }
+
+  /** The loops liveness watches: every Region's change watcher and both work queues. */
+  progress(): LoopProgress[] {
+    return [
+      { name: `Cloud Map watcher (${this.#o.regions[0]})`, ...this.#watcher.progress },
+      ...this.#others.map((r) => ({ name: `Cloud Map watcher (${r.region})`, ...r.watcher.progress })),
+      { name: 'export queue', ...this.#exports.progress },
+      { name: 'import queue', ...this.#imports.progress },
+    ];
   }
 
   /** True once Cloud Map was read in full and every known key was queued. */
