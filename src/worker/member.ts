@@ -5,6 +5,7 @@
 // Nothing is reconciled before the watcher's first full read of Cloud Map: with an empty view the export side would
 // re-register every instance and the import side would delete every ServiceImport.
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
+import { CallCancelledError } from '../cloudmap/errors.ts';
 import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watcher.ts';
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
 import { conditionTime, readyCondition } from '../core/conditions.ts';
@@ -233,6 +234,8 @@ export class Member {
           await reconcile(key);
           this.#o.metrics.observeReconcile(name, 'success', (performance.now() - started) / 1000);
         } catch (err) {
+          // Cut short by stop(), which cancels the Cloud Map calls in flight: nothing failed, and nothing to retry here.
+          if (err instanceof CallCancelledError) return;
           this.#o.metrics.observeReconcile(name, 'error', (performance.now() - started) / 1000);
           throw err;
         }
