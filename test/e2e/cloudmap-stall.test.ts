@@ -93,11 +93,11 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
 
       // SIGTERM while calls hang: the worker leaves within the grace period Kubernetes gives it.
       await sleep(2000);
+      sampling = false;
+      await sampler;
       const stopping = Date.now();
       const stopped = await stopWithinGrace();
       const stopMs = Date.now() - stopping;
-      sampling = false;
-      await sampler;
       log(`SIGTERM with ${proxy.held - heldAll} requests held: exited after ${stopMs} ms; /healthz not ok ${unhealthy.length} times${unhealthy.length ? `: ${unhealthy[0]}` : ''}`);
       expect(stopped, `cls1's worker to exit within ${GRACE_MS / 1000} s of SIGTERM`).to.equal(true);
       expect(unhealthy, '/healthz answers while the loops make progress').to.deep.equal([]);
