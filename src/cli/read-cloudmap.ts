@@ -82,7 +82,7 @@ async function serviceId(client: ServiceDiscoveryClient, caller: CloudMapCaller,
     }
   });
   for (const id of candidates) {
-    const got = await caller.call('GetService', { namespace, service: name, serviceId: id }, () => client.send(new GetServiceCommand({ Id: id })));
+    const got = await caller.call('GetService', { namespace, service: name, serviceId: id }, (abortSignal) => client.send(new GetServiceCommand({ Id: id }), { abortSignal }));
     if (got.Service?.NamespaceId !== undefined && sameResource(got.Service.NamespaceId, namespaceId)) return id;
   }
   return undefined;

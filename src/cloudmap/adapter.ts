@@ -40,7 +40,8 @@ export class CloudMapAdapter {
     if (!options.sdkClient && !options.client) throw new Error('CloudMapAdapter needs either client options (region, endpoint) or an SDK client');
     this.options = options;
     this.identity = { clusterId: options.clusterId, clustersetId: options.clustersetId };
-    this.client = options.sdkClient ?? createCloudMapClient(options.client!);
+    // A silent socket is given up after the call deadline at the latest, whichever layer notices first.
+    this.client = options.sdkClient ?? createCloudMapClient({ ...(options.callTimeoutMs === undefined ? {} : { idleTimeoutMs: options.callTimeoutMs }), ...options.client! });
     this.caller = new CloudMapCaller(options);
     const { namespaceOwner, accountId } = options;
     this.operations = new OperationWaiter(this.client, this.caller, options.clock ?? systemClock, { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling }, namespaceOwner);

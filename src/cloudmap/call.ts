@@ -1,11 +1,11 @@
-// Every Cloud Map request goes through here: wait for the API's token bucket, send, count the outcome, and on a
-// throttling or transient failure retry with full-jitter exponential backoff (slowing the API down on throttles).
-// Final failures and exhausted retries surface as CloudMapCallError with the call's context.
+// Every Cloud Map request goes through here: wait for the API's token bucket, send under the call deadline, count the
+// outcome, and on a throttling, transient or timed-out failure retry with full-jitter exponential backoff (slowing the
+// API down on throttles). Final failures and exhausted retries surface as CloudMapCallError with the call's context.
 import type { Logger } from '../observability/log.ts';
 import type { AdaptiveRateConfig } from './adaptive-rate.ts';
 import { backoffDelay, type BackoffPolicy } from '../kube/backoff.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { classifyError, CloudMapCallError, describeContext, LeaseLostError, type CallContext } from './errors.ts';
+import { CallCancelledError, CallTimeoutError, classifyError, CloudMapCallError, describeContext, LeaseLostError, type CallContext } from './errors.ts';
 import { noMetrics, type CallOutcome, type CloudMapMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limits.ts';
 
@@ -20,6 +20,10 @@ export interface CallerOptions {
   backoff?: BackoffPolicy;
   /** Attempts per call before a retryable failure is handed to the caller (default 8). */
   maxAttempts?: number;
+  /** Longest wait for one attempt's complete answer (default DEFAULT_CALL_TIMEOUT_MS); then it is aborted and retried. */
+  callTimeoutMs?: number;
+  /** Aborted when the adapter's owner stops: attempts in flight are abandoned and nothing is sent any more. */
+  signal?: AbortSignal;
   metrics?: CloudMapMetrics;
   /**
    * Asked right before every request is sent: a reason when this process must not call Cloud Map any more (its leader
@@ -34,12 +38,28 @@ export interface CallerOptions {
 /** Full jitter (uniform in [0, min(cap, base × 2^n)]): callers throttled together do not come back in lockstep. */
 export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 10_000, jitter: 1 };
 
-const OUTCOME = { throttle: 'throttled', transient: 'transient', final: 'error' } as const satisfies Record<string, CallOutcome>;
+/** Cloud Map answers in well under a second; a loaded regional endpoint or a 1,000-instance page in a few. */
+export const DEFAULT_CALL_TIMEOUT_MS = 15_000;
+export const DEFAULT_MAX_ATTEMPTS = 8;
+
+/**
+ * The longest one call can take once its rate-limit wait is over: every attempt running into the deadline, with the
+ * longest backoff between them. Liveness bounds must exceed it (a loop waiting on one call is not stuck).
+ */
+export function longestCallMs(callTimeoutMs: number, maxAttempts = DEFAULT_MAX_ATTEMPTS, backoff: BackoffPolicy = DEFAULT_BACKOFF): number {
+  let total = maxAttempts * callTimeoutMs;
+  for (let n = 1; n < maxAttempts; n++) total += Math.min(backoff.maxMs, backoff.baseMs * 2 ** n);
+  return total;
+}
+
+const OUTCOME = { throttle: 'throttled', transient: 'transient', timeout: 'timeout', final: 'error' } as const satisfies Record<string, CallOutcome>;
 
 export class CloudMapCaller {
   private readonly limiter: RateLimiter;
   private readonly backoff: BackoffPolicy;
   private readonly maxAttempts: number;
+  private readonly callTimeoutMs: number;
+  private readonly signal: AbortSignal | undefined;
   private readonly metrics: CloudMapMetrics;
   private readonly fence: () => string | undefined;
   private readonly logger: Logger | undefined;
@@ -55,27 +75,34 @@ export class CloudMapCaller {
       ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
     }, this.clock, options.rateTuning);
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
-    this.maxAttempts = Math.max(1, options.maxAttempts ?? 8);
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    this.signal = options.signal;
     this.metrics = options.metrics ?? noMetrics;
     this.fence = options.fence ?? (() => undefined);
     this.logger = options.logger;
     this.random = options.random ?? Math.random;
   }
 
-  /** Runs `send` (one request to `api`) under the API's rate limit, retrying throttles and transient failures. */
-  async call<T>(api: string, context: CallContext, send: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `send` (one request to `api`, to be aborted when its signal is) under the API's rate limit and the call
+   * deadline, retrying throttles, transient failures and timeouts.
+   */
+  async call<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       await this.limiter.acquire(api);
+      if (this.signal?.aborted) throw new CallCancelledError(api, context);
       // After the wait for the rate limit, which a paused process may have spent past its Lease.
       const fenced = this.fence();
       if (fenced !== undefined) throw new LeaseLostError(api, fenced);
       const started = this.clock.now();
       try {
-        const result = await send();
+        const result = await this.attempt(api, context, send);
         this.metrics.onCall(api, 'success', this.clock.now() - started);
         this.reportRate(api);
         return result;
       } catch (err) {
+        if (err instanceof CallCancelledError) throw err;
         const errorClass = classifyError(err);
         this.metrics.onCall(api, OUTCOME[errorClass], this.clock.now() - started);
         if (errorClass === 'throttle' && this.limiter.onThrottle(api)) {
@@ -85,9 +112,34 @@ export class CloudMapCaller {
         if (errorClass === 'final' || attempt + 1 >= this.maxAttempts) throw new CloudMapCallError(api, context, err, attempt + 1);
         const delay = backoffDelay(this.backoff, attempt + 1, this.random);
         this.logger?.debug({ api, attempt: attempt + 1, delayMs: delay, errorClass, target: describeContext(context) }, 'retrying Cloud Map call');
-        await this.clock.sleep(delay);
+        await this.clock.sleep(delay, this.signal);
       }
     }
+  }
+
+  /**
+   * One request under the call deadline (M6). The deadline aborts the request, and the SDK drops its connection; the
+   * attempt settles then even if the request does not (an answer dripping in byte by byte outlasts any idle-socket
+   * timeout), so no caller ever waits on a connection that stopped answering. The timer is wall-clock whatever the
+   * injected clock: it bounds real I/O.
+   */
+  private attempt<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const request = new AbortController();
+    return new Promise<T>((resolve, reject) => {
+      const cancelled = () => end(new CallCancelledError(api, context));
+      const timer = setTimeout(() => end(new CallTimeoutError(this.callTimeoutMs)), this.callTimeoutMs);
+      const cleanUp = () => {
+        clearTimeout(timer);
+        this.signal?.removeEventListener('abort', cancelled);
+      };
+      const end = (err: Error) => {
+        cleanUp();
+        reject(err);
+        request.abort(err);
+      };
+      this.signal?.addEventListener('abort', cancelled, { once: true });
+      send(request.signal).then(resolve, reject).finally(cleanUp);
+    });
   }
 
   /**

@@ -1,13 +1,14 @@
 // Time as a dependency, so rate limits, backoff and polling can be tested with a fake clock.
+import { sleep } from '../kube/backoff.ts';
 
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Resolves after `ms` milliseconds (at once for ms <= 0). */
-  sleep(ms: number): Promise<void>;
+  /** Resolves after `ms` milliseconds (at once for ms <= 0), or as soon as `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms) => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms))),
+  sleep: (ms, signal) => (ms <= 0 ? Promise.resolve() : sleep(ms, signal)),
 };

@@ -11,7 +11,7 @@ export interface CallContext {
   readonly operationId?: string;
 }
 
-export type ErrorClass = 'throttle' | 'transient' | 'final';
+export type ErrorClass = 'throttle' | 'transient' | 'timeout' | 'final';
 
 /** Error codes AWS services use for request-rate throttling. */
 const THROTTLE_CODES = new Set([
@@ -20,9 +20,15 @@ const THROTTLE_CODES = new Set([
 ]);
 
 const TRANSIENT_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'EHOSTUNREACH',
-  'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'ServiceUnavailable',
+  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'EHOSTUNREACH',
+  'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'ServiceUnavailable',
 ]);
+
+/**
+ * No (complete) answer in time on our side: the SDK's connection or idle-socket timeout, the caller's per-attempt
+ * deadline (CallTimeoutError), or the kernel's connect timeout. Retried like transient failures, counted apart.
+ */
+const TIMEOUT_CODES = new Set(['TimeoutError', 'ETIMEDOUT']);
 
 interface SdkErrorShape {
   name?: unknown;
@@ -49,14 +55,15 @@ export function httpStatus(err: unknown): number | undefined {
 }
 
 /**
- * Throttles slow the API's rate down and are retried; transient failures (network, 5xx) are retried without slowing
- * down; everything else (not found, invalid input, access denied) is final for this attempt.
+ * Throttles slow the API's rate down and are retried; transient failures (network, 5xx) and timeouts are retried
+ * without slowing down; everything else (not found, invalid input, access denied) is final for this attempt.
  */
 export function classifyError(err: unknown): ErrorClass {
   const e = shape(err);
   const code = errorCode(err);
   const status = httpStatus(err);
   if ((code && THROTTLE_CODES.has(code)) || status === 429 || e.$retryable?.throttling === true) return 'throttle';
+  if (code && TIMEOUT_CODES.has(code)) return 'timeout';
   if ((code && TRANSIENT_CODES.has(code)) || (status !== undefined && status >= 500)) return 'transient';
   return 'final';
 }
@@ -92,7 +99,7 @@ export class CloudMapCallError extends Error {
     const detail = [code, messageOf(cause)].filter(Boolean).join(': ') || String(cause);
     const outcome = errorClass === 'final'
       ? 'not retried'
-      : `gave up after ${attempts} attempts${errorClass === 'throttle' ? ' (throttled)' : ''}; the change is kept and will be retried`;
+      : `gave up after ${attempts} attempts${errorClass === 'throttle' ? ' (throttled)' : errorClass === 'timeout' ? ' (timed out)' : ''}; the change is kept and will be retried`;
     super(`Cloud Map ${api} failed for ${describeContext(context)}: ${detail} (${outcome})`, { cause });
     this.api = api;
     this.context = context;
@@ -113,6 +120,24 @@ const NOT_FOUND_CODES = new Set(['NamespaceNotFound', 'ServiceNotFound', 'Instan
 export function isNotFound(err: unknown, code?: string): boolean {
   const actual = err instanceof CloudMapCallError ? err.code : errorCode(err);
   return actual !== undefined && (code === undefined ? NOT_FOUND_CODES.has(actual) : actual === code);
+}
+
+/** An attempt that got no complete answer within the call deadline (--cloudmap-call-timeout); its request is aborted. */
+export class CallTimeoutError extends Error {
+  override name = 'TimeoutError';
+
+  constructor(timeoutMs: number) {
+    super(`no complete answer within ${timeoutMs} ms; the request was abandoned with its connection`);
+  }
+}
+
+/** A call cut short because its adapter is closing (the reconcilers stop: shutdown, a lost Lease, a new identity). */
+export class CallCancelledError extends Error {
+  override name = 'CallCancelledError';
+
+  constructor(api: string, context: CallContext) {
+    super(`Cloud Map ${api} for ${describeContext(context)} cancelled: the reconcilers are stopping`);
+  }
 }
 
 /**
@@ -155,11 +180,11 @@ export class OperationsFailedError extends Error {
 /**
  * True when retrying later will do and the failure is no reason to report an export as failed: Cloud Map is busy
  * (throttled, unreachable, operations still running), a cached namespace or service id went stale (another cluster
- * deleted it; the id is dropped and the retry creates or finds it again), or this replica lost the Lease (the new
- * leader reports).
+ * deleted it; the id is dropped and the retry creates or finds it again), or this replica lost the Lease or stops
+ * reconciling (the next leader reports).
  */
 export function isTemporary(err: unknown): boolean {
-  if (err instanceof LeaseLostError) return true;
+  if (err instanceof LeaseLostError || err instanceof CallCancelledError) return true;
   if (err instanceof CloudMapCallError) return err.retryable || err.code === 'ServiceNotFound' || err.code === 'NamespaceNotFound';
   return err instanceof OperationsFailedError && err.failures.every((f) => f.pending === true);
 }

@@ -54,7 +54,7 @@ export class CloudMapInstances {
   }
 
   /** Runs a call on a service id; a ServiceNotFound drops the cached id so the next ensureService looks again. */
-  private async onService<T>(api: string, context: CallContext & { serviceId: string }, send: () => Promise<T>): Promise<T> {
+  private async onService<T>(api: string, context: CallContext & { serviceId: string }, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
     try {
       return await this.caller.call(api, context, send);
     } catch (err) {
@@ -72,7 +72,7 @@ export class CloudMapInstances {
   private listCopies(serviceId: string): Promise<Array<CloudMapInstance & { createdByAccount?: string }>> {
     return collectPages(async (NextToken) => {
       const out = await this.onService('ListInstances', { serviceId },
-        () => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 })));
+        (abortSignal) => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 }), { abortSignal }));
       const items = (out.Instances ?? []).flatMap((i) => toInstance(i.Id, i.Attributes)
         .map((instance) => (i.CreatedByAccount === undefined ? instance : { ...instance, createdByAccount: i.CreatedByAccount })));
       return { items, nextToken: out.NextToken };
@@ -89,10 +89,10 @@ export class CloudMapInstances {
     const context = { namespace, service };
     let out;
     try {
-      out = await this.caller.call('DiscoverInstances', context, () => this.client.send(new DiscoverInstancesCommand({
+      out = await this.caller.call('DiscoverInstances', context, (abortSignal) => this.client.send(new DiscoverInstancesCommand({
         NamespaceName: namespace, ServiceName: service, HealthStatus: 'ALL', MaxResults: DISCOVER_MAX_RESULTS, ...this.owner,
         QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
-      })));
+      }), { abortSignal }));
     } catch (err) {
       if (this.invisible(err)) return undefined;
       throw err;
@@ -121,7 +121,7 @@ export class CloudMapInstances {
   async discoverRevision(namespace: string, service: string): Promise<number | undefined> {
     try {
       const out = await this.caller.call('DiscoverInstancesRevision', { namespace, service },
-        () => this.client.send(new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.owner })));
+        (abortSignal) => this.client.send(new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.owner }), { abortSignal }));
       return out.InstancesRevision;
     } catch (err) {
       if (this.invisible(err)) return undefined;
@@ -140,7 +140,7 @@ export class CloudMapInstances {
   private async getInstance(serviceId: string, instanceId: string): Promise<CloudMapInstance | undefined> {
     try {
       const out = await this.onService('GetInstance', { serviceId, instanceId },
-        () => this.client.send(new GetInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId })));
+        (abortSignal) => this.client.send(new GetInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId }), { abortSignal }));
       return toInstance(out.Instance?.Id, out.Instance?.Attributes)[0];
     } catch (err) {
       if (isNotFound(err, 'InstanceNotFound')) return undefined;
@@ -158,9 +158,9 @@ export class CloudMapInstances {
     // Fixed across the caller's retries: a retry of a request that landed (its response lost) is answered with the
     // same operation instead of a second registration.
     const CreatorRequestId = randomUUID();
-    const out = await this.afterBusy(() => this.onService('RegisterInstance', context, () => this.client.send(new RegisterInstanceCommand({
+    const out = await this.afterBusy(() => this.onService('RegisterInstance', context, (abortSignal) => this.client.send(new RegisterInstanceCommand({
       ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes, CreatorRequestId,
-    }))));
+    }), { abortSignal })));
     const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
     this.operations.track(operationId, context, async () => {
       const current = await this.getInstance(serviceId, instance.id);
@@ -220,7 +220,7 @@ export class CloudMapInstances {
     let out;
     try {
       out = await this.afterBusy(() => this.onService('DeregisterInstance', context,
-        () => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }))));
+        (abortSignal) => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }), { abortSignal })));
     } catch (err) {
       if (isNotFound(err, 'InstanceNotFound')) return undefined;
       throw err;

@@ -1,8 +1,8 @@
 // What the adapter reports about its Cloud Map calls. A plain interface so the worker can wire prom-client to it and
 // tests and benchmarks can count calls without a metrics library.
 
-/** `success`, a throttling response, a transient failure (retried), or a final error. */
-export type CallOutcome = 'success' | 'throttled' | 'transient' | 'error';
+/** `success`, a throttling response, a transient failure or no answer within the deadline (both retried), or a final error. */
+export type CallOutcome = 'success' | 'throttled' | 'transient' | 'timeout' | 'error';
 
 export interface CloudMapMetrics {
   /** One Cloud Map request (each attempt counts) and how it ended. */

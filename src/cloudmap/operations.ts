@@ -13,6 +13,7 @@ import type { Clock } from './clock.ts';
 import { isNotFound, OperationsFailedError, type CallContext, type OperationFailure } from './errors.ts';
 import { DEFAULT_POLL_POLICY, planOperationPolls, type PollPolicy } from './operation-polls.ts';
 import { collectPages } from './paging.ts';
+import { sleep } from '../kube/backoff.ts';
 
 export interface OperationPolling extends PollPolicy {
   /** First poll after this delay; then doubled up to maxDelayMs. */
@@ -52,6 +53,8 @@ export class OperationWaiter {
   private readonly tracked = new Map<string, Tracked>();
   /** Operations someone waits for, each with its waiters. */
   private readonly waiting = new Map<string, Waiting[]>();
+  /** Operations a call of some round is asking about right now. */
+  private readonly asking = new Set<string>();
   private loop: Promise<void> | undefined;
   private delay: number;
   private lastListedAt: number | undefined;
@@ -82,7 +85,7 @@ export class OperationWaiter {
     const context = { ...this.tracked.get(operationId)?.context, operationId };
     let out: GetOperationCommandOutput;
     try {
-      out = await this.caller.call('GetOperation', context, () => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner })));
+      out = await this.caller.call('GetOperation', context, (abortSignal) => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }));
     } catch (err) {
       if (!isNotFound(err, 'OperationNotFound')) throw err;
       const check = this.tracked.get(operationId)?.check;
@@ -101,7 +104,7 @@ export class OperationWaiter {
   private async list(filters: OperationFilter[]): Promise<Map<string, string>> {
     const summaries = await collectPages(async (NextToken) => {
       const out = await this.caller.call('ListOperations', {},
-        () => this.client.send(new ListOperationsCommand({ Filters: filters, NextToken, MaxResults: 100 })));
+        (abortSignal) => this.client.send(new ListOperationsCommand({ Filters: filters, NextToken, MaxResults: 100 }), { abortSignal }));
       return { items: out.Operations ?? [], nextToken: out.NextToken };
     });
     return new Map(summaries.filter((s) => s.Id !== undefined).map((s) => [s.Id!, s.Status ?? '']));
@@ -125,37 +128,58 @@ export class OperationWaiter {
     return out;
   }
 
-  /** Resolves with the status of every operation asked for; a failed call resolves its operations as errors. */
-  private async settleAll(ids: readonly string[], ask: () => Promise<Map<string, Status>>): Promise<Map<string, Status>> {
+  /**
+   * Asks `ask` for the status of `ids` and hands every answer to its waiters as soon as it arrives; a failed call
+   * resolves its operations as errors. While it runs, later rounds leave these operations to it.
+   */
+  private async settle(ids: readonly string[], ask: () => Promise<Map<string, Status>>): Promise<void> {
+    for (const id of ids) this.asking.add(id);
+    let statuses: Map<string, Status>;
     try {
-      return await ask();
+      statuses = await ask();
     } catch (error) {
-      return new Map(ids.map((id) => [id, { state: 'error', error }]));
+      statuses = new Map(ids.map((id) => [id, { state: 'error', error }]));
+    } finally {
+      for (const id of ids) this.asking.delete(id);
+    }
+    for (const [id, status] of statuses) {
+      if (status.state === 'pending') continue;
+      for (const w of this.waiting.get(id) ?? []) w.resolve(status);
+      this.waiting.delete(id);
     }
   }
 
-  /** One polling round over every operation someone waits for. */
-  private async round(): Promise<void> {
-    const now = this.clock.now();
-    const pending = [...this.waiting.keys()].map((id) => ({ id, since: this.tracked.get(id)?.since ?? now }));
-    const plan = planOperationPolls(pending, now, this.lastListedAt, this.polling);
-    const results = await Promise.all([
-      ...(plan.listSince === undefined ? [] : [this.settleAll(plan.listed, () => this.listStatuses(plan.listed, plan.listSince!))]),
-      ...plan.gets.map((id) => this.settleAll([id], async () => new Map([[id, await this.getStatus(id)]]))),
-    ]);
-    const after = this.clock.now();
-    for (const [id, status] of results.flatMap((m) => [...m])) {
-      const waiters = this.waiting.get(id) ?? [];
-      const done = status.state !== 'pending';
+  /** Waiters past their deadline get their operation reported as still pending (the worker retries the write). */
+  private expire(now: number): void {
+    for (const [id, waiters] of this.waiting) {
       const remaining = waiters.filter((w) => {
-        if (done) w.resolve(status);
-        else if (after >= w.deadline) w.resolve({ state: 'failed', reason: `still pending after ${w.timeoutMs} ms`, pending: true });
-        else return true;
+        if (now < w.deadline) return true;
+        w.resolve({ state: 'failed', reason: `still pending after ${w.timeoutMs} ms`, pending: true });
         return false;
       });
       if (remaining.length > 0) this.waiting.set(id, remaining);
       else this.waiting.delete(id);
     }
+  }
+
+  /**
+   * One polling round over every operation someone waits for and no earlier round is still asking about. The round
+   * waits for its calls at most until the next waiter's deadline: one call stuck on a connection (each attempt has a
+   * deadline, but a call may retry several times) never holds the other waiters past theirs (M6).
+   */
+  private async round(): Promise<void> {
+    const now = this.clock.now();
+    const pending = [...this.waiting.keys()].filter((id) => !this.asking.has(id)).map((id) => ({ id, since: this.tracked.get(id)?.since ?? now }));
+    const plan = planOperationPolls(pending, now, this.lastListedAt, this.polling);
+    const asked = Promise.all([
+      ...(plan.listSince === undefined ? [] : [this.settle(plan.listed, () => this.listStatuses(plan.listed, plan.listSince!))]),
+      ...plan.gets.map((id) => this.settle([id], async () => new Map([[id, await this.getStatus(id)]]))),
+    ]);
+    const nextDeadline = Math.min(...[...this.waiting.values()].flat().map((w) => w.deadline));
+    const cutOff = new AbortController();
+    await Promise.race([asked, sleep(nextDeadline - now, cutOff.signal)]);
+    cutOff.abort();
+    this.expire(this.clock.now());
   }
 
   private async run(): Promise<void> {
@@ -257,7 +281,7 @@ export class OperationWaiter {
 
   /** The instance an operation wrote (its INSTANCE target), if it names one, and when it was submitted (Unix ms). */
   async describe(operationId: string): Promise<{ instance: string | undefined; submittedAt: number | undefined }> {
-    const out = await this.caller.call('GetOperation', { operationId }, () => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner })));
+    const out = await this.caller.call('GetOperation', { operationId }, (abortSignal) => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }));
     return { instance: out.Operation?.Targets?.INSTANCE, submittedAt: out.Operation?.CreateDate?.getTime() };
   }
 }

@@ -103,7 +103,7 @@ export class CloudMapRegistry {
     const Filters = name === undefined ? undefined : [{ Name: 'NAME' as const, Values: [name], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
       const out = await this.caller.call('ListNamespaces', name === undefined ? {} : { namespace: name },
-        () => this.client.send(new ListNamespacesCommand({ Filters, NextToken, MaxResults: 100 })));
+        (abortSignal) => this.client.send(new ListNamespacesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }));
       return { items: out.Namespaces ?? [], nextToken: out.NextToken };
     });
     const shared = this.owner !== undefined;
@@ -121,7 +121,7 @@ export class CloudMapRegistry {
     const Filters = [{ Name: 'NAMESPACE_ID' as const, Values: [namespaceId], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
       const out = await this.caller.call('ListServices', { namespaceId },
-        () => this.client.send(new ListServicesCommand({ Filters, NextToken, MaxResults: 100 })));
+        (abortSignal) => this.client.send(new ListServicesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }));
       return { items: out.Services ?? [], nextToken: out.NextToken };
     });
     const services = all
@@ -172,7 +172,7 @@ export class CloudMapRegistry {
     let operationId: string | undefined;
     try {
       const out = await this.caller.call('CreateHttpNamespace', context,
-        () => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId })));
+        (abortSignal) => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId }), { abortSignal }));
       operationId = out.OperationId;
     } catch (err) {
       const existing = causeField(err, 'NamespaceId');
@@ -236,7 +236,7 @@ export class CloudMapRegistry {
     let id: string | undefined;
     try {
       const out = await this.caller.call('CreateService', context,
-        () => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: OWNED_DESCRIPTION, CreatorRequestId })));
+        (abortSignal) => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: OWNED_DESCRIPTION, CreatorRequestId }), { abortSignal }));
       id = out.Service === undefined ? undefined : resourceReference(out.Service, this.owner !== undefined);
     } catch (err) {
       // A cached namespace id can outlive its namespace: drop it so the next ensureNamespace looks again.
@@ -287,11 +287,11 @@ export class CloudMapRegistry {
     const context = { serviceId };
     try {
       const page = await this.caller.call('ListInstances', context,
-        () => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 1 })));
+        (abortSignal) => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 1 }), { abortSignal }));
       if ((page.Instances ?? []).length > 0) return false;
-      const got = await this.caller.call('GetService', context, () => this.client.send(new GetServiceCommand({ Id: serviceId })));
+      const got = await this.caller.call('GetService', context, (abortSignal) => this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }));
       if (!this.ours('service', got.Service?.Name, serviceId, got.Service?.Description)) return false;
-      await this.caller.call('DeleteService', context, () => this.client.send(new DeleteServiceCommand({ Id: serviceId })));
+      await this.caller.call('DeleteService', context, (abortSignal) => this.client.send(new DeleteServiceCommand({ Id: serviceId }), { abortSignal }));
     } catch (err) {
       if (err instanceof CloudMapCallError && err.code === 'ResourceInUse') return false;
       if (!isNotFound(err, 'ServiceNotFound')) throw err;
@@ -309,9 +309,9 @@ export class CloudMapRegistry {
     const context = { namespaceId };
     try {
       if ((await this.listServices(namespaceId)).length > 0) return false;
-      const got = await this.caller.call('GetNamespace', context, () => this.client.send(new GetNamespaceCommand({ Id: namespaceId })));
+      const got = await this.caller.call('GetNamespace', context, (abortSignal) => this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }));
       if (!this.ours('namespace', got.Namespace?.Name, namespaceId, got.Namespace?.Description)) return false;
-      const out = await this.caller.call('DeleteNamespace', context, () => this.client.send(new DeleteNamespaceCommand({ Id: namespaceId })));
+      const out = await this.caller.call('DeleteNamespace', context, (abortSignal) => this.client.send(new DeleteNamespaceCommand({ Id: namespaceId }), { abortSignal }));
       if (out.OperationId) {
         this.operations.track(out.OperationId, context);
         await this.operations.wait([out.OperationId]);

@@ -184,6 +184,8 @@ export class CloudMapWatcher {
   /** Whether operations that succeeded since this cluster's last bump wrote its instances (settlePredecessor). */
   private unannouncedAtStart: Promise<boolean> = Promise.resolve(false);
   private reach: Reachability;
+  /** When the loop last finished a step or a read of a service, failed ones included (liveness). */
+  private progressAt: number;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -205,6 +207,7 @@ export class CloudMapWatcher {
     };
     this.markerNamespace = markerNamespaceName(options.identity.clustersetId);
     this.reach = { reachable: true, since: this.opts.clock.now() };
+    this.progressAt = this.opts.clock.now();
     this.writer = new ChangeMarkerWriter({
       registry: options.registry,
       instances: options.instances,
@@ -226,6 +229,7 @@ export class CloudMapWatcher {
       this.isSynced = false;
       this.lastListing = undefined;
       this.sweepCarry = 0;
+      this.progressAt = this.opts.clock.now();
       this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
       this.loop = this.run();
     }
@@ -239,6 +243,14 @@ export class CloudMapWatcher {
     await this.beating;
     this.loop = undefined;
     this.firstSync = undefined;
+  }
+
+  /**
+   * Whether the loop runs, and when it last finished a step or a read of one service (failed ones too: during an
+   * outage every call still ends at its deadline). A running loop whose progressAt grows old is stuck.
+   */
+  get progress(): { busy: boolean; progressAt: number } {
+    return { busy: this.loop !== undefined, progressAt: this.progressAt };
   }
 
   /** True once the first full read of Cloud Map completed. */
@@ -339,6 +351,8 @@ export class CloudMapWatcher {
     } catch (err) {
       this.log?.warn({ err: String(err) }, `could not ${what}; retrying at the next poll`);
       return err ?? new Error(`could not ${what}`);
+    } finally {
+      this.progressAt = this.opts.clock.now();
     }
   }
 
@@ -471,9 +485,18 @@ export class CloudMapWatcher {
 
   /**
    * Reads one service: its revision first unless `direct`, then its instances when the revision moved. Returns
-   * true when the revision moved, the service appeared or vanished, or (direct) the instances changed.
+   * true when the revision moved, the service appeared or vanished, or (direct) the instances changed. Each read that
+   * ends, failed or not, is progress of the loop.
    */
   private async refreshService(namespace: string, service: string, direct: boolean): Promise<boolean> {
+    try {
+      return await this.readService(namespace, service, direct);
+    } finally {
+      this.progressAt = this.opts.clock.now();
+    }
+  }
+
+  private async readService(namespace: string, service: string, direct: boolean): Promise<boolean> {
     const startedAt = this.opts.clock.now();
     const cached = this.cache.get(namespace)?.get(service);
     let revision: number | undefined;

@@ -6,7 +6,8 @@
 // - a handler that throws gets its key requeued after a per-key exponential backoff (`addRateLimited`), and one that
 //   succeeds resets that backoff (`forget`);
 // - `addAfter(key, ms)` schedules a key (the earliest schedule wins);
-// - `shutdown()` stops taking work, drops what waits and resolves once the handlers in flight have finished.
+// - `shutdown()` stops taking work, drops what waits and resolves once the handlers in flight have finished;
+// - `progress` tells liveness whether the queue has work and when a handler last finished (or the work arrived).
 // Usage:
 //   const queue = new WorkQueue<string>({ name: 'export', concurrency: 8, handler: (key) => reconcile(key) });
 //   informer.addHandlers({ onAdd: (o) => queue.add(keyOf(o)), ... });
@@ -70,6 +71,7 @@ export class WorkQueue<K> {
   readonly #failures = new Map<string, number>();
   readonly #inFlight = new Set<Promise<void>>();
   #shuttingDown = false;
+  #progressAt: number;
 
   constructor(opts: WorkQueueOptions<K>) {
     if (!(opts.concurrency >= 1)) throw new Error(`work queue ${opts.name}: concurrency must be at least 1, got ${opts.concurrency}`);
@@ -79,6 +81,15 @@ export class WorkQueue<K> {
     this.#log = (opts.logger ?? createLogger('workqueue')).child({ queue: opts.name });
     this.#now = opts.now ?? Date.now;
     this.#schedule = opts.scheduler ?? timerScheduler;
+    this.#progressAt = this.#now();
+  }
+
+  /**
+   * Whether keys wait or are being handled, and when a handler last finished or, if later, the queue last went from
+   * idle to busy: a busy queue whose progressAt grows old has every worker stuck.
+   */
+  get progress(): { busy: boolean; progressAt: number } {
+    return { busy: this.#processing.size > 0 || this.#queue.size > 0, progressAt: this.#progressAt };
   }
 
   /** Keys waiting (not counting those being handled or scheduled for later). */
@@ -183,6 +194,7 @@ export class WorkQueue<K> {
       if (!this.#shuttingDown) this.addRateLimited(key);
     } finally {
       this.#opts.metrics?.processed(this.name, (this.#now() - started) / 1000, result);
+      this.#progressAt = this.#now();
       this.#processing.delete(id);
       if (this.#again.has(id)) {
         const again = this.#again.get(id)!;
@@ -195,6 +207,7 @@ export class WorkQueue<K> {
 
   #enqueue(id: string, key: K): void {
     if (this.#shuttingDown || this.#queue.has(id)) return;
+    if (this.#queue.size === 0 && this.#processing.size === 0) this.#progressAt = this.#now();
     this.#queue.set(id, { key, since: this.#now() });
     this.#reportDepth();
     this.#pump();

@@ -5,6 +5,7 @@
 // Nothing is reconciled before the watcher's first full read of Cloud Map: with an empty view the export side would
 // re-register every instance and the import side would delete every ServiceImport.
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
+import { CallCancelledError } from '../cloudmap/errors.ts';
 import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watcher.ts';
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
 import { conditionTime, readyCondition } from '../core/conditions.ts';
@@ -27,6 +28,7 @@ import { ExportStatusWriter } from './export-status.ts';
 import { createdByUs, ImportReconciler } from './import-reconciler.ts';
 import type { WorkerInformers } from './informers.ts';
 import { InstanceView } from './instance-view.ts';
+import type { LoopProgress } from './liveness.ts';
 import { keyOf } from './objects.ts';
 import { startOrder } from './start-order.ts';
 import type { WorkerOptions } from './options.ts';
@@ -103,7 +105,10 @@ export class Member {
     // One client, rate limits (quotas are per account and Region), change watch and resync per Region.
     const adapterFor = (region: string) => new CloudMapAdapter({
       ...o.identity,
-      client: { region, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
+      client: { region, connectTimeoutMs: options.cloudMapConnectTimeout, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
+      callTimeoutMs: options.cloudMapCallTimeout,
+      // Stopping abandons the calls in flight, so a stop never waits on Cloud Map (SIGTERM within the grace period).
+      signal: this.#stopped.signal,
       rateLimits: options.rateLimits,
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
@@ -229,6 +234,8 @@ export class Member {
           await reconcile(key);
           this.#o.metrics.observeReconcile(name, 'success', (performance.now() - started) / 1000);
         } catch (err) {
+          // Cut short by stop(), which cancels the Cloud Map calls in flight: nothing failed, and nothing to retry here.
+          if (err instanceof CallCancelledError) return;
           this.#o.metrics.observeReconcile(name, 'error', (performance.now() - started) / 1000);
           throw err;
         }
@@ -257,6 +264,16 @@ export class Member {
       }
     })();
     await this.#paused;
+  }
+
+  /** The loops liveness watches: every Region's change watcher and both work queues. */
+  progress(): LoopProgress[] {
+    return [
+      { name: `Cloud Map watcher (${this.#o.regions[0]})`, ...this.#watcher.progress },
+      ...this.#others.map((r) => ({ name: `Cloud Map watcher (${r.region})`, ...r.watcher.progress })),
+      { name: 'export queue', ...this.#exports.progress },
+      { name: 'import queue', ...this.#imports.progress },
+    ];
   }
 
   /** True once Cloud Map was read in full and every known key was queued. */

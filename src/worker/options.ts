@@ -1,4 +1,6 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
+import { DEFAULT_CALL_TIMEOUT_MS, longestCallMs } from '../cloudmap/call.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from '../cloudmap/client.ts';
 import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
 import { boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionSpec, type OptionValues } from '../config/options.ts';
@@ -29,6 +31,9 @@ export const workerOptionSpecs = {
   clusters: intOption('clusters', 'MCS_CLUSTERS', 2, 'Clusters whose controllers share this AWS account\'s Cloud Map quotas in the Region (M6); each takes an equal share of 80% of every quota.', 1, 10_000),
   cloudMapQuotas: rateMapOption('cloudmap-quotas', 'MCS_CLOUDMAP_QUOTAS', Object.fromEntries(Object.entries(CLOUD_MAP_QUOTAS).map(([api, q]) => [api, q.rate])), 'The account\'s Cloud Map request quotas as Api=requestsPerSecond pairs (* = any other API); DiscoverInstances and DiscoverInstancesRevision are AWS\'s documented defaults, the rest assumptions. Client rates are shares of these.'),
   rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', {}, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs, set outright instead of the share of --cloudmap-quotas.'),
+  cloudMapConnectTimeout: durationOption('cloudmap-connect-timeout', 'MCS_CLOUDMAP_CONNECT_TIMEOUT', DEFAULT_CONNECT_TIMEOUT_MS, 'Longest wait for a TCP connection to Cloud Map; then the attempt fails and is retried (M6).'),
+  cloudMapCallTimeout: durationOption('cloudmap-call-timeout', 'MCS_CLOUDMAP_CALL_TIMEOUT', DEFAULT_CALL_TIMEOUT_MS, 'Longest wait for the complete answer to one Cloud Map request (also the longest silence on its connection); then the request is abandoned with its connection and retried like a transient failure (8 attempts per call), counted with outcome="timeout", and a call that still fails shows on the ServiceExport (Ready=Unknown).'),
+  progressTimeout: durationOption('progress-timeout', 'MCS_PROGRESS_TIMEOUT', 300_000, '/healthz fails (so Kubernetes restarts the worker) when the Cloud Map watcher or a work queue with keys to handle has finished nothing for this long. Longer than one Cloud Map call can take with its retries (8 x --cloudmap-call-timeout plus backoff).'),
   pollInterval: durationOption('poll-interval', 'MCS_POLL_INTERVAL', 750, 'How often the ClusterSet change marker in Cloud Map is read (one cheap call per poll, whatever the number of services).'),
   fullResyncInterval: durationOption('full-resync-interval', 'MCS_FULL_RESYNC_INTERVAL', 300_000, 'Longest time from a Cloud Map service\'s last read (or its creation) to its next read by the safety-net resync (revision first), to catch writers that do not bump the change marker (e.g. the AWS controller v0.3.1); longer when --resync-budget does not allow it.'),
   nonAnnouncingPollInterval: durationOption('non-announcing-poll-interval', 'MCS_NON_ANNOUNCING_POLL_INTERVAL', 2000, 'How often every Cloud Map service of a namespace where a writer that does not bump the change marker (e.g. the AWS controller v0.3.1) has instances is checked (one DiscoverInstancesRevision each), so its changes show within seconds; 0s: only at the resync.'),
@@ -50,6 +55,13 @@ export type WorkerOptions = OptionValues<typeof workerOptionSpecs>;
 
 export function parseWorkerOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): WorkerOptions {
   const o = parseOptions(workerOptionSpecs, argv, env);
+  if (o.cloudMapConnectTimeout < 100) throw new ConfigError(`--cloudmap-connect-timeout: at least 100ms, got ${o.cloudMapConnectTimeout}ms`);
+  if (o.cloudMapCallTimeout < 1000) throw new ConfigError(`--cloudmap-call-timeout: at least 1s, got ${o.cloudMapCallTimeout}ms`);
+  // A loop waiting on one call that retries to its end is not stuck: liveness must not restart it for that.
+  const longestCall = longestCallMs(o.cloudMapCallTimeout);
+  if (o.progressTimeout <= longestCall) {
+    throw new ConfigError(`--progress-timeout: longer than one Cloud Map call with its retries at --cloudmap-call-timeout ${o.cloudMapCallTimeout}ms (${longestCall}ms), got ${o.progressTimeout}ms`);
+  }
   if (o.heartbeatInterval < 1000) throw new ConfigError(`--heartbeat-interval: at least 1s, got ${o.heartbeatInterval}ms`);
   // A TTL of one interval would call a live cluster silent whenever one beat is late.
   if (o.deadClusterTtl > 0 && o.deadClusterTtl < 2 * o.heartbeatInterval) {

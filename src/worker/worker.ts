@@ -14,6 +14,7 @@ import { createLogger, type Logger } from '../observability/log.ts';
 import { createWorkerMetrics, type WorkerMetrics } from '../observability/metrics.ts';
 import { decideIdentity, readIdentity, type IdentityStatus } from './cluster-identity.ts';
 import { createWorkerInformers, type WorkerInformers } from './informers.ts';
+import { liveness } from './liveness.ts';
 import { clusterSetRegions } from './regions.ts';
 import { Member } from './member.ts';
 import type { WorkerOptions } from './options.ts';
@@ -100,6 +101,11 @@ class Worker {
     if (!this.#informers.synced()) return 'waiting for the first list of every watched kind';
     if (this.#member !== undefined && !this.#member.synced) return 'waiting for the first full read of Cloud Map';
     return true;
+  }
+
+  /** Liveness: every loop of the running reconcilers made progress within --progress-timeout. */
+  live(): true | string {
+    return liveness(this.#member?.progress() ?? [], Date.now(), this.#options.progressTimeout);
   }
 
   #evaluate(): Promise<void> {
@@ -193,7 +199,7 @@ class Worker {
 export async function startWorker(options: WorkerOptions, log: Logger = createLogger('worker', options.logLevel)): Promise<RunningWorker> {
   const worker = new Worker(options, log, await loadKubeAccess(options.kubeconfig));
   const servers: HealthServer[] = [];
-  const serve = (port: number) => startHealthServer({ port, registry: worker.metrics.registry, ready: () => worker.ready() });
+  const serve = (port: number) => startHealthServer({ port, registry: worker.metrics.registry, ready: () => worker.ready(), live: () => worker.live() });
   try {
     servers.push(await serve(options.metricsPort));
     if (options.healthPort !== options.metricsPort || options.healthPort === 0) servers.push(await serve(options.healthPort));

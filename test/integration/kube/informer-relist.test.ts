@@ -3,7 +3,8 @@ import { kubeClientFor } from '../../../src/kube/client.ts';
 import { createInformer } from '../../../src/kube/informer.ts';
 import { NAMESPACES, resourcePath, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
 import { startPrivateApiserver, type PrivateApiserver } from './private-apiserver.ts';
-import { captureLogger, eventually, kubeConfigVia, startCuttableProxy, type CuttableProxy } from './support.ts';
+import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
+import { captureLogger, eventually, kubeConfigVia } from './support.ts';
 
 describe('informer relists on 410 Gone after an apiserver restart', function () {
   this.timeout(120_000);

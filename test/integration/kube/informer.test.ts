@@ -5,8 +5,9 @@ import { kubeClientFor } from '../../../src/kube/client.ts';
 import { createInformer, type Informer, type InformerOptions } from '../../../src/kube/informer.ts';
 import { resourcePath, SERVICE_EXPORTS, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
 import { keepFields, LAST_APPLIED_ANNOTATION } from '../../../src/kube/trim.ts';
+import { startCuttableProxy } from '../../support/proxy.ts';
 import {
-  captureLogger, createTestNamespace, deleteNamespace, eventually, installCrds, kubeConfigVia, startCuttableProxy,
+  captureLogger, createTestNamespace, deleteNamespace, eventually, installCrds, kubeConfigVia,
 } from './support.ts';
 
 interface Recorded {

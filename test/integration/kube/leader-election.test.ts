@@ -5,9 +5,8 @@ import { CONTENT_MERGE_PATCH, kubeClientFor } from '../../../src/kube/client.ts'
 import { runLeaderElection, type LeaderElection } from '../../../src/kube/leader-election.ts';
 import type { LeaseSpec } from '../../../src/kube/lease-rules.ts';
 import { LEASES, resourcePath, type KubeObject } from '../../../src/kube/resources.ts';
-import {
-  captureLogger, createTestNamespace, deleteNamespace, eventually, kubeConfigVia, startCuttableProxy, type CuttableProxy,
-} from './support.ts';
+import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
+import { captureLogger, createTestNamespace, deleteNamespace, eventually, kubeConfigVia } from './support.ts';
 
 const FAST = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 };
 

@@ -1,9 +1,7 @@
-// Helpers of the src/kube integration tests: a TCP proxy whose connections the test can cut (a real network failure
-// between an adapter and a real apiserver), kubeconfigs that go through it, CRD installation, test namespaces and a
-// logger whose JSON lines the test can read.
+// Helpers of the src/kube integration tests: kubeconfigs that go through a proxy (test/support/proxy.ts), CRD
+// installation, test namespaces and a logger whose JSON lines the test can read.
 import { KubeConfig } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
-import { createServer, connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { pino, type Logger } from 'pino';
@@ -13,60 +11,6 @@ import { NAMESPACES, resourcePath } from '../../../src/kube/resources.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const run = promisify(execFile);
-
-export interface CuttableProxy {
-  /** https://127.0.0.1:<port>: the apiserver's certificate is valid for 127.0.0.1 on any port. */
-  readonly url: string;
-  /** Destroys every open connection (watches see a reset). */
-  cut(): void;
-  /** Cuts, and resets every new connection until up(). */
-  down(): void;
-  /** Every open connection goes silent in both directions and stays open (a stalled peer); new ones work. */
-  stall(): void;
-  up(): void;
-  close(): Promise<void>;
-}
-
-/** A TCP proxy on 127.0.0.1 in front of `target` (an https://host:port URL). */
-export async function startCuttableProxy(target: string): Promise<CuttableProxy> {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  const pairs = new Set<[Socket, Socket]>();
-  let refusing = false;
-  const server = createServer((client) => {
-    if (refusing) return client.resetAndDestroy();
-    const upstream = connect(Number(port), hostname);
-    const pair: [Socket, Socket] = [client, upstream];
-    pairs.add(pair);
-    for (const s of pair) {
-      sockets.add(s);
-      s.on('close', () => { sockets.delete(s); pairs.delete(pair); });
-      s.on('error', () => { client.destroy(); upstream.destroy(); });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
-  const cut = () => {
-    for (const s of sockets) s.resetAndDestroy();
-  };
-  return {
-    url: `https://127.0.0.1:${address.port}`,
-    cut,
-    down: () => { refusing = true; cut(); },
-    stall: () => {
-      for (const [client, upstream] of pairs) {
-        client.unpipe(upstream);
-        upstream.unpipe(client);
-        client.pause();
-        upstream.pause();
-      }
-    },
-    up: () => { refusing = false; },
-    close: () => new Promise<void>((resolve) => { cut(); server.close(() => resolve()); }),
-  };
-}
 
 /** A copy of `kc` whose cluster is reached at `server` instead. */
 export function kubeConfigVia(kc: KubeConfig, server: string): KubeConfig {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { CloudMapCaller, DEFAULT_BACKOFF } from '../../../src/cloudmap/call.ts';
-import { CloudMapCallError, isTemporary, LeaseLostError } from '../../../src/cloudmap/errors.ts';
+import { CloudMapCaller, DEFAULT_BACKOFF, longestCallMs } from '../../../src/cloudmap/call.ts';
+import { CallCancelledError, CloudMapCallError, isTemporary, LeaseLostError } from '../../../src/cloudmap/errors.ts';
 import { CallCounter, type CloudMapMetrics } from '../../../src/cloudmap/metrics.ts';
 import { FakeClock } from './fake-clock.ts';
 
@@ -120,5 +120,45 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
     expect(counter.count('DiscoverInstances')).to.equal(3);
     expect(counter.count()).to.equal(4);
     expect(counter.byApi()).to.deep.equal({ DiscoverInstances: 3, DiscoverInstancesRevision: 1 });
+  });
+
+  it('abandons an attempt with no answer at the deadline, aborts its request, retries it and counts a timeout', async () => {
+    const counter = new CallCounter();
+    const caller = new CloudMapCaller({ clock: new FakeClock(), random: () => 0, metrics: counter, callTimeoutMs: 50 });
+    const signals: AbortSignal[] = [];
+    // The first request never settles, not even when aborted (an answer that trickles in forever).
+    const send = (signal: AbortSignal) => {
+      signals.push(signal);
+      return signals.length === 1 ? new Promise<string>(() => {}) : Promise.resolve('ok');
+    };
+    expect(await caller.call('DiscoverInstances', {}, send)).to.equal('ok');
+    expect(signals.map((s) => s.aborted)).to.deep.equal([true, false]);
+    expect(counter.count('DiscoverInstances', 'timeout')).to.equal(1);
+    expect(counter.count('DiscoverInstances', 'success')).to.equal(1);
+  });
+
+  it('cancels the attempt in flight when its owner stops, and sends nothing after', async () => {
+    const stop = new AbortController();
+    const counter = new CallCounter();
+    const caller = new CloudMapCaller({ clock: new FakeClock(), metrics: counter, signal: stop.signal, callTimeoutMs: 60_000 });
+    let sent = 0;
+    const send = (signal: AbortSignal) => {
+      sent++;
+      return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    };
+    const pending = caller.call('ListServices', { namespace: 'demo' }, send).then(() => undefined, (e: unknown) => e);
+    while (sent === 0) await new Promise((resolve) => setImmediate(resolve));
+    stop.abort();
+    const err = await pending;
+    expect(err).to.be.instanceOf(CallCancelledError);
+    expect((err as Error).message).to.equal('Cloud Map ListServices for namespace "demo" cancelled: the reconcilers are stopping');
+    expect(await caller.call('ListServices', {}, send).then(() => undefined, (e: unknown) => e)).to.be.instanceOf(CallCancelledError);
+    expect(sent).to.equal(1);
+    expect(counter.count(), 'a cancelled attempt is no Cloud Map outcome').to.equal(0);
+  });
+
+  it('the longest call: every attempt to its deadline plus the longest backoffs', () => {
+    expect(longestCallMs(15_000)).to.equal(8 * 15_000 + 200 + 400 + 800 + 1_600 + 3_200 + 6_400 + 10_000);
+    expect(longestCallMs(1_000, 1)).to.equal(1_000);
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { classifyError, CloudMapCallError, describeContext, isNotFound, isTemporary, OperationsFailedError, type ErrorClass } from '../../../src/cloudmap/errors.ts';
+import { CallTimeoutError, classifyError, CloudMapCallError, describeContext, isNotFound, isTemporary, OperationsFailedError, type ErrorClass } from '../../../src/cloudmap/errors.ts';
 
 /** An error shaped like the AWS SDK's: name = error code, $metadata.httpStatusCode. */
 function sdkError(name: string, status: number, extra: Record<string, unknown> = {}): Error {
@@ -17,7 +17,10 @@ describe('cloudmap error classification (M6)', () => {
     ['HTTP 500 with an unknown code', sdkError('Boom', 500), 'transient'],
     ['connection reset', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'transient'],
     ['connection refused', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'transient'],
-    ['SDK timeout', Object.assign(new Error('timed out'), { name: 'TimeoutError' }), 'transient'],
+    ['SDK connection or idle-socket timeout', Object.assign(new Error('timed out'), { name: 'TimeoutError' }), 'timeout'],
+    ['call deadline', new CallTimeoutError(15_000), 'timeout'],
+    ['kernel connect timeout', Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' }), 'timeout'],
+    ['reset the SDK renames TimeoutError', Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' }), 'transient'],
     ['ServiceNotFound', sdkError('ServiceNotFound', 400), 'final'],
     ['InvalidInput', sdkError('InvalidInput', 400), 'final'],
     ['AccessDenied', sdkError('AccessDeniedException', 403), 'final'],

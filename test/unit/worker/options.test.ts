@@ -44,4 +44,15 @@ describe('worker flags', () => {
     expect(parseKey(keyOf('demo', 'nginx-hello'))).to.deep.equal({ namespace: 'demo', name: 'nginx-hello' });
     expect(() => parseKey('nginx-hello')).to.throw(/namespace\/name/);
   });
+
+  it('Cloud Map deadlines: connect 3s, call 15s, liveness 5m; liveness must outlast one call with its retries', () => {
+    const o = parseWorkerOptions([], {});
+    expect([o.cloudMapConnectTimeout, o.cloudMapCallTimeout, o.progressTimeout]).to.deep.equal([3_000, 15_000, 300_000]);
+    const short = parseWorkerOptions(['--cloudmap-call-timeout=5s', '--progress-timeout=2m'], { MCS_CLOUDMAP_CONNECT_TIMEOUT: '1s' });
+    expect([short.cloudMapConnectTimeout, short.cloudMapCallTimeout, short.progressTimeout]).to.deep.equal([1_000, 5_000, 120_000]);
+    expect(() => parseWorkerOptions(['--cloudmap-call-timeout=500ms'], {})).to.throw(ConfigError, /--cloudmap-call-timeout: at least 1s/);
+    expect(() => parseWorkerOptions(['--cloudmap-connect-timeout=10ms'], {})).to.throw(ConfigError, /--cloudmap-connect-timeout: at least 100ms/);
+    // 8 attempts of 30 s and 7 backoffs of at most 0.2+0.4+...+10 s: 240 s + 22.6 s.
+    expect(() => parseWorkerOptions(['--cloudmap-call-timeout=30s', '--progress-timeout=4m'], {})).to.throw(ConfigError, /--progress-timeout: longer than one Cloud Map call with its retries at --cloudmap-call-timeout 30000ms \(262600ms\), got 240000ms/);
+  });
 });
