@@ -2,7 +2,8 @@
 // no description). cls1 exports Services of the same names, so its worker registers into those services, then
 // unexports them: its instances go, but neither the foreign empty service nor the foreign one with instances is
 // deleted. A service the worker created itself in the same namespace is deleted, so the delete path did run
-// (docs/design.md, "What the worker deletes").
+// (docs/design.md, "What the worker deletes"). The foreign instance is registered only after that delete: an instance
+// without our markers anywhere makes the worker keep every empty service (M3, a writer that caches services).
 //
 // Shown to fail: without the description check in CloudMapRegistry.deleteServiceIfEmpty, the empty foreign service
 // `web` is deleted and the first assertion after the unexport fails.
@@ -40,9 +41,6 @@ describe('e2e: Cloud Map services that are not ours are never deleted', function
     // As the AWS controller v0.3.1 and the AWS CLI create them: name only, no description.
     namespaceId = (await operationDone(raw, (await raw.send(new CreateHttpNamespaceCommand({ Name: NS }))).OperationId)).NAMESPACE!;
     for (const name of ['web', 'db'] as const) foreign[name] = (await raw.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId }))).Service!.Id!;
-    await operationDone(raw, (await raw.send(new RegisterInstanceCommand({
-      ServiceId: foreign.db, InstanceId: FOREIGN_INSTANCE, Attributes: { AWS_INSTANCE_IPV4: '10.99.0.1', AWS_INSTANCE_PORT: '5432' },
-    }))).OperationId);
     await createNamespaces(e2e().clusters, NS);
   });
 
@@ -62,12 +60,20 @@ describe('e2e: Cloud Map services that are not ours are never deleted', function
     const exported = await services();
     expect(Object.keys(exported).sort()).to.deep.equal(['api', 'db', 'web']);
     expect(exported.web, 'cls1 registered into the foreign service web').to.have.length(1);
-    expect(exported.db, 'cls1 registered beside the foreign instance').to.have.length(2).and.include(FOREIGN_INSTANCE);
 
-    cls1.kubectl(['delete', 'serviceexports', 'web', 'db', 'api', '-n', NS, '--timeout=60s']);
+    cls1.kubectl(['delete', 'serviceexports', 'web', 'api', '-n', NS, '--timeout=60s']);
     // Our service `api` goes once empty: the same path that would have deleted `web`.
     await eventually('the worker to delete its own Cloud Map service api', async () => !('api' in (await services())));
-    expect(await services()).to.deep.equal({ web: [], db: [FOREIGN_INSTANCE] });
+    expect((await services()).web).to.deep.equal([]);
     expect(readFileSync(cls1.worker.proc.logPath, 'utf8')).to.contain('empty Cloud Map service left in place: mcs-cloudmap did not create it');
+
+    // Another writer's instance beside ours in the foreign service db: unexporting db takes only ours away.
+    await operationDone(raw, (await raw.send(new RegisterInstanceCommand({
+      ServiceId: foreign.db, InstanceId: FOREIGN_INSTANCE, Attributes: { AWS_INSTANCE_IPV4: '10.99.0.1', AWS_INSTANCE_PORT: '5432' },
+    }))).OperationId);
+    expect((await services()).db, 'cls1 registered beside the foreign instance').to.have.length(2).and.include(FOREIGN_INSTANCE);
+    cls1.kubectl(['delete', 'serviceexports', 'db', '-n', NS, '--timeout=60s']);
+    await eventually('cls1\'s instance of db to be deregistered', async () => JSON.stringify((await services()).db) === JSON.stringify([FOREIGN_INSTANCE]));
+    expect(await services()).to.deep.equal({ web: [], db: [FOREIGN_INSTANCE] });
   });
 });
