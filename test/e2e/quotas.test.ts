@@ -3,10 +3,12 @@
 // False naming the quota, the limit and the counts, an Event, a metric) while a small service beside it is exported
 // as usual; services over the per-namespace quota keep their slots instead of taking each other's in turn; the calls
 // while the quotas stand stay a few a minute, counted at the emulator; and everything recovers without a restart
-// once it fits again (scale down, or the quota raised), within the retry interval.
+// once it fits again (scale down, or the quota raised), within the retry interval. The last case is the one that
+// stormed at AWS's own quotas: three 700-endpoint Services and a 3-endpoint one in one namespace.
 //
-// Shown to fail: with the refusal handled as before (thrown, the view forgotten and the change marker bumped), the
-// count of ResourceLimitExceeded answers in the quiet minute is in the hundreds and the first budget assertion fails.
+// Shown to fail on the code before M8 (run 2026-11-26): the first case never sees the quota's reason (the export was
+// Ready False, Failed, with the SDK's message) and the deterministic subset is not guaranteed (every registration was
+// in flight at once); the numbers of the last case before and after are in docs/reliability.md.
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { compareText } from '../../src/core/cluster-export.ts';
@@ -16,6 +18,7 @@ import { createNamespaces, importedBySource, serviceExport } from './workloads.t
 
 const NS = 'e2e-quotas';
 const NS_FULL = 'e2e-quotas-ns';
+const NS_REAL = 'e2e-quotas-real';
 /** The retry interval the worker runs with here (the default is minutes; a test cannot wait that long). */
 const RETRY_S = 20;
 const QUOTAS = { instancesPerService: 20, instancesPerNamespace: 30 };
@@ -39,7 +42,7 @@ function serviceObjects(namespace: string, name: string, ips: readonly string[])
 
 describe('e2e: Cloud Map resource quotas (M8)', function () {
   this.timeout(900_000);
-  const e2e = withE2E({ namespaces: [NS, NS_FULL] });
+  const e2e = withE2E({ namespaces: [NS, NS_FULL, NS_REAL] });
 
   /** cls1's instance addresses of namespace/name in Cloud Map, sorted. */
   async function registered(namespace: string, name: string): Promise<string[]> {
@@ -66,7 +69,7 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     await cs.cloudMapControl.configure({ quotas: QUOTAS });
     await e2e().stopWorker(cls1);
     await e2e().startWorker(cls1, { MCS_QUOTA_RETRY_INTERVAL: `${RETRY_S}s` });
-    for (const namespace of [NS, NS_FULL]) await createNamespaces(e2e().clusters, namespace);
+    for (const namespace of [NS, NS_FULL, NS_REAL]) await createNamespaces(e2e().clusters, namespace);
   });
 
   after(async function () {
@@ -149,5 +152,35 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     console.log(`      namespace quota raised: every export Ready True after ${((Date.now() - raised) / 1000).toFixed(1)} s`);
     expect(Date.now() - raised).to.be.below((RETRY_S + 15) * 1000);
     expect(await total()).to.equal(33);
+  });
+
+  it('at the real quotas: three 700-endpoint Services and a 3-endpoint one in one namespace (2,103 > 2,000) settle and stay quiet', async () => {
+    const { cls1, cls2, cs } = e2e();
+    await cs.cloudMapControl.configure({ quotas: { instancesPerService: 1000, instancesPerNamespace: 2000 } });
+    const sizes: Record<string, number> = { s1: 700, s2: 700, s3: 700, tiny: 3 };
+    const ips = (k: number, n: number) => Array.from({ length: n }, (_, e) => `10.${80 + k}.${Math.floor(e / 250)}.${(e % 250) + 1}`);
+    const started = Date.now();
+    cls1.apply(Object.entries(sizes).flatMap(([name, n], k) => [...serviceObjects(NS_REAL, name, ips(k, n)), serviceExport(NS_REAL, name)]));
+    const counts = async () => Promise.all(Object.keys(sizes).map(async (n) => (await registered(NS_REAL, n)).length));
+    await eventually('the namespace to fill up to 2,000 and every export to say where it stands', async () => {
+      if ((await counts()).reduce((a, b) => a + b, 0) !== 2000) return false;
+      const conditions = await Promise.all(Object.keys(sizes).map((n) => ready(cls1, NS_REAL, n)));
+      return conditions.every((c) => c?.status === 'True' || c?.reason === 'InstancesPerNamespaceQuotaExceeded');
+    }, 300_000);
+    console.log(`      2,103 instances into a namespace of 2,000: settled after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const held = await counts();
+
+    const since = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 60_000));
+    const calls = await workerCalls(since);
+    const heldBack = Object.keys(sizes).filter((name, i) => held[i]! < sizes[name]!).length;
+    console.log(`      held ${JSON.stringify(held)}; quota standing, 60 s: ${calls.total} worker calls ${JSON.stringify(calls.byApiOutcome)}`);
+    expect(calls.byApiOutcome['RegisterInstance ResourceLimitExceeded'] ?? 0).to.be.at.most(heldBack * (60 / RETRY_S + 1));
+    expect(calls.all.filter((r) => r.api === 'DeregisterInstance').length, 'nothing deregistered').to.equal(0);
+    expect(await counts(), 'every service kept exactly its slots').to.deep.equal(held);
+    for (const [i, name] of Object.keys(sizes).entries()) {
+      if (held[i]! === 0 || held[i]! === sizes[name]) continue;
+      await eventually(`cls2: ServiceImport ${name} Ready False, PartialExport`, async () => condition(await cls2.serviceImport(NS_REAL, name), 'Ready')?.reason === 'PartialExport', 60_000);
+    }
   });
 });
