@@ -182,5 +182,8 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
       if (held[i]! === 0 || held[i]! === sizes[name]) continue;
       await eventually(`cls2: ServiceImport ${name} Ready False, PartialExport`, async () => condition(await cls2.serviceImport(NS_REAL, name), 'Ready')?.reason === 'PartialExport', 60_000);
     }
+    // Withdrawing 2,000 instances takes longer at the DeregisterInstance rate limit than the suite's clean-up allows.
+    cls1.kubectl(['delete', 'serviceexports', '--all', '-n', NS_REAL, '--wait=false']);
+    await eventually('cls1: every ServiceExport of the namespace withdrawn', () => cls1.kubectl(['get', 'serviceexports', '-n', NS_REAL, '-o', 'name']).trim() === '', 300_000);
   });
 });
