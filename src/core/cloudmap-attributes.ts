@@ -61,6 +61,8 @@ export const ATTR = {
   EXPORTED_LABELS: 'EXPORTED_LABELS',
   EXPORTED_ANNOTATIONS: 'EXPORTED_ANNOTATIONS',
   INSTANCE_KIND: 'INSTANCE_KIND',
+  /** On one instance of an export Cloud Map holds only part of: how many instances it has in all (instance-quota.ts). */
+  EXPORT_INSTANCES: 'EXPORT_INSTANCES',
 } as const;
 
 /** Every key this controller writes; anything else on an instance is someone else's and is kept (M2). */

@@ -3,6 +3,7 @@
 import type { ImportResolution } from './conflicts.ts';
 import { CONDITION_READY, conditionTime, setCondition } from './conditions.ts';
 import { exportRecordAnnotations } from './export-record.ts';
+import { partialImportMessage, type QuotaCounts } from './instance-quota.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, MCS_GROUP, STORAGE_VERSION } from './names.ts';
 import { portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
 import type { Condition, IPFamily, ServiceType } from './types.ts';
@@ -58,10 +59,12 @@ export interface ServiceImportInput {
    * heard last (Unix ms): their endpoints are withdrawn, so they leave `status.clusters` and the Ready message names them.
    */
   silent?: ReadonlyMap<string, number> | undefined;
+  /** Exporting clusters whose export Cloud Map holds only part of, with the counts (instance-quota.ts, M8). */
+  partial?: ReadonlyMap<string, QuotaCounts> | undefined;
 }
 
 /** Reasons of the ServiceImport's Ready condition (I5). */
-export type ServiceImportReadyReason = 'Ready' | 'Pending' | 'IPFamilyNotSupported';
+export type ServiceImportReadyReason = 'Ready' | 'Pending' | 'IPFamilyNotSupported' | 'PartialExport';
 
 /**
  * I1–I5: spec from the resolved properties (oldest export wins, ports merged), `spec.ips` = the derived Service's
@@ -129,6 +132,8 @@ function readyCondition(
       return { status: 'False', reason: 'Pending', message: `Waiting for the ${derived} to be given a ClusterIP (${missing.join(', ')}).` };
     }
   }
+  // Not Ready: the endpoints imported are only part of what the clusters export (M8).
+  if (input.partial !== undefined && input.partial.size > 0) return { status: 'False', reason: 'PartialExport', message: partialImportMessage(input.partial) };
   const silent = input.resolution.clusters.filter((c) => input.silent?.has(c));
   const live = input.resolution.clusters.filter((c) => !input.silent?.has(c));
   if (silent.length === 0) return { status: 'True', reason: 'Ready', message: `Imported from ${plural(live.length, 'cluster')} ${live.join(', ')}.` };

@@ -57,6 +57,10 @@ export interface WorkerMetrics {
   readonly reapedInstances: Counter;
   /** 1 while Cloud Map of the Region answers the change-marker poll, 0 while it does not, by Region. */
   readonly regionReachable: Gauge<'region'>;
+  /** mcs_cloudmap_quota_limited_exports{quota}: exports of which Cloud Map holds only part, held back by a quota (M8). */
+  readonly quotaLimitedExports: Gauge<'quota'>;
+  /** mcs_cloudmap_quota_unregistered_instances{quota}: their desired instances Cloud Map does not hold. */
+  readonly quotaUnregisteredInstances: Gauge<'quota'>;
   /** mcs_cloudmap_informer_restarts_total{resource, reason}: watch reconnects and relists. */
   readonly informerRestarts: Counter<'resource' | 'reason'>;
   readonly workQueue: WorkQueueMetrics;
@@ -116,6 +120,12 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
   const regionReachable = new Gauge({
     name: name('region_reachable'), help: '1 while Cloud Map of the Region answers the change-marker poll, 0 while imports from it are degraded.', labelNames: ['region'], registers,
   });
+  const quotaLimitedExports = new Gauge({
+    name: name('quota_limited_exports'), help: 'ServiceExports of which Cloud Map holds only part because a quota (InstancesPerService, InstancesPerNamespace) is reached.', labelNames: ['quota'], registers,
+  });
+  const quotaUnregisteredInstances = new Gauge({
+    name: name('quota_unregistered_instances'), help: 'Instances (endpoints × ports) of those ServiceExports that Cloud Map does not hold, by quota.', labelNames: ['quota'], registers,
+  });
   const informerRestarts = new Counter({
     name: name('informer_restarts_total'), help: 'Informer watch reconnects and relists by resource and reason.', labelNames: ['resource', 'reason'], registers,
   });
@@ -133,6 +143,7 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
   return {
     registry, reconciles, reconcileDuration, cloudMapCalls, cloudMapCallDuration, cloudMapThrottles, cloudMapRateLimit, exportToImportLag,
     importedServices, importedEndpoints, clusterPropertiesMissing, leader, leaderStarts, heartbeats, silentClusters, reapedInstances, regionReachable, informerRestarts,
+    quotaLimitedExports, quotaUnregisteredInstances,
     workQueue: {
       depth: (queue, depth) => queueDepth.set({ name: queue }, depth),
       added: (queue) => queueAdds.inc({ name: queue }),

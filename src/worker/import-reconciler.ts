@@ -9,6 +9,7 @@ import { conditionTime, setCondition } from '../core/conditions.ts';
 import { resolveImport, type ImportResolution } from '../core/conflicts.ts';
 import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DesiredDerivedService } from '../core/derived-service.ts';
 import { diffEndpointSlices, planEndpointSlices } from '../core/endpoint-slices.ts';
+import { partialExports, type QuotaCounts } from '../core/instance-quota.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../core/names.ts';
 import {
   desiredServiceImport, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
@@ -102,13 +103,14 @@ export class ImportReconciler {
       return this.#setEndpoints(key, undefined);
     }
     const silent = new Map([...this.#o.silent?.() ?? []].filter(([clusterId]) => exports.some((e) => e.clusterId === clusterId)));
-    await this.#sync(namespace, name, existing, resolveImport(exports), exports, regions, silent);
+    const partial = partialExports(this.#o.view.instances(namespace, name), this.#o.identity.clustersetId);
+    await this.#sync(namespace, name, existing, resolveImport(exports), exports, regions, silent, partial);
     this.#o.onImported?.(key);
   }
 
   async #sync(
     namespace: string, name: string, existing: ServiceImportObject | undefined, resolution: ImportResolution, exports: ClusterExport[], regions: readonly RegionState[],
-    silent: ReadonlyMap<string, number>,
+    silent: ReadonlyMap<string, number>, partial: ReadonlyMap<string, QuotaCounts>,
   ): Promise<void> {
     const derivedName = derivedServiceName(namespace, name);
     const now = new Date();
@@ -121,6 +123,7 @@ export class ImportReconciler {
         currentConditions: stored?.status?.conditions,
         now: conditionTime(now),
         silent,
+        partial,
       });
       if (regions.length < 2) return desired;
       const conditions = setCondition(desired.status.conditions, regionsCondition(regions), now);

@@ -183,6 +183,14 @@ export class Member {
       status: this.#exportStatus,
       controllerVersion: options.controllerVersion,
       namespaceCleanup: options.namespaceCleanup,
+      quotaRetryMs: options.quotaRetryInterval,
+      retryAfter: (key, ms) => this.#exports.addAfter(key, ms),
+      onQuotaHolds: (held) => {
+        for (const [quota, { exports, unregistered }] of held) {
+          o.metrics.quotaLimitedExports.set({ quota }, exports);
+          o.metrics.quotaUnregisteredInstances.set({ quota }, unregistered);
+        }
+      },
       log: this.#log.child({ controller: 'export' }),
     });
     const importer = new ImportReconciler({

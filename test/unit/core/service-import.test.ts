@@ -127,6 +127,17 @@ describe('core/service-import', () => {
       expect(serviceImportNeedsUpdate(si, asStored(all))).to.deep.equal({ metadata: false, spec: false, status: true });
     });
 
+    it('I5, M8: a cluster whose export Cloud Map holds only part of makes Ready False, PartialExport, naming the cluster and the counts', () => {
+      const exports = [clusterExport('east', 1000), clusterExport('west', 2000)];
+      const si = desiredServiceImport(input(exports, { partial: new Map([['west', { registered: 1000, desired: 1100 }]]) }));
+      const ready = si.status.conditions.find((c) => c.type === 'Ready')!;
+      expect([ready.status, ready.reason]).to.deep.equal(['False', 'PartialExport']);
+      expect(ready.message).to.include('cluster west exports 1,000 of its 1,100 instances').and.include('quota');
+      expect(si.status.clusters).to.deep.equal([{ cluster: 'east' }, { cluster: 'west' }]);
+      const whole = desiredServiceImport(input(exports, { partial: new Map() })).status.conditions.find((c) => c.type === 'Ready')!;
+      expect([whole.status, whole.reason]).to.deep.equal(['True', 'Ready']);
+    });
+
     it('keeps lastTransitionTime while the Ready status holds, and other condition types as they are', () => {
       const first = desiredServiceImport(input([clusterExport('east', 1000)]));
       const other = { type: 'Custom', status: 'True' as const, reason: 'X', message: 'x', lastTransitionTime: T0 };
