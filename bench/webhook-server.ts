@@ -5,9 +5,9 @@
 import { exportRecordAnnotations } from '../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../src/core/names.ts';
 import { createLogger } from '../src/observability/log.ts';
-import { ALWAYS_SYNCED, memoryView } from '../webhook/cluster-view.ts';
-import { MAX_REVIEW_BYTES } from '../webhook/options.ts';
-import { startWebhookServer } from '../webhook/server.ts';
+import { ALWAYS_SYNCED, memoryView } from '../src/webhook/cluster-view.ts';
+import { MAX_REVIEW_BYTES } from '../src/webhook/options.ts';
+import { startWebhookServer } from '../src/webhook/server.ts';
 
 export const SERVICES = 10_000;
 export const NAMESPACES = 10;

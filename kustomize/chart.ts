@@ -1,5 +1,5 @@
 // The generated parts of the Helm chart (charts/mcs-cloudmap). Every object the chart shares with kustomize is rendered
-// from the same source: kustomize/base and its components, webhook/registration.ts and webhook/crd. Only the values an
+// from the same source: kustomize/base and its components, src/webhook/registration.ts and src/webhook/crd. Only the values an
 // install chooses become template expressions ("holes"): namespace, labels, image, replicas, resources, CA, settings.
 // Chart.yaml (version and appVersion from package.json), values.yaml (defaults from the base) and values.schema.json
 // (choices from the processes' option specs) are generated too. Hand-written, in charts/mcs-cloudmap/templates:
@@ -10,9 +10,9 @@ import { Document, parseAllDocuments, stringify } from 'yaml';
 import { DNS_LABEL } from '../src/core/cluster-id.ts';
 import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
-import { customResourceDefinitions } from '../webhook/crd/definitions.ts';
-import { webhookOptionSpecs } from '../webhook/options.ts';
-import { webhookConfigurations } from '../webhook/registration.ts';
+import { customResourceDefinitions } from '../src/webhook/crd/definitions.ts';
+import { webhookOptionSpecs } from '../src/webhook/options.ts';
+import { webhookConfigurations } from '../src/webhook/registration.ts';
 import { workerPolicy } from './worker-policy.ts';
 
 export const CHART_DIR = fileURLToPath(new URL('../charts/mcs-cloudmap/', import.meta.url));
@@ -121,7 +121,7 @@ function objects(from: string, list: readonly object[], holesOf: (o: object, i: 
 }
 
 function crds(): string {
-  return objects('webhook/crd (the same CRDs as crds/)', customResourceDefinitions().map((crd) => ({
+  return objects('src/webhook/crd (the same CRDs as crds/)', customResourceDefinitions().map((crd) => ({
     ...crd,
     // Uninstalling the chart must not delete every ServiceExport and ServiceImport of the cluster.
     metadata: { ...crd.metadata, annotations: { ...crd.metadata.annotations, 'helm.sh/resource-policy': 'keep' } },
@@ -130,7 +130,7 @@ function crds(): string {
 
 function admissionWebhooks(): string {
   const configs = webhookConfigurations();
-  return objects('webhook/registration.ts', configs, (_, i) => [CA_INJECTION, ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig']))]);
+  return objects('src/webhook/registration.ts', configs, (_, i) => [CA_INJECTION, ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig']))]);
 }
 
 function packageVersion(): string {

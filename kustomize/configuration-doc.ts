@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { OptionSpec } from '../src/config/options.ts';
 import { statusOptionSpecs } from '../src/cli/status-options.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
-import { webhookOptionSpecs } from '../webhook/options.ts';
+import { webhookOptionSpecs } from '../src/webhook/options.ts';
 import { generatedFile } from './generated-file.ts';
 
 export const CONFIGURATION_DOC = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
@@ -79,7 +79,7 @@ export function renderConfigurationDoc(installed: Map<string, string> = configMa
     '`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, and `AWS_ROLE_ARN`/`AWS_WEB_IDENTITY_TOKEN_FILE`, which EKS sets for',
     'IRSA).',
     '',
-    '## Webhook server (`node dist/webhook/main.js`)',
+    '## Webhook server (`node dist/src/webhook/main.js`)',
     '',
     ...table(webhookOptionSpecs, installed),
     '',

@@ -6,9 +6,9 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../../src/observability/log.ts';
-import type { CacheName, ClusterView } from '../../../webhook/cluster-view.ts';
-import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-certificates.ts';
-import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../webhook/server.ts';
+import type { CacheName, ClusterView } from '../../../src/webhook/cluster-view.ts';
+import { makeDevCertificates, type DevCertificates } from '../../../src/webhook/dev-certificates.ts';
+import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../src/webhook/server.ts';
 
 export interface LocalServer {
   server: WebhookServer;

@@ -1,13 +1,13 @@
 // What the admission rules may look up: Services, ServiceExports, ServiceImports and ClusterProperties of this cluster,
 // always from informer caches (never a live API call per request). Tests and the benchmark fill ObjectCaches directly.
 
-import { createInformer, type Informer } from '../src/kube/informer.ts';
-import { ObjectCache } from '../src/kube/object-cache.ts';
-import { CLUSTER_PROPERTIES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject, type ResourceType } from '../src/kube/resources.ts';
-import { keepFields, trimMetadata, type ObjectTrim } from '../src/kube/trim.ts';
-import type { Logger } from '../src/observability/log.ts';
+import { createInformer, type Informer } from '../kube/informer.ts';
+import { ObjectCache } from '../kube/object-cache.ts';
+import { CLUSTER_PROPERTIES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject, type ResourceType } from '../kube/resources.ts';
+import { keepFields, trimMetadata, type ObjectTrim } from '../kube/trim.ts';
+import type { Logger } from '../observability/log.ts';
 import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
-import type { KubeAccess } from '../src/kube/kube-access.ts';
+import type { KubeAccess } from '../kube/kube-access.ts';
 
 export interface Store<T> {
   /** '' as namespace for cluster-scoped objects. */

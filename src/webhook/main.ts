@@ -2,10 +2,10 @@
 // Starts informers on Services, ServiceExports, ServiceImports and ClusterProperties, serves HTTPS at once (unready until
 // the caches are synced), and on SIGTERM/SIGINT becomes unready, finishes in-flight requests and exits.
 
-import { ConfigError } from '../src/config/options.ts';
-import { versionText } from '../src/config/version.ts';
-import { loadKubeAccess } from '../src/kube/kube-access.ts';
-import { createLogger } from '../src/observability/log.ts';
+import { ConfigError } from '../config/options.ts';
+import { versionText } from '../config/version.ts';
+import { loadKubeAccess } from '../kube/kube-access.ts';
+import { createLogger } from '../observability/log.ts';
 import { informerView } from './cluster-view.ts';
 import { parseWebhookOptions, splitList, webhookHelp } from './options.ts';
 import { startWebhookServer } from './server.ts';

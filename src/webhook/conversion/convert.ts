@@ -2,7 +2,7 @@
 // conversion only sets apiVersion: every field, known or not, is kept, and kind/name/namespace/uid never change.
 // Objects written by older controllers are normalised on the way so they validate on their next write.
 
-import { ABOUT_GROUP, MCS_GROUP, VERSIONS } from '../../src/core/names.ts';
+import { ABOUT_GROUP, MCS_GROUP, VERSIONS } from '../../core/names.ts';
 
 const GROUP_OF_KIND: Record<string, string> = { ServiceExport: MCS_GROUP, ServiceImport: MCS_GROUP, ClusterProperty: ABOUT_GROUP };
 

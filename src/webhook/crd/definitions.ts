@@ -4,7 +4,7 @@
 
 import {
   ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, VERSIONS,
-} from '../../src/core/names.ts';
+} from '../../core/names.ts';
 import { caInjectionAnnotations, clientConfig, CONVERT_PATH, IN_CLUSTER, type WebhookTarget } from '../client-config.ts';
 import { SCHEMAS, type CustomKind, type JsonSchema } from './schemas.ts';
 

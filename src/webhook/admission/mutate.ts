@@ -1,7 +1,7 @@
 // The mutating webhook: a new ServiceExport gets the worker's clean-up finalizer. Nothing else is changed, so the patch is
 // the same on every (re-)invocation and on dry-run requests (no side effects).
 
-import { MCS_GROUP } from '../../src/core/names.ts';
+import { MCS_GROUP } from '../../core/names.ts';
 import { metadataError, type KubeObject } from '../objects.ts';
 import { allow, deny, type Decision } from './decision.ts';
 import { addExportFinalizer } from './export-finalizer.ts';

@@ -1,7 +1,7 @@
 // I6: only the reconcile worker writes ServiceImports and MCS EndpointSlices (those labelled
 // multicluster.kubernetes.io/service-name). The namespace controller and garbage collector may still delete them.
 
-import { LABEL_SERVICE_NAME } from '../../src/core/names.ts';
+import { LABEL_SERVICE_NAME } from '../../core/names.ts';
 import type { Operation } from './review.ts';
 import { allow, deny, type Decision } from './decision.ts';
 

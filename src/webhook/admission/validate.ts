@@ -2,8 +2,8 @@
 // the CRD schema first, so the rules only ever see well-formed data; a request for a kind we do not handle is denied
 // with a pointer to the webhook configuration rather than silently allowed.
 
-import { isWellKnownPropertyName } from '../../src/core/cluster-id.ts';
-import { ABOUT_GROUP, MCS_GROUP } from '../../src/core/names.ts';
+import { isWellKnownPropertyName } from '../../core/cluster-id.ts';
+import { ABOUT_GROUP, MCS_GROUP } from '../../core/names.ts';
 import type { CacheName, ClusterView } from '../cluster-view.ts';
 import { customObjectError } from '../crd/object-validation.ts';
 import type { CustomKind } from '../crd/schemas.ts';

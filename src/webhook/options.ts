@@ -1,8 +1,8 @@
 // Flags of the webhook server (`npm run webhook -- --help`), each with an MCS_* environment fallback.
 import {
   durationOption, enumOption, formatHelp, intOption, parseOptions, stringOption, type OptionValues,
-} from '../src/config/options.ts';
-import { WORKER_SERVICE_ACCOUNT } from '../src/core/names.ts';
+} from '../config/options.ts';
+import { WORKER_SERVICE_ACCOUNT } from '../core/names.ts';
 
 export const CONFLICT_POLICIES = ['Warn', 'Reject'] as const;
 export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number];

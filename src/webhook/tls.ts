@@ -6,7 +6,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import type { Logger } from '../src/observability/log.ts';
+import type { Logger } from '../observability/log.ts';
 
 export interface KeyPair { cert: string; key: string }
 

@@ -2,7 +2,7 @@
 // to remove this cluster's Cloud Map instances, even if the worker never saw the export. Idempotent: a re-invocation on
 // an object that already carries it patches nothing.
 
-import { SERVICE_EXPORT_FINALIZER } from '../../src/core/names.ts';
+import { SERVICE_EXPORT_FINALIZER } from '../../core/names.ts';
 import type { ObjectMeta } from '../objects.ts';
 import { allow, type Decision } from './decision.ts';
 

@@ -1,7 +1,7 @@
 // C1: nothing is exported before this cluster has both well-known ClusterProperties. The denial shows the exact command
 // that creates each missing one.
 
-import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from '../../src/core/names.ts';
+import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from '../../core/names.ts';
 import { allow, deny, type Decision } from './decision.ts';
 
 export interface ClusterIdentity {

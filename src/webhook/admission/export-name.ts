@@ -2,7 +2,7 @@
 // whose name is not one can never export anything and would stay Valid=False (NoService) for good, so it is refused
 // when created, saying why. Only on CREATE: a name never changes, and an export admitted before this rule must stay
 // updatable and deletable. The upstream conformance suite exports only Services called "hello".
-import { DNS_LABEL_MAX } from '../../src/core/hashed-names.ts';
+import { DNS_LABEL_MAX } from '../../core/hashed-names.ts';
 import { allow, deny, type Decision } from './decision.ts';
 
 /** Lowercase letters, digits and '-', starting with a letter and ending with a letter or digit. */

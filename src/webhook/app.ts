@@ -3,7 +3,7 @@
 // is wrong; a rule that throws becomes a denial that says so, never a crash.
 
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Logger } from '../src/observability/log.ts';
+import type { Logger } from '../observability/log.ts';
 import { deny, type Decision } from './admission/decision.ts';
 import { mutateAdmission } from './admission/mutate.ts';
 import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from './admission/review.ts';

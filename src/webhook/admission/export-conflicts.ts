@@ -9,9 +9,9 @@
 // export cannot settle them. Without a record (a ServiceImport written by an older worker, or one too large to carry
 // it) nothing is compared: the worker's condition remains the authority.
 
-import { checkExportAgainstImport, type ConflictDetail, type ExportFacts } from '../../src/core/conflicts.ts';
-import { decodeExportRecord } from '../../src/core/export-record.ts';
-import { EXPORT_RECORD_ANNOTATION } from '../../src/core/names.ts';
+import { checkExportAgainstImport, type ConflictDetail, type ExportFacts } from '../../core/conflicts.ts';
+import { decodeExportRecord } from '../../core/export-record.ts';
+import { EXPORT_RECORD_ANNOTATION } from '../../core/names.ts';
 import type { ConflictPolicy } from '../options.ts';
 import type { ServiceImportObject } from '../objects.ts';
 import { allow, deny, type Decision } from './decision.ts';

@@ -1,9 +1,9 @@
 // Validation of the writes that change what this cluster exports: a ServiceExport created or updated (C1, E4, E5,
 // X1–X3) and an exported Service updated (E5, X1–X3). Gathers the facts from the cluster view and runs the rules.
 
-import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
-import { buildClusterExport } from '../../src/core/service-export.ts';
-import type { ExportFacts } from '../../src/core/conflicts.ts';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../core/names.ts';
+import { buildClusterExport } from '../../core/service-export.ts';
+import type { ExportFacts } from '../../core/conflicts.ts';
 import type { ClusterView } from '../cluster-view.ts';
 import type { ServiceExportObject, ServiceObject } from '../objects.ts';
 import type { ConflictPolicy, ExternalNamePolicy } from '../options.ts';

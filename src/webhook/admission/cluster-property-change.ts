@@ -3,8 +3,8 @@
 // domains are reserved. A ClusterProperty is cluster-scoped, so a refusal names no export (they live in other
 // namespaces, and the caller may be anyone who reaches the webhook's port): a count and the command that lists them.
 
-import { isReservedPropertyName, isWellKnownPropertyName, validateClusterId } from '../../src/core/cluster-id.ts';
-import { CLUSTER_ID_PROPERTY } from '../../src/core/names.ts';
+import { isReservedPropertyName, isWellKnownPropertyName, validateClusterId } from '../../core/cluster-id.ts';
+import { CLUSTER_ID_PROPERTY } from '../../core/names.ts';
 import type { Operation } from './review.ts';
 import { allow, deny, type Decision } from './decision.ts';
 

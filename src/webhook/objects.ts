@@ -1,7 +1,7 @@
 // The parts of Kubernetes objects the admission rules read, as plain data. Objects of our own kinds are checked against
 // the CRD schema before they are treated as these types; Services and EndpointSlices only need well-formed metadata.
 
-import type { ObjectMeta as StoredObjectMeta } from '../src/kube/resources.ts';
+import type { ObjectMeta as StoredObjectMeta } from '../kube/resources.ts';
 
 /** Metadata as in src/kube, but a request may not name its object yet (generateName). */
 export type ObjectMeta = Partial<StoredObjectMeta>;
