@@ -8,8 +8,8 @@
 import { expect } from 'chai';
 import { sleep } from '../../src/kube/backoff.ts';
 import { startCuttableProxy, type CuttableProxy } from '../support/proxy.ts';
-import { FaultWorkload, serviceName } from './fault-workload.ts';
-import { condition, withE2E } from './harness.ts';
+import { FaultWorkload, serviceName } from '../support/fault-workload.ts';
+import { condition, withE2E } from '../support/e2e-harness.ts';
 
 const NS = 'e2e-cloudmap-stall';
 const SERVICES = 10;

@@ -7,8 +7,8 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { CloudMapAdapter } from '../../src/cloudmap/adapter.ts';
 import type { CloudMapInstance } from '../../src/core/types.ts';
-import { eventually, withE2E } from './harness.ts';
-import { createNamespaces, exportReady, importedBySource, runApp } from './workloads.ts';
+import { eventually, withE2E } from '../support/e2e-harness.ts';
+import { createNamespaces, exportReady, importedBySource, runApp } from '../support/workloads.ts';
 
 const NS = 'e2e-v031';
 const APP = 'web';

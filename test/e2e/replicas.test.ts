@@ -4,8 +4,8 @@
 // emulator's request log shows no write of the old leader after the new one's first (M4).
 import { expect } from 'chai';
 import type { HostProcess } from '../../hack/local/processes.ts';
-import { condition, eventually, withE2E } from './harness.ts';
-import { createNamespaces, deployment, service, serviceExport } from './workloads.ts';
+import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { createNamespaces, deployment, service, serviceExport } from '../support/workloads.ts';
 
 const WRITES = ['RegisterInstance', 'DeregisterInstance', 'CreateService', 'DeleteService', 'CreateHttpNamespace', 'DeleteNamespace'];
 

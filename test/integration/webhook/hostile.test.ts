@@ -9,9 +9,9 @@
 
 import { expect } from 'chai';
 import { waitFor } from '../../../hack/testbed/wait.ts';
-import { describeSlow, slowlorisRun, soakRun } from '../../../bench/chaos-runs.ts';
-import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, slowloris } from '../../../bench/hostile-clients.ts';
-import { fmt, mib, startServerProcess, type ServerProcess } from '../../../bench/webhook-client.ts';
+import { describeSlow, slowlorisRun, soakRun } from '../../support/chaos-runs.ts';
+import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, slowloris } from '../../support/hostile-clients.ts';
+import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
 import { MAX_JSON_DEPTH } from '../../../src/webhook/app.ts';
 
 const MAX_REQUEST_BYTES = 1 << 20;

@@ -5,8 +5,8 @@
 // must be answered; latency is printed, not asserted (the machine is shared). Recorded figures: docs/reliability.md.
 
 import { expect } from 'chai';
-import { maxSizeRun } from '../../../bench/chaos-runs.ts';
-import { fmt, mib, startServerProcess, type ServerProcess } from '../../../bench/webhook-client.ts';
+import { maxSizeRun } from '../../support/chaos-runs.ts';
+import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
 import { configMapEnv, deploymentNodeFlags, kustomizeBase, type Manifest } from '../../../hack/local/manifests.ts';
 import { webhookOptionSpecs } from '../../../src/webhook/options.ts';
 

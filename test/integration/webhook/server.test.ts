@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
 import { makeDevCertificates } from '../../../src/webhook/dev-certificates.ts';
-import { request as admissionRequest, serviceExport, viewWith } from '../../unit/webhook/fixtures.ts';
+import { request as admissionRequest, serviceExport, viewWith } from '../../support/webhook-fixtures.ts';
 import { httpsClient, startLocalServer, type LocalServer } from './local-server.ts';
 
 const review = (req: ReturnType<typeof admissionRequest>) => ({

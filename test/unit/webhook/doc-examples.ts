@@ -8,7 +8,7 @@ import { checkExportName } from '../../../src/webhook/admission/export-name.ts';
 import { checkExportedService, checkServiceTypeChange } from '../../../src/webhook/admission/exported-service.ts';
 import { checkWorkerOnlyWrite } from '../../../src/webhook/admission/worker-only-writes.ts';
 import { customObjectError } from '../../../src/webhook/crd/object-validation.ts';
-import { service, serviceImport, WORKER } from './fixtures.ts';
+import { service, serviceImport, WORKER } from '../../support/webhook-fixtures.ts';
 
 const candidate = {
   clusterId: 'east', exportCreationTimestamp: Date.parse('2026-01-01T11:00:00Z'), type: 'Headless' as const,

@@ -10,7 +10,7 @@ import { checkExportConflicts, type ExportConflictCheck } from '../../../src/web
 import { addExportFinalizer } from '../../../src/webhook/admission/export-finalizer.ts';
 import { checkExportedService, checkServiceTypeChange } from '../../../src/webhook/admission/exported-service.ts';
 import { checkWorkerOnlyWrite, type GuardedWrite } from '../../../src/webhook/admission/worker-only-writes.ts';
-import { PEER_EXPORTED, service, serviceImport, WORKER } from './fixtures.ts';
+import { PEER_EXPORTED, service, serviceImport, WORKER } from '../../support/webhook-fixtures.ts';
 
 describe('webhook admission rules', () => {
   describe('decisions', () => {

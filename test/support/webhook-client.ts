@@ -1,5 +1,5 @@
 // The benchmark side of the webhook measurements (bench/webhook.ts, bench/chaos.ts and the hostile-client test): the
-// server in its own process (bench/webhook-server.ts), review bodies, a keep-alive HTTPS client and closed- and
+// server in its own process (test/support/webhook-server.ts), review bodies, a keep-alive HTTPS client and closed- and
 // open-loop drivers that collect latencies.
 
 import { fork, type ChildProcess } from 'node:child_process';
@@ -8,8 +8,8 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { makeDevCertificates } from '../src/webhook/dev-certificates.ts';
-import { MAX_REVIEW_BYTES } from '../src/webhook/options.ts';
+import { makeDevCertificates } from '../../src/webhook/dev-certificates.ts';
+import { MAX_REVIEW_BYTES } from '../../src/webhook/options.ts';
 import { SERVICES, serviceRef } from './webhook-server.ts';
 
 export type Route = '/validate' | '/mutate' | '/convert';
@@ -159,7 +159,7 @@ export interface ServerProcess {
 }
 
 /**
- * bench/webhook-server.ts in its own process with a throwaway CA; `maxRequestBytes` is its --max-request-bytes,
+ * test/support/webhook-server.ts in its own process with a throwaway CA; `maxRequestBytes` is its --max-request-bytes,
  * `nodeFlags` the Node.js flags it runs with (those of the Deployment, to measure against its limits).
  */
 export async function startServerProcess(maxRequestBytes = MAX_REVIEW_BYTES, nodeFlags: string[] = []): Promise<ServerProcess> {

@@ -17,10 +17,10 @@ import { Supervisor, type ManagedProcess } from '../../hack/testbed/supervisor.t
 import { waitFor } from '../../hack/testbed/wait.ts';
 import { MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import type { Condition } from '../../src/core/types.ts';
-import { cloudMapClientConfig } from '../support/cloudmap.ts';
-import { credentialLeaks, credentialsUnder, filesUnder, type Text } from '../support/credential-leaks.ts';
+import { cloudMapClientConfig } from './cloudmap.ts';
+import { credentialLeaks, credentialsUnder, filesUnder, type Text } from './credential-leaks.ts';
 import { removeNamespaces } from './workloads.ts';
-import { CLUSTERSET_START_TIMEOUT_MS, withClusterSet, withOwnClusterSet } from '../support/clusterset.ts';
+import { CLUSTERSET_START_TIMEOUT_MS, withClusterSet, withOwnClusterSet } from './clusterset.ts';
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
 
 /** Webhook configurations the local install registers; removed afterwards so later suites are not guarded by a dead server. */

@@ -2,12 +2,12 @@
 // one-CPU limit, and its RSS is its own). Its caches are filled directly: 10,000 Services, ServiceExports and
 // ServiceImports over 10 namespaces plus the ClusterProperties; no apiserver. Talks to the benchmark over IPC.
 
-import { exportRecordAnnotations } from '../src/core/export-record.ts';
-import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../src/core/names.ts';
-import { createLogger } from '../src/observability/log.ts';
-import { ALWAYS_SYNCED, memoryView } from '../src/webhook/cluster-view.ts';
-import { MAX_REVIEW_BYTES } from '../src/webhook/options.ts';
-import { startWebhookServer } from '../src/webhook/server.ts';
+import { exportRecordAnnotations } from '../../src/core/export-record.ts';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
+import { createLogger } from '../../src/observability/log.ts';
+import { ALWAYS_SYNCED, memoryView } from '../../src/webhook/cluster-view.ts';
+import { MAX_REVIEW_BYTES } from '../../src/webhook/options.ts';
+import { startWebhookServer } from '../../src/webhook/server.ts';
 
 export const SERVICES = 10_000;
 export const NAMESPACES = 10;
@@ -45,7 +45,7 @@ function fill(): ReturnType<typeof memoryView> {
 
 if (import.meta.main) {
   const [certFile, keyFile, maxRequestBytes = String(MAX_REVIEW_BYTES)] = process.argv.slice(2);
-  if (!certFile || !keyFile || !process.send) throw new Error('usage: spawned by bench/webhook-client.ts with an IPC channel and <cert> <key> [max-request-bytes]');
+  if (!certFile || !keyFile || !process.send) throw new Error('usage: spawned by test/support/webhook-client.ts with an IPC channel and <cert> <key> [max-request-bytes]');
   const view = fill();
   const server = await startWebhookServer({
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certFile, tlsKeyFile: keyFile, tlsReloadIntervalMs: 60_000, metricsPort: 0,

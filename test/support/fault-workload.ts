@@ -12,7 +12,7 @@ import { waitFor } from '../../hack/testbed/wait.ts';
 import {
   CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION,
 } from '../../src/core/names.ts';
-import type { E2ECluster, ObjectWithStatus, ServiceImportView } from './harness.ts';
+import type { E2ECluster, ObjectWithStatus, ServiceImportView } from './e2e-harness.ts';
 import { createNamespaces, serviceExport } from './workloads.ts';
 
 export interface FaultRunOptions {

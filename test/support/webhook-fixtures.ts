@@ -1,12 +1,12 @@
 // Objects and AdmissionRequests for the webhook's unit tests, as the apiserver sends them.
-import type { ExportFacts } from '../../../src/core/conflicts.ts';
-import { exportRecordAnnotations } from '../../../src/core/export-record.ts';
-import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, MCS_GROUP } from '../../../src/core/names.ts';
-import type { IPFamily, Protocol } from '../../../src/core/types.ts';
-import type { AdmissionRequest, Operation } from '../../../src/webhook/admission/review.ts';
-import type { ValidationContext } from '../../../src/webhook/admission/validate.ts';
-import { memoryView, type CacheName } from '../../../src/webhook/cluster-view.ts';
-import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from '../../../src/webhook/objects.ts';
+import type { ExportFacts } from '../../src/core/conflicts.ts';
+import { exportRecordAnnotations } from '../../src/core/export-record.ts';
+import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, MCS_GROUP } from '../../src/core/names.ts';
+import type { IPFamily, Protocol } from '../../src/core/types.ts';
+import type { AdmissionRequest, Operation } from '../../src/webhook/admission/review.ts';
+import type { ValidationContext } from '../../src/webhook/admission/validate.ts';
+import { memoryView, type CacheName } from '../../src/webhook/cluster-view.ts';
+import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from '../../src/webhook/objects.ts';
 
 export const NOW = Date.parse('2026-01-01T12:00:00Z');
 export const WORKER = 'system:serviceaccount:mcs-cloudmap-system:mcs-cloudmap-worker';
