@@ -13,7 +13,7 @@ import { causeField, describeContext, isNotFound, OwnershipError, type CallConte
 import { dedupeById, inClusterset, sameInstances } from './instance-set.ts';
 import type { OperationWaiter } from './operations.ts';
 import { assertOwnAccount, assertOwnInstance, type Identity } from './ownership.ts';
-import { collectPages } from './paging.ts';
+import { collectPages } from '../runtime/paging.ts';
 import type { CloudMapRegistry } from './registry.ts';
 
 /** DiscoverInstances returns at most this many instances; a full page may be truncated. */

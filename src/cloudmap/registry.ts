@@ -19,7 +19,7 @@ import type { Logger } from '../observability/log.ts';
 import type { CloudMapCaller } from './call.ts';
 import { causeField, CloudMapCallError, isNotFound } from './errors.ts';
 import type { OperationWaiter } from './operations.ts';
-import { collectPages } from './paging.ts';
+import { collectPages } from '../runtime/paging.ts';
 import { captureServiceNamespaces, type ServiceNamespaceIndex } from './service-namespaces.ts';
 import { NamespaceNotSharedError, resourceReference, sameResource, serviceArnIn } from './shared-namespaces.ts';
 

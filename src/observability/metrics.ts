@@ -11,8 +11,8 @@
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallOutcome, CloudMapMetrics } from '../cloudmap/metrics.ts';
-import type { InformerMetrics } from '../kube/informer.ts';
-import type { WorkQueueMetrics } from '../kube/work-queue.ts';
+import type { InformerMetrics } from '../runtime/informer.ts';
+import type { WorkQueueMetrics } from '../runtime/work-queue.ts';
 
 export const METRIC_PREFIX = 'mcs_cloudmap_';
 

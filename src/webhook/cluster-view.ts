@@ -1,10 +1,10 @@
 // What the admission rules may look up: Services, ServiceExports, ServiceImports and ClusterProperties of this cluster,
 // always from informer caches (never a live API call per request). Tests and the benchmark fill ObjectCaches directly.
 
-import { createInformer, type Informer } from '../kube/informer.ts';
-import { ObjectCache } from '../kube/object-cache.ts';
+import { createInformer, type Informer } from '../runtime/informer.ts';
+import { ObjectCache } from '../runtime/object-cache.ts';
 import { CLUSTER_PROPERTIES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject, type ResourceType } from '../kube/resources.ts';
-import { keepFields, trimMetadata, type ObjectTrim } from '../kube/trim.ts';
+import { keepFields, trimMetadata, type ObjectTrim } from '../runtime/trim.ts';
 import type { Logger } from '../observability/log.ts';
 import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
@@ -50,7 +50,7 @@ export const trimServiceImport: ObjectTrim<ServiceImportObject & KubeObject> = (
 });
 
 /**
- * Self-healing informers (src/kube/informer.ts) on the four resources; no periodic resync (the webhook only reads).
+ * Self-healing informers (src/runtime/informer.ts) on the four resources; no periodic resync (the webhook only reads).
  * The caches keep what the admission rules read: metadata without managedFields, specs, and the ServiceImport's clusters.
  */
 export function informerView(kubeConfig: KubeAccess, logger: Logger): InformerView {

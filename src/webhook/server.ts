@@ -7,7 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { packageVersion } from '../config/version.ts';
-import { CONNECTION_LIMITS } from '../observability/connection-limits.ts';
+import { CONNECTION_LIMITS } from '../runtime/connection-limits.ts';
 import type { Logger } from '../observability/log.ts';
 import type { WriterIdentities } from './admission/worker-only-writes.ts';
 import { createApp, createProbeApp } from './app.ts';

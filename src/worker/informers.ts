@@ -1,11 +1,11 @@
 // The worker's watches: one self-healing informer per kind it reads, across all namespaces. They run for the whole
 // life of the process (a standby replica keeps warm caches for a fast take-over); reconcilers read only these caches,
-// which keep of each object only what the reconcilers read (src/kube/trim.ts).
-import { createInformer, type Informer, type InformerMetrics } from '../kube/informer.ts';
+// which keep of each object only what the reconcilers read (src/runtime/trim.ts).
+import { createInformer, type Informer, type InformerMetrics } from '../runtime/informer.ts';
 import {
   CLUSTER_PROPERTIES, ENDPOINT_SLICES, NAMESPACES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject,
 } from '../kube/resources.ts';
-import { keepFields, trimMetadata, type ObjectTrim } from '../kube/trim.ts';
+import { keepFields, trimMetadata, type ObjectTrim } from '../runtime/trim.ts';
 import type { Logger } from '../observability/log.ts';
 import type {
   ClusterPropertyObject, EndpointSliceObject, NamespaceObject, ServiceExportObject, ServiceImportObject, ServiceObject,

@@ -10,14 +10,14 @@ import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watc
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
 import { conditionTime, readyCondition } from '../core/conditions.ts';
 import type { CloudMapInstance } from '../core/types.ts';
-import { sleep } from '../kube/backoff.ts';
+import { sleep } from '../runtime/backoff.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/event-recorder.ts';
-import type { InformerHandlers } from '../kube/informer.ts';
-import type { ObjectWriter } from '../kube/object-writer.ts';
+import type { InformerHandlers } from '../runtime/informer.ts';
+import type { ObjectWriter } from '../runtime/object-writer.ts';
 import type { KubeObject } from '../kube/resources.ts';
-import { WorkQueue } from '../kube/work-queue.ts';
+import { WorkQueue } from '../runtime/work-queue.ts';
 import type { Logger } from '../observability/log.ts';
 import type { WorkerMetrics } from '../observability/metrics.ts';
 import type { Identity } from './cluster-identity.ts';

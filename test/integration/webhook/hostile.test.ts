@@ -69,7 +69,7 @@ describe('webhook under hostile and broken clients (W5)', function () {
   it('the server closes each kind of slow connection itself (handshake, headers, request deadlines)', async () => {
     const attack = slowloris(server.port, 30);
     try {
-      // Generous ceiling: the deadlines are 10 s, 10 s and 30 s (src/observability/connection-limits.ts).
+      // Generous ceiling: the deadlines are 10 s, 10 s and 30 s (src/runtime/connection-limits.ts).
       await waitFor('every slow style to be cut by the server', async () => Object.values(attack.figures().cut).every((n) => n > 0), { timeoutMs: 120_000, intervalMs: 500 });
     } finally {
       console.log(`      ${describeSlow(attack.stop())}`);

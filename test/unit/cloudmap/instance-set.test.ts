@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { forEachLimited } from '../../../src/cloudmap/for-each-limited.ts';
+import { forEachLimited } from '../../../src/runtime/for-each-limited.ts';
 import { dedupeById, inClusterset, sameInstances } from '../../../src/cloudmap/instance-set.ts';
 import { OwnershipError } from '../../../src/cloudmap/errors.ts';
 import { assertOwnInstance } from '../../../src/cloudmap/ownership.ts';
-import { collectPages } from '../../../src/cloudmap/paging.ts';
+import { collectPages } from '../../../src/runtime/paging.ts';
 import type { CloudMapInstance } from '../../../src/core/types.ts';
 
 const inst = (id: string, attributes: Record<string, string> = {}): CloudMapInstance => ({ id, attributes });

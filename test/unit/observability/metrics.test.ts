@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createWorkerMetrics } from '../../../src/observability/metrics.ts';
-import { startHealthServer } from '../../../src/observability/health-server.ts';
+import { startHealthServer } from '../../../src/runtime/health-server.ts';
 
 async function get(url: string): Promise<{ status: number; body: string; type: string | null }> {
   const res = await fetch(url);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { backoffDelay, sleep } from '../../../src/kube/backoff.ts';
+import { backoffDelay, sleep } from '../../../src/runtime/backoff.ts';
 
 describe('backoffDelay (M6: reconnect and retry with exponential backoff and jitter)', () => {
   const policy = { baseMs: 100, maxMs: 2000, jitter: 0 };

@@ -5,7 +5,7 @@
 // changed for leaseDurationSeconds since this candidate last saw it change, never by comparing renewTime with the local
 // clock (clocks of two machines differ).
 
-import { microTime } from './micro-time.ts';
+import { microTime } from '../kube/micro-time.ts';
 
 export interface LeaseSpec {
   holderIdentity?: string | null;

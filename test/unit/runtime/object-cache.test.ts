@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { ObjectCache } from '../../../src/kube/object-cache.ts';
+import { ObjectCache } from '../../../src/runtime/object-cache.ts';
 import type { KubeObject } from '../../../src/kube/resources.ts';
 
 function obj(namespace: string, name: string, rv: string, labels: Record<string, string> = {}): KubeObject {

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { CONTENT_MERGE_PATCH, kubeClientFor } from '../../../src/kube/client.ts';
-import { runLeaderElection, type LeaderElection } from '../../../src/kube/leader-election.ts';
-import type { LeaseSpec } from '../../../src/kube/lease-rules.ts';
+import { runLeaderElection, type LeaderElection } from '../../../src/runtime/leader-election.ts';
+import type { LeaseSpec } from '../../../src/runtime/lease-rules.ts';
 import { LEASES, resourcePath, type KubeObject } from '../../../src/kube/resources.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
-import { captureLogger, createTestNamespace, deleteNamespace, eventually, kubeConfigVia } from './support.ts';
+import { captureLogger, createTestNamespace, deleteNamespace, eventually, kubeConfigVia } from '../kube/support.ts';
 
 const FAST = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 };
 

@@ -1,7 +1,7 @@
 // The informer's in-memory store: objects by namespace/name with indexes by namespace and by label, and the changes
 // each write makes. Pure (no I/O) so the relist and index rules are unit-tested on their own.
 
-import { objectKey, type KubeObject } from './resources.ts';
+import { objectKey, type KubeObject } from '../kube/resources.ts';
 
 export type CacheChange<T> =
   | { readonly type: 'add'; readonly object: T }

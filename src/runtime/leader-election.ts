@@ -9,15 +9,15 @@
 //   election.isLeader(); await election.stop();
 
 import { createLogger, type Logger } from '../observability/log.ts';
-import { errorText, isAlreadyExists, isConflict, isNotFound } from './api-error.ts';
+import { errorText, isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.ts';
 import { sleep } from './backoff.ts';
-import { kubeClientFor, type KubeClient } from './client.ts';
+import { kubeClientFor, type KubeClient } from '../kube/client.ts';
 import {
   mustStepDown, observe, planLease, releasedSpec, renewAttemptMs, validateTiming, type LeaderElectionTiming, type LeaseObservation,
   type LeaseSpec,
 } from './lease-rules.ts';
-import { apiVersionOf, LEASES, objectKey, resourcePath, type KubeObject } from './resources.ts';
-import type { KubeAccess } from './kube-access.ts';
+import { apiVersionOf, LEASES, objectKey, resourcePath, type KubeObject } from '../kube/resources.ts';
+import type { KubeAccess } from '../kube/kube-access.ts';
 
 export const DEFAULT_LEADER_ELECTION_TIMING: LeaderElectionTiming = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 

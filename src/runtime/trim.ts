@@ -3,7 +3,7 @@
 // last-applied-configuration annotation (a second copy of the object) and fields of the spec or status no reader looks
 // at. The worker and the webhook trim each kind to what their readers use before it is stored (docs/benchmarks.md).
 // Trimmed objects are only read, never written back: every write is a server-side apply or patch of the fields we own.
-import type { KubeObject, ObjectMeta } from './resources.ts';
+import type { KubeObject, ObjectMeta } from '../kube/resources.ts';
 
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 

@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
-import { createInformer, type Informer, type InformerOptions } from '../../../src/kube/informer.ts';
+import { createInformer, type Informer, type InformerOptions } from '../../../src/runtime/informer.ts';
 import { resourcePath, SERVICE_EXPORTS, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
-import { keepFields, LAST_APPLIED_ANNOTATION } from '../../../src/kube/trim.ts';
+import { keepFields, LAST_APPLIED_ANNOTATION } from '../../../src/runtime/trim.ts';
 import { startCuttableProxy } from '../../support/proxy.ts';
 import {
   captureLogger, createTestNamespace, deleteNamespace, eventually, installCrds, kubeConfigVia,
-} from './support.ts';
+} from '../kube/support.ts';
 
 interface Recorded {
   adds: string[];

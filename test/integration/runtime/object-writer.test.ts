@@ -6,9 +6,9 @@ import {
 } from '../../../src/core/names.ts';
 import { KubeApiError } from '../../../src/kube/api-error.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
-import { ObjectWriter } from '../../../src/kube/object-writer.ts';
+import { ObjectWriter } from '../../../src/runtime/object-writer.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
-import { createTestNamespace, deleteNamespace, installCrds } from './support.ts';
+import { createTestNamespace, deleteNamespace, installCrds } from '../kube/support.ts';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown>; endpoints?: unknown[] };
 

@@ -14,7 +14,7 @@
 //   ...; await queue.shutdown();
 
 import { createLogger, type Logger } from '../observability/log.ts';
-import { errorText } from './api-error.ts';
+import { errorText } from '../kube/api-error.ts';
 import { backoffDelay, type BackoffPolicy } from './backoff.ts';
 
 /** Hooks for metrics, all labelled by queue name; see src/observability/metrics.ts. */

@@ -1,5 +1,5 @@
 // Time as a dependency, so rate limits, backoff and polling can be tested with a fake clock.
-import { sleep } from '../kube/backoff.ts';
+import { sleep } from './backoff.ts';
 
 export interface Clock {
   /** Milliseconds since the epoch. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { KubeObject } from '../../../src/kube/resources.ts';
-import { keepFields, LAST_APPLIED_ANNOTATION, trimMetadata } from '../../../src/kube/trim.ts';
+import { keepFields, LAST_APPLIED_ANNOTATION, trimMetadata } from '../../../src/runtime/trim.ts';
 
 const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': {} } }];
 

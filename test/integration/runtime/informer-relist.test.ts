@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { kubeClientFor } from '../../../src/kube/client.ts';
-import { createInformer } from '../../../src/kube/informer.ts';
+import { createInformer } from '../../../src/runtime/informer.ts';
 import { NAMESPACES, resourcePath, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
-import { startPrivateApiserver, type PrivateApiserver } from './private-apiserver.ts';
+import { startPrivateApiserver, type PrivateApiserver } from '../kube/private-apiserver.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
-import { captureLogger, eventually, kubeConfigVia } from './support.ts';
+import { captureLogger, eventually, kubeConfigVia } from '../kube/support.ts';
 
 describe('informer relists on 410 Gone after an apiserver restart', function () {
   this.timeout(120_000);

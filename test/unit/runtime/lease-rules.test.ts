@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { microTime } from '../../../src/kube/micro-time.ts';
 import {
   mustStepDown, observe, planLease, releasedSpec, renewAttemptMs, validateTiming, type LeaseObservation, type LeaseSpec,
-} from '../../../src/kube/lease-rules.ts';
+} from '../../../src/runtime/lease-rules.ts';
 
 const DURATION = 15_000;
 const T0 = Date.UTC(2025, 0, 1, 12, 0, 0);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { WorkQueue, type Scheduler, type WorkQueueMetrics, type WorkQueueOptions } from '../../../src/kube/work-queue.ts';
+import { WorkQueue, type Scheduler, type WorkQueueMetrics, type WorkQueueOptions } from '../../../src/runtime/work-queue.ts';
 
 const silent = pino({ level: 'silent' });
 

@@ -20,20 +20,20 @@
 //
 // Plain and reusable: the worker and the webhook both use it. Usage:
 //   const services = createInformer<Service>({ kubeConfig, path: resourcePath(SERVICES), resyncMs: 300_000,
-//     trim: keepFields('spec') });   // optional: the cache keeps only metadata and spec (src/kube/trim.ts)
+//     trim: keepFields('spec') });   // optional: the cache keeps only metadata and spec (src/runtime/trim.ts)
 //   services.addHandlers({ onAdd: (s) => ..., onUpdate: (s, old) => ..., onDelete: (s) => ... });
 //   services.start(); await services.waitForSync();
 //   services.get('demo', 'nginx'); services.list('demo'); services.listByLabel(LABEL_SERVICE_NAME, 'nginx', 'demo');
 //   await services.stop();
 
 import { createLogger, type Logger } from '../observability/log.ts';
-import { errorText, isGone, KubeApiError } from './api-error.ts';
+import { errorText, isGone, KubeApiError } from '../kube/api-error.ts';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.ts';
-import { kubeClientFor, type KubeClient, type WatchEvent } from './client.ts';
+import { kubeClientFor, type KubeClient, type WatchEvent } from '../kube/client.ts';
 import { ObjectCache, type CacheChange } from './object-cache.ts';
-import type { KubeObject } from './resources.ts';
+import type { KubeObject } from '../kube/resources.ts';
 import type { ObjectTrim } from './trim.ts';
-import type { KubeAccess } from './kube-access.ts';
+import type { KubeAccess } from '../kube/kube-access.ts';
 
 export interface InformerHandlers<T> {
   onAdd?(object: T): void;
@@ -62,7 +62,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
-  /** What the cache keeps of each object (src/kube/trim.ts); default: all of it. */
+  /** What the cache keeps of each object (src/runtime/trim.ts); default: all of it. */
   trim?: ObjectTrim<T>;
 }
 

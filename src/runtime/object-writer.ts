@@ -8,11 +8,11 @@
 //   await writer.delete(ENDPOINT_SLICES, namespace, name, { uid });
 //   await writer.addFinalizer(SERVICE_EXPORTS, namespace, name, SERVICE_EXPORT_FINALIZER);
 
-import { isConflict, isNotFound } from './api-error.ts';
+import { isConflict, isNotFound } from '../kube/api-error.ts';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.ts';
-import { CONTENT_APPLY_PATCH, CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from './client.ts';
-import { apiVersionOf, objectKey, resourcePath, type KubeObject, type ResourceType } from './resources.ts';
-import type { KubeAccess } from './kube-access.ts';
+import { CONTENT_APPLY_PATCH, CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../kube/client.ts';
+import { apiVersionOf, objectKey, resourcePath, type KubeObject, type ResourceType } from '../kube/resources.ts';
+import type { KubeAccess } from '../kube/kube-access.ts';
 
 export const WORKER_FIELD_MANAGER = 'mcs-cloudmap-worker';
 
