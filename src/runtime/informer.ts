@@ -43,7 +43,7 @@ export interface InformerHandlers<T> {
   onDelete?(object: T): void;
 }
 
-/** Hooks for metrics; see src/observability/metrics.ts. */
+/** Hooks for metrics; see src/worker/metrics.ts. */
 export interface InformerMetrics {
   restarted(resource: string, reason: 'relist' | 'reconnect'): void;
 }

@@ -17,7 +17,7 @@ import { createLogger, type Logger } from '../observability/log.ts';
 import { errorText } from '../kube/api-error.ts';
 import { backoffDelay, type BackoffPolicy } from './backoff.ts';
 
-/** Hooks for metrics, all labelled by queue name; see src/observability/metrics.ts. */
+/** Hooks for metrics, all labelled by queue name; see src/worker/metrics.ts. */
 export interface WorkQueueMetrics {
   depth(queue: string, depth: number): void;
   added(queue: string): void;

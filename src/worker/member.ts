@@ -19,7 +19,7 @@ import type { ObjectWriter } from '../runtime/object-writer.ts';
 import type { KubeObject } from '../kube/resources.ts';
 import { WorkQueue } from '../runtime/work-queue.ts';
 import type { Logger } from '../observability/log.ts';
-import type { WorkerMetrics } from '../observability/metrics.ts';
+import type { WorkerMetrics } from './metrics.ts';
 import type { Identity } from './cluster-identity.ts';
 import { reapDeadCluster } from './dead-cluster-reaper.ts';
 import { DeadClusters } from './dead-clusters.ts';

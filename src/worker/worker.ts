@@ -11,7 +11,7 @@ import { runLeaderElection, type LeaderElection } from '../runtime/leader-electi
 import { ObjectWriter } from '../runtime/object-writer.ts';
 import { startHealthServer, type HealthServer } from '../runtime/health-server.ts';
 import { createLogger, type Logger } from '../observability/log.ts';
-import { createWorkerMetrics, type WorkerMetrics } from '../observability/metrics.ts';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics.ts';
 import { decideIdentity, readIdentity, type IdentityStatus } from './cluster-identity.ts';
 import { createWorkerInformers, type WorkerInformers } from './informers.ts';
 import { liveness } from './liveness.ts';

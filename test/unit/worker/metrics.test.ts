@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createWorkerMetrics } from '../../../src/observability/metrics.ts';
+import { createWorkerMetrics } from '../../../src/worker/metrics.ts';
 import { startHealthServer } from '../../../src/runtime/health-server.ts';
 
 async function get(url: string): Promise<{ status: number; body: string; type: string | null }> {
