@@ -1,4 +1,4 @@
-// Follows NextToken through every page of a Cloud Map list call.
+// Follows NextToken through every page of a paged list call (the shape of the AWS SDK's list calls, e.g. Cloud Map's).
 
 export interface Page<T> {
   readonly items: readonly T[];
