@@ -1,6 +1,7 @@
-// The parts of Kubernetes objects the admission rules read, as plain data. Objects of our own kinds are checked against
+// The objects the admission rules read, as they arrive in a review, and the checks that make them safe to read. Objects of our own kinds are checked against
 // the CRD schema before they are treated as these types; Services and EndpointSlices only need well-formed metadata.
 
+import type * as Stored from '../kube/objects.ts';
 import type { ObjectMeta as StoredObjectMeta } from '../kube/resources.ts';
 
 /** Metadata as in src/kube, but a request may not name its object yet (generateName). */
@@ -8,40 +9,14 @@ export type ObjectMeta = Partial<StoredObjectMeta>;
 
 export interface KubeObject { apiVersion?: string; kind?: string; metadata?: ObjectMeta }
 
-export interface ServiceExportObject extends KubeObject {
-  spec?: { exportedLabels?: Record<string, string>; exportedAnnotations?: Record<string, string> };
-}
+/** An object of a kind as src/kube/objects.ts reads it, as it arrives in a review: its metadata may be partial. */
+export type Incoming<T extends Stored.ServiceObject | Stored.ServiceExportObject | Stored.ServiceImportObject | Stored.ClusterPropertyObject> =
+  Omit<T, 'metadata'> & KubeObject;
 
-export interface ServiceImportPort { name?: string; protocol?: string; appProtocol?: string; port: number }
-
-export interface ServiceImportObject extends KubeObject {
-  spec: {
-    ports: ServiceImportPort[];
-    type: 'ClusterSetIP' | 'Headless';
-    ips?: string[];
-    sessionAffinity?: 'ClientIP' | 'None';
-    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
-    ipFamilies?: ('IPv4' | 'IPv6')[];
-    internalTrafficPolicy?: 'Cluster' | 'Local';
-    trafficDistribution?: string;
-  };
-  status?: { clusters?: { cluster: string }[] };
-}
-
-export interface ClusterPropertyObject extends KubeObject { spec: { value: string } }
-
-export interface ServiceObject extends KubeObject {
-  spec?: {
-    type?: string;
-    clusterIP?: string;
-    ports?: { name?: string; protocol?: string; appProtocol?: string; port: number }[];
-    sessionAffinity?: string;
-    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
-    ipFamilies?: string[];
-    internalTrafficPolicy?: string;
-    trafficDistribution?: string;
-  };
-}
+export type ServiceExportObject = Incoming<Stored.ServiceExportObject>;
+export type ServiceImportObject = Incoming<Stored.ServiceImportObject>;
+export type ClusterPropertyObject = Incoming<Stored.ClusterPropertyObject>;
+export type ServiceObject = Incoming<Stored.ServiceObject>;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -2,7 +2,7 @@
 import type { ExportFacts } from '../../src/core/conflicts.ts';
 import { exportRecordAnnotations } from '../../src/core/export-record.ts';
 import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, MCS_GROUP } from '../../src/core/names.ts';
-import type { IPFamily, Protocol } from '../../src/core/types.ts';
+import type { IPFamily, Protocol, ServiceType } from '../../src/core/types.ts';
 import type { AdmissionRequest, Operation } from '../../src/webhook/admission/review.ts';
 import type { ValidationContext } from '../../src/webhook/admission/validate.ts';
 import { memoryView, type CacheName } from '../../src/webhook/cluster-view.ts';
@@ -25,12 +25,18 @@ export function serviceExport(name: string, extra: Partial<ServiceExportObject> 
 /** When the peers of the fixtures exported: before this cluster's ServiceExports (10:00), so their values are the oldest. */
 export const PEER_EXPORTED = Date.parse('2026-01-01T09:00:00Z');
 
+/** A ServiceImport spec as the CRD schema guarantees it: ports and type present. */
+type ImportSpec = Omit<NonNullable<ServiceImportObject['spec']>, 'type' | 'ports' | 'sessionAffinity' | 'internalTrafficPolicy'> & {
+  internalTrafficPolicy?: 'Cluster' | 'Local';
+  type: ServiceType; ports: Array<{ name?: string; protocol?: string; appProtocol?: string; port: number }>; sessionAffinity?: 'ClientIP' | 'None';
+};
+
 /**
  * A ServiceImport as the worker writes it when every one of `clusters` exported `spec`'s values at PEER_EXPORTED: the
  * spec, status.clusters and the export record annotation the webhook compares with (X1–X3).
  */
-export function serviceImport(name: string, clusters: string[], spec: Partial<ServiceImportObject['spec']> = {}, namespace = 'demo'): ServiceImportObject & { metadata: { name: string } } {
-  const full: ServiceImportObject['spec'] = { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None', ipFamilies: ['IPv4'], ...spec };
+export function serviceImport(name: string, clusters: string[], spec: Partial<ImportSpec> = {}, namespace = 'demo'): ServiceImportObject & { metadata: { name: string } } {
+  const full: ImportSpec = { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }], sessionAffinity: 'None', ipFamilies: ['IPv4'], ...spec };
   const timeout = full.sessionAffinityConfig?.clientIP?.timeoutSeconds;
   const exported = (clusterId: string): ExportFacts => ({
     clusterId, exportCreationTimestamp: PEER_EXPORTED, type: full.type,
