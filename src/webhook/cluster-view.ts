@@ -1,9 +1,9 @@
 // What the admission rules may look up: Services, ServiceExports, ServiceImports and ClusterProperties of this cluster,
 // always from informer caches (never a live API call per request). Tests and the benchmark fill ObjectCaches directly.
 
-import { createInformer, type Informer } from '../runtime/informer.ts';
+import { createInformerSet } from '../runtime/informer-set.ts';
 import { ObjectCache } from '../runtime/object-cache.ts';
-import { CLUSTER_PROPERTIES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject, type ResourceType } from '../kube/resources.ts';
+import { CLUSTER_PROPERTIES, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject } from '../kube/resources.ts';
 import { keepFields, trimMetadata, type ObjectTrim } from '../runtime/trim.ts';
 import type { Logger } from '../observability/log.ts';
 import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
@@ -33,7 +33,7 @@ export interface CacheState {
 export const ALWAYS_SYNCED: CacheState = { unsynced: () => [] };
 
 /** A view over plain caches, filled by the caller (unit tests, benchmark). */
-export function memoryView(): { [K in keyof ClusterView]: ObjectCache<ClusterView[K] extends Store<infer T> ? T & KubeObject : never> } {
+export function memoryView(): { [K in CacheName]: ObjectCache<WebhookKinds[K]> } {
   return { services: new ObjectCache(), serviceExports: new ObjectCache(), serviceImports: new ObjectCache(), clusterProperties: new ObjectCache() };
 }
 
@@ -49,24 +49,20 @@ export const trimServiceImport: ObjectTrim<ServiceImportObject & KubeObject> = (
   ...(si.status?.clusters === undefined ? {} : { status: { clusters: si.status.clusters } }),
 });
 
+/** The kinds the admission rules read, by cache name, as the informers store them. */
+type WebhookKinds = { [K in CacheName]: ClusterView[K] extends Store<infer T> ? T & KubeObject : never };
+
 /**
- * Self-healing informers (src/runtime/informer.ts) on the four resources; no periodic resync (the webhook only reads).
- * The caches keep what the admission rules read: metadata without managedFields, specs, and the ServiceImport's clusters.
+ * Self-healing informers (src/runtime/informer-set.ts) on the four resources; no periodic resync (the webhook only
+ * reads). The caches keep what the admission rules read: metadata without managedFields, specs, and the ServiceImport's
+ * clusters.
  */
 export function informerView(kubeConfig: KubeAccess, logger: Logger): InformerView {
-  const make = <T extends KubeObject>(resource: ResourceType, trim: ObjectTrim<T>): Informer<T> =>
-    createInformer<T>({ kubeConfig, path: resourcePath(resource), resyncMs: 0, logger, trim });
-  const informers = {
-    services: make(SERVICES, keepFields<ServiceObject & KubeObject>('spec')),
-    serviceExports: make(SERVICE_EXPORTS, keepFields<ServiceExportObject & KubeObject>('spec')),
-    serviceImports: make(SERVICE_IMPORTS, trimServiceImport),
-    clusterProperties: make(CLUSTER_PROPERTIES, keepFields<ClusterPropertyObject & KubeObject>('spec')),
-  };
-  const all = Object.values(informers);
-  return {
-    view: informers,
-    unsynced: () => (Object.keys(informers) as CacheName[]).filter((name) => !informers[name].hasSynced()),
-    start: () => all.forEach((i) => i.start()),
-    stop: async () => { await Promise.all(all.map((i) => i.stop())); },
-  };
+  const set = createInformerSet<WebhookKinds>({
+    services: { resource: SERVICES, trim: keepFields<WebhookKinds['services']>('spec') },
+    serviceExports: { resource: SERVICE_EXPORTS, trim: keepFields<WebhookKinds['serviceExports']>('spec') },
+    serviceImports: { resource: SERVICE_IMPORTS, trim: trimServiceImport },
+    clusterProperties: { resource: CLUSTER_PROPERTIES, trim: keepFields<WebhookKinds['clusterProperties']>('spec') },
+  }, { kubeConfig, resyncMs: 0, logger });
+  return { view: set.informers, unsynced: set.unsynced, start: set.start, stop: set.stop };
 }
