@@ -4,6 +4,7 @@
 
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../observability/log.ts';
+import { answerProbe, type ProbeOptions } from '../runtime/health-server.ts';
 import { deny, type Decision } from './admission/decision.ts';
 import { mutateAdmission } from './admission/mutate.ts';
 import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from './admission/review.ts';
@@ -147,7 +148,8 @@ export function createApp(options: AppOptions): express.Express {
     app.all(path, (req, res) => status(res, 405, `${req.method} is not allowed on ${path}: POST a review`));
   }
 
-  mountProbes(app, options);
+  const probes = probeOptions(options);
+  app.get(['/healthz', '/readyz', '/metrics'], (req, res, next) => { answerProbe(req, res, probes).catch(next); });
   app.use((req, res) => status(res, 404, `no route ${req.method} ${req.path}: use POST /validate, /mutate or /convert`));
   app.use((err: { status?: number; statusCode?: number; type?: string; message?: string }, req: Request, res: Response, _next: NextFunction) => {
     const code = err.status ?? err.statusCode ?? 500;
@@ -159,22 +161,10 @@ export function createApp(options: AppOptions): express.Express {
   return app;
 }
 
-/** /healthz, /readyz and /metrics: on the HTTPS app and on the plain metrics listener. */
-export function mountProbes(app: express.Express, options: Pick<AppOptions, 'metrics' | 'ready'>): void {
-  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok'); });
-  app.get('/readyz', (_req, res) => {
-    if (options.ready()) res.type('text/plain').send('ok');
-    else res.status(503).type('text/plain').send('not ready: informer caches not synced yet, or shutting down');
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
-  });
-}
+/** What /readyz answers while not ready. */
+export const NOT_READY = 'not ready: informer caches not synced yet, or shutting down';
 
-/** A bare app with only the probes, for --metrics-port. */
-export function createProbeApp(options: Pick<AppOptions, 'metrics' | 'ready'>): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  mountProbes(app, options);
-  return app;
+/** /healthz, /readyz and /metrics as src/runtime/health-server.ts answers them, on the HTTPS app as on --metrics-port. */
+export function probeOptions(options: Pick<AppOptions, 'metrics' | 'ready'>): ProbeOptions {
+  return { registry: options.metrics.registry, ready: () => options.ready() || NOT_READY };
 }

@@ -2,15 +2,16 @@
 // metrics listener, and graceful shutdown (unready, wait for endpoints to notice, finish in-flight requests, close).
 // main.ts feeds it informer caches; tests and the benchmark feed it in-memory ones.
 
-import { createServer as createHttpServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { packageVersion } from '../config/version.ts';
 import { CONNECTION_LIMITS } from '../runtime/connection-limits.ts';
+import { startHealthServer } from '../runtime/health-server.ts';
 import type { Logger } from '../observability/log.ts';
 import type { WriterIdentities } from './admission/worker-only-writes.ts';
-import { createApp, createProbeApp } from './app.ts';
+import { createApp, probeOptions } from './app.ts';
 import type { CacheState, ClusterView } from './cluster-view.ts';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.ts';
 import type { ConflictPolicy, ExternalNamePolicy } from './options.ts';
@@ -100,8 +101,10 @@ export async function startWebhookServer(
     metrics.setCertificateExpiry(notAfter(next.cert));
   });
 
-  const probes = options.metricsPort > 0 ? createHttpServer(CONNECTION_LIMITS, createProbeApp({ metrics, ready })) : undefined;
-  const metricsPort = probes ? await listen(probes, options.metricsPort, options.bindAddress) : 0;
+  const probes = options.metricsPort > 0
+    ? await startHealthServer({ ...probeOptions({ metrics, ready }), port: options.metricsPort, host: options.bindAddress })
+    : undefined;
+  const metricsPort = probes?.port ?? 0;
   logger.info({ event: 'listening', version: packageVersion(), port, metricsPort, conflictPolicy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy, worker: options.writers.worker }, 'webhook server listening');
 
   return {
@@ -112,7 +115,7 @@ export async function startWebhookServer(
       logger.info({ event: 'shutdown', delayMs: options.shutdownDelayMs }, 'unready; closing after the delay');
       await delay(options.shutdownDelayMs);
       watch.stop();
-      await Promise.all([drain(https, options.shutdownTimeoutMs), probes ? drain(probes, 1_000) : undefined]);
+      await Promise.all([drain(https, options.shutdownTimeoutMs), probes?.close()]);
       logger.info({ event: 'stopped' }, 'webhook server stopped');
     },
   };

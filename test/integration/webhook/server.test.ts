@@ -86,7 +86,7 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
     expect((await local.client.send('GET', '/healthz')).status).to.equal(200);
     local.setUnsynced(['serviceExports']);
     const unready = await local.client.send('GET', '/readyz');
-    expect([unready.status, unready.body]).to.deep.equal([503, 'not ready: informer caches not synced yet, or shutting down']);
+    expect([unready.status, unready.body]).to.deep.equal([503, 'not ready: informer caches not synced yet, or shutting down\n']);
     local.setUnsynced([]);
     expect((await local.client.send('GET', '/readyz')).status).to.equal(200);
   });
