@@ -10,11 +10,10 @@
 //   startHealthServer({ port, registry: metrics.registry, ready: () => ... });
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { METRIC_PREFIX } from '../observability/metric-names.ts';
 import type { CallOutcome, CloudMapMetrics } from '../cloudmap/metrics.ts';
 import type { InformerMetrics } from '../runtime/informer.ts';
 import type { WorkQueueMetrics } from '../runtime/work-queue.ts';
-
-export const METRIC_PREFIX = 'mcs_cloudmap_';
 
 /** Reconciles take milliseconds to a few seconds (Cloud Map calls); throttled ones up to minutes. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
