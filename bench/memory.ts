@@ -22,7 +22,7 @@ import { durationOption, formatHelp, intOption, parseOptions, stringOption } fro
 import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { kubeClientFor } from '../src/kube/client.ts';
 import { createLogger } from '../src/observability/log.ts';
-import { makeDevCertificates } from '../src/webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../hack/local/dev-certificates.ts';
 import { cpuSeconds, createServices, heapAccount, mib, name, ns, prepare, processMemory, type HeapAccount } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
 

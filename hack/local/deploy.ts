@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import { clientConfig, CONVERT_PATH } from '../../src/webhook/client-config.ts';
-import { makeDevCertificates } from '../../src/webhook/dev-certificates.ts';
+import { makeDevCertificates } from './dev-certificates.ts';
 import type { TestClusterSet } from '../testbed/clusterset.ts';
 import { freePorts } from '../testbed/ports.ts';
 import { Supervisor } from '../testbed/supervisor.ts';

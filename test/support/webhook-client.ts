@@ -8,7 +8,7 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { makeDevCertificates } from '../../src/webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../hack/local/dev-certificates.ts';
 import { MAX_REVIEW_BYTES } from '../../src/webhook/options.ts';
 import { SERVICES, serviceRef } from './webhook-server.ts';
 

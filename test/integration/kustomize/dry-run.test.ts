@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { freePorts } from '../../../hack/testbed/ports.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
-import { makeDevCertificates } from '../../../src/webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { find, kustomizations, kustomizeBuild, type Manifest } from './build.ts';
 import { certManagerCrds, CERT_MANAGER_VERSION } from './cert-manager-crds.ts';
 import { effectiveEnv, type Deployment } from './deployment-checks.ts';

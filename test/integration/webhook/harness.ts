@@ -11,7 +11,7 @@ import { waitFor } from '../../../hack/testbed/wait.ts';
 import { createLogger } from '../../../src/observability/log.ts';
 import { informerView, type InformerView } from '../../../src/webhook/cluster-view.ts';
 import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.ts';
-import { makeDevCertificates, type DevCertificates } from '../../../src/webhook/dev-certificates.ts';
+import { makeDevCertificates, type DevCertificates } from '../../../hack/local/dev-certificates.ts';
 import type { ConflictPolicy, ExternalNamePolicy } from '../../../src/webhook/options.ts';
 import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../src/webhook/registration.ts';
 import { startWebhookServer, type WebhookServer } from '../../../src/webhook/server.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../../src/observability/log.ts';
 import type { CacheName, ClusterView } from '../../../src/webhook/cluster-view.ts';
-import { makeDevCertificates, type DevCertificates } from '../../../src/webhook/dev-certificates.ts';
+import { makeDevCertificates, type DevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../src/webhook/server.ts';
 
 export interface LocalServer {

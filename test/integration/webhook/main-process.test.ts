@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../../hack/testbed/wait.ts';
-import { makeDevCertificates } from '../../../src/webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { httpsClient } from './local-server.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';

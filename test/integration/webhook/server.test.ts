@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
-import { makeDevCertificates } from '../../../src/webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { request as admissionRequest, serviceExport, viewWith } from '../../support/webhook-fixtures.ts';
 import { httpsClient, startLocalServer, type LocalServer } from './local-server.ts';
 
