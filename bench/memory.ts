@@ -37,7 +37,7 @@ const specs = {
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the worker\'s initial sync.'),
 };
 
-const log = createLogger('bench-memory', process.env.LOG_LEVEL ?? 'warn');
+const log = createLogger('bench-memory', process.env.MCS_LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Sample {

@@ -3,7 +3,7 @@
 // a test runs the same comparison. Regenerate with `npm run docs:configuration`.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { OptionSpec } from '../src/config/options.ts';
+import { deprecatedText, type OptionSpec } from '../src/config/options.ts';
 import { statusOptionSpecs } from '../src/cli/status-options.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
 import { webhookOptionSpecs } from '../src/webhook/options.ts';
@@ -52,7 +52,7 @@ function table(specs: Specs, installed: Map<string, string> | undefined): string
     const def = formatDefault(s);
     const cols = [`\`--${s.flag}\``, `\`${s.env}\``, def === '' ? '(empty)' : `\`${cell(def)}\``];
     if (installed) cols.push(installed.has(s.env) ? `\`${cell(installed.get(s.env)!)}\`` : '');
-    cols.push(cell(s.help));
+    cols.push(cell(s.deprecated ? `${s.help} ${deprecatedText(s.deprecated)}` : s.help));
     return `| ${cols.join(' | ')} |`;
   })];
 }

@@ -1,6 +1,6 @@
 // Flags of the webhook server (`npm run webhook -- --help`), each with an MCS_* environment fallback.
 import {
-  durationOption, enumOption, formatHelp, intOption, parseOptions, stringOption, type OptionValues,
+  durationOption, enumOption, formatHelp, intOption, logLevelOption, parseOptions, stringOption, warnDeprecated, type OptionSpec, type OptionValues,
 } from '../config/options.ts';
 import { WORKER_SERVICE_ACCOUNT } from '../core/names.ts';
 
@@ -28,6 +28,28 @@ export const DEFAULT_SYSTEM_DELETERS = [
  */
 export const MAX_REVIEW_BYTES = 7 * 1024 * 1024;
 
+/** --metrics-port when the plain listener is turned off. */
+export const METRICS_OFF = -1;
+
+/**
+ * The plain-HTTP probe port: a port, or `off`. 0 used to mean off here while it picks a free port in the worker; it
+ * still turns the listener off, with a warning, until 0.3.0, then means what it means in the worker.
+ */
+function probePortOption(): OptionSpec<number> {
+  const port = intOption('metrics-port', 'MCS_METRICS_PORT', 8080,
+    'Plain-HTTP port of /metrics, /healthz and /readyz for scrapers and probes; off: no such listener (0 also turns it off until 0.3.0, then picks a free port as in the worker).', 0, 65535);
+  return {
+    ...port,
+    parse: (raw, f) => {
+      if (raw.trim().toLowerCase() === 'off') return METRICS_OFF;
+      const n = port.parse(raw, f);
+      if (n !== 0) return n;
+      warnDeprecated(`--${f}=0 to turn the listener off`, `--${f}=off`, '0.3.0');
+      return METRICS_OFF;
+    },
+  };
+}
+
 export const webhookOptionSpecs = {
   port: intOption('port', 'MCS_PORT', 9443, 'HTTPS port of /validate, /mutate, /convert, /healthz, /readyz and /metrics.', 0, 65535),
   bindAddress: stringOption('bind-address', 'MCS_BIND_ADDRESS', '0.0.0.0', 'Address the HTTPS and metrics listeners bind to.'),
@@ -38,13 +60,13 @@ export const webhookOptionSpecs = {
   externalNamePolicy: enumOption('external-name-policy', 'MCS_EXTERNAL_NAME_POLICY', 'Warn', EXTERNAL_NAME_POLICIES, 'What to do with a ServiceExport of an ExternalName Service (E5): Warn admits it with a warning and the worker sets Valid=False (InvalidServiceType), as the MCS conformance suite requires; Reject refuses it.'),
   workerServiceAccount: stringOption('worker-service-account', 'MCS_WORKER_SERVICE_ACCOUNT', WORKER_SERVICE_ACCOUNT, 'User name of the reconcile worker: the only identity allowed to write ServiceImports and MCS EndpointSlices (I6).'),
   systemDeleters: stringOption('system-deleters', 'MCS_SYSTEM_DELETERS', DEFAULT_SYSTEM_DELETERS.join(','), 'Comma-separated user names also allowed to delete ServiceImports and MCS EndpointSlices (namespace deletion, garbage collection).'),
-  metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Plain-HTTP port of /metrics, /healthz and /readyz for scrapers and probes; 0 turns it off.', 0, 65535),
+  metricsPort: probePortOption(),
   kubeconfig: stringOption('kubeconfig', 'MCS_KUBECONFIG', '', 'Path of the kubeconfig; empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.'),
   maxRequestBytes: intOption('max-request-bytes', 'MCS_MAX_REQUEST_BYTES', MAX_REVIEW_BYTES, 'Largest request body accepted; larger ones get 413. The default fits the largest review the apiserver can send (docs/webhooks.md).', 1024),
   shutdownDelay: durationOption('shutdown-delay', 'MCS_SHUTDOWN_DELAY', 5_000, 'On SIGTERM, how long to report unready before closing the listener, so endpoints stop sending requests first.'),
   shutdownTimeout: durationOption('shutdown-timeout', 'MCS_SHUTDOWN_TIMEOUT', 30_000, 'On SIGTERM, how long in-flight requests may take before connections are closed.'),
   cacheSyncGrace: durationOption('cache-sync-grace', 'MCS_CACHE_SYNC_GRACE', 30_000, 'How long /readyz waits for the informer caches before reporting ready anyway, refusing checks that need the missing caches as "still loading" (0: wait forever). Lets the apiserver reach conversion when listing needs it.'),
-  logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
+  logLevel: logLevelOption(),
 };
 
 export type WebhookOptions = OptionValues<typeof webhookOptionSpecs>;

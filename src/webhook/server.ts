@@ -23,7 +23,7 @@ export interface ServerOptions {
   tlsCertFile: string;
   tlsKeyFile: string;
   tlsReloadIntervalMs: number;
-  /** 0: no plain metrics listener. */
+  /** A port for the plain probe listener; 0 or less (METRICS_OFF): none. */
   metricsPort: number;
   conflictPolicy: ConflictPolicy;
   externalNamePolicy: ExternalNamePolicy;

@@ -231,7 +231,7 @@ export class Member {
   #queue(name: 'export' | 'import', reconcile: (key: string) => Promise<void>): WorkQueue<string> {
     return new WorkQueue<string>({
       name,
-      concurrency: name === 'export' ? this.#o.options.exportWorkers : this.#o.options.workers,
+      concurrency: name === 'export' ? this.#o.options.exportWorkers : this.#o.options.importWorkers,
       metrics: this.#o.metrics.workQueue,
       logger: this.#log.child({ controller: name }),
       handler: async (key) => {

@@ -94,7 +94,7 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
   const certs = makeDevCertificates(dir);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(options.kubeconfigPath);
-  const logger = createLogger('webhook-it', process.env.LOG_LEVEL ?? 'error');
+  const logger = createLogger('webhook-it', process.env.MCS_LOG_LEVEL ?? 'error');
 
   // CRDs first (with conversion already aimed at the server we are about to start), so the informers find them.
   const port = await freePortHint();

@@ -42,7 +42,7 @@ describe('src/webhook/main.ts as a process: flags, readiness, graceful shutdown'
     const installed = spawnSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-k', 'crds/'], { cwd: ROOT, encoding: 'utf8' });
     expect(installed.status, installed.stderr).to.equal(0);
     spawnSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { cwd: ROOT });
-    const child: ChildProcess = spawn(NODE, ['src/webhook/main.ts', '--port=0', '--metrics-port=0', '--bind-address=127.0.0.1', '--shutdown-delay=300ms'], {
+    const child: ChildProcess = spawn(NODE, ['src/webhook/main.ts', '--port=0', '--metrics-port=off', '--bind-address=127.0.0.1', '--shutdown-delay=300ms'], {
       cwd: ROOT,
       env: { ...process.env, MCS_KUBECONFIG: cluster.kubeconfigPath, MCS_TLS_CERT_FILE: certs.certFile, MCS_TLS_KEY_FILE: certs.keyFile },
       stdio: ['ignore', 'pipe', 'pipe'],
