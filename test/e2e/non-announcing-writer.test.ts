@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { CloudMapAdapter } from '../../src/cloudmap/adapter.ts';
 import type { CloudMapInstance } from '../../src/core/types.ts';
 import { v031Instance as standInInstance, v031InstanceId } from '../support/v031.ts';
-import { eventually, withE2E } from './harness.ts';
+import { eventually, retried, withE2E } from './harness.ts';
 import { createNamespaces, exportReady, importedBySource, runApp } from './workloads.ts';
 
 const NS = 'e2e-v031';
@@ -20,16 +20,6 @@ const NS_NEW = 'e2e-v031-new';
 /** An instance as v0.3.1 registers an endpoint of cluster cls0 (its id, its attributes, no markers). */
 function v031Instance(clustersetId: string, ip: string, serviceType: 'ClusterSetIP' | 'Headless' = 'ClusterSetIP'): CloudMapInstance {
   return standInInstance({ clusterId: 'cls0', clustersetId, serviceType }, { ip, nodeName: 'node-0' });
-}
-
-/** One Cloud Map call, retried while the emulator's request quotas (shared with the workers) throttle it. */
-async function retried<T>(what: string, send: () => Promise<T>): Promise<T> {
-  let out: { value: T } | undefined;
-  await eventually(what, async () => {
-    out = { value: await send() };
-    return true;
-  });
-  return out!.value;
 }
 
 async function serviceIds(cloudMap: ServiceDiscoveryClient): Promise<Map<string, string>> {
