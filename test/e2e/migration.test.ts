@@ -22,6 +22,9 @@ const APP = 'web';
 /** Exported by cls2 (mcs-cloudmap throughout), imported by cls1. */
 const PEER = 'peer';
 const REPLICAS = 3;
+/** cls1's worker beats every HEARTBEAT_S; cls2 judges a cluster silent after TTL_S (the runbook's "within the TTL"). */
+const HEARTBEAT_S = 5;
+const TTL_S = 60;
 const CRDS = ['serviceexports.multicluster.x-k8s.io', 'serviceimports.multicluster.x-k8s.io', 'clusterproperties.about.k8s.io'];
 const WEBHOOKS = ['validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating'];
 
@@ -190,6 +193,8 @@ describe('e2e: a cluster on the AWS controller v0.3.1 migrated to mcs-cloudmap a
     webhooks = saved(cls1, WEBHOOKS);
     await stopWorker(cls1);
     await stopWebhook(cls1);
+    // A v0.3.1 cluster never wrote a heartbeat or marker: the ones of the worker the suite started go.
+    await leaveChangeMarker(cloudMap, (await cloudMapIds(cloudMap, markerNamespaceName(cs.clustersetId), MARKER_SERVICE)).serviceId, 'cls1');
     cls1.kubectl(['delete', ...WEBHOOKS]);
     cls1.kubectl(['delete', 'crd', ...CRDS, '--wait=true', '--timeout=120s']);
     cls1.apply(v031Crds(ours as unknown as Parameters<typeof v031Crds>[0]));
@@ -209,7 +214,7 @@ describe('e2e: a cluster on the AWS controller v0.3.1 migrated to mcs-cloudmap a
     expect(finalizersOf(cls1)).to.deep.equal([V031_FINALIZER]);
     // Both controllers ran before the migration: cls2's worker, restarted, reads the service v0.3.1 created.
     await stopWorker(cls2);
-    await startWorker(cls2);
+    await startWorker(cls2, { MCS_DEAD_CLUSTER_TTL: `${TTL_S}s` });
     await eventually('cls2 to import cls1\'s endpoints', async () => {
       const slices = await cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${APP},${LABEL_SOURCE_CLUSTER}=cls1`);
       return slices.flatMap((s) => s.endpoints ?? []).length === REPLICAS;
@@ -236,7 +241,7 @@ describe('e2e: a cluster on the AWS controller v0.3.1 migrated to mcs-cloudmap a
     cls1.kubectl(['wait', '--for=condition=Established', ...CRDS.map((c) => `crd/${c}`), '--timeout=60s']);
     await startWebhook(cls1);
     cls1.apply(webhooks);
-    await startWorker(cls1);
+    await startWorker(cls1, { MCS_HEARTBEAT_INTERVAL: `${HEARTBEAT_S}s` });
     const workerUp = Date.now() - t0;
     await eventually('cls1\'s ServiceExport Ready under mcs-cloudmap', async () => condition(await cls1.serviceExport(NS, APP), 'Ready')?.status === 'True', 120_000);
     await eventually('cls1\'s instances all under mcs-cloudmap ids', async () => allIn(await instancesOf(cloudMap, web!.serviceId, 'cls1'), 'mcs-cloudmap', REPLICAS), 60_000);
@@ -290,7 +295,8 @@ describe('e2e: a cluster on the AWS controller v0.3.1 migrated to mcs-cloudmap a
     // misses v0.3.1's writes (the markers' disappearance makes it re-read the namespace and watch it closely).
     const markers = await cloudMapIds(cloudMap, markerNamespaceName(cs.clustersetId), MARKER_SERVICE);
     const markerIds = await leaveChangeMarker(cloudMap, markers.serviceId, 'cls1');
-    await new Promise((r) => setTimeout(r, 5000));
+    // Past cls2's --dead-cluster-ttl since the worker's last beat: cls1 is not judged silent (it has no heartbeat now).
+    await new Promise((r) => setTimeout(r, Math.max(5000, t0 + (TTL_S + 2 * HEARTBEAT_S) * 1000 - Date.now())));
     const { samples, gap, ownGap } = await sampling.stop();
     console.log(`      cls1's own import of cls2's service during the roll back: ${ownGap.bad} samples without all of cls2's endpoints, longest gap ${ownGap.gapMs} ms`);
     expect(ownGap.bad, 'samples of cls1 missing one of cls2\'s endpoints').to.equal(0);
