@@ -1,6 +1,7 @@
 // kube-apiserver for one cluster: TLS with client certificates, service-account token signing, RBAC, and the
 // admission plugins a production cluster runs (kubeadm's set: the defaults plus NodeRestriction), webhooks included.
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { binary } from './paths.ts';
 import type { ClusterPki, KeyPair } from './pki.ts';
 import { isOk } from './probe.ts';
@@ -14,6 +15,32 @@ export const ADMISSION_PLUGINS = [
   'DefaultIngressClass', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook',
   'ResourceQuota', 'NodeRestriction',
 ] as const;
+
+/**
+ * The audit log's policy: metadata of every write to the kinds mcs-cloudmap manages, nothing else, so tests can count
+ * at the apiserver who wrote what and when (the worker's User-Agent names its replica). Leases and Events are left out:
+ * a replica that lost leadership still writes them by design.
+ */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+  resources:
+  - group: ""
+    resources: [services]
+  - group: discovery.k8s.io
+    resources: [endpointslices]
+  - group: multicluster.x-k8s.io
+    resources: [serviceimports, serviceimports/status, serviceexports, serviceexports/status]
+- level: None
+`;
+
+/** The audit log of the apiserver whose component logs are in `logsDir`: one JSON event per line. */
+export function auditLogPath(logsDir: string): string {
+  return join(logsDir, 'kube-apiserver-audit.log');
+}
 
 export interface ApiserverSpec {
   clusterId: string;
@@ -34,6 +61,8 @@ export interface Apiserver {
 export async function startApiserver(sup: Supervisor, spec: ApiserverSpec, timeoutMs: number): Promise<Apiserver> {
   const server = `https://127.0.0.1:${spec.port}`;
   const { pki } = spec;
+  const auditPolicy = join(dirname(spec.logsDir), 'audit-policy.yaml');
+  writeFileSync(auditPolicy, AUDIT_POLICY);
   const proc = sup.start({
     name: `kube-apiserver (${spec.clusterId})`,
     command: binary('kube-apiserver'),
@@ -66,6 +95,8 @@ export async function startApiserver(sup: Supervisor, spec: ApiserverSpec, timeo
       // webhook server running here (see docs/testbed.md).
       '--enable-aggregator-routing=true',
       '--profiling=false',
+      `--audit-policy-file=${auditPolicy}`,
+      `--audit-log-path=${auditLogPath(spec.logsDir)}`,
     ],
     logPath: join(spec.logsDir, 'kube-apiserver.log'),
   });

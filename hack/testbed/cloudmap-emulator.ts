@@ -92,6 +92,8 @@ export interface CloudMapRequest {
   /** `ok`, `throttled`, `fault` or the error code answered. */
   outcome: string;
   serviceId: string;
+  /** `<NamespaceName>/<ServiceName>` of DiscoverInstances and DiscoverInstancesRevision (they name no id), or "". */
+  serviceName: string;
   instanceId: string;
   /** CLUSTER_ID of the instance written: the request's (RegisterInstance) or the instance's when it arrived (DeregisterInstance). */
   clusterId: string;

@@ -17,7 +17,8 @@
 //   interval of its creation. This catches writers that never bump the marker (the AWS controller v0.3.1), vanished
 //   services and anything missed, at a cost that does not grow with the number of services.
 // - Optionally, every service of a namespace where a writer that never bumps the marker has instances is checked (revision
-//   first) each short interval, so that writer's changes show within seconds, at a cost per such service only.
+//   first) and the namespace's services listed each short interval, so that writer's changes and new services show
+//   within seconds, at a cost per such namespace and service only.
 // - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
 //   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
 import { sleep } from '../runtime/backoff.ts';
@@ -113,6 +114,8 @@ export interface WatcherStats {
   resyncChecks: number;
   /** Services checked because a writer that does not bump the marker has instances in their namespace. */
   nonAnnouncingChecks: number;
+  /** Listings (ListServices) of a namespace where a writer that does not bump the marker has instances. */
+  nonAnnouncingListings: number;
 }
 
 /** Whether the last poll of the change marker got an answer; `since` is when that last changed (clock ms). */
@@ -168,7 +171,7 @@ export class CloudMapWatcher {
   private resolveFirstSync: (() => void) | undefined;
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
-  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0 };
+  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0 };
   /** Per namespace and service, when the last completed read of it began (readAt). */
   private readonly readStarted = new Map<string, Map<string, number>>();
   /** The listing of every namespace's services for the resync, while it runs. */
@@ -179,6 +182,8 @@ export class CloudMapWatcher {
   private sweepCarry = 0;
   private lastSweepStep = 0;
   private nextNonAnnouncingCheck = 0;
+  /** When each namespace where a writer that does not bump the marker has instances was last listed. */
+  private readonly nonAnnouncingListedAt = new Map<string, number>();
   /** Operations found pending at start were this cluster's: a predecessor was killed mid-write. */
   private ownPendingAtStart = false;
   /** Whether operations that succeeded since this cluster's last bump wrote its instances (settlePredecessor). */
@@ -717,5 +722,19 @@ export class CloudMapWatcher {
     this.counts.nonAnnouncingChecks += watched.length;
     const failures = await forEachLimited(watched, concurrency, (s) => this.refreshService(s.namespace, s.service, false).then(() => {}));
     for (const { item } of failures) this.requeue(item.namespace, [item.service]);
+    // Such a writer also creates services (v0.3.1 exporting a new Service) that no marker names, so one of these
+    // namespaces, the one listed longest ago, is listed per interval (one ListServices page per 100 services) and what
+    // is new is read at once. One, not all: ListServices is the scarcest quota (2/s per account, v0.3.1's too).
+    const namespace = [...namespaces].sort((a, b) => (this.nonAnnouncingListedAt.get(a) ?? 0) - (this.nonAnnouncingListedAt.get(b) ?? 0))[0];
+    for (const listed of this.nonAnnouncingListedAt.keys()) if (!namespaces.has(listed)) this.nonAnnouncingListedAt.delete(listed);
+    if (namespace === undefined || this.abort.signal.aborted) return;
+    this.nonAnnouncingListedAt.set(namespace, clock.now());
+    const namespaceId = await this.opts.registry.findNamespace(namespace);
+    if (namespaceId === undefined) return;
+    this.counts.nonAnnouncingListings++;
+    const cached = this.cache.get(namespace);
+    const unread = (await this.opts.registry.listServices(namespaceId)).map((s) => s.name).filter((service) => !cached?.has(service));
+    const failed = await forEachLimited(unread, concurrency, (service) => this.refreshService(namespace, service, true).then(() => {}));
+    this.requeue(namespace, failed.map((f) => f.item));
   }
 }

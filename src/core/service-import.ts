@@ -21,6 +21,21 @@ export function serviceImportOwnerReference(name: string, uid: string): OwnerRef
   return { apiVersion: `${MCS_GROUP}/${STORAGE_VERSION}`, kind: 'ServiceImport', name, uid, controller: true };
 }
 
+/** The AWS controller v0.3.1 names its derived Service in this annotation of every ServiceImport it creates. */
+export const V031_DERIVED_SERVICE_ANNOTATION = 'multicluster.k8s.aws/derived-service';
+
+/**
+ * Who keeps a ServiceImport found in the cluster current (I6, M3): `ours` when we created it; `v0.3.1` when the AWS
+ * controller v0.3.1 did (its derived-service annotation, without our label), which we take over: a cluster that
+ * migrated has stopped v0.3.1 (docs/migration.md step 2), nothing else would update it, and deleting it first would
+ * leave the cluster without the import for a moment (the webhook lets only the worker delete one anyway); `other`:
+ * someone else's, left alone.
+ */
+export function serviceImportKeeper(metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }): 'ours' | 'v0.3.1' | 'other' {
+  if (metadata.labels?.[LABEL_CREATED_BY] === CONTROLLER_NAME) return 'ours';
+  return metadata.annotations?.[V031_DERIVED_SERVICE_ANNOTATION] === undefined ? 'other' : 'v0.3.1';
+}
+
 export interface ServiceImportSpec {
   ports: PortSpec[];
   ips?: string[];

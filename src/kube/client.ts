@@ -70,6 +70,7 @@ export class KubeClient {
   /** The TLS material #agent was built with: another one (a rotated client certificate) gets a new agent. */
   #agentTls: TlsMaterial | undefined;
   #writeFence: (() => string | undefined) | undefined;
+  #userAgent: string | undefined;
   /** The last request got no answer at all (refused, reset, timed out). */
   #unanswered = false;
   readonly #answeredListeners = new Set<() => void>();
@@ -90,6 +91,11 @@ export class KubeClient {
    */
   fenceWrites(fence: () => string | undefined): void {
     this.#writeFence = fence;
+  }
+
+  /** Names this process in every request (the apiserver's audit log and its metrics show it): `name/version (replica)`. */
+  identify(userAgent: string): void {
+    this.#userAgent = userAgent;
   }
 
   #fenced(req: KubeRequest): KubeApiError | undefined {
@@ -184,6 +190,7 @@ export class KubeClient {
     }
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: CONTENT_JSON };
+    if (this.#userAgent !== undefined) headers['User-Agent'] = this.#userAgent;
     if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     if (body !== undefined) {
       headers['Content-Type'] = req.contentType ?? CONTENT_JSON;

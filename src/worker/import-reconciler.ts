@@ -12,7 +12,7 @@ import { diffEndpointSlices, planEndpointSlices } from '../core/endpoint-slices.
 import { partialExports, type QuotaCounts } from '../core/instance-quota.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../core/names.ts';
 import {
-  desiredServiceImport, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
+  desiredServiceImport, serviceImportKeeper, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
 } from '../core/service-import.ts';
 import type { CloudMapInstance, ClusterExport } from '../core/types.ts';
 import { KubeApiError } from '../kube/api-error.ts';
@@ -59,6 +59,11 @@ export function createdByUs(object: { metadata: { labels?: Record<string, string
   return object?.metadata.labels?.[LABEL_CREATED_BY] === CONTROLLER_NAME;
 }
 
+/** ServiceImports this worker keeps current: its own and those it takes over from v0.3.1 (M3). */
+export function keptByUs(object: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } }): boolean {
+  return serviceImportKeeper(object.metadata) !== 'other';
+}
+
 /** The derived Service as the ServiceImport needs it, or why this cluster refused its IP families (I5). */
 type DerivedState = { clusterIPs: string[]; ipFamilies: string[] } | { ipFamilyNotSupported: string };
 
@@ -68,6 +73,8 @@ export class ImportReconciler {
   readonly #endpoints = new Map<string, number>();
   /** ServiceImports someone else created, already reported (reported once each). */
   readonly #foreign = new Set<string>();
+  /** ServiceImports of v0.3.1 taken over, already reported. */
+  readonly #adopted = new Set<string>();
 
   constructor(options: ImportReconcilerOptions) {
     this.#o = options;
@@ -79,7 +86,7 @@ export class ImportReconciler {
     // I1: only where the namespace exists; never created by us. A terminating namespace refuses new objects.
     if (ns === undefined || ns.metadata.deletionTimestamp !== undefined) return this.#setEndpoints(key, undefined);
     const existing = this.#o.serviceImports.get(namespace, name);
-    if (existing !== undefined && !createdByUs(existing)) {
+    if (existing !== undefined && !keptByUs(existing)) {
       if (!this.#foreign.has(key)) {
         this.#foreign.add(key);
         this.#o.log.warn({ event: 'import-not-ours', namespace, name }, 'a ServiceImport this controller did not create exists; leaving it and its service alone');
@@ -87,6 +94,10 @@ export class ImportReconciler {
       return;
     }
     this.#foreign.delete(key);
+    if (existing !== undefined && !createdByUs(existing) && !this.#adopted.has(key)) {
+      this.#adopted.add(key);
+      this.#o.log.info({ event: 'import-taken-over', namespace, name }, 'taking over a ServiceImport the AWS controller v0.3.1 created (delete its derived Service once every import is taken over)');
+    }
     const { exports, skipped } = exportsFromInstances(this.#o.view.instances(namespace, name), { clustersetId: this.#o.identity.clustersetId, namespace, name });
     if (skipped.length > 0) {
       this.#o.log.debug({ event: 'instances-skipped', namespace, name, skipped: skipped.slice(0, 5), count: skipped.length }, 'malformed Cloud Map instances left out of the import');

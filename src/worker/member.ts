@@ -25,7 +25,7 @@ import { reapDeadCluster } from './dead-cluster-reaper.ts';
 import { DeadClusters } from './dead-clusters.ts';
 import { ExportReconciler } from './export-reconciler.ts';
 import { ExportStatusWriter } from './export-status.ts';
-import { createdByUs, ImportReconciler } from './import-reconciler.ts';
+import { createdByUs, ImportReconciler, keptByUs } from './import-reconciler.ts';
 import type { WorkerInformers } from './informers.ts';
 import { InstanceView } from './instance-view.ts';
 import type { LoopProgress } from './liveness.ts';
@@ -165,7 +165,7 @@ export class Member {
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
       knownServices: () => [
         ...informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
-        ...informers.serviceImports.list().filter(createdByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
+        ...informers.serviceImports.list().filter(keptByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
       ],
     };
   }
@@ -332,7 +332,7 @@ export class Member {
     const { informers } = this.#o;
     const exports = informers.serviceExports.list().map((se) => keyOf(se.metadata.namespace ?? '', se.metadata.name));
     for (const key of startOrder(this.identity.clusterId, exports)) this.#exports.add(key);
-    for (const si of informers.serviceImports.list()) if (createdByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
+    for (const si of informers.serviceImports.list()) if (keptByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
     for (const change of this.#services()) this.#onCloudMapChange(change);
     this.#log.info({
       event: 'member-started', cloudMapServices: this.#services().length, serviceExports: informers.serviceExports.list().length,
@@ -416,7 +416,7 @@ export class Member {
 
   #requeueImports(): void {
     if (!this.#synced) return;
-    for (const si of this.#o.informers.serviceImports.list()) if (createdByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
+    for (const si of this.#o.informers.serviceImports.list()) if (keptByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
   }
 
   #requeueExports(): void {

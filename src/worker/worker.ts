@@ -66,6 +66,8 @@ class Worker {
     });
     this.#writer = new ObjectWriter({ kubeConfig: this.#kubeConfig });
     const identity = options.identity || `${hostname()}-${process.pid}`;
+    // Which replica wrote what, in the apiserver's audit log (M4: a paused leader's writes after its successor's).
+    kubeClientFor(this.#kubeConfig).identify(`mcs-cloudmap-worker/${this.#options.controllerVersion} (${identity})`);
     this.#events = new EventRecorder({ kubeConfig: this.#kubeConfig, reportingInstance: identity, logger: createLogger('events', options.logLevel) });
     const evaluate = () => this.#evaluate();
     this.#informers.clusterProperties.addHandlers({ onAdd: evaluate, onUpdate: evaluate, onDelete: evaluate });

@@ -7,35 +7,19 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { CloudMapAdapter } from '../../src/cloudmap/adapter.ts';
 import type { CloudMapInstance } from '../../src/core/types.ts';
-import { eventually, withE2E } from '../support/e2e-harness.ts';
+import { v031Instance as standInInstance, v031InstanceId } from '../support/v031.ts';
+import { eventually, retried, withE2E } from '../support/e2e-harness.ts';
 import { createNamespaces, exportReady, importedBySource, runApp } from '../support/workloads.ts';
 
 const NS = 'e2e-v031';
 const APP = 'web';
 const V031_ID = 'tcp-10_244_2_0-8080';
 const NS_CHANGES = 'e2e-v031-changes';
+const NS_NEW = 'e2e-v031-new';
 
 /** An instance as v0.3.1 registers an endpoint of cluster cls0 (its id, its attributes, no markers). */
-function v031Instance(clustersetId: string, ip: string): CloudMapInstance {
-  return {
-    id: `tcp-${ip.replaceAll('.', '_')}-8080`,
-    attributes: {
-      AWS_INSTANCE_IPV4: ip, AWS_INSTANCE_PORT: '8080', CLUSTER_ID: 'cls0', CLUSTERSET_ID: clustersetId,
-      ENDPOINT_PORT_NAME: '', ENDPOINT_PROTOCOL: 'TCP', HOSTNAME: '', K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s d07e680 (d07e680)',
-      NODENAME: 'node-0', READY: 'true', SERVICE_EXPORT_CREATION_TIMESTAMP: '1665108776000', SERVICE_PORT: '8080',
-      SERVICE_PORT_NAME: '', SERVICE_PROTOCOL: 'TCP', SERVICE_TARGET_PORT: '8080', SERVICE_TYPE: 'ClusterSetIP',
-    },
-  };
-}
-
-/** One Cloud Map call, retried while the emulator's request quotas (shared with the workers) throttle it. */
-async function retried<T>(what: string, send: () => Promise<T>): Promise<T> {
-  let out: { value: T } | undefined;
-  await eventually(what, async () => {
-    out = { value: await send() };
-    return true;
-  });
-  return out!.value;
+function v031Instance(clustersetId: string, ip: string, serviceType: 'ClusterSetIP' | 'Headless' = 'ClusterSetIP'): CloudMapInstance {
+  return standInInstance({ clusterId: 'cls0', clustersetId, serviceType }, { ip, nodeName: 'node-0' });
 }
 
 async function serviceIds(cloudMap: ServiceDiscoveryClient): Promise<Map<string, string>> {
@@ -48,7 +32,7 @@ async function serviceIds(cloudMap: ServiceDiscoveryClient): Promise<Map<string,
 
 describe('e2e: a controller that does not announce its writes (v0.3.1) is active (M3)', function () {
   this.timeout(300_000);
-  const e2e = withE2E({ namespaces: [NS, NS_CHANGES] });
+  const e2e = withE2E({ namespaces: [NS, NS_CHANGES, NS_NEW] });
   it('M3: the last unexport keeps the empty Cloud Map service while v0.3.1 is seen, and deletes it once it is gone', async () => {
     const { clusters, cls1, cloudMap, cs, stopWorker, startWorker } = e2e();
     // A short resync, so the worker sees the stand-in's new service in seconds (its listing finds it); the suite's
@@ -121,5 +105,55 @@ describe('e2e: a controller that does not announce its writes (v0.3.1) is active
     const sorted = [...latencies].sort((a, b) => a - b);
     console.log(`      v0.3.1 scale up / down by one endpoint, submission to cls1's slices (ms, ${sorted.length}): ${sorted.join(' ')}`);
     expect(sorted.at(-1), 'slowest').to.be.at.most(5000);
+  });
+
+  it('M3: a service v0.3.1 creates there, headless or not, one it exports next to mcs-cloudmap, and its unexport reach the imports within 5 s, at the default settings', async () => {
+    const { clusters, cls1, cs, startWorker, stopWorker } = e2e();
+    const v031 = new CloudMapAdapter({ clusterId: 'cls0', clustersetId: cs.clustersetId, client: { region: cs.region, endpoint: cs.cloudMapEndpoint, credentials: { accessKeyId: 'testbed', secretAccessKey: 'testbed' } } });
+    await createNamespaces(clusters, NS_NEW);
+    const namespaceId = await v031.ensureNamespace(NS_NEW);
+    // v0.3.1 has instances in the namespace before the worker starts (a ClusterSet mid-migration).
+    const present = await v031.ensureService(namespaceId, 'present');
+    const first = v031Instance(cs.clustersetId, '10.244.4.1');
+    await v031.waitForOperations([await v031.registerInstance(present, first)]);
+    await stopWorker(cls1);
+    await startWorker(cls1);
+    await eventually('cls1 to import the stand-in\'s service', async () => (await importedBySource(cls1, 'present', NS_NEW)).cls0?.length === 1, 60_000);
+    await runApp(cls1, NS_NEW, APP, 1);
+    await exportReady(cls1, NS_NEW, APP);
+
+    const latencies: Record<string, number> = {};
+    /** From the stand-in's first call for the change to `check` true in cls1. */
+    const timed = async (what: string, change: () => Promise<unknown>, check: () => Promise<boolean>) => {
+      const since = Date.now();
+      await change();
+      await eventually(what, check, 30_000);
+      latencies[what] = Date.now() - since;
+    };
+    const written: Array<{ service: string; id: string }> = [{ service: present, id: first.id }];
+    const register = async (name: string, instance: CloudMapInstance) => {
+      const service = await v031.ensureService(namespaceId, name, true);
+      written.push({ service, id: instance.id });
+      return v031.registerInstance(service, instance);
+    };
+    try {
+      await timed('new export', () => register('api', v031Instance(cs.clustersetId, '10.244.4.2')),
+        async () => (await importedBySource(cls1, 'api', NS_NEW)).cls0?.length === 1);
+      await timed('new headless export', () => register('hl', v031Instance(cs.clustersetId, '10.244.4.3', 'Headless')),
+        async () => (await cls1.serviceImport(NS_NEW, 'hl'))?.spec.type === 'Headless' && (await importedBySource(cls1, 'hl', NS_NEW)).cls0?.length === 1);
+      await timed('both clusters exporting', () => register(APP, v031Instance(cs.clustersetId, '10.244.4.4')),
+        async () => {
+          const bySource = await importedBySource(cls1, APP, NS_NEW);
+          return bySource.cls0?.length === 1 && bySource.cls1?.length === 1;
+        });
+      const api = written.find((w) => w.id === v031InstanceId('10.244.4.2', 8080))!;
+      await timed('unexport', async () => v031.waitForOperations(await v031.deregisterInstances(api.service, [api.id])),
+        async () => (await cls1.serviceImport(NS_NEW, 'api')) === undefined);
+    } finally {
+      for (const w of written) await v031.waitForOperations(await v031.deregisterInstances(w.service, [w.id])).catch(() => {});
+      v031.destroy();
+    }
+    console.log(`      v0.3.1's writes, its first call to cls1's import (ms): ${JSON.stringify(latencies)}`);
+    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(5000);
   });
 });

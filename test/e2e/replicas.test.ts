@@ -1,9 +1,11 @@
 // Two replicas of cls1's worker: only the holder of the Lease reconciles (the other keeps warm caches and makes no
 // Cloud Map calls); when the leader shuts down it releases the Lease and the standby takes over.
 // A leader paused past its Lease (SIGSTOP) loses it to the standby and, resumed, sends Cloud Map nothing more: the
-// emulator's request log shows no write of the old leader after the new one's first (M4).
+// emulator's request log shows no write of the old leader after the new one's first (M4), and neither does the
+// apiserver's audit log for Kubernetes writes (the worker's User-Agent names its replica).
 import { expect } from 'chai';
 import type { HostProcess } from '../../hack/local/processes.ts';
+import { auditedWrites, type AuditedWrite } from '../support/audit.ts';
 import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
 import { createNamespaces, deployment, service, serviceExport } from '../support/workloads.ts';
 
@@ -64,9 +66,10 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
     leaderIdentity = 'cls1-standby';
   });
 
-  it('a leader paused past its Lease makes no Cloud Map write once the standby has started writing (M4)', async () => {
+  it('a leader paused past its Lease makes no Cloud Map or Kubernetes write once the standby has started writing (M4)', async () => {
     const { cs, cls1, cls2, startReplica, stopWorker } = e2e();
     await createNamespaces([cls1, cls2], NS);
+    const testStart = Date.now();
     const paused = cls1.worker;
     const pausedIdentity = leaderIdentity;
     const standby = await startReplica(cls1, 'cls1-second-standby');
@@ -88,6 +91,8 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
     }, 1000);
     const since = Date.now();
     let writes: Awaited<ReturnType<typeof cs.cloudMapControl.requests>> = [];
+    let kubeWrites: AuditedWrite[] = [];
+    const byReplica = (w: AuditedWrite, identity: string) => w.userAgent.endsWith(`(${identity})`);
     try {
       await new Promise((r) => setTimeout(r, 3000));
       expect(paused.proc.signalGroup('SIGSTOP')).to.equal(true);
@@ -96,6 +101,8 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
         await eventually('the second standby to lead', async () => (await metric(standby, 'mcs_cloudmap_leader')) === 1, 60_000);
         await eventually('the new leader to write to Cloud Map', async () =>
           (await cs.cloudMapControl.requests(since, WRITES)).some((r) => r.app === 'cls1-second-standby'), 30_000);
+        await eventually('the new leader to write to Kubernetes', async () =>
+          auditedWrites(cls1.cluster, since).some((w) => byReplica(w, 'cls1-second-standby')), 30_000);
         console.log(`      standby led and wrote ${((Date.now() - pausedAt) / 1000).toFixed(1)} s after the leader was paused`);
       } finally {
         paused.proc.signalGroup('SIGCONT');
@@ -106,6 +113,7 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
     } finally {
       clearInterval(mover);
       writes = await cs.cloudMapControl.requests(since, WRITES);
+      kubeWrites = auditedWrites(cls1.cluster, testStart);
     }
     if (moveError !== undefined) throw moveError;
     const firstNew = Math.min(...writes.filter((r) => r.app === 'cls1-second-standby').map((r) => r.start));
@@ -114,6 +122,14 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
     console.log(`      Cloud Map writes: paused leader ${oldBefore.length} before the new leader's first, ${oldAfter.length} after; new leader ${writes.length - oldBefore.length - oldAfter.length}`);
     expect(oldBefore.length, 'writes of the leader before it was paused').to.be.greaterThan(0);
     expect(oldAfter.map((r) => `${r.api} ${r.instanceId} ${r.outcome} at ${new Date(r.start * 1000).toISOString()}`), 'writes of the old leader after the new leader\'s first').to.deep.equal([]);
+    const firstNewKube = Math.min(...kubeWrites.filter((w) => byReplica(w, 'cls1-second-standby')).map((w) => w.at));
+    const oldKube = kubeWrites.filter((w) => byReplica(w, pausedIdentity));
+    const oldKubeAfter = oldKube.filter((w) => w.at >= firstNewKube);
+    console.log(`      Kubernetes writes (apiserver audit log) since "moving" was exported: paused leader ${oldKube.length - oldKubeAfter.length} before the new leader's first, ${oldKubeAfter.length} after`);
+    // Its export of "moving" (finalizer, status) at least: the audit log names the replicas.
+    expect(oldKube.length - oldKubeAfter.length, 'Kubernetes writes of the leader before it was paused').to.be.greaterThan(0);
+    expect(oldKubeAfter.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name} ${w.code} at ${new Date(w.at).toISOString()}`),
+      'Kubernetes writes of the old leader after the new leader\'s first').to.deep.equal([]);
     await eventually('cls2 imports the last address of "moving"', async () => {
       const slices = await cls2.endpointSlices(NS, 'multicluster.kubernetes.io/service-name=moving');
       return slices.flatMap((s) => (s.endpoints ?? []).map((e) => e.addresses[0])).join() === `10.252.0.${n}`;

@@ -261,6 +261,16 @@ export function eventually(what: string, check: () => Promise<boolean> | boolean
   return waitFor(what, async () => check(), { timeoutMs, intervalMs: 250 });
 }
 
+/** One Cloud Map call, retried while the emulator's request quotas (shared with the workers) throttle it. */
+export async function retried<T>(what: string, send: () => Promise<T>): Promise<T> {
+  let out: { value: T } | undefined;
+  await eventually(what, async () => {
+    out = { value: await send() };
+    return true;
+  });
+  return out!.value;
+}
+
 export function condition(object: { status?: { conditions?: Condition[] } } | undefined, type: string): Condition | undefined {
   return object?.status?.conditions?.find((c) => c.type === type);
 }

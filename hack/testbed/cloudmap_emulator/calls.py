@@ -22,6 +22,9 @@ class Request:
     app: str
     outcome: str
     service_id: str
+    # `<NamespaceName>/<ServiceName>` of the discovery calls (DiscoverInstances, DiscoverInstancesRevision), which name
+    # the service instead of its id; "" otherwise.
+    service_name: str
     instance_id: str
     # CLUSTER_ID of the instance written: from the request's attributes (RegisterInstance) or of the instance the
     # request names as it was when it arrived (DeregisterInstance); "" when there is none.
@@ -30,7 +33,7 @@ class Request:
     def to_json(self) -> dict[str, Any]:
         return {
             "start": self.start, "end": self.end, "api": self.api, "accessKey": self.access_key, "app": self.app,
-            "outcome": self.outcome, "serviceId": self.service_id, "instanceId": self.instance_id, "clusterId": self.cluster_id,
+            "outcome": self.outcome, "serviceId": self.service_id, "serviceName": self.service_name, "instanceId": self.instance_id, "clusterId": self.cluster_id,
         }
 
 

@@ -149,7 +149,9 @@ class Emulator:
         attributes = body.get("Attributes") if isinstance(body.get("Attributes"), dict) else {}
         return Request(
             start=time.time(), end=0.0, api=api, access_key=access_key, app=app.group(1) if app else "", outcome="",
-            service_id=str(body.get("ServiceId", "")), instance_id=str(body.get("InstanceId", "")),
+            service_id=str(body.get("ServiceId", "")),
+            service_name=f"{body['NamespaceName']}/{body['ServiceName']}" if "NamespaceName" in body and "ServiceName" in body else "",
+            instance_id=str(body.get("InstanceId", "")),
             cluster_id=str(attributes.get("CLUSTER_ID", "")),
         )
 

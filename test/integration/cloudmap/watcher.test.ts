@@ -253,6 +253,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     const FAST_MS = 1000;
     const old = adapterFor(moto().endpoint, 'legacy'); // v0.3.1: no markers, no bumps
     const ids = await populate(old, 'legacy-ns', 2, 'legacy');
+    await populate(old, 'legacy-ns2', 1, 'legacy');
     const t = adapterFor(moto().endpoint, 'cls2');
     const ours = (n: number) => instanceOf('cls2', `tcp-10.0.0.${n}-80-${clusterTag({ clusterId: 'cls2', clustersetId: CLUSTERSET })}`, { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' });
     const quiet = await t.adapter.ensureNamespace('ours-only');
@@ -272,7 +273,8 @@ describe('cloudmap change detection on the emulator (M6)', function () {
       latencies[what] = Date.now() - since;
     };
 
-    // Idle: one DiscoverInstancesRevision per poll, and one per service of the namespace v0.3.1 writes in per interval.
+    // Idle: one DiscoverInstancesRevision per poll, one per service of the namespaces v0.3.1 writes in per interval, and
+    // one ListServices per interval, of those namespaces in turn.
     calls.reset();
     const before = a.stats;
     const started = Date.now();
@@ -280,9 +282,11 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     const seconds = (Date.now() - started) / 1000;
     const polls = a.stats.polls - before.polls;
     const checks = a.stats.nonAnnouncingChecks - before.nonAnnouncingChecks;
-    console.log(`      ${seconds.toFixed(1)} s idle, 3 services of v0.3.1's namespace and 3 of ours: ${polls} polls, ${checks} close checks; calls ${JSON.stringify(calls.byApi())}`);
-    expect(calls.byApi()).to.deep.equal({ DiscoverInstancesRevision: polls + checks });
-    expect(checks).to.be.within(3 * (Math.floor(seconds) - 1), 3 * (Math.ceil(seconds) + 1));
+    const listings = a.stats.nonAnnouncingListings - before.nonAnnouncingListings;
+    console.log(`      ${seconds.toFixed(1)} s idle, 4 services of v0.3.1's 2 namespaces and 3 of ours: ${polls} polls, ${checks} close checks, ${listings} listings; calls ${JSON.stringify(calls.byApi())}`);
+    expect(calls.byApi()).to.deep.equal({ DiscoverInstancesRevision: polls + checks, ListServices: listings });
+    expect(checks).to.be.within(4 * (Math.floor(seconds) - 1), 4 * (Math.ceil(seconds) + 1));
+    expect(listings, 'one listing of v0.3.1\'s namespaces per interval').to.be.within(Math.floor(seconds) - 1, Math.ceil(seconds) + 1);
 
     // Its writes, unannounced: a scale-down, an export of a service another cluster exports, an unexport.
     await old.adapter.waitForOperations(await old.adapter.deregisterInstances(ids.get('svc-0')!, ['legacy-0-b']));
@@ -291,8 +295,14 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     await measure('both exporting', () => a.snapshot('legacy-ns', 'shared').length === 2);
     await old.adapter.waitForOperations(await old.adapter.deregisterInstances(ids.get('svc-1')!, ['legacy-1-a', 'legacy-1-b']));
     await measure('unexport', () => a.snapshot('legacy-ns', 'svc-1').length === 0);
+    // A service it creates: no marker names it, the listing of its namespace finds it (M3).
+    await registerAll(old.adapter, await old.adapter.ensureService(await old.adapter.ensureNamespace('legacy-ns'), 'new-svc'), [instanceOf('legacy', 'tcp-10_244_2_9-8080')]);
+    await measure('new service', () => a.snapshot('legacy-ns', 'new-svc').length === 1);
+    await registerAll(old.adapter, await old.adapter.ensureService(await old.adapter.ensureNamespace('legacy-ns2'), 'new-svc'), [instanceOf('legacy', 'tcp-10_244_2_8-8080')]);
+    await measure('new service, second namespace', () => a.snapshot('legacy-ns2', 'new-svc').length === 1);
     console.log(`      checked every ${FAST_MS} ms, v0.3.1's writes seen after (ms): ${JSON.stringify(latencies)}`);
-    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(FAST_MS + POLL_MS);
+    // A new service within one listing round: an interval per namespace.
+    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most((what.startsWith('new service') ? 2 * FAST_MS : FAST_MS) + POLL_MS);
   });
 
   it('reports services that disappear, marked or found by the full resync', async () => {

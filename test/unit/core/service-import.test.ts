@@ -4,7 +4,9 @@ import { decodeExportRecord } from '../../../src/core/export-record.ts';
 import { CONTROLLER_NAME, EXPORT_RECORD_ANNOTATION, LABEL_CREATED_BY } from '../../../src/core/names.ts';
 import {
   desiredServiceImport,
+  serviceImportKeeper,
   serviceImportNeedsUpdate,
+  V031_DERIVED_SERVICE_ANNOTATION,
   type ServiceImportInput,
   type StoredServiceImport,
 } from '../../../src/core/service-import.ts';
@@ -148,6 +150,17 @@ describe('core/service-import', () => {
       ]);
       const pending = desiredServiceImport(input([clusterExport('east', 1000)], { now: T1, derivedService: undefined, currentConditions: first.status.conditions }));
       expect(pending.status.conditions[0]?.lastTransitionTime).to.equal(T1);
+    });
+  });
+
+  describe('serviceImportKeeper (I6, M3)', () => {
+    it('M3: ours by our label, v0.3.1\'s by its derived-service annotation (taken over), anyone else\'s otherwise', () => {
+      expect(serviceImportKeeper({ labels: { [LABEL_CREATED_BY]: CONTROLLER_NAME } })).to.equal('ours');
+      expect(serviceImportKeeper({ labels: { [LABEL_CREATED_BY]: CONTROLLER_NAME }, annotations: { [V031_DERIVED_SERVICE_ANNOTATION]: 'imported-abc' } })).to.equal('ours');
+      expect(serviceImportKeeper({ annotations: { [V031_DERIVED_SERVICE_ANNOTATION]: 'imported-0123456789' } })).to.equal('v0.3.1');
+      expect(serviceImportKeeper({ annotations: { [V031_DERIVED_SERVICE_ANNOTATION]: '' } })).to.equal('v0.3.1');
+      expect(serviceImportKeeper({})).to.equal('other');
+      expect(serviceImportKeeper({ labels: { [LABEL_CREATED_BY]: 'someone-else' }, annotations: { other: 'x' } })).to.equal('other');
     });
   });
 
