@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # One image for both processes of mcs-cloudmap; the Deployments choose the process (kustomize/base):
-#   node dist/webhook/main.js      admission and conversion webhook server
+#   node dist/src/webhook/main.js  admission and conversion webhook server
 #   node dist/src/worker/main.js   reconcile worker
 #   node dist/src/cli/main.js      the `mcs-cloudmap status` command (the default command)
 #
@@ -18,7 +18,6 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY webhook ./webhook
 RUN npm run build
 
 # Production dependencies only; none of them needs an install script.

@@ -3,16 +3,16 @@
 //   1. slowloris: mixed reviews at --rate alone, then with --slow slow connections open (TLS handshake, headers and body
 //      trickled a byte a second); p50/p99 of both, how the server cut the slow connections, RSS before and after;
 //   2. soak: mixed reviews at --soak-rate for --soak with --hostile-share of the requests hostile (every kind of
-//      bench/hostile-clients.ts in turn) and --soak-slow slow connections throughout; RSS every 30 s.
+//      test/support/hostile-clients.ts in turn) and --soak-slow slow connections throughout; RSS every 30 s.
 // Prints Markdown for docs/reliability.md, with the load average beside each figure. Exits 1 if a review failed or a
 // hostile client got an answer other than the expected one.
 // `npm run chaos -- --cloudmap`: instead, the Cloud Map fault matrix on a testbed ClusterSet (bench/cloudmap-chaos.ts).
 
 import { cpus, totalmem } from 'node:os';
 import { boolOption, durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
-import { describeSlow, load, slowlorisRun, soakRun } from './chaos-runs.ts';
+import { describeSlow, load, slowlorisRun, soakRun } from '../test/support/chaos-runs.ts';
 import { cloudMapMatrix, FAULT_KINDS, type FaultKind } from './cloudmap-chaos.ts';
-import { fmt, mib, startServerProcess } from './webhook-client.ts';
+import { fmt, mib, startServerProcess } from '../test/support/webhook-client.ts';
 
 const specs = {
   slow: intOption('slow', 'CHAOS_SLOW', 200, 'Slowloris connections held open in the slowloris run.', 1, 5_000),

@@ -3,17 +3,17 @@
 // kind of fault (throttling, 500/503, a 5 s stall) and each share of calls (10 %, 30 %, 50 %) the emulator's fault
 // switch is on for --cloudmap-fault-duration while every service changes its ports, endpoints and readiness
 // --cloudmap-rounds times, and the run measures how long after the faults stop every cluster imports exactly what is
-// exported (test/e2e/fault-workload.ts). Last, every RegisterInstance fails for 40 s and the export must say so.
+// exported (test/support/fault-workload.ts). Last, every RegisterInstance fails for 40 s and the export must say so.
 // Prints Markdown for docs/reliability.md; exits 1 when anything was lost, duplicated, written by the wrong cluster,
 // or did not converge.
 import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { deployLocally } from '../hack/local/deploy.ts';
 import type { CloudMapFaults } from '../hack/testbed/cloudmap-emulator.ts';
 import { startClusterSet } from '../hack/testbed/index.ts';
-import { FaultWorkload, type FaultRunResult } from '../test/e2e/fault-workload.ts';
-import { applyClusterProperties, E2ECluster } from '../test/e2e/harness.ts';
+import { FaultWorkload, type FaultRunResult } from '../test/support/fault-workload.ts';
+import { applyClusterProperties, E2ECluster } from '../test/support/e2e-harness.ts';
 import { cloudMapClientConfig } from '../test/support/cloudmap.ts';
-import { load } from './chaos-runs.ts';
+import { load } from '../test/support/chaos-runs.ts';
 
 export const FAULT_KINDS = {
   throttle: (share: number): CloudMapFaults => ({ throttleRate: share }),

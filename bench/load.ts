@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { clusterProperties } from '../hack/demo/cluster-properties.ts';
 import type { TestCluster, TestClusterSet } from '../hack/testbed/index.ts';
 import { kubectlBinary } from '../hack/testbed/paths.ts';
-import { forEachLimited } from '../src/cloudmap/for-each-limited.ts';
+import { forEachLimited } from '../src/runtime/for-each-limited.ts';
 import {
   ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE,
 } from '../src/core/names.ts';

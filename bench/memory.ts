@@ -22,7 +22,7 @@ import { durationOption, formatHelp, intOption, parseOptions, stringOption } fro
 import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { kubeClientFor } from '../src/kube/client.ts';
 import { createLogger } from '../src/observability/log.ts';
-import { makeDevCertificates } from '../webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../hack/local/dev-certificates.ts';
 import { cpuSeconds, createServices, heapAccount, mib, name, ns, prepare, processMemory, type HeapAccount } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
 
@@ -37,7 +37,7 @@ const specs = {
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the worker\'s initial sync.'),
 };
 
-const log = createLogger('bench-memory', process.env.LOG_LEVEL ?? 'warn');
+const log = createLogger('bench-memory', process.env.MCS_LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Sample {

@@ -2,7 +2,7 @@
 // endpoints (with readiness) the controller's EndpointSlices hold, per namespace/name, with no polling of the API.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../src/core/names.ts';
-import { createInformer, type Informer } from '../src/kube/informer.ts';
+import { createInformer, type Informer } from '../src/runtime/informer.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_IMPORTS, type KubeObject } from '../src/kube/resources.ts';
 import type { Logger } from '../src/observability/log.ts';
 

@@ -62,7 +62,7 @@ const OTHER_REGION = 'eu-west-1';
 /** Cloud Map APIs that change state: none may be called by a restart with everything in sync. */
 const WRITE_APIS = new Set(['CreateHttpNamespace', 'CreateService', 'DeleteService', 'DeleteNamespace', 'RegisterInstance', 'DeregisterInstance', 'UpdateService', 'UpdateInstanceCustomHealthStatus']);
 
-const log = createLogger('bench-sync', process.env.LOG_LEVEL ?? 'warn');
+const log = createLogger('bench-sync', process.env.MCS_LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const accessKey = (cluster: TestCluster) => `bench-${cluster.id}`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

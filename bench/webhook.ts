@@ -9,8 +9,8 @@
 
 import { cpus, totalmem } from 'node:os';
 import { durationOption, formatHelp, intOption, parseOptions } from '../src/config/options.ts';
-import { allBodies, closedLoop, fmt, mib, mixed, openLoop, ROUTES, startServerProcess, warmClient } from './webhook-client.ts';
-import { SERVICES } from './webhook-server.ts';
+import { allBodies, closedLoop, fmt, mib, mixed, openLoop, ROUTES, startServerProcess, warmClient } from '../test/support/webhook-client.ts';
+import { SERVICES } from '../test/support/webhook-server.ts';
 
 const specs = {
   requests: intOption('requests', 'BENCH_REQUESTS', 4_000, 'Requests per route and concurrency in the closed-loop runs.', 100),

@@ -1,18 +1,20 @@
 // The generated parts of the Helm chart (charts/mcs-cloudmap). Every object the chart shares with kustomize is rendered
-// from the same source: kustomize/base and its components, webhook/registration.ts and webhook/crd. Only the values an
+// from the same source: kustomize/base and its components, src/webhook/registration.ts and src/webhook/crd. Only the values an
 // install chooses become template expressions ("holes"): namespace, labels, image, replicas, resources, CA, settings.
+// A hole is data: a Template value or a TemplateLine among a map's pairs, put into the YAML tree of the source object
+// and written by the yaml library like any other node (no placeholder text, no search and replace of lines).
 // Chart.yaml (version and appVersion from package.json), values.yaml (defaults from the base) and values.schema.json
 // (choices from the processes' option specs) are generated too. Hand-written, in charts/mcs-cloudmap/templates:
 // _helpers.tpl, the self-signed TLS Secret, the ClusterProperties and NOTES.txt.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Document, parseAllDocuments, stringify } from 'yaml';
+import { Document, isScalar, Pair, parseAllDocuments, stringify, type Scalar, type ScalarTag, type YAMLMap } from 'yaml';
 import { DNS_LABEL } from '../src/core/cluster-id.ts';
 import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
-import { customResourceDefinitions } from '../webhook/crd/definitions.ts';
-import { webhookOptionSpecs } from '../webhook/options.ts';
-import { webhookConfigurations } from '../webhook/registration.ts';
+import { customResourceDefinitions } from '../src/webhook/crd/definitions.ts';
+import { webhookOptionSpecs } from '../src/webhook/options.ts';
+import { webhookConfigurations } from '../src/webhook/registration.ts';
 import { workerPolicy } from './worker-policy.ts';
 
 export const CHART_DIR = fileURLToPath(new URL('../charts/mcs-cloudmap/', import.meta.url));
@@ -20,34 +22,66 @@ const REPO = new URL('../', import.meta.url);
 const source = (path: string) => readFileSync(new URL(path, REPO), 'utf8');
 
 type Path = readonly (string | number)[];
+/** Writes a template expression; gets the column where the key it belongs to starts. */
+type Render = (keyColumn: number) => string;
 /**
- * A template expression in place of what the source has at `path`: after `key: ` (`value`), or instead of the whole line
- * (`line`: `path` may name a new key, which is only a placeholder). `render` gets the column of the key.
+ * Where the chart differs from its source: at `path`, a template expression as the value (`value`); or inside the map
+ * at `within`, a template line of its own that writes keys into it (`line`, e.g. an include of the chart's labels), in
+ * place of the key `replacing` where the source has it, else after the map's keys.
  */
-interface Hole { path: Path; kind: 'value' | 'line'; render: (indent: number) => string }
+type Hole = { path: Path; value: Render } | { within: Path; replacing?: string; line: Render };
 
-const include = (name: string) => (indent: number) => `{{- include "mcs-cloudmap.${name}" . | nindent ${indent} }}`;
-const block = (expr: string) => (indent: number) => `{{- ${expr} | nindent ${indent + 2} }}`;
-const scalar = (expr: string) => () => `{{ ${expr} }}`;
+const include = (name: string): Render => (indent) => `{{- include "mcs-cloudmap.${name}" . | nindent ${indent} }}`;
+const block = (expr: string): Render => (indent) => `{{- ${expr} | nindent ${indent + 2} }}`;
+const scalar = (expr: string): Render => () => `{{ ${expr} }}`;
 
-const LABELS: Hole = { path: ['metadata', 'labels', 'chart-labels'], kind: 'line', render: include('labels') };
-const CA_INJECTION: Hole = { path: ['metadata', 'annotations', 'cert-manager.io/inject-ca-from'], kind: 'line', render: include('caInjection') };
-const caBundle = (clientConfig: Path): Hole => ({ path: [...clientConfig, 'caBundle'], kind: 'line', render: include('caBundleField') });
+const LABELS: Hole = { within: ['metadata', 'labels'], line: include('labels') };
+const CA_INJECTION: Hole = { within: ['metadata', 'annotations'], replacing: 'cert-manager.io/inject-ca-from', line: include('caInjection') };
+const caBundle = (clientConfig: Path): Hole => ({ within: clientConfig, replacing: 'caBundle', line: include('caBundleField') });
 
-const HOLE = /^( *)(- )?(.+?): __HOLE_(\d+)__$/;
+/** A template expression in the YAML tree: written as it is, never quoted or folded. */
+class Template {
+  readonly render: Render;
+  constructor(render: Render) {
+    this.render = render;
+  }
+}
+
+/** A template line among the pairs of a map, written at the column of the map's keys. */
+class TemplateLine extends Pair {
+  readonly #render: Render;
+  constructor(render: Render) {
+    super(null);
+    this.#render = render;
+  }
+  override toString(ctx?: { indent: string }): string {
+    return this.#render(ctx?.indent.length ?? 0);
+  }
+}
+
+/** How the yaml library writes a Template: the expression, with no tag (a value's indentation is its key's plus 2). */
+const TEMPLATE_TAG: ScalarTag = {
+  tag: 'tag:mcs-cloudmap,2026:template',
+  default: true,
+  identify: (value) => value instanceof Template,
+  resolve: (text) => text,
+  stringify: (item, ctx) => ((item as Scalar).value as Template).render(ctx.indent.length - 2),
+};
+const YAML_OPTIONS = { customTags: [TEMPLATE_TAG] };
 
 /** One YAML document with its holes filled, every mention of our namespace turned into the release's. */
 function templated(doc: Document, holes: readonly Hole[]): string {
-  holes.forEach((h, i) => doc.setIn(h.path, `__HOLE_${i}__`));
-  const text = doc.toString({ lineWidth: 0, flowCollectionPadding: false }).replace(/^---\n/, '').split('\n').map((line) => {
-    const m = HOLE.exec(line);
-    if (!m) return line;
-    const [, spaces, dash = '', key] = m;
-    const hole = holes[Number(m[4])]!;
-    const indent = spaces!.length + dash.length;
-    return hole.kind === 'value' ? `${spaces}${dash}${key}: ${hole.render(indent)}` : `${' '.repeat(indent)}${hole.render(indent)}`;
-  }).join('\n');
-  if (text.includes('__HOLE_')) throw new Error(`a chart template hole was not filled: ${text.slice(text.indexOf('__HOLE_') - 80, text.indexOf('__HOLE_') + 20)}`);
+  for (const hole of holes) {
+    if ('value' in hole) {
+      doc.setIn(hole.path, new Template(hole.value));
+      continue;
+    }
+    if (!doc.hasIn(hole.within)) doc.setIn(hole.within, doc.createNode({}));
+    const map = doc.getIn(hole.within, true) as YAMLMap;
+    const at = map.items.findIndex((pair) => isScalar(pair.key) && pair.key.value === hole.replacing);
+    map.items.splice(at < 0 ? map.items.length : at, at < 0 ? 0 : 1, new TemplateLine(hole.line));
+  }
+  const text = doc.toString({ lineWidth: 0, flowCollectionPadding: false }).replace(/^---\n/, '');
   return text.replaceAll(SYSTEM_NAMESPACE, '{{ .Release.Namespace }}');
 }
 
@@ -57,18 +91,18 @@ function baseHoles(doc: Document): Hole[] {
   const name = doc.getIn(['metadata', 'name']) as string;
   const holes = [LABELS];
   if (kind === 'ServiceAccount' && name === 'mcs-cloudmap-worker') {
-    holes.push({ path: ['metadata', 'annotations'], kind: 'value', render: block('include "mcs-cloudmap.workerServiceAccountAnnotations" .') });
+    holes.push({ path: ['metadata', 'annotations'], value: block('include "mcs-cloudmap.workerServiceAccountAnnotations" .') });
   }
   if (kind === 'Deployment') {
     const values = `.Values.${name.replace('mcs-cloudmap-', '')}`;
     const container = ['spec', 'template', 'spec', 'containers', 0];
     holes.push(
-      { path: ['spec', 'replicas'], kind: 'value', render: scalar(`${values}.replicas`) },
-      { path: [...container, 'image'], kind: 'value', render: scalar('include "mcs-cloudmap.image" .') },
-      { path: [...container, 'imagePullPolicy'], kind: 'value', render: scalar('.Values.image.pullPolicy') },
-      { path: [...container, 'resources'], kind: 'value', render: block(`toYaml ${values}.resources`) },
+      { path: ['spec', 'replicas'], value: scalar(`${values}.replicas`) },
+      { path: [...container, 'image'], value: scalar('include "mcs-cloudmap.image" .') },
+      { path: [...container, 'imagePullPolicy'], value: scalar('.Values.image.pullPolicy') },
+      { path: [...container, 'resources'], value: block(`toYaml ${values}.resources`) },
       // A changed setting rolls the pods, as kustomize's hashed ConfigMap name does.
-      { path: ['spec', 'template', 'metadata', 'annotations', 'checksum/config'], kind: 'value', render: scalar('include (print $.Template.BasePath "/config.yaml") . | sha256sum') },
+      { path: ['spec', 'template', 'metadata', 'annotations', 'checksum/config'], value: scalar('include (print $.Template.BasePath "/config.yaml") . | sha256sum') },
     );
   }
   return holes;
@@ -79,7 +113,7 @@ function header(from: string): string {
 }
 
 function fromYamlFile(path: string, holesOf: (doc: Document) => Hole[], condition?: string): string {
-  const docs = parseAllDocuments(source(path)).map((d) => {
+  const docs = parseAllDocuments(source(path), YAML_OPTIONS).map((d) => {
     if (d.errors.length > 0) throw new Error(`${path}: ${d.errors[0]!.message}`);
     return templated(d as Document, holesOf(d as Document));
   });
@@ -105,23 +139,23 @@ function configMap(): string {
     const eq = line.indexOf('=');
     if (eq > 0 && !line.startsWith('#')) data[line.slice(0, eq)] = line.slice(eq + 1);
   }
-  const doc = new Document({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mcs-cloudmap-config', namespace: SYSTEM_NAMESPACE }, data });
+  const doc = new Document({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mcs-cloudmap-config', namespace: SYSTEM_NAMESPACE }, data }, YAML_OPTIONS);
   const entries: Hole[] = Object.entries(data).filter(([k]) => VALUED_SETTINGS[k] !== '').map(([k, v]) => ({
-    path: ['data', k], kind: 'value', render: scalar(`${VALUED_SETTINGS[k] ?? `dig "${k}" ${JSON.stringify(v)} .Values.config`} | quote`),
+    path: ['data', k], value: scalar(`${VALUED_SETTINGS[k] ?? `dig "${k}" ${JSON.stringify(v)} .Values.config`} | quote`),
   }));
   const fixed = [...new Set([...Object.keys(data), ...Object.keys(VALUED_SETTINGS)])].map((k) => JSON.stringify(k)).join(' ');
   return header('kustomize/base/config.env') + templated(doc, [
     LABELS, ...entries,
-    { path: ['data', 'chart-settings'], kind: 'line', render: (i) => `{{- include "mcs-cloudmap.settings" (dict "root" . "fixed" (list ${fixed})) | nindent ${i} }}` },
+    { within: ['data'], line: (i) => `{{- include "mcs-cloudmap.settings" (dict "root" . "fixed" (list ${fixed})) | nindent ${i} }}` },
   ]);
 }
 
 function objects(from: string, list: readonly object[], holesOf: (o: object, i: number) => Hole[]): string {
-  return header(from) + list.map((o, i) => templated(new Document(o), [LABELS, ...holesOf(o, i)])).join('---\n');
+  return header(from) + list.map((o, i) => templated(new Document(o, YAML_OPTIONS), [LABELS, ...holesOf(o, i)])).join('---\n');
 }
 
 function crds(): string {
-  return objects('webhook/crd (the same CRDs as crds/)', customResourceDefinitions().map((crd) => ({
+  return objects('src/webhook/crd (the same CRDs as crds/)', customResourceDefinitions().map((crd) => ({
     ...crd,
     // Uninstalling the chart must not delete every ServiceExport and ServiceImport of the cluster.
     metadata: { ...crd.metadata, annotations: { ...crd.metadata.annotations, 'helm.sh/resource-policy': 'keep' } },
@@ -130,7 +164,7 @@ function crds(): string {
 
 function admissionWebhooks(): string {
   const configs = webhookConfigurations();
-  return objects('webhook/registration.ts', configs, (_, i) => [CA_INJECTION, ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig']))]);
+  return objects('src/webhook/registration.ts', configs, (_, i) => [CA_INJECTION, ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig']))]);
 }
 
 function packageVersion(): string {
@@ -312,7 +346,7 @@ export function renderChart(): Map<string, string> {
     ['templates/cert-manager-certificate.yaml', fromYamlFile('kustomize/components/cert-manager/certificate.yaml', baseHoles, 'eq .Values.tls.mode "certManager"')],
     ['templates/coredns-rbac.yaml', fromYamlFile('kustomize/components/coredns-multicluster/rbac.yaml', baseHoles, '.Values.coredns.enabled')],
     ['templates/webhook-network-policy.yaml', fromYamlFile('kustomize/components/webhook-network-policy/network-policy.yaml', (doc) => [
-      ...baseHoles(doc), { path: ['spec', 'ingress', 0, 'from'], kind: 'value', render: block('toYaml .Values.webhook.networkPolicy.from') },
+      ...baseHoles(doc), { path: ['spec', 'ingress', 0, 'from'], value: block('toYaml .Values.webhook.networkPolicy.from') },
     ], '.Values.webhook.networkPolicy.enabled')],
   ]);
 }

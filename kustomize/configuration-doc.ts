@@ -3,10 +3,10 @@
 // a test runs the same comparison. Regenerate with `npm run docs:configuration`.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { OptionSpec } from '../src/config/options.ts';
+import { deprecatedText, type OptionSpec } from '../src/config/options.ts';
 import { statusOptionSpecs } from '../src/cli/status-options.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
-import { webhookOptionSpecs } from '../webhook/options.ts';
+import { webhookOptionSpecs } from '../src/webhook/options.ts';
 import { generatedFile } from './generated-file.ts';
 
 export const CONFIGURATION_DOC = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
@@ -52,7 +52,7 @@ function table(specs: Specs, installed: Map<string, string> | undefined): string
     const def = formatDefault(s);
     const cols = [`\`--${s.flag}\``, `\`${s.env}\``, def === '' ? '(empty)' : `\`${cell(def)}\``];
     if (installed) cols.push(installed.has(s.env) ? `\`${cell(installed.get(s.env)!)}\`` : '');
-    cols.push(cell(s.help));
+    cols.push(cell(s.deprecated ? `${s.help} ${deprecatedText(s.deprecated)}` : s.help));
     return `| ${cols.join(' | ')} |`;
   })];
 }
@@ -79,7 +79,7 @@ export function renderConfigurationDoc(installed: Map<string, string> = configMa
     '`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, and `AWS_ROLE_ARN`/`AWS_WEB_IDENTITY_TOKEN_FILE`, which EKS sets for',
     'IRSA).',
     '',
-    '## Webhook server (`node dist/webhook/main.js`)',
+    '## Webhook server (`node dist/src/webhook/main.js`)',
     '',
     ...table(webhookOptionSpecs, installed),
     '',

@@ -35,7 +35,7 @@ export interface ContainerSpec {
   image: string;
   /** Unique among running containers. */
   name: string;
-  /** The Deployment's command, e.g. ["node", "dist/webhook/main.js"]. */
+  /** The Deployment's command, e.g. ["node", "dist/src/webhook/main.js"]. */
   command: readonly string[];
   env: Record<string, string>;
   /** Environment variables naming files on the host: each file is mounted and the variable points at its mount. */

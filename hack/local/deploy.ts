@@ -5,8 +5,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SYSTEM_NAMESPACE } from '../../src/core/names.ts';
-import { clientConfig, CONVERT_PATH } from '../../webhook/client-config.ts';
-import { makeDevCertificates } from '../../webhook/dev-certificates.ts';
+import { clientConfig, CONVERT_PATH } from '../../src/webhook/client-config.ts';
+import { makeDevCertificates } from './dev-certificates.ts';
 import type { TestClusterSet } from '../testbed/clusterset.ts';
 import { freePorts } from '../testbed/ports.ts';
 import { Supervisor } from '../testbed/supervisor.ts';

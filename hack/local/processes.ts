@@ -87,7 +87,7 @@ export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessS
   const proc = sup.start({
     name, logPath: join(spec.logsDir, 'webhook.log'),
     ...launch({
-      role: 'webhook', clusterId: spec.clusterId, source: join('webhook', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage, build: spec,
+      role: 'webhook', clusterId: spec.clusterId, source: join('src', 'webhook', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage, build: spec,
       env: { ...spec.configEnv, MCS_BIND_ADDRESS: '127.0.0.1', MCS_PORT: String(spec.port), MCS_METRICS_PORT: String(spec.metricsPort) },
       files: { MCS_KUBECONFIG: spec.kubeconfig, MCS_TLS_CERT_FILE: spec.certFile, MCS_TLS_KEY_FILE: spec.keyFile },
     }),

@@ -1,5 +1,6 @@
 // Plain data read by `mcs-cloudmap status` and the pure rules that turn it into one report: what each cluster exports
 // and imports, what Cloud Map holds for the same services, and the problems an operator should look at first.
+import { missingIdentityMessage, missingIdentityProperties } from '../core/cluster-id.ts';
 import type { Condition, ServiceType } from '../core/types.ts';
 
 export interface EndpointCount {
@@ -118,12 +119,8 @@ function conditionProblems(where: string, service: string, conditions: readonly 
 function clusterProblems(c: ClusterView): Problem[] {
   if (c.error !== undefined) return [{ where: c.context, service: '', message: c.error }];
   const out: Problem[] = [];
-  if (c.clusterId === undefined || c.clustersetId === undefined) {
-    out.push({
-      where: c.context, service: '',
-      message: 'ClusterProperty cluster.clusterset.k8s.io or clusterset.k8s.io is missing: nothing is exported or imported until both exist (C1).',
-    });
-  }
+  const missing = missingIdentityProperties(c.clusterId, c.clustersetId);
+  if (missing.length > 0) out.push({ where: c.context, service: '', message: missingIdentityMessage(missing) });
   for (const e of c.exports) out.push(...conditionProblems(c.context, serviceKey(e.namespace, e.name), e.conditions));
   for (const i of c.imports) out.push(...conditionProblems(c.context, serviceKey(i.namespace, i.name), i.conditions));
   return out;

@@ -6,7 +6,7 @@ import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { CloudMapCaller, type CallerOptions } from './call.ts';
 import { createCloudMapClient, type CloudMapClientOptions } from './client.ts';
-import { systemClock } from './clock.ts';
+import { systemClock } from '../runtime/clock.ts';
 import { CloudMapInstances, type DiscoveredInstances } from './instances.ts';
 import { DEFAULT_OPERATION_POLLING, OperationWaiter, type OperationPolling } from './operations.ts';
 import type { Identity } from './ownership.ts';

@@ -2,9 +2,9 @@
 // outcome, and on a throttling, transient or timed-out failure retry with full-jitter exponential backoff (slowing the
 // API down on throttles). Final failures and exhausted retries surface as CloudMapCallError with the call's context.
 import type { Logger } from '../observability/log.ts';
-import type { AdaptiveRateConfig } from './adaptive-rate.ts';
-import { backoffDelay, type BackoffPolicy } from '../kube/backoff.ts';
-import { systemClock, type Clock } from './clock.ts';
+import type { AdaptiveRateConfig } from '../runtime/adaptive-rate.ts';
+import { backoffDelay, type BackoffPolicy } from '../runtime/backoff.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
 import { CallCancelledError, CallTimeoutError, classifyError, CloudMapCallError, describeContext, LeaseLostError, type CallContext } from './errors.ts';
 import { noMetrics, type CallOutcome, type CloudMapMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limits.ts';

@@ -8,7 +8,7 @@
 // seen by peers only at their paced resync, minutes later.
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../runtime/clock.ts';
 import {
   appendBump, EMPTY_HISTORY, MARKER_SERVICE, markerInstance, markerInstanceId, markerNamespaceName, nextRevision,
   type BumpHistory, type MarkerEntry,

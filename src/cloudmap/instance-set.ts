@@ -1,12 +1,6 @@
 // Pure helpers over lists of Cloud Map instances as the API returns them.
-import { latestById } from '../core/instance-id.ts';
 import { ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
-
-/** One entry per instance id, the last listed winning: bare moto (without the testbed emulator) appends a copy on re-registration. */
-export function dedupeById(instances: readonly CloudMapInstance[]): CloudMapInstance[] {
-  return [...latestById(instances).values()];
-}
 
 export function inClusterset(instances: readonly CloudMapInstance[], clustersetId: string): CloudMapInstance[] {
   return instances.filter((i) => i.attributes[ATTR_CLUSTERSET_ID] === clustersetId);

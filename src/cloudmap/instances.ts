@@ -10,10 +10,10 @@ import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapCaller } from './call.ts';
 import { causeField, describeContext, isNotFound, OwnershipError, type CallContext } from './errors.ts';
-import { dedupeById, inClusterset, sameInstances } from './instance-set.ts';
+import { inClusterset, sameInstances } from './instance-set.ts';
 import type { OperationWaiter } from './operations.ts';
 import { assertOwnAccount, assertOwnInstance, type Identity } from './ownership.ts';
-import { collectPages } from './paging.ts';
+import { collectPages } from '../runtime/paging.ts';
 import type { CloudMapRegistry } from './registry.ts';
 
 /** DiscoverInstances returns at most this many instances; a full page may be truncated. */
@@ -63,13 +63,8 @@ export class CloudMapInstances {
     }
   }
 
-  /** Every instance of the service (all clusters, all ClusterSets), paged, one entry per id. */
-  async listInstances(serviceId: string): Promise<CloudMapInstance[]> {
-    return dedupeById(await this.listCopies(serviceId));
-  }
-
-  /** Every entry ListInstances returns, copies included (the emulator keeps one per registration of an id). */
-  private listCopies(serviceId: string): Promise<Array<CloudMapInstance & { createdByAccount?: string }>> {
+  /** Every instance of the service (all clusters, all ClusterSets), paged, with the account that registered it. */
+  listInstances(serviceId: string): Promise<Array<CloudMapInstance & { createdByAccount?: string }>> {
     return collectPages(async (NextToken) => {
       const out = await this.onService('ListInstances', { serviceId },
         (abortSignal) => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 }), { abortSignal }));
@@ -100,7 +95,7 @@ export class CloudMapInstances {
     const revision = out.InstancesRevision;
     const found = out.Instances ?? [];
     if (found.length < DISCOVER_MAX_RESULTS) {
-      return { instances: dedupeById(found.flatMap((i) => toInstance(i.InstanceId, i.Attributes))), revision };
+      return { instances: found.flatMap((i) => toInstance(i.InstanceId, i.Attributes)), revision };
     }
     // Twice: a NotFound drops cached ids (the service may have been recreated), so the second lookup is fresh.
     for (let attempt = 0; ; attempt++) {
@@ -180,9 +175,8 @@ export class CloudMapInstances {
   /**
    * Deregisters instances of this cluster from one service and returns the operation ids. The service is listed
    * first: an id alone does not prove ownership (the AWS controller's id format repeats across clusters), so every
-   * listed copy must carry this cluster's CLUSTER_ID and CLUSTERSET_ID (M4), else OwnershipError is thrown before
-   * anything is written. The listing also counts copies: the emulator keeps one per registration and its
-   * DeregisterInstance removes one per call, so each copy gets a call (real Cloud Map always lists one).
+   * listed instance must carry this cluster's CLUSTER_ID and CLUSTERSET_ID (M4), else OwnershipError is thrown before
+   * anything is written.
    */
   deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
     const wanted = new Set(instanceIds);
@@ -192,7 +186,7 @@ export class CloudMapInstances {
   /**
    * Deregisters every instance of another cluster of this ClusterSet that is dead (listed now, so nothing a lagging
    * read missed stays): only for --reap-dead-clusters-after, once that cluster's heartbeat is older than it. `only`
-   * narrows it to some ids. Every copy must carry that cluster's CLUSTER_ID and this CLUSTERSET_ID (M4: an id alone
+   * narrows it to some ids. Every instance must carry that cluster's CLUSTER_ID and this CLUSTERSET_ID (M4: an id alone
    * proves nothing), and this cluster is never reaped.
    */
   reapInstances(serviceId: string, deadClusterId: string, only?: readonly string[]): Promise<string[]> {
@@ -204,14 +198,14 @@ export class CloudMapInstances {
   }
 
   private async deregisterOf(serviceId: string, wanted: (instance: CloudMapInstance) => boolean, owner: Identity, action: string): Promise<string[]> {
-    const copies = (await this.listCopies(serviceId)).filter(wanted);
+    const listed = (await this.listInstances(serviceId)).filter(wanted);
     const where = describeContext({ serviceId });
-    for (const instance of copies) {
+    for (const instance of listed) {
       assertOwnInstance(instance, owner, action, where);
       // C4 for this cluster's own instances; a dead cluster's are reaped whatever account registered them.
       if (owner.clusterId === this.identity.clusterId) assertOwnAccount(instance, owner, this.accountId, where);
     }
-    const operations = await Promise.all(copies.map((instance) => this.deregisterOwned(serviceId, instance)));
+    const operations = await Promise.all(listed.map((instance) => this.deregisterOwned(serviceId, instance)));
     return operations.filter((id): id is string => id !== undefined);
   }
 

@@ -9,11 +9,11 @@
 import type { GetOperationCommandOutput, OperationFilter, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { GetOperationCommand, ListOperationsCommand } from '@aws-sdk/client-servicediscovery';
 import type { CloudMapCaller } from './call.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../runtime/clock.ts';
 import { isNotFound, OperationsFailedError, type CallContext, type OperationFailure } from './errors.ts';
 import { DEFAULT_POLL_POLICY, planOperationPolls, type PollPolicy } from './operation-polls.ts';
-import { collectPages } from './paging.ts';
-import { sleep } from '../kube/backoff.ts';
+import { collectPages } from '../runtime/paging.ts';
+import { sleep } from '../runtime/backoff.ts';
 
 export interface OperationPolling extends PollPolicy {
   /** First poll after this delay; then doubled up to maxDelayMs. */

@@ -1,10 +1,10 @@
 // Client-side rate limits, one adaptive token bucket per Cloud Map API (M6), sized by quotas.ts from the account's
 // quotas and the number of clusters that share them, borrowing up to the limit's ceiling while busy. The rate climbs
 // by 1/20 of the ceiling per second, so a cluster alone reaches the ceiling within 20 s however many share the quota.
-import { AdaptiveRate, adaptiveRateConfig, type AdaptiveRateConfig } from './adaptive-rate.ts';
-import type { Clock } from './clock.ts';
+import { AdaptiveRate, adaptiveRateConfig, type AdaptiveRateConfig } from '../runtime/adaptive-rate.ts';
+import type { Clock } from '../runtime/clock.ts';
 import { clientLimits, OTHER_APIS, type ClientLimit, type ClientLimitInput } from './quotas.ts';
-import { TokenBucket } from './token-bucket.ts';
+import { TokenBucket } from '../runtime/token-bucket.ts';
 
 export class RateLimiter {
   private readonly limits: Readonly<Record<string, ClientLimit>>;

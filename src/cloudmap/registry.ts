@@ -5,8 +5,8 @@
 // own writes and the watcher's later listings; a stale id shows up as ServiceNotFound/NamespaceNotFound on use and is
 // dropped. Concurrent creators (another cluster, another replica) meet Cloud Map's uniqueness: ServiceAlreadyExists
 // and NamespaceAlreadyExists carry the existing id, and a CreatorRequestId makes a retried creation safe
-// (DuplicateRequest). Listings are filtered client-side as well, for stores that ignore Filters
-// (service-namespaces.ts); of same-named resources the oldest is used, as every cluster does. A service or namespace
+// (DuplicateRequest). Listings trust Cloud Map's filters; of same-named resources the oldest is used, as every cluster
+// does. A service or namespace
 // is deleted only when Cloud Map says it is ours: its description is the one we write at creation (docs/design.md,
 // "What the worker deletes"); a same-named one made by hand, by ECS or by the AWS controller is used but never deleted.
 import { randomUUID } from 'node:crypto';
@@ -19,9 +19,8 @@ import type { Logger } from '../observability/log.ts';
 import type { CloudMapCaller } from './call.ts';
 import { causeField, CloudMapCallError, isNotFound } from './errors.ts';
 import type { OperationWaiter } from './operations.ts';
-import { collectPages } from './paging.ts';
-import { captureServiceNamespaces, type ServiceNamespaceIndex } from './service-namespaces.ts';
-import { NamespaceNotSharedError, resourceReference, sameResource, serviceArnIn } from './shared-namespaces.ts';
+import { collectPages } from '../runtime/paging.ts';
+import { NamespaceNotSharedError, resourceReference, serviceArnIn } from './shared-namespaces.ts';
 
 export interface NamespaceSummary {
   readonly id: string;
@@ -73,7 +72,6 @@ export class CloudMapRegistry {
   private readonly caller: CloudMapCaller;
   private readonly operations: OperationWaiter;
   private readonly logger: Logger | undefined;
-  private readonly serviceNamespaces: ServiceNamespaceIndex;
   private readonly namespaceIds = new Map<string, string>();
   /** True once every namespace was listed: a name not in namespaceIds then does not exist. */
   private namespacesComplete = false;
@@ -92,7 +90,6 @@ export class CloudMapRegistry {
   constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, operations: OperationWaiter, logger?: Logger, namespaceOwner?: string) {
     this.client = client;
     this.owner = namespaceOwner;
-    this.serviceNamespaces = captureServiceNamespaces(client);
     this.caller = caller;
     this.operations = operations;
     this.logger = logger;
@@ -126,7 +123,6 @@ export class CloudMapRegistry {
     });
     const services = all
       .filter((s) => s.Id !== undefined && s.Name !== undefined)
-      .filter((s) => sameResource(this.serviceNamespaces.namespaceOf(s.Id!) ?? namespaceId, namespaceId))
       .map((s) => ({ id: resourceReference(s, this.owner !== undefined)!, name: s.Name!, namespaceId, createdAt: s.CreateDate?.getTime() ?? 0 }));
     for (const [key, id] of oldestByKey(services, serviceKey)) this.serviceIds.set(key, id);
     this.servicesComplete.add(namespaceId);

@@ -21,7 +21,7 @@
 //   within seconds, at a cost per such namespace and service only.
 // - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
 //   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
-import { sleep } from '../kube/backoff.ts';
+import { sleep } from '../runtime/backoff.ts';
 import { namespacesWithNonAnnouncing } from '../core/announcing-writers.ts';
 import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
@@ -32,8 +32,8 @@ import { ChangeMarkerWriter, registerInMarkerService } from './change-marker-wri
 import {
   changedNamespaces, markDirty, MARKER_SERVICE, markerNamespaceName, parseMarker, unannouncedSince, type DirtyNamespaces, type MarkerEntry,
 } from './change-marker.ts';
-import { systemClock, type Clock } from './clock.ts';
-import { forEachLimited } from './for-each-limited.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
+import { forEachLimited } from '../runtime/for-each-limited.ts';
 import { heartbeatInstance, parseHeartbeat } from './heartbeat.ts';
 import { sameInstances } from './instance-set.ts';
 import type { CloudMapInstances } from './instances.ts';

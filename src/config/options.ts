@@ -16,6 +16,28 @@ export interface OptionSpec<T> {
   readonly choices?: readonly T[];
   /** Turns the raw text into a value; throws ConfigError with a message that says what is accepted. */
   readonly parse: (raw: string, flag: string) => T;
+  /** Old spellings still read, with a warning, until they are removed (`renamed`). */
+  readonly deprecated?: DeprecatedSpelling;
+}
+
+export interface DeprecatedSpelling {
+  readonly flag?: string;
+  readonly env?: string;
+  /** The version that stops reading them, e.g. `0.3.0`. */
+  readonly removedIn: string;
+}
+
+/** `spec` under a new name that still reads its old flag and variable, warning each time one is used (CHANGELOG.md). */
+export function renamed<T>(spec: OptionSpec<T>, old: DeprecatedSpelling): OptionSpec<T> {
+  return { ...spec, deprecated: old };
+}
+
+/** How a deprecated spelling is reported: a Node.js DeprecationWarning on stderr, once per spelling and process. */
+const warned = new Set<string>();
+export function warnDeprecated(old: string, now: string, removedIn: string): void {
+  if (warned.has(old)) return;
+  warned.add(old);
+  process.emitWarning(`${old} is deprecated and stops working in ${removedIn}: use ${now}`, { type: 'DeprecationWarning', code: 'MCS_DEPRECATED' });
 }
 
 type Specs = Record<string, OptionSpec<unknown>>;
@@ -56,6 +78,13 @@ export function enumOption<T extends string>(flag: string, env: string, def: T, 
       return v;
     },
   };
+}
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+
+/** --log-level / MCS_LOG_LEVEL of every process; the bare LOG_LEVEL is read too until 0.3.0, with a warning. */
+export function logLevelOption(): OptionSpec<(typeof LOG_LEVELS)[number]> {
+  return renamed(enumOption('log-level', 'MCS_LOG_LEVEL', 'info', LOG_LEVELS, 'Least severe log level written.'), { env: 'LOG_LEVEL', removedIn: '0.3.0' });
 }
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -110,6 +139,7 @@ export function regionListOption(flag: string, env: string, help: string): Optio
 
 export function parseOptions<S extends Specs>(specs: S, argv: readonly string[], env: NodeJS.ProcessEnv = process.env): OptionValues<S> {
   const byFlag = new Map(Object.entries(specs).map(([key, spec]) => [spec.flag, key]));
+  for (const [key, spec] of Object.entries(specs)) if (spec.deprecated?.flag !== undefined) byFlag.set(spec.deprecated.flag, key);
   const raw = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -117,10 +147,12 @@ export function parseOptions<S extends Specs>(specs: S, argv: readonly string[],
     if (!m) throw new ConfigError(`unexpected argument "${arg}": flags look like --name=value (see --help)`);
     const key = byFlag.get(m[1]!);
     if (key === undefined) throw new ConfigError(`unknown flag --${m[1]} (see --help for the list)`);
+    const spec = specs[key]!;
+    if (m[1] !== spec.flag) warnDeprecated(`--${m[1]}`, `--${spec.flag}`, spec.deprecated!.removedIn);
     let value = m[2];
     if (value === undefined) {
       const next = argv[i + 1];
-      const isBool = typeof specs[key]!.default === 'boolean';
+      const isBool = typeof spec.default === 'boolean';
       if (isBool && (next === undefined || next.startsWith('--'))) value = 'true';
       else if (next === undefined) throw new ConfigError(`--${m[1]} needs a value`);
       else { value = next; i++; }
@@ -129,7 +161,12 @@ export function parseOptions<S extends Specs>(specs: S, argv: readonly string[],
   }
   const out: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(specs)) {
-    const text = raw.get(key) ?? env[spec.env];
+    let text = raw.get(key) ?? env[spec.env];
+    const oldEnv = spec.deprecated?.env;
+    if (text === undefined && oldEnv !== undefined && env[oldEnv] !== undefined) {
+      warnDeprecated(oldEnv, spec.env, spec.deprecated!.removedIn);
+      text = env[oldEnv];
+    }
     out[key] = text === undefined ? spec.default : spec.parse(text, spec.flag);
   }
   return out as OptionValues<S>;
@@ -140,11 +177,18 @@ function showDefault(v: unknown): string {
   return v === '' ? '(empty)' : String(v);
 }
 
+/** "Deprecated spellings, read until 0.3.0: --workers, MCS_WORKERS." */
+export function deprecatedText(old: DeprecatedSpelling): string {
+  const names = [...(old.flag === undefined ? [] : [`--${old.flag}`]), ...(old.env === undefined ? [] : [old.env])];
+  return `Deprecated spellings, read until ${old.removedIn}: ${names.join(', ')}.`;
+}
+
 /** The text printed by --help; also the source of the configuration tables in the README. */
 export function formatHelp(title: string, specs: Specs): string {
   const lines = [title, '', 'Flags (each also read from the environment variable shown):'];
   for (const spec of Object.values(specs)) {
     lines.push(`  --${spec.flag}  [${spec.env}]  default: ${showDefault(spec.default)}`, `      ${spec.help}`);
+    if (spec.deprecated) lines.push(`      ${deprecatedText(spec.deprecated)}`);
   }
   return lines.join('\n');
 }

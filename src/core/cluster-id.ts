@@ -1,6 +1,37 @@
-// Cluster identity rules of KEP-2149 (C2, C5): what a cluster id may look like and which ClusterProperty names are reserved.
+// Cluster identity rules of KEP-2149 (C1, C2, C5): which ClusterProperties a cluster needs before anything moves, what a
+// cluster id may look like and which ClusterProperty names are reserved. The webhook server, the worker and the status
+// command all judge and word C1 with the functions below.
 
-import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from './names.ts';
+import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from './names.ts';
+
+/** C1: the well-known ClusterProperties a cluster lacks (absent, or with an empty value): cluster id first. */
+export function missingIdentityProperties(clusterId: string | undefined, clustersetId: string | undefined): string[] {
+  return [...(clusterId ? [] : [CLUSTER_ID_PROPERTY]), ...(clustersetId ? [] : [CLUSTERSET_ID_PROPERTY])];
+}
+
+const PLACEHOLDER: Record<string, string> = {
+  [CLUSTER_ID_PROPERTY]: '<this-cluster-id>',
+  [CLUSTERSET_ID_PROPERTY]: '<clusterset-id>',
+};
+
+/** A one-line shell command creating the ClusterProperty `name`, with a placeholder value to fill in. */
+export function createPropertyCommand(name: string): string {
+  const object = {
+    apiVersion: `${ABOUT_GROUP}/${STORAGE_VERSION}`, kind: 'ClusterProperty', metadata: { name }, spec: { value: PLACEHOLDER[name] ?? '<value>' },
+  };
+  return `echo '${JSON.stringify(object)}' | kubectl apply -f -`;
+}
+
+/**
+ * C1's message, the same wherever it is shown (admission denial, ServiceExport condition and Event, status command):
+ * which properties are missing, what that means and the commands that create them (last, so they can be copied), after
+ * `note` if given. Starts lower-case, to follow a prefix such as "ServiceExport demo/web cannot be accepted: ".
+ */
+export function missingIdentityMessage(missing: readonly string[], note = ''): string {
+  const what = missing.map((name) => `ClusterProperty ${name}`).join(' and ');
+  return `this cluster has no ${what} yet, so it has no identity in a ClusterSet and nothing is exported or imported (C1). ${note}` +
+    `Create ${missing.length > 1 ? 'them' : 'it'} first, for example: ${missing.map(createPropertyCommand).join(' ; ')}`;
+}
 
 const MAX_DNS_LABEL_LENGTH = 63;
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -105,10 +105,7 @@ export function parseInstanceId(id: string): ParsedInstanceId | undefined {
   return undefined;
 }
 
-/**
- * One instance per id, the last one listed winning: the Cloud Map emulator appends a copy on every re-registration of an
- * id (AWS updates in place), so the last copy is the current state. Ids keep the order in which they first appear.
- */
+/** The instances by id, in the order listed (Cloud Map lists each id once: a re-registration updates it in place). */
 export function latestById(instances: readonly CloudMapInstance[]): Map<string, CloudMapInstance> {
   const byId = new Map<string, CloudMapInstance>();
   for (const instance of instances) byId.set(instance.id, instance);

@@ -1,7 +1,7 @@
 // Cluster identity (C1–C3): reads the two well-known ClusterProperties and decides what the worker does when they
 // appear, change or vanish. Pure: the worker feeds it the cached properties and carries out the decision.
-import { validateClusterId } from '../core/cluster-id.ts';
-import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, STORAGE_VERSION } from '../core/names.ts';
+import { missingIdentityMessage, missingIdentityProperties, validateClusterId } from '../core/cluster-id.ts';
+import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../core/names.ts';
 import type { Identity } from '../cloudmap/ownership.ts';
 import type { ClusterPropertyObject } from './objects.ts';
 
@@ -12,23 +12,14 @@ export type IdentityReading =
   /** Missing or unusable properties; `message` says which and how to fix it, in one sentence. */
   | { readonly kind: 'missing'; readonly reason: 'ClusterPropertyMissing' | 'InvalidClusterId'; readonly message: string };
 
-function howToCreate(name: string, what: string): string {
-  return `create ClusterProperty ${name} (apiVersion ${ABOUT_GROUP}/${STORAGE_VERSION}) with spec.value set to ${what}`;
-}
-
 /** C1, C2: both properties present with non-empty values and a cluster id that is a DNS label. */
 export function readIdentity(clusterIdProperty: ClusterPropertyObject | undefined, clustersetProperty: ClusterPropertyObject | undefined): IdentityReading {
   const clusterId = clusterIdProperty?.spec?.value;
   const clustersetId = clustersetProperty?.spec?.value;
-  const missing: string[] = [];
-  if (!clusterId) missing.push(howToCreate(CLUSTER_ID_PROPERTY, "this cluster's id (a DNS label such as cls1)"));
-  if (!clustersetId) missing.push(howToCreate(CLUSTERSET_ID_PROPERTY, "the ClusterSet's id (the same in every cluster of the ClusterSet)"));
-  if (missing.length > 0 || clusterId === undefined || clustersetId === undefined) {
-    return {
-      kind: 'missing',
-      reason: 'ClusterPropertyMissing',
-      message: `This cluster has no identity in a ClusterSet yet, so nothing is exported or imported (C1): ${missing.join(', and ')}; the worker starts on its own once both exist.`,
-    };
+  const missing = missingIdentityProperties(clusterId, clustersetId);
+  if (missing.length > 0 || !clusterId || !clustersetId) {
+    const message = missingIdentityMessage(missing, 'The worker starts on its own once both exist. ');
+    return { kind: 'missing', reason: 'ClusterPropertyMissing', message: `${message[0]!.toUpperCase()}${message.slice(1)}` };
   }
   const invalid = validateClusterId(clusterId);
   if (invalid !== undefined) return { kind: 'missing', reason: 'InvalidClusterId', message: `${invalid} Nothing is exported or imported until then (C2).` };

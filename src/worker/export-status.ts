@@ -3,7 +3,7 @@
 import { CONDITION_CONFLICT, CONDITION_READY, CONDITION_VALID, setCondition, type ConditionUpdate } from '../core/conditions.ts';
 import type { Condition } from '../core/types.ts';
 import type { EventRecorder, EventType } from '../kube/event-recorder.ts';
-import type { ObjectWriter } from '../kube/object-writer.ts';
+import type { ObjectWriter } from '../runtime/object-writer.ts';
 import { SERVICE_EXPORTS } from '../kube/resources.ts';
 import type { ServiceExportObject } from './objects.ts';
 

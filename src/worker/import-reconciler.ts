@@ -17,8 +17,8 @@ import {
 import type { CloudMapInstance, ClusterExport } from '../core/types.ts';
 import { KubeApiError } from '../kube/api-error.ts';
 import { CONTENT_MERGE_PATCH, type KubeClient } from '../kube/client.ts';
-import type { Informer } from '../kube/informer.ts';
-import type { ObjectWriter } from '../kube/object-writer.ts';
+import type { Informer } from '../runtime/informer.ts';
+import type { ObjectWriter } from '../runtime/object-writer.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_IMPORTS, SERVICES } from '../kube/resources.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Identity } from './cluster-identity.ts';

@@ -10,16 +10,16 @@ import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watc
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
 import { conditionTime, readyCondition } from '../core/conditions.ts';
 import type { CloudMapInstance } from '../core/types.ts';
-import { sleep } from '../kube/backoff.ts';
+import { sleep } from '../runtime/backoff.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/event-recorder.ts';
-import type { InformerHandlers } from '../kube/informer.ts';
-import type { ObjectWriter } from '../kube/object-writer.ts';
+import type { InformerHandlers } from '../runtime/informer.ts';
+import type { ObjectWriter } from '../runtime/object-writer.ts';
 import type { KubeObject } from '../kube/resources.ts';
-import { WorkQueue } from '../kube/work-queue.ts';
+import { WorkQueue } from '../runtime/work-queue.ts';
 import type { Logger } from '../observability/log.ts';
-import type { WorkerMetrics } from '../observability/metrics.ts';
+import type { WorkerMetrics } from './metrics.ts';
 import type { Identity } from './cluster-identity.ts';
 import { reapDeadCluster } from './dead-cluster-reaper.ts';
 import { DeadClusters } from './dead-clusters.ts';
@@ -100,11 +100,41 @@ export class Member {
     this.identity = o.identity;
     this.#o = o;
     this.#log = o.log.child({ clusterId: o.identity.clusterId, clustersetId: o.identity.clustersetId });
-    const { options } = o;
     const [ownRegion, ...otherRegions] = o.regions;
     // One client, rate limits (quotas are per account and Region), change watch and resync per Region.
-    const adapterFor = (region: string) => new CloudMapAdapter({
-      ...o.identity,
+    this.#ownRegion = ownRegion!;
+    this.#exportStatus = new ExportStatusWriter(o.writer, o.events);
+    this.#cloudMap = this.#adapterFor(ownRegion!);
+    this.#watcher = this.#cloudMap.watch(this.#watchOptions(ownRegion!));
+    this.#others = otherRegions.map((region) => {
+      const cloudMap = this.#adapterFor(region);
+      return { region, cloudMap, watcher: cloudMap.watch({ ...this.#watchOptions(region), readOnly: true }) };
+    });
+    for (const region of o.regions) o.metrics.regionReachable.set({ region }, 1);
+    this.#view = new InstanceView(
+      (namespace, service) => this.#watcher.snapshot(namespace, service), (namespace, service) => this.#watcher.readAt(namespace, service),
+      o.identity, OWN_WRITES_SETTLE_MS, () => this.#watcher.now(),
+    );
+    this.#deadClusters = this.#createDeadClusters();
+    const exporter = this.#createExporter();
+    const importer = this.#createImporter();
+    this.#exports = this.#queue('export', async (key) => {
+      this.#exportStarted.set(key, Date.now());
+      try {
+        await exporter.reconcile(key);
+      } finally {
+        this.#exportStarted.delete(key);
+      }
+    });
+    this.#imports = this.#queue('import', (key) => importer.reconcile(key));
+  }
+
+  /** The Cloud Map adapter of one Region of the ClusterSet. */
+  #adapterFor(region: string): CloudMapAdapter {
+    const { options, identity, metrics, cloudMapLog } = this.#o;
+    const severalRegions = this.#o.regions.length > 1;
+    return new CloudMapAdapter({
+      ...identity,
       client: { region, connectTimeoutMs: options.cloudMapConnectTimeout, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
       callTimeoutMs: options.cloudMapCallTimeout,
       // Stopping abandons the calls in flight, so a stop never waits on Cloud Map (SIGTERM within the grace period).
@@ -112,13 +142,18 @@ export class Member {
       rateLimits: options.rateLimits,
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
-      metrics: o.metrics.cloudMap(region),
-      ...(o.fence ? { fence: o.fence } : {}),
+      metrics: metrics.cloudMap(region),
+      ...(this.#o.fence ? { fence: this.#o.fence } : {}),
       ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
       ...(options.accountId ? { accountId: options.accountId } : {}),
-      logger: o.cloudMapLog.child({ clusterId: o.identity.clusterId, ...(otherRegions.length > 0 ? { region } : {}) }),
+      logger: cloudMapLog.child({ clusterId: identity.clusterId, ...(severalRegions ? { region } : {}) }),
     });
-    const watchOptions = (region: string) => ({
+  }
+
+  /** What the change watch of one Region reports to, and how often it reads. */
+  #watchOptions(region: string) {
+    const { options, metrics, informers } = this.#o;
+    return {
       onChange: (change: ServiceKey) => this.#onCloudMapChange(change),
       onReachability: (reachability: Reachability) => this.#onReachability(region, reachability),
       pollIntervalMs: options.pollInterval,
@@ -126,41 +161,35 @@ export class Member {
       resyncBudgetPerMinute: options.resyncBudget,
       nonAnnouncingPollIntervalMs: options.nonAnnouncingPollInterval,
       heartbeatIntervalMs: options.heartbeatInterval,
-      onHeartbeat: () => o.metrics.heartbeats.inc(),
+      onHeartbeat: () => metrics.heartbeats.inc(),
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
       knownServices: () => [
-        ...o.informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
-        ...o.informers.serviceImports.list().filter(keptByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
+        ...informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
+        ...informers.serviceImports.list().filter(keptByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
       ],
-    });
-    this.#ownRegion = ownRegion!;
-    this.#exportStatus = new ExportStatusWriter(o.writer, o.events);
-    this.#cloudMap = adapterFor(ownRegion!);
-    this.#watcher = this.#cloudMap.watch(watchOptions(ownRegion!));
-    this.#others = otherRegions.map((region) => {
-      const cloudMap = adapterFor(region);
-      return { region, cloudMap, watcher: cloudMap.watch({ ...watchOptions(region), readOnly: true }) };
-    });
-    for (const region of o.regions) o.metrics.regionReachable.set({ region }, 1);
-    this.#view = new InstanceView(
-      (namespace, service) => this.#watcher.snapshot(namespace, service), (namespace, service) => this.#watcher.readAt(namespace, service),
-      o.identity, OWN_WRITES_SETTLE_MS, () => this.#watcher.now(),
-    );
-    this.#deadClusters = new DeadClusters({
-      self: o.identity.clusterId,
+    };
+  }
+
+  /** Liveness of the other clusters from their heartbeats, and the reaper when --reap-dead-clusters-after is set. */
+  #createDeadClusters(): DeadClusters {
+    const { options, identity, metrics } = this.#o;
+    return new DeadClusters({
+      self: identity.clusterId,
       ttlMs: options.deadClusterTtl,
       reapAfterMs: options.reapDeadClustersAfter,
       heartbeats: () => this.#watcher.heartbeats(),
       onChange: (clusters) => this.#onSilenceChange(clusters),
       reap: (clusterId) => reapDeadCluster({ cloudMap: this.#cloudMap, watcher: this.#watcher, log: this.#log.child({ controller: 'reaper' }) }, clusterId),
-      onSilentCount: (n) => o.metrics.silentClusters.set(n),
-      onReaped: (n) => o.metrics.reapedInstances.inc(n),
+      onSilentCount: (n) => metrics.silentClusters.set(n),
+      onReaped: (n) => metrics.reapedInstances.inc(n),
       log: this.#log.child({ controller: 'liveness' }),
     });
+  }
 
-    const { informers } = o;
-    const exporter = new ExportReconciler({
-      identity: o.identity,
+  #createExporter(): ExportReconciler {
+    const { options, identity, metrics, informers, writer } = this.#o;
+    return new ExportReconciler({
+      identity: identity,
       frozen: () => this.#frozen,
       serviceExports: informers.serviceExports,
       services: informers.services,
@@ -179,7 +208,7 @@ export class Member {
         if (started !== undefined && !this.#pendingLag.has(key)) this.#pendingLag.set(key, started);
         this.#imports.add(key);
       },
-      writer: o.writer,
+      writer: writer,
       status: this.#exportStatus,
       controllerVersion: options.controllerVersion,
       namespaceCleanup: options.namespaceCleanup,
@@ -187,14 +216,18 @@ export class Member {
       retryAfter: (key, ms) => this.#exports.addAfter(key, ms),
       onQuotaHolds: (held) => {
         for (const [quota, { exports, unregistered }] of held) {
-          o.metrics.quotaLimitedExports.set({ quota }, exports);
-          o.metrics.quotaUnregisteredInstances.set({ quota }, unregistered);
+          metrics.quotaLimitedExports.set({ quota }, exports);
+          metrics.quotaUnregisteredInstances.set({ quota }, unregistered);
         }
       },
       log: this.#log.child({ controller: 'export' }),
     });
-    const importer = new ImportReconciler({
-      identity: o.identity,
+  }
+
+  #createImporter(): ImportReconciler {
+    const { identity, metrics, informers, writer, kubeConfig } = this.#o;
+    return new ImportReconciler({
+      identity: identity,
       // This cluster's Region with its own writes, and every other Region as last read.
       view: { instances: (namespace, service) => this.#clusterSetInstances(namespace, service) },
       ...(this.#others.length > 0 ? { regions: (namespace: string, service: string) => this.#regionStates(namespace, service) } : {}),
@@ -202,36 +235,27 @@ export class Member {
       serviceImports: informers.serviceImports,
       services: informers.services,
       endpointSlices: informers.endpointSlices,
-      writer: o.writer,
-      client: kubeClientFor(o.kubeConfig),
+      writer: writer,
+      client: kubeClientFor(kubeConfig),
       silent: () => this.#deadClusters.silent,
       onTotals: (services, endpoints) => {
-        o.metrics.importedServices.set(services);
-        o.metrics.importedEndpoints.set(endpoints);
+        metrics.importedServices.set(services);
+        metrics.importedEndpoints.set(endpoints);
       },
       onImported: (key) => {
         const started = this.#pendingLag.get(key);
         if (started === undefined) return;
         this.#pendingLag.delete(key);
-        o.metrics.exportToImportLag.observe((Date.now() - started) / 1000);
+        metrics.exportToImportLag.observe((Date.now() - started) / 1000);
       },
       log: this.#log.child({ controller: 'import' }),
     });
-    this.#exports = this.#queue('export', async (key) => {
-      this.#exportStarted.set(key, Date.now());
-      try {
-        await exporter.reconcile(key);
-      } finally {
-        this.#exportStarted.delete(key);
-      }
-    });
-    this.#imports = this.#queue('import', (key) => importer.reconcile(key));
   }
 
   #queue(name: 'export' | 'import', reconcile: (key: string) => Promise<void>): WorkQueue<string> {
     return new WorkQueue<string>({
       name,
-      concurrency: name === 'export' ? this.#o.options.exportWorkers : this.#o.options.workers,
+      concurrency: name === 'export' ? this.#o.options.exportWorkers : this.#o.options.importWorkers,
       metrics: this.#o.metrics.workQueue,
       logger: this.#log.child({ controller: name }),
       handler: async (key) => {

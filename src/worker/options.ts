@@ -3,7 +3,10 @@ import { DEFAULT_CALL_TIMEOUT_MS, longestCallMs } from '../cloudmap/call.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../cloudmap/client.ts';
 import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
-import { boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, stringOption, type OptionSpec, type OptionValues } from '../config/options.ts';
+import {
+  boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, logLevelOption, parseOptions, rateMapOption, renamed,
+  stringOption, type OptionSpec, type OptionValues,
+} from '../config/options.ts';
 
 /** A 12-digit AWS account id, or empty for none. */
 function accountOption(flag: string, env: string, help: string): OptionSpec<string> {
@@ -43,13 +46,14 @@ export const workerOptionSpecs = {
   reapDeadClustersAfter: durationOption('reap-dead-clusters-after', 'MCS_REAP_DEAD_CLUSTERS_AFTER', 0, 'When set, this cluster deregisters the Cloud Map instances of a cluster silent for this long (never a live one); 0s: never, another cluster\'s instances are left alone. At least --dead-cluster-ttl.'),
   quotaRetryInterval: durationOption('quota-retry-interval', 'MCS_QUOTA_RETRY_INTERVAL', 120_000, 'How long an export that Cloud Map holds only part of, because a quota on instances is reached (M8), waits before it tries to register the rest again (one RegisterInstance, more if it succeeds); it tries at once when the Service shrinks.'),
   kubeResyncInterval: durationOption('kube-resync-interval', 'MCS_KUBE_RESYNC_INTERVAL', 600_000, 'How often every ServiceExport and import is reconciled again from the caches, to repair anything missed.'),
-  workers: intOption('workers', 'MCS_WORKERS', 16, 'Imports reconciled in parallel; one key is never reconciled twice at once. Each mostly waits on the Kubernetes API (a few writes per import), so an exporting cluster importing thousands of services needs more than a handful.', 1, 256),
+  importWorkers: renamed(intOption('import-workers', 'MCS_IMPORT_WORKERS', 16, 'ServiceImports reconciled in parallel; one key is never reconciled twice at once. Each mostly waits on the Kubernetes API (a few writes per import), so an exporting cluster importing thousands of services needs more than a handful.', 1, 256),
+    { flag: 'workers', env: 'MCS_WORKERS', removedIn: '0.3.0' }),
   exportWorkers: intOption('export-workers', 'MCS_EXPORT_WORKERS', 64, 'ServiceExports reconciled in parallel. Each spends most of its time waiting for Cloud Map operations while the rate limits bound the calls, so enough of them keep the write quota busy (one key is never reconciled twice at once).', 1, 1024),
   metricsPort: intOption('metrics-port', 'MCS_METRICS_PORT', 8080, 'Port of /metrics (Prometheus); 0 picks a free port.', 0, 65535),
   healthPort: intOption('health-port', 'MCS_HEALTH_PORT', 8081, 'Port of /healthz and /readyz; 0 picks a free port.', 0, 65535),
   namespaceCleanup: boolOption('namespace-cleanup', 'MCS_NAMESPACE_CLEANUP', false, 'Delete a Cloud Map namespace once it holds no services (off: namespaces may be shared with non-Kubernetes users). Never the owner\'s shared namespaces in a consumer account (--namespace-owner-account).'),
   controllerVersion: stringOption('controller-version', 'MCS_CONTROLLER_VERSION', '', 'Version written into the K8S_CONTROLLER instance attribute; empty: the package version.'),
-  logLevel: enumOption('log-level', 'MCS_LOG_LEVEL', 'info', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'Least severe log level written.'),
+  logLevel: logLevelOption(),
 };
 
 export type WorkerOptions = OptionValues<typeof workerOptionSpecs>;

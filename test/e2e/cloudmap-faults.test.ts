@@ -3,8 +3,8 @@
 // keeps failing shows on the export (M4, M6, E8, I3, X4). One representative configuration (30 %: 10 % 500/503, 10 %
 // throttled, 10 % stalled 5 s); the whole matrix is `npm run chaos -- --cloudmap` (docs/reliability.md).
 import { expect } from 'chai';
-import { FaultWorkload } from './fault-workload.ts';
-import { withE2E } from './harness.ts';
+import { FaultWorkload } from '../support/fault-workload.ts';
+import { withE2E } from '../support/e2e-harness.ts';
 
 const NS = 'e2e-cloudmap-faults';
 

@@ -6,10 +6,10 @@
 // MCS_E2E_STALL_MS sets how long a share is held (default 75 s, several call deadlines; docs/reliability.md has a
 // 5-minute run).
 import { expect } from 'chai';
-import { sleep } from '../../src/kube/backoff.ts';
+import { sleep } from '../../src/runtime/backoff.ts';
 import { startCuttableProxy, type CuttableProxy } from '../support/proxy.ts';
-import { FaultWorkload, serviceName } from './fault-workload.ts';
-import { condition, withE2E } from './harness.ts';
+import { FaultWorkload, serviceName } from '../support/fault-workload.ts';
+import { condition, withE2E } from '../support/e2e-harness.ts';
 
 const NS = 'e2e-cloudmap-stall';
 const SERVICES = 10;

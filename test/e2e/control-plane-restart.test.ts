@@ -5,9 +5,9 @@
 // the restarted apiserver's own request counters, which start at zero, and by the emulator's request log) (I3, E8, M6).
 import { expect } from 'chai';
 import type { RestartableComponent } from '../../hack/testbed/cluster.ts';
-import type { E2ECluster } from './harness.ts';
-import { withE2E } from './harness.ts';
-import { FaultWorkload } from './fault-workload.ts';
+import type { E2ECluster } from '../support/e2e-harness.ts';
+import { withE2E } from '../support/e2e-harness.ts';
+import { FaultWorkload } from '../support/fault-workload.ts';
 
 const NS = 'e2e-control-plane';
 const SERVICES = 10;

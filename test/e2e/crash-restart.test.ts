@@ -6,8 +6,8 @@
 // worker withdraws them all (no orphan instance), releases their finalizers and keeps the rest (E3, M4).
 import { DiscoverInstancesCommand, ListOperationsCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, serviceExport } from './workloads.ts';
+import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { createNamespaces, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-crash';
 const NS_DELETES = 'e2e-crash-deletes';

@@ -11,8 +11,8 @@ import { importIntoRealNode, missingDataPathPrerequisites } from '../../hack/tes
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
 import { packageVersion } from '../../src/config/version.ts';
 import { requirePrerequisite } from '../support/prerequisites.ts';
-import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, service, serviceExport, type PortSpec } from './workloads.ts';
+import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { createNamespaces, service, serviceExport, type PortSpec } from '../support/workloads.ts';
 
 const NS = 'data-path';
 const TOOLS_IMAGE = 'docker.io/nicolaka/netshoot:v0.15';

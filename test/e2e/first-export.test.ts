@@ -5,8 +5,8 @@
 // emulator saw them (where the time went).
 import { expect } from 'chai';
 import { waitFor } from '../../hack/testbed/wait.ts';
-import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, runApp, serviceExport } from './workloads.ts';
+import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { createNamespaces, runApp, serviceExport } from '../support/workloads.ts';
 
 // MCS_E2E_FIRST_EXPORTS=20 for the benchmark's figure; few by default, since Cloud Map allows 50 namespaces per Region
 // and the suites share the emulator.

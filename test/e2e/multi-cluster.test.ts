@@ -4,8 +4,8 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { LABEL_SERVICE_NAME } from '../../src/core/names.ts';
 import { createNamespace } from '../support/kube.ts';
-import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, deployment, exportReady, importedBySource, runApp, runningPodIps, service, serviceExport, type PortSpec } from './workloads.ts';
+import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { createNamespaces, deployment, exportReady, importedBySource, runApp, runningPodIps, service, serviceExport, type PortSpec } from '../support/workloads.ts';
 
 const NS = 'e2e-multi';
 const LATE_NS = 'e2e-late-namespace';

@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { CloudMapAdapter } from '../../src/cloudmap/adapter.ts';
 import type { CloudMapInstance } from '../../src/core/types.ts';
 import { v031Instance as standInInstance, v031InstanceId } from '../support/v031.ts';
-import { eventually, retried, withE2E } from './harness.ts';
-import { createNamespaces, exportReady, importedBySource, runApp } from './workloads.ts';
+import { eventually, retried, withE2E } from '../support/e2e-harness.ts';
+import { createNamespaces, exportReady, importedBySource, runApp } from '../support/workloads.ts';
 
 const NS = 'e2e-v031';
 const APP = 'web';

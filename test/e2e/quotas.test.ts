@@ -13,8 +13,8 @@ import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { compareText } from '../../src/core/cluster-export.ts';
 import type { CloudMapRequest } from '../../hack/testbed/cloudmap-emulator.ts';
-import { condition, eventually, withE2E, type E2ECluster } from './harness.ts';
-import { createNamespaces, importedBySource, serviceExport } from './workloads.ts';
+import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { createNamespaces, importedBySource, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-quotas';
 const NS_FULL = 'e2e-quotas-ns';

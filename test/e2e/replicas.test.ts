@@ -6,8 +6,8 @@
 import { expect } from 'chai';
 import type { HostProcess } from '../../hack/local/processes.ts';
 import { auditedWrites, type AuditedWrite } from '../support/audit.ts';
-import { condition, eventually, withE2E } from './harness.ts';
-import { createNamespaces, deployment, service, serviceExport } from './workloads.ts';
+import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { createNamespaces, deployment, service, serviceExport } from '../support/workloads.ts';
 
 const WRITES = ['RegisterInstance', 'DeregisterInstance', 'CreateService', 'DeleteService', 'CreateHttpNamespace', 'DeleteNamespace'];
 

@@ -3,8 +3,8 @@
 // (an unexport's finalizer, the other cluster's import clean-up), and that once the server is back nothing is left
 // stuck: the waiting deletions complete and a retried export is imported (E3, I3; docs/reliability.md).
 import { expect } from 'chai';
-import { condition, eventually, withE2E } from './harness.ts';
-import { createNamespaces, serviceExport } from './workloads.ts';
+import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { createNamespaces, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-webhook-down';
 

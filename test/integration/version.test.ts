@@ -10,7 +10,7 @@ const REPO = join(import.meta.dirname, '..', '..');
 describe('--version', () => {
   const entrypoints = [
     { file: 'src/worker/main.ts', args: ['--version'], prints: `mcs-cloudmap worker ${packageVersion()}` },
-    { file: 'webhook/main.ts', args: ['--version'], prints: `mcs-cloudmap webhook ${packageVersion()}` },
+    { file: 'src/webhook/main.ts', args: ['--version'], prints: `mcs-cloudmap webhook ${packageVersion()}` },
     { file: 'src/cli/main.ts', args: ['--version'], prints: `mcs-cloudmap ${packageVersion()}` },
     { file: 'src/cli/main.ts', args: ['status', '--version'], prints: `mcs-cloudmap ${packageVersion()}` },
   ];

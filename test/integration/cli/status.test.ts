@@ -13,7 +13,7 @@ import {
 import { stringify } from 'yaml';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, CONTROLLER_NAME } from '../../../src/core/names.ts';
 import type { StatusReport } from '../../../src/cli/status-model.ts';
-import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
+import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.ts';
 import { cloudMapClientConfig, operationDone } from '../../support/cloudmap.ts';
 import { DEFAULT_ACCOUNT } from '../../../hack/testbed/cloudmap-emulator.ts';
 import { withClusterSet } from '../../support/clusterset.ts';

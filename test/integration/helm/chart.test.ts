@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { parseWorkerOptions } from '../../../src/worker/options.ts';
-import { parseWebhookOptions } from '../../../webhook/options.ts';
+import { parseWebhookOptions } from '../../../src/webhook/options.ts';
 import { find, kustomizeBuild, type Manifest } from '../kustomize/build.ts';
 import { deploymentProblems, type Deployment } from '../kustomize/deployment-checks.ts';
 import { CLUSTER_PROPERTY_API, helm, helmTemplate, CHART, valuesArgs, valuesFiles } from './helm.ts';

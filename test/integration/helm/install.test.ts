@@ -124,7 +124,7 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster', function 
     const settings = getJson<{ data: Record<string, string> }>(['-n', NS, 'get', 'configmap', 'mcs-cloudmap-config']).data;
     const [metrics] = await freePorts(1) as [number];
     const log = join(dir, 'webhook.log');
-    server = spawn(NODE, [join(REPO, 'webhook/main.ts')], {
+    server = spawn(NODE, [join(REPO, 'src/webhook/main.ts')], {
       env: {
         PATH: process.env.PATH, HOME: process.env.HOME, ...settings,
         MCS_KUBECONFIG: serviceAccountKubeconfig(admin, NS, 'mcs-cloudmap-webhook', join(dir, 'webhook.kubeconfig')),

@@ -4,7 +4,7 @@ import { configMapValues, CONFIGURATION_DOC, configurationDocStale, formatDefaul
 import { statusOptionSpecs } from '../../../src/cli/status-options.ts';
 import { durationOption, intOption, rateMapOption, stringOption } from '../../../src/config/options.ts';
 import { workerOptionSpecs } from '../../../src/worker/options.ts';
-import { webhookOptionSpecs } from '../../../webhook/options.ts';
+import { webhookOptionSpecs } from '../../../src/webhook/options.ts';
 
 describe('docs/configuration.md: every flag and environment variable', () => {
   it('is what `npm run docs:configuration` renders from the processes\' option specs', () => {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { freePorts } from '../../../hack/testbed/ports.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
-import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { find, kustomizations, kustomizeBuild, type Manifest } from './build.ts';
 import { certManagerCrds, CERT_MANAGER_VERSION } from './cert-manager-crds.ts';
 import { effectiveEnv, type Deployment } from './deployment-checks.ts';
@@ -127,7 +127,7 @@ describe('kustomize output against a real kube-apiserver', function () {
       ca = certs.caFile;
       const [httpsPort, metricsPort] = await freePorts(2) as [number, number];
       port = httpsPort;
-      // The image runs dist/webhook/main.js; its source is webhook/main.ts. Ports and files are the host's, the rest is
+      // The image runs dist/src/webhook/main.js; its source is src/webhook/main.ts. Ports and files are the host's, the rest is
       // the Deployment's environment.
       const entry = container.command!.at(-1)!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
       server = spawn(join(REPO, 'node_modules/.bin/node'), [join(REPO, entry), ...(container.args ?? [])], {

@@ -6,8 +6,8 @@ import { dirname } from 'node:path';
 import { validateClusterId } from '../../../src/core/cluster-id.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
 import { parseWorkerOptions, workerOptionSpecs } from '../../../src/worker/options.ts';
-import { IN_CLUSTER, CONVERT_PATH } from '../../../webhook/client-config.ts';
-import { parseWebhookOptions, webhookOptionSpecs } from '../../../webhook/options.ts';
+import { IN_CLUSTER, CONVERT_PATH } from '../../../src/webhook/client-config.ts';
+import { parseWebhookOptions, webhookOptionSpecs } from '../../../src/webhook/options.ts';
 import { staleManifests } from '../../../kustomize/generate.ts';
 import { find, kustomizations, kustomizeBuild, type Manifest } from './build.ts';
 import { deploymentProblems, effectiveEnv, resolvePort, type Deployment } from './deployment-checks.ts';
@@ -77,7 +77,7 @@ describe('kustomize manifests', () => {
       it('the webhook Deployment serves on the ports and files its flags name; Service and probes point at them', () => {
         const deploy = find(objects, 'Deployment', 'mcs-cloudmap-webhook') as Deployment;
         const container = deploy.spec.template.spec.containers[0]!;
-        expect(container.command).to.deep.equal(['node', '--max-old-space-size=256', 'dist/webhook/main.js']);
+        expect(container.command).to.deep.equal(['node', '--max-old-space-size=256', 'dist/src/webhook/main.js']);
         const opts = parseWebhookOptions(container.args ?? [], effectiveEnv(container, configMapData(objects)));
         const service = find(objects, 'Service', WEBHOOK_SERVICE.name);
         expect(service.metadata.namespace).to.equal(WEBHOOK_SERVICE.namespace);

@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 import { freePorts } from '../../../hack/testbed/ports.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, CONTROLLER_NAME, DERIVED_SERVICE_PREFIX, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY } from '../../../src/core/names.ts';
-import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 import { find, kustomizeBuild, type Manifest } from './build.ts';
 import { effectiveEnv, type Deployment } from './deployment-checks.ts';

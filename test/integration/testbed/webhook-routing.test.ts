@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostAddress } from '../../../hack/testbed/index.ts';
-import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
 import { NO_HOST_ADDRESS, requirePrerequisite } from '../../support/prerequisites.ts';

@@ -4,7 +4,7 @@
 
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { serviceExport, serviceImport, service, clusterProperty, viewWith, serviceExport as exportOf } from '../../unit/webhook/fixtures.ts';
+import { serviceExport, serviceImport, service, clusterProperty, viewWith, serviceExport as exportOf } from '../../support/webhook-fixtures.ts';
 import { startLocalServer, type LocalServer, type Reply } from './local-server.ts';
 
 const RUNS = 10_000;

@@ -1,6 +1,6 @@
 // Runs the webhook server in-process on loopback against one real cluster, with a throwaway CA made by openssl, and
-// registers it there (webhook configurations and CRD conversion with url + caBundle) exactly as webhook/registration.ts
-// and webhook/crd/definitions.ts produce them. Tests then drive it with kubectl.
+// registers it there (webhook configurations and CRD conversion with url + caBundle) exactly as src/webhook/registration.ts
+// and src/webhook/crd/definitions.ts produce them. Tests then drive it with kubectl.
 
 import { KubeConfig } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { createLogger } from '../../../src/observability/log.ts';
-import { informerView, type InformerView } from '../../../webhook/cluster-view.ts';
-import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
-import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-certificates.ts';
-import type { ConflictPolicy, ExternalNamePolicy } from '../../../webhook/options.ts';
-import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../webhook/registration.ts';
-import { startWebhookServer, type WebhookServer } from '../../../webhook/server.ts';
+import { informerView, type InformerView } from '../../../src/webhook/cluster-view.ts';
+import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.ts';
+import { makeDevCertificates, type DevCertificates } from '../../../hack/local/dev-certificates.ts';
+import type { ConflictPolicy, ExternalNamePolicy } from '../../../src/webhook/options.ts';
+import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../src/webhook/registration.ts';
+import { startWebhookServer, type WebhookServer } from '../../../src/webhook/server.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 export interface KubectlResult { status: number; stdout: string; stderr: string }
@@ -94,7 +94,7 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
   const certs = makeDevCertificates(dir);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(options.kubeconfigPath);
-  const logger = createLogger('webhook-it', process.env.LOG_LEVEL ?? 'error');
+  const logger = createLogger('webhook-it', process.env.MCS_LOG_LEVEL ?? 'error');
 
   // CRDs first (with conversion already aimed at the server we are about to start), so the informers find them.
   const port = await freePortHint();

@@ -3,16 +3,16 @@
 // (no review failed or went unanswered), that the server cut the slow connections, and that it kept serving. The
 // recorded long runs are in docs/reliability.md.
 //
-// These can fail: a server that drops one review in a hundred once the clients are warmed up (webhook/server.ts,
+// These can fail: a server that drops one review in a hundred once the clients are warmed up (src/webhook/server.ts,
 // `req.socket.destroy()` on every 100th request) fails the slowloris case and the soak, which before asserted only
 // that some reviews were made.
 
 import { expect } from 'chai';
 import { waitFor } from '../../../hack/testbed/wait.ts';
-import { describeSlow, slowlorisRun, soakRun } from '../../../bench/chaos-runs.ts';
-import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, slowloris } from '../../../bench/hostile-clients.ts';
-import { fmt, mib, startServerProcess, type ServerProcess } from '../../../bench/webhook-client.ts';
-import { MAX_JSON_DEPTH } from '../../../webhook/app.ts';
+import { describeSlow, slowlorisRun, soakRun } from '../../support/chaos-runs.ts';
+import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, slowloris } from '../../support/hostile-clients.ts';
+import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
+import { MAX_JSON_DEPTH } from '../../../src/webhook/app.ts';
 
 const MAX_REQUEST_BYTES = 1 << 20;
 /** Modest, so a CI machine keeps up and latency reflects the slow connections, not a backlog. */
@@ -69,7 +69,7 @@ describe('webhook under hostile and broken clients (W5)', function () {
   it('the server closes each kind of slow connection itself (handshake, headers, request deadlines)', async () => {
     const attack = slowloris(server.port, 30);
     try {
-      // Generous ceiling: the deadlines are 10 s, 10 s and 30 s (src/observability/connection-limits.ts).
+      // Generous ceiling: the deadlines are 10 s, 10 s and 30 s (src/runtime/connection-limits.ts).
       await waitFor('every slow style to be cut by the server', async () => Object.values(attack.figures().cut).every((n) => n > 0), { timeoutMs: 120_000, intervalMs: 500 });
     } finally {
       console.log(`      ${describeSlow(attack.stop())}`);

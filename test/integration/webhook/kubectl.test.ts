@@ -122,7 +122,7 @@ describe('webhooks on a real apiserver, driven by kubectl', function () {
     const list = JSON.parse((await ok(['get', 'serviceexports.v1alpha1.multicluster.x-k8s.io', '-n', NS, '-o', 'json'])).stdout) as { items: Array<{ apiVersion: string }> };
     expect(list.items.map((i) => i.apiVersion)).to.deep.equal(['multicluster.x-k8s.io/v1alpha1']);
     expect((await storedObject(cluster.endpoints.etcd, `/registry/multicluster.x-k8s.io/serviceexports/${NS}/nginx-hello`)).apiVersion).to.equal('multicluster.x-k8s.io/v1beta1');
-    const metrics = await webhook!.server.metrics.registry.getSingleMetricAsString('mcs_webhook_requests_total');
+    const metrics = await webhook!.server.metrics.registry.getSingleMetricAsString('mcs_cloudmap_webhook_requests_total');
     expect(metrics).to.match(/webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/);
   });
 

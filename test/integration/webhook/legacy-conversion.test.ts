@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { TestCluster } from '../../../hack/testbed/index.ts';
 import { WORKER_SERVICE_ACCOUNT } from '../../../src/core/names.ts';
-import { LEGACY_REASON } from '../../../webhook/conversion/convert.ts';
+import { LEGACY_REASON } from '../../../src/webhook/conversion/convert.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
 import { kubectlOk, startRegisteredWebhook, storedObject, type RegisteredWebhook } from './harness.ts';

@@ -6,9 +6,9 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../../src/observability/log.ts';
-import type { CacheName, ClusterView } from '../../../webhook/cluster-view.ts';
-import { makeDevCertificates, type DevCertificates } from '../../../webhook/dev-certificates.ts';
-import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../webhook/server.ts';
+import type { CacheName, ClusterView } from '../../../src/webhook/cluster-view.ts';
+import { makeDevCertificates, type DevCertificates } from '../../../hack/local/dev-certificates.ts';
+import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../src/webhook/server.ts';
 
 export interface LocalServer {
   server: WebhookServer;
@@ -59,7 +59,7 @@ export async function startLocalServer(view: ClusterView, options: Partial<Serve
     port: 0, bindAddress: '127.0.0.1', tlsCertFile: certs.certFile, tlsKeyFile: certs.keyFile, tlsReloadIntervalMs: 100,
     metricsPort: 0, conflictPolicy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 1 << 20,
     shutdownDelayMs: 0, shutdownTimeoutMs: 5_000, cacheSyncGraceMs: 0, ...options,
-  }, view, { unsynced: () => unsynced }, createLogger('webhook-test', process.env.LOG_LEVEL ?? 'silent'));
+  }, view, { unsynced: () => unsynced }, createLogger('webhook-test', process.env.MCS_LOG_LEVEL ?? 'silent'));
   const client = httpsClient(server.port, readFileSync(certs.caFile, 'utf8'));
   return {
     server, certs, dir, client,

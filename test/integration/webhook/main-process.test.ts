@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../../hack/testbed/wait.ts';
-import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { httpsClient } from './local-server.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
@@ -15,7 +15,7 @@ import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 const ROOT = join(import.meta.dirname, '../../..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
 
-describe('webhook/main.ts as a process: flags, readiness, graceful shutdown', function () {
+describe('src/webhook/main.ts as a process: flags, readiness, graceful shutdown', function () {
   this.timeout(60_000);
   const clusterSet = withClusterSet();
   let dir: string;
@@ -23,7 +23,7 @@ describe('webhook/main.ts as a process: flags, readiness, graceful shutdown', fu
   after(() => { rmSync(dir, { recursive: true, force: true }); });
 
   it('--help prints every flag with its environment variable', () => {
-    const r = spawnSync(NODE, ['webhook/main.ts', '--help'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(NODE, ['src/webhook/main.ts', '--help'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).to.equal(0);
     for (const flag of ['--port  [MCS_PORT]  default: 9443', '--tls-cert-file', '--conflict-policy  [MCS_CONFLICT_POLICY]  default: Warn', '--worker-service-account', '--metrics-port', '--kubeconfig']) {
       expect(r.stdout).to.contain(flag);
@@ -31,7 +31,7 @@ describe('webhook/main.ts as a process: flags, readiness, graceful shutdown', fu
   });
 
   it('a bad flag exits 2 with a message saying what is accepted', () => {
-    const r = spawnSync(NODE, ['webhook/main.ts', '--conflict-policy=sometimes'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(NODE, ['src/webhook/main.ts', '--conflict-policy=sometimes'], { cwd: ROOT, encoding: 'utf8' });
     expect([r.status, r.stderr.trim()]).to.deep.equal([2, 'mcs-cloudmap webhook: --conflict-policy: expected one of Warn, Reject, got "sometimes"']);
   });
 
@@ -42,7 +42,7 @@ describe('webhook/main.ts as a process: flags, readiness, graceful shutdown', fu
     const installed = spawnSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-k', 'crds/'], { cwd: ROOT, encoding: 'utf8' });
     expect(installed.status, installed.stderr).to.equal(0);
     spawnSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { cwd: ROOT });
-    const child: ChildProcess = spawn(NODE, ['webhook/main.ts', '--port=0', '--metrics-port=0', '--bind-address=127.0.0.1', '--shutdown-delay=300ms'], {
+    const child: ChildProcess = spawn(NODE, ['src/webhook/main.ts', '--port=0', '--metrics-port=off', '--bind-address=127.0.0.1', '--shutdown-delay=300ms'], {
       cwd: ROOT,
       env: { ...process.env, MCS_KUBECONFIG: cluster.kubeconfigPath, MCS_TLS_CERT_FILE: certs.certFile, MCS_TLS_KEY_FILE: certs.keyFile },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,10 +5,10 @@
 // must be answered; latency is printed, not asserted (the machine is shared). Recorded figures: docs/reliability.md.
 
 import { expect } from 'chai';
-import { maxSizeRun } from '../../../bench/chaos-runs.ts';
-import { fmt, mib, startServerProcess, type ServerProcess } from '../../../bench/webhook-client.ts';
+import { maxSizeRun } from '../../support/chaos-runs.ts';
+import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
 import { configMapEnv, deploymentNodeFlags, kustomizeBase, type Manifest } from '../../../hack/local/manifests.ts';
-import { webhookOptionSpecs } from '../../../webhook/options.ts';
+import { webhookOptionSpecs } from '../../../src/webhook/options.ts';
 
 const DEPLOYMENT = 'mcs-cloudmap-webhook';
 const UNITS: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };

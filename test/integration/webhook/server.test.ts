@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
-import { makeDevCertificates } from '../../../webhook/dev-certificates.ts';
-import { request as admissionRequest, serviceExport, viewWith } from '../../unit/webhook/fixtures.ts';
+import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
+import { request as admissionRequest, serviceExport, viewWith } from '../../support/webhook-fixtures.ts';
 import { httpsClient, startLocalServer, type LocalServer } from './local-server.ts';
 
 const review = (req: ReturnType<typeof admissionRequest>) => ({
@@ -86,7 +86,7 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
     expect((await local.client.send('GET', '/healthz')).status).to.equal(200);
     local.setUnsynced(['serviceExports']);
     const unready = await local.client.send('GET', '/readyz');
-    expect([unready.status, unready.body]).to.deep.equal([503, 'not ready: informer caches not synced yet, or shutting down']);
+    expect([unready.status, unready.body]).to.deep.equal([503, 'not ready: informer caches not synced yet, or shutting down\n']);
     local.setUnsynced([]);
     expect((await local.client.send('GET', '/readyz')).status).to.equal(200);
   });
@@ -110,12 +110,14 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
 
   it('/metrics counts requests by webhook, kind, operation and result, with a latency histogram', async () => {
     const m = (await local.client.send('GET', '/metrics')).body;
+    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="validate",kind="ServiceExport",operation="CREATE",result="warned"\} [1-9]/);
+    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="mutate",kind="ServiceExport",operation="CREATE",result="allowed"\} [1-9]/);
+    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/);
+    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="validate",kind="unknown",operation="unknown",result="invalid"\} [1-9]/);
+    expect(m).to.match(/mcs_cloudmap_webhook_request_duration_seconds_bucket\{le="0.005",webhook="validate"\} [1-9]/);
+    expect(m).to.match(/mcs_cloudmap_webhook_certificate_expiry_timestamp_seconds \d{10}/);
+    // The names before one scheme stay until 0.3.0 (CHANGELOG.md).
     expect(m).to.match(/mcs_webhook_requests_total\{webhook="validate",kind="ServiceExport",operation="CREATE",result="warned"\} [1-9]/);
-    expect(m).to.match(/mcs_webhook_requests_total\{webhook="mutate",kind="ServiceExport",operation="CREATE",result="allowed"\} [1-9]/);
-    expect(m).to.match(/mcs_webhook_requests_total\{webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/);
-    expect(m).to.match(/mcs_webhook_requests_total\{webhook="validate",kind="unknown",operation="unknown",result="invalid"\} [1-9]/);
-    expect(m).to.match(/mcs_webhook_request_duration_seconds_bucket\{le="0.005",webhook="validate"\} [1-9]/);
-    expect(m).to.match(/mcs_webhook_certificate_expiry_timestamp_seconds \d{10}/);
   });
 
   it('serves /metrics, /healthz and /readyz on the plain metrics port when one is set', async () => {
@@ -126,7 +128,7 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
       expect(withMetrics.server.metricsPort).to.equal(port);
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).to.equal(200);
-      expect(await res.text()).to.contain('mcs_webhook_requests_total');
+      expect(await res.text()).to.contain('mcs_cloudmap_webhook_requests_total');
       expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).to.equal(200);
     } finally {
       await withMetrics.stop();

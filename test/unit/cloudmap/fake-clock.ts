@@ -1,5 +1,5 @@
 // Virtual time for the Cloud Map adapter's unit tests: sleep() advances the clock at once and records the delay.
-import type { Clock } from '../../../src/cloudmap/clock.ts';
+import type { Clock } from '../../../src/runtime/clock.ts';
 
 export class FakeClock implements Clock {
   time: number;

@@ -1,22 +1,16 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { forEachLimited } from '../../../src/cloudmap/for-each-limited.ts';
-import { dedupeById, inClusterset, sameInstances } from '../../../src/cloudmap/instance-set.ts';
+import { forEachLimited } from '../../../src/runtime/for-each-limited.ts';
+import { inClusterset, sameInstances } from '../../../src/cloudmap/instance-set.ts';
 import { OwnershipError } from '../../../src/cloudmap/errors.ts';
 import { assertOwnInstance } from '../../../src/cloudmap/ownership.ts';
-import { collectPages } from '../../../src/cloudmap/paging.ts';
+import { collectPages } from '../../../src/runtime/paging.ts';
 import type { CloudMapInstance } from '../../../src/core/types.ts';
 
 const inst = (id: string, attributes: Record<string, string> = {}): CloudMapInstance => ({ id, attributes });
 const me = { clusterId: 'cls1', clustersetId: 'set-1' };
 
 describe('cloudmap instance lists', () => {
-  it('keeps the last copy of a re-registered instance (the emulator appends duplicates)', () => {
-    const out = dedupeById([inst('a', { V: '1' }), inst('b'), inst('a', { V: '2' })]);
-    expect(out).to.have.length(2);
-    expect(out.find((i) => i.id === 'a')!.attributes).to.deep.equal({ V: '2' });
-  });
-
   it('filters by CLUSTERSET_ID (M5)', () => {
     expect(inClusterset([inst('a', { CLUSTERSET_ID: 'set-1' }), inst('b', { CLUSTERSET_ID: 'set-2' }), inst('c')], 'set-1').map((i) => i.id)).to.deep.equal(['a']);
   });

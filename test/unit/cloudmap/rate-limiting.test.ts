@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { AdaptiveRate, adaptiveRateConfig } from '../../../src/cloudmap/adaptive-rate.ts';
+import { AdaptiveRate, adaptiveRateConfig } from '../../../src/runtime/adaptive-rate.ts';
 import { CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS } from '../../../src/cloudmap/quotas.ts';
 import { RateLimiter } from '../../../src/cloudmap/rate-limits.ts';
-import { TokenBucket } from '../../../src/cloudmap/token-bucket.ts';
+import { TokenBucket } from '../../../src/runtime/token-bucket.ts';
 import { FakeClock } from './fake-clock.ts';
 
 const T0 = 1_000_000;

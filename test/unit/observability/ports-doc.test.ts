@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OptionSpec } from '../../../src/config/options.ts';
 import { workerOptionSpecs } from '../../../src/worker/options.ts';
-import { webhookOptionSpecs } from '../../../webhook/options.ts';
+import { webhookOptionSpecs } from '../../../src/webhook/options.ts';
 
 describe('docs/install.md lists every port with its bind address', () => {
   const doc = readFileSync(join(import.meta.dirname, '../../../docs/install.md'), 'utf8');

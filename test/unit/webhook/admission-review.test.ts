@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { allow, deny } from '../../../webhook/admission/decision.ts';
-import { admissionResponse, parseAdmissionReview } from '../../../webhook/admission/review.ts';
+import { allow, deny } from '../../../src/webhook/admission/decision.ts';
+import { admissionResponse, parseAdmissionReview } from '../../../src/webhook/admission/review.ts';
 
 const body = (over: Record<string, unknown> = {}, request: Record<string, unknown> = {}) => ({
   apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ABOUT_GROUP, MCS_GROUP } from '../../../src/core/names.ts';
-import { convertObject, EPOCH, LEGACY_REASON } from '../../../webhook/conversion/convert.ts';
-import { convertReview, parseConversionReview } from '../../../webhook/conversion/review.ts';
-import { customObjectError } from '../../../webhook/crd/object-validation.ts';
-import type { CustomKind } from '../../../webhook/crd/schemas.ts';
+import { convertObject, EPOCH, LEGACY_REASON } from '../../../src/webhook/conversion/convert.ts';
+import { convertReview, parseConversionReview } from '../../../src/webhook/conversion/review.ts';
+import { customObjectError } from '../../../src/webhook/crd/object-validation.ts';
+import type { CustomKind } from '../../../src/webhook/crd/schemas.ts';
 
 const GROUP: Record<CustomKind, string> = { ServiceExport: MCS_GROUP, ServiceImport: MCS_GROUP, ClusterProperty: ABOUT_GROUP };
 const versionArb = fc.constantFrom('v1alpha1', 'v1beta1');

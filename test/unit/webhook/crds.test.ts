@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { customResourceDefinitions } from '../../../webhook/crd/definitions.ts';
-import { staleCrdFiles } from '../../../webhook/crd/generate.ts';
-import { CLUSTER_PROPERTY_VALUE_MAX, SCHEMAS, type JsonSchema } from '../../../webhook/crd/schemas.ts';
+import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.ts';
+import { staleCrdFiles } from '../../../src/webhook/crd/generate.ts';
+import { CLUSTER_PROPERTY_VALUE_MAX, SCHEMAS, type JsonSchema } from '../../../src/webhook/crd/schemas.ts';
 
 type Version = { name: string; served: boolean; storage: boolean; schema: { openAPIV3Schema: JsonSchema } };
 

@@ -1,14 +1,14 @@
 // The decisions docs/webhooks.md shows, produced by the real rules: a test keeps the document's messages exact.
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
-import { checkClusterPropertiesPresent } from '../../../webhook/admission/cluster-properties-present.ts';
-import { checkClusterPropertyChange } from '../../../webhook/admission/cluster-property-change.ts';
-import type { Decision } from '../../../webhook/admission/decision.ts';
-import { checkExportConflicts } from '../../../webhook/admission/export-conflicts.ts';
-import { checkExportName } from '../../../webhook/admission/export-name.ts';
-import { checkExportedService, checkServiceTypeChange } from '../../../webhook/admission/exported-service.ts';
-import { checkWorkerOnlyWrite } from '../../../webhook/admission/worker-only-writes.ts';
-import { customObjectError } from '../../../webhook/crd/object-validation.ts';
-import { service, serviceImport, WORKER } from './fixtures.ts';
+import { checkClusterPropertiesPresent } from '../../../src/webhook/admission/cluster-properties-present.ts';
+import { checkClusterPropertyChange } from '../../../src/webhook/admission/cluster-property-change.ts';
+import type { Decision } from '../../../src/webhook/admission/decision.ts';
+import { checkExportConflicts } from '../../../src/webhook/admission/export-conflicts.ts';
+import { checkExportName } from '../../../src/webhook/admission/export-name.ts';
+import { checkExportedService, checkServiceTypeChange } from '../../../src/webhook/admission/exported-service.ts';
+import { checkWorkerOnlyWrite } from '../../../src/webhook/admission/worker-only-writes.ts';
+import { customObjectError } from '../../../src/webhook/crd/object-validation.ts';
+import { service, serviceImport, WORKER } from '../../support/webhook-fixtures.ts';
 
 const candidate = {
   clusterId: 'east', exportCreationTimestamp: Date.parse('2026-01-01T11:00:00Z'), type: 'Headless' as const,

@@ -7,10 +7,10 @@ import { resolveImport } from '../../../src/core/conflicts.ts';
 import { desiredServiceImport } from '../../../src/core/service-import.ts';
 import { buildClusterExport } from '../../../src/core/service-export.ts';
 import type { ClusterExport } from '../../../src/core/types.ts';
-import { validateAdmission } from '../../../webhook/admission/validate.ts';
-import type { ServiceExportObject, ServiceImportObject, ServiceObject } from '../../../webhook/objects.ts';
+import { validateAdmission } from '../../../src/webhook/admission/validate.ts';
+import type { ServiceExportObject, ServiceImportObject, ServiceObject } from '../../../src/webhook/objects.ts';
 import { exportArb, exportsArb } from '../core/import-fixtures.ts';
-import { context, request, serviceExport, viewWith } from './fixtures.ts';
+import { context, request, serviceExport, viewWith } from '../../support/webhook-fixtures.ts';
 
 const TARGET = { clustersetId: 'clusterset1', namespace: 'demo', name: 'nginx-hello' };
 

@@ -3,14 +3,15 @@ import fc from 'fast-check';
 import type { ExportFacts } from '../../../src/core/conflicts.ts';
 import { exportRecordAnnotations } from '../../../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, EXPORT_RECORD_ANNOTATION, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
-import { checkClusterPropertiesPresent, createPropertyCommand } from '../../../webhook/admission/cluster-properties-present.ts';
-import { checkClusterPropertyChange } from '../../../webhook/admission/cluster-property-change.ts';
-import { allow, combine, deny, WARNING_MAX } from '../../../webhook/admission/decision.ts';
-import { checkExportConflicts, type ExportConflictCheck } from '../../../webhook/admission/export-conflicts.ts';
-import { addExportFinalizer } from '../../../webhook/admission/export-finalizer.ts';
-import { checkExportedService, checkServiceTypeChange } from '../../../webhook/admission/exported-service.ts';
-import { checkWorkerOnlyWrite, type GuardedWrite } from '../../../webhook/admission/worker-only-writes.ts';
-import { PEER_EXPORTED, service, serviceImport, WORKER } from './fixtures.ts';
+import { checkClusterPropertiesPresent } from '../../../src/webhook/admission/cluster-properties-present.ts';
+import { createPropertyCommand } from '../../../src/core/cluster-id.ts';
+import { checkClusterPropertyChange } from '../../../src/webhook/admission/cluster-property-change.ts';
+import { allow, combine, deny, WARNING_MAX } from '../../../src/webhook/admission/decision.ts';
+import { checkExportConflicts, type ExportConflictCheck } from '../../../src/webhook/admission/export-conflicts.ts';
+import { addExportFinalizer } from '../../../src/webhook/admission/export-finalizer.ts';
+import { checkExportedService, checkServiceTypeChange } from '../../../src/webhook/admission/exported-service.ts';
+import { checkWorkerOnlyWrite, type GuardedWrite } from '../../../src/webhook/admission/worker-only-writes.ts';
+import { PEER_EXPORTED, service, serviceImport, WORKER } from '../../support/webhook-fixtures.ts';
 
 describe('webhook admission rules', () => {
   describe('decisions', () => {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
-import { mutateAdmission } from '../../../webhook/admission/mutate.ts';
-import { validateAdmission } from '../../../webhook/admission/validate.ts';
-import { clusterProperty, context, request, service, serviceExport, serviceImport, viewWith, WORKER } from './fixtures.ts';
+import { mutateAdmission } from '../../../src/webhook/admission/mutate.ts';
+import { validateAdmission } from '../../../src/webhook/admission/validate.ts';
+import { clusterProperty, context, request, service, serviceExport, serviceImport, viewWith, WORKER } from '../../support/webhook-fixtures.ts';
 
 describe('webhook validate/mutate dispatch (cache-backed)', () => {
   describe('ServiceExport', () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { createPropertyCommand } from '../../../src/core/cluster-id.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
 import {
   decideIdentity, readIdentity, type Identity, type IdentityReading, type IdentityStatus,
@@ -22,7 +23,7 @@ describe('worker cluster identity (C1–C3)', () => {
       expect(r.kind).to.equal('missing');
       if (r.kind !== 'missing') return;
       expect(r.reason).to.equal('ClusterPropertyMissing');
-      expect(r.message).to.include(`create ClusterProperty ${CLUSTERSET_ID_PROPERTY}`).and.not.include(`create ClusterProperty ${CLUSTER_ID_PROPERTY}`);
+      expect(r.message).to.equal(`This cluster has no ClusterProperty ${CLUSTERSET_ID_PROPERTY} yet, so it has no identity in a ClusterSet and nothing is exported or imported (C1). The worker starts on its own once both exist. Create it first, for example: ${createPropertyCommand(CLUSTERSET_ID_PROPERTY)}`);
       expect(missing.message).to.include(CLUSTER_ID_PROPERTY).and.include(CLUSTERSET_ID_PROPERTY);
     });
 

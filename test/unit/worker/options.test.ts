@@ -13,9 +13,9 @@ describe('worker flags', () => {
   });
 
   it('reads flags, then the environment, then defaults (quotas merge over the documented ones)', () => {
-    const o = parseWorkerOptions(['--poll-interval=500ms', '--rate-limits=RegisterInstance=5', '--cloudmap-quotas=CreateService=7'], { MCS_WORKERS: '8', MCS_LEADER_ELECT: 'false' });
+    const o = parseWorkerOptions(['--poll-interval=500ms', '--rate-limits=RegisterInstance=5', '--cloudmap-quotas=CreateService=7'], { MCS_IMPORT_WORKERS: '8', MCS_LEADER_ELECT: 'false' });
     expect(o.pollInterval).to.equal(500);
-    expect(o.workers).to.equal(8);
+    expect(o.importWorkers).to.equal(8);
     expect(o.leaderElect).to.equal(false);
     expect(o.rateLimits.RegisterInstance).to.equal(5);
     expect(o.rateLimits.DiscoverInstances).to.equal(undefined);
@@ -26,7 +26,7 @@ describe('worker flags', () => {
   });
 
   it('bad input is a ConfigError that says what is accepted', () => {
-    expect(() => parseWorkerOptions(['--workers=0'], {})).to.throw(ConfigError, /from 1 to 256/);
+    expect(() => parseWorkerOptions(['--import-workers=0'], {})).to.throw(ConfigError, /from 1 to 256/);
     expect(() => parseWorkerOptions(['--log-level=loud'], {})).to.throw(ConfigError, /trace, debug, info, warn, error/);
   });
 

@@ -1,0 +1,219 @@
+// A keyed work queue in the manner of client-go's rate-limited workqueue, driving a handler with N workers:
+// - a key waiting in the queue is there once, however often it is added (dedupe);
+// - a key is handled by at most one worker at a time (per-service serialisation); added again while it is being
+//   handled, it is handled once more afterwards;
+// - up to `concurrency` different keys are handled in parallel, in the order they were added;
+// - a handler that throws gets its key requeued after a per-key exponential backoff (`addRateLimited`), and one that
+//   succeeds resets that backoff (`forget`);
+// - `addAfter(key, ms)` schedules a key (the earliest schedule wins);
+// - `shutdown()` stops taking work, drops what waits and resolves once the handlers in flight have finished;
+// - `progress` tells liveness whether the queue has work and when a handler last finished (or the work arrived).
+// Usage:
+//   const queue = new WorkQueue<string>({ name: 'export', concurrency: 8, handler: (key) => reconcile(key) });
+//   informer.addHandlers({ onAdd: (o) => queue.add(keyOf(o)), ... });
+//   ...; await queue.shutdown();
+
+import { createLogger, type Logger } from '../observability/log.ts';
+import { errorText } from '../kube/api-error.ts';
+import { backoffDelay, type BackoffPolicy } from './backoff.ts';
+
+/** Hooks for metrics, all labelled by queue name; see src/worker/metrics.ts. */
+export interface WorkQueueMetrics {
+  depth(queue: string, depth: number): void;
+  added(queue: string): void;
+  retried(queue: string): void;
+  /** Time a key waited in the queue before a worker took it. */
+  waited(queue: string, seconds: number): void;
+  processed(queue: string, seconds: number, result: 'success' | 'error'): void;
+}
+
+/** Runs `fn` after `ms` and returns a function that cancels it; injectable so tests control time. */
+export type Scheduler = (fn: () => void, ms: number) => () => void;
+
+export const timerScheduler: Scheduler = (fn, ms) => {
+  const t = setTimeout(fn, ms);
+  // Pending retries alone must not keep a process alive that is otherwise done.
+  t.unref();
+  return () => clearTimeout(t);
+};
+
+export const DEFAULT_RETRY_BACKOFF: BackoffPolicy = { baseMs: 200, maxMs: 300_000, jitter: 0.2 };
+
+export interface WorkQueueOptions<K> {
+  /** Label of the metrics and logs. */
+  name: string;
+  /** How many different keys are handled at once. */
+  concurrency: number;
+  handler: (key: K) => Promise<void>;
+  /** Identity of a key; defaults to String(key). Keys with the same identity are deduplicated. */
+  toKey?: (key: K) => string;
+  /** Per-key delay after failures; default 200 ms doubling to 5 min, 20 % jitter. */
+  backoff?: BackoffPolicy;
+  metrics?: WorkQueueMetrics;
+  logger?: Logger;
+  scheduler?: Scheduler;
+  now?: () => number;
+}
+
+export class WorkQueue<K> {
+  readonly name: string;
+  readonly #opts: WorkQueueOptions<K>;
+  readonly #toKey: (key: K) => string;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #schedule: Scheduler;
+  /** Waiting keys in insertion order (a Map is an ordered, deduplicating queue), with their value and enqueue time. */
+  readonly #queue = new Map<string, { key: K; since: number }>();
+  readonly #processing = new Set<string>();
+  /** Keys added while being processed: handled again when the current run ends. */
+  readonly #again = new Map<string, K>();
+  readonly #delayed = new Map<string, { at: number; cancel: () => void }>();
+  readonly #failures = new Map<string, number>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #shuttingDown = false;
+  #progressAt: number;
+
+  constructor(opts: WorkQueueOptions<K>) {
+    if (!(opts.concurrency >= 1)) throw new Error(`work queue ${opts.name}: concurrency must be at least 1, got ${opts.concurrency}`);
+    this.name = opts.name;
+    this.#opts = opts;
+    this.#toKey = opts.toKey ?? String;
+    this.#log = (opts.logger ?? createLogger('workqueue')).child({ queue: opts.name });
+    this.#now = opts.now ?? Date.now;
+    this.#schedule = opts.scheduler ?? timerScheduler;
+    this.#progressAt = this.#now();
+  }
+
+  /**
+   * Whether keys wait or are being handled, and when a handler last finished or, if later, the queue last went from
+   * idle to busy: a busy queue whose progressAt grows old has every worker stuck.
+   */
+  get progress(): { busy: boolean; progressAt: number } {
+    return { busy: this.#processing.size > 0 || this.#queue.size > 0, progressAt: this.#progressAt };
+  }
+
+  /** Keys waiting (not counting those being handled or scheduled for later). */
+  get depth(): number {
+    return this.#queue.size;
+  }
+
+  /** Keys being handled right now. */
+  get processing(): number {
+    return this.#processing.size;
+  }
+
+  /** Keys scheduled by addAfter/addRateLimited that are not due yet. */
+  get scheduled(): number {
+    return this.#delayed.size;
+  }
+
+  get isShuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  add(key: K): void {
+    if (this.#shuttingDown) return;
+    const id = this.#toKey(key);
+    this.#opts.metrics?.added(this.name);
+    if (this.#processing.has(id)) {
+      this.#again.set(id, key);
+      return;
+    }
+    this.#enqueue(id, key);
+  }
+
+  /** Adds `key` after `ms`; if it is already scheduled, the earlier time wins. */
+  addAfter(key: K, ms: number): void {
+    if (this.#shuttingDown) return;
+    if (ms <= 0) return this.add(key);
+    const id = this.#toKey(key);
+    const at = this.#now() + ms;
+    const existing = this.#delayed.get(id);
+    if (existing && existing.at <= at) return;
+    existing?.cancel();
+    const cancel = this.#schedule(() => {
+      this.#delayed.delete(id);
+      this.add(key);
+    }, ms);
+    this.#delayed.set(id, { at, cancel });
+  }
+
+  /** Requeues `key` after its next backoff delay (the delay doubles with every call until `forget`). */
+  addRateLimited(key: K): void {
+    const id = this.#toKey(key);
+    const failures = (this.#failures.get(id) ?? 0) + 1;
+    this.#failures.set(id, failures);
+    this.#opts.metrics?.retried(this.name);
+    this.addAfter(key, backoffDelay(this.#opts.backoff ?? DEFAULT_RETRY_BACKOFF, failures));
+  }
+
+  /** Resets the backoff of `key` (after it was handled successfully). */
+  forget(key: K): void {
+    this.#failures.delete(this.#toKey(key));
+  }
+
+  /** How many times `key` has been requeued with backoff since it was last forgotten. */
+  numRequeues(key: K): number {
+    return this.#failures.get(this.#toKey(key)) ?? 0;
+  }
+
+  /** Stops taking work, drops waiting and scheduled keys, and resolves when every running handler has finished. */
+  async shutdown(): Promise<void> {
+    this.#shuttingDown = true;
+    for (const d of this.#delayed.values()) d.cancel();
+    this.#delayed.clear();
+    this.#queue.clear();
+    this.#again.clear();
+    this.#reportDepth();
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #pump(): void {
+    while (!this.#shuttingDown && this.#processing.size < this.#opts.concurrency && this.#queue.size > 0) {
+      const [id, entry] = this.#queue.entries().next().value!;
+      this.#queue.delete(id);
+      this.#processing.add(id);
+      this.#reportDepth();
+      this.#opts.metrics?.waited(this.name, (this.#now() - entry.since) / 1000);
+      const run = this.#run(id, entry.key);
+      this.#inFlight.add(run);
+      void run.finally(() => this.#inFlight.delete(run));
+    }
+  }
+
+  async #run(id: string, key: K): Promise<void> {
+    const started = this.#now();
+    let result: 'success' | 'error' = 'success';
+    try {
+      await this.#opts.handler(key);
+      this.forget(key);
+    } catch (err) {
+      result = 'error';
+      this.#log.warn({ event: 'retry', key: id, err: errorText(err), attempt: (this.#failures.get(id) ?? 0) + 1 },
+        'handler failed; requeueing with backoff');
+      if (!this.#shuttingDown) this.addRateLimited(key);
+    } finally {
+      this.#opts.metrics?.processed(this.name, (this.#now() - started) / 1000, result);
+      this.#progressAt = this.#now();
+      this.#processing.delete(id);
+      if (this.#again.has(id)) {
+        const again = this.#again.get(id)!;
+        this.#again.delete(id);
+        this.#enqueue(id, again);
+      }
+      this.#pump();
+    }
+  }
+
+  #enqueue(id: string, key: K): void {
+    if (this.#shuttingDown || this.#queue.has(id)) return;
+    if (this.#queue.size === 0 && this.#processing.size === 0) this.#progressAt = this.#now();
+    this.#queue.set(id, { key, since: this.#now() });
+    this.#reportDepth();
+    this.#pump();
+  }
+
+  #reportDepth(): void {
+    this.#opts.metrics?.depth(this.name, this.#queue.size);
+  }
+}

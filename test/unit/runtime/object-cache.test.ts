@@ -1,0 +1,98 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { ObjectCache } from '../../../src/runtime/object-cache.ts';
+import type { KubeObject } from '../../../src/kube/resources.ts';
+
+function obj(namespace: string, name: string, rv: string, labels: Record<string, string> = {}): KubeObject {
+  return { metadata: { namespace, name, resourceVersion: rv, labels } };
+}
+
+const names = (list: KubeObject[]) => list.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+
+describe('ObjectCache (informer cache by namespace/name, namespace and label)', () => {
+  it('reports add, update (with the old object) and delete, and skips a replay of the same resourceVersion', () => {
+    const c = new ObjectCache<KubeObject>();
+    const a1 = obj('demo', 'a', '1');
+    const a2 = obj('demo', 'a', '2');
+    expect(c.upsert(a1)).to.deep.equal({ type: 'add', object: a1 });
+    expect(c.upsert(obj('demo', 'a', '1'))).to.equal(undefined);
+    expect(c.upsert(a2)).to.deep.equal({ type: 'update', object: a2, old: a1 });
+    expect(c.get('demo', 'a')).to.equal(a2);
+    expect(c.remove(a2)).to.deep.equal({ type: 'delete', object: a2 });
+    expect(c.remove(a2)).to.equal(undefined);
+    expect(c.size).to.equal(0);
+  });
+
+  it('keeps cluster-scoped objects under the empty namespace', () => {
+    const c = new ObjectCache<KubeObject>();
+    c.upsert({ metadata: { name: 'cluster.clusterset.k8s.io', resourceVersion: '5' } });
+    expect(c.get(undefined, 'cluster.clusterset.k8s.io')).to.not.equal(undefined);
+    expect(c.get('', 'cluster.clusterset.k8s.io')).to.not.equal(undefined);
+    expect(c.list('')).to.have.length(1);
+  });
+
+  it('lists by namespace, by label and by selector, and follows label changes', () => {
+    const c = new ObjectCache<KubeObject>();
+    c.upsert(obj('demo', 'a', '1', { app: 'x', tier: 'web' }));
+    c.upsert(obj('demo', 'b', '1', { app: 'x' }));
+    c.upsert(obj('other', 'c', '1', { app: 'x', tier: 'web' }));
+    expect(names(c.list('demo'))).to.deep.equal(['demo/a', 'demo/b']);
+    expect(names(c.listByLabel('app', 'x'))).to.deep.equal(['demo/a', 'demo/b', 'other/c']);
+    expect(names(c.listByLabel('app', 'x', 'other'))).to.deep.equal(['other/c']);
+    expect(names(c.listBySelector({ app: 'x', tier: 'web' }))).to.deep.equal(['demo/a', 'other/c']);
+    expect(names(c.listBySelector({}, 'demo'))).to.deep.equal(['demo/a', 'demo/b']);
+    c.upsert(obj('demo', 'a', '2', { app: 'y' }));
+    expect(names(c.listByLabel('app', 'x'))).to.deep.equal(['demo/b', 'other/c']);
+    expect(names(c.listByLabel('app', 'y'))).to.deep.equal(['demo/a']);
+    expect(c.listByLabel('tier', 'web', 'demo')).to.deep.equal([]);
+  });
+
+  it('replace turns a relist into deletes for what is gone, adds for what is new and updates for what changed', () => {
+    const c = new ObjectCache<KubeObject>();
+    c.upsert(obj('demo', 'kept', '1'));
+    c.upsert(obj('demo', 'changed', '1'));
+    c.upsert(obj('demo', 'gone', '1'));
+    const changes = c.replace([obj('demo', 'kept', '1'), obj('demo', 'changed', '2'), obj('demo', 'new', '3')]);
+    expect(changes.map((ch) => `${ch.type}:${ch.object.metadata.name}`)).to.deep.equal(['delete:gone', 'update:changed', 'add:new']);
+    expect(names(c.list())).to.deep.equal(['demo/changed', 'demo/kept', 'demo/new']);
+  });
+
+  it('property: after any sequence of writes, every index agrees with a scan of the objects', () => {
+    const write = fc.record({
+      op: fc.constantFrom('upsert', 'remove', 'replace'),
+      ns: fc.constantFrom('a', 'b', ''),
+      name: fc.constantFrom('x', 'y', 'z'),
+      rv: fc.constantFrom('1', '2', '3'),
+      labels: fc.dictionary(fc.constantFrom('app', 'tier'), fc.constantFrom('p', 'q'), { maxKeys: 2 }),
+    });
+    fc.assert(fc.property(fc.array(write, { maxLength: 30 }), (writes) => {
+      const c = new ObjectCache<KubeObject>();
+      const truth = new Map<string, KubeObject>();
+      for (const w of writes) {
+        const o = obj(w.ns, w.name, w.rv, w.labels);
+        const key = `${w.ns}/${w.name}`;
+        if (w.op === 'upsert') {
+          c.upsert(o);
+          const old = truth.get(key);
+          if (!old || old.metadata.resourceVersion !== w.rv) truth.set(key, o);
+        } else if (w.op === 'remove') {
+          c.remove(o);
+          truth.delete(key);
+        } else {
+          c.replace([o]);
+          const old = truth.get(key);
+          truth.clear();
+          truth.set(key, old && old.metadata.resourceVersion === w.rv ? old : o);
+        }
+      }
+      const all = [...truth.values()];
+      expect(names(c.list())).to.deep.equal(names(all));
+      for (const ns of ['a', 'b', '']) expect(names(c.list(ns))).to.deep.equal(names(all.filter((o) => o.metadata.namespace === ns)));
+      for (const k of ['app', 'tier']) {
+        for (const v of ['p', 'q']) {
+          expect(names(c.listByLabel(k, v))).to.deep.equal(names(all.filter((o) => o.metadata.labels?.[k] === v)));
+        }
+      }
+    }));
+  });
+});
