@@ -31,6 +31,7 @@ import { InstanceView } from './instance-view.ts';
 import type { LoopProgress } from './liveness.ts';
 import { keyOf } from './objects.ts';
 import { startOrder } from './start-order.ts';
+import { KubeCheckpointStore } from './checkpoint-store.ts';
 import type { WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 import type { RegionState } from './regions.ts';
@@ -136,7 +137,11 @@ export class Member {
     this.#ownRegion = ownRegion!;
     this.#exportStatus = new ExportStatusWriter(o.writer, o.events);
     this.#cloudMap = adapterFor(ownRegion!);
-    this.#watcher = this.#cloudMap.watch(watchOptions(ownRegion!));
+    // Warm start (M9): this Region's reads are checkpointed in the worker's namespace; other Regions start cold.
+    const checkpoints = options.warmStart ? new KubeCheckpointStore({
+      client: kubeClientFor(o.kubeConfig), namespace: options.namespace, owner: { clusterId: o.identity.clusterId, clustersetId: o.identity.clustersetId, region: ownRegion! }, log: this.#log.child({ controller: 'checkpoint' }),
+    }) : undefined;
+    this.#watcher = this.#cloudMap.watch({ ...watchOptions(ownRegion!), ...(checkpoints ? { checkpoints, checkpointIntervalMs: options.checkpointInterval } : {}) });
     this.#others = otherRegions.map((region) => {
       const cloudMap = adapterFor(region);
       return { region, cloudMap, watcher: cloudMap.watch({ ...watchOptions(region), readOnly: true }) };
