@@ -492,8 +492,14 @@ export class CloudMapWatcher {
   private async refreshDirty(work: DirtyNamespaces, suspectRepeats: boolean): Promise<void> {
     for (const [namespace, services] of work) {
       if (services === 'all') {
-        const moved = await this.scanNamespace(namespace, false);
-        if (moved === false && suspectRepeats) await this.scanNamespace(namespace, true);
+        try {
+          const moved = await this.scanNamespace(namespace, false);
+          if (moved === false && suspectRepeats) await this.scanNamespace(namespace, true);
+        } catch (err) {
+          // Its listing failed: the namespace stays to do (and its checkpoint waits, M9), the others go on.
+          this.requeue(namespace, 'all');
+          this.log?.warn({ namespace, err: String(err) }, 'could not list the Cloud Map services of a changed namespace; retrying at the next poll');
+        }
         continue;
       }
       const failures = await forEachLimited(services, this.opts.concurrency, (service) => this.refreshService(namespace, service, suspectRepeats).then(() => {}));
