@@ -155,6 +155,16 @@ interface Cached {
   revisionChecks: number;
 }
 
+function pending(): { done: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const done = new Promise<void>((r) => (resolve = r));
+  return { done, resolve };
+}
+
+function settled(): { done: Promise<void>; resolve: () => void } {
+  return { done: Promise.resolve(), resolve: () => {} };
+}
+
 /** Cloud Map namespaces that can match a Kubernetes namespace (RFC 1123 labels); the marker namespace cannot. */
 const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -205,6 +215,12 @@ export class CloudMapWatcher {
   /** When each namespace's checkpoint was last saved (or its save failed). */
   private readonly checkpointSavedAt = new Map<string, number>();
   private checkpointSaving: Promise<void> | undefined;
+  /**
+   * Resolves once the first read listed the namespaces (or gave up, or the watcher stopped): the first heartbeat waits
+   * for it, so that it finds the marker namespace in that listing instead of listing on its own (ListNamespaces is
+   * 0.5/s per account: two at start made the first read wait seconds for a token).
+   */
+  private firstListing: { done: Promise<void>; resolve: () => void } = settled();
   /** Namespaces whose services the last first read took from checkpoints. */
   private seededNamespaces = new Set<string>();
   /** Per namespace and service, when the last completed read of it began (readAt). */
@@ -269,6 +285,7 @@ export class CloudMapWatcher {
       this.lastListing = undefined;
       this.sweepCarry = 0;
       this.checkpointsLoaded = undefined;
+      this.firstListing = pending();
       this.seededNamespaces = new Set();
       this.progressAt = this.opts.clock.now();
       this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
@@ -279,6 +296,7 @@ export class CloudMapWatcher {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.firstListing.resolve();
     this.writer.stop();
     await this.loop;
     await this.beating;
@@ -452,7 +470,7 @@ export class CloudMapWatcher {
     if (!(heartbeatIntervalMs > 0) || this.beating !== undefined || clock.now() < this.nextBeat) return;
     this.nextBeat = clock.now() + heartbeatIntervalMs;
     this.opts.onHeartbeat?.();
-    this.beating = registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false)
+    this.beating = this.firstListing.done.then(() => registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false))
       .catch((err: unknown) => {
         this.nextBeat = 0; // again at the next poll: peers judge this cluster silent after a few missed beats
         this.log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying at the next poll');
@@ -605,7 +623,7 @@ export class CloudMapWatcher {
     this.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
     try {
-      const namespaces = await this.namespaces();
+      const namespaces = await this.namespaces().finally(() => this.firstListing.resolve());
       if (this.opts.knownServices === undefined) {
         for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
