@@ -516,7 +516,7 @@ export class CloudMapWatcher {
         } catch (err) {
           // Its listing failed: the namespace stays to do (and its checkpoint waits, M9), the others go on.
           this.requeue(namespace, 'all');
-          this.log?.warn({ namespace, err: String(err) }, 'could not list the Cloud Map services of a changed namespace; retrying at the next poll');
+          if (!this.abort.signal.aborted) this.log?.warn({ namespace, err: String(err) }, 'could not list the Cloud Map services of a changed namespace; retrying at the next poll');
         }
         continue;
       }
