@@ -49,6 +49,7 @@ const specs = {
   idleWindow: durationOption('idle-window', 'BENCH_IDLE_WINDOW', 360_000, 'How long Cloud Map calls are counted with nothing changing (the paced resync spends the same every minute).'),
   idleRetries: intOption('idle-retries', 'BENCH_IDLE_RETRIES', 2, 'Idle windows counted again when a worker started leading again in one (each reported).', 0),
   restartWindow: durationOption('restart-window', 'BENCH_RESTART_WINDOW', 60_000, 'How long writes are counted after the workers restart.'),
+  coldRestart: boolOption('cold-restart', 'BENCH_COLD_RESTART', true, 'After the restarts (warm: from the checkpoints, M9), the same two restarts again with --warm-start=false, for comparison.'),
   restartTimeout: durationOption('restart-timeout', 'BENCH_RESTART_TIMEOUT', 300_000, 'Longest wait for the restarted workers to be ready and drained (reported, not a failure).'),
   dist: stringOption('dist', 'BENCH_DIST', 'dist', 'Directory of the compiled build (`npm run build`), relative to the repository.'),
   crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls3 in eu-west-1, every worker reading both Regions: the latencies are cross-Region.'),
@@ -208,6 +209,10 @@ interface Restart {
   readonly clusters: readonly TestCluster[];
   /** Cloud Map writes at the emulator during the restart window, and the heartbeats among them. */
   readonly writes: number[];
+  /** Cloud Map reads at the emulator during the restart window, by API. */
+  readonly reads: Record<string, number>[];
+  /** With --warm-start=false. */
+  readonly cold: boolean;
   readonly heartbeats: number[];
   /** ServiceImports and EndpointSlices rewritten, of how many. */
   readonly rewritten: number[];
@@ -332,13 +337,13 @@ async function main(): Promise<void> {
       const endResident = await Promise.all(workers.map(async (w) => ({ ...residentByKind(w.proc.pid), heap: await heapAccount(w.metricsUrl) })));
 
       // 6. Restart with everything in sync: every cluster's worker at once, then one cluster's alone (a rollout there).
-      const restart = async (round: string, which: readonly number[]): Promise<Restart> => {
+      const restart = async (round: string, which: readonly number[], cold = false): Promise<Restart> => {
         const clusters = which.map((c) => cs.clusters[c]!);
         const versionsBefore = await Promise.all(which.map((c) => importVersions(clients[c]!)));
         await stopWorkers(which.map((c) => workers[c]!));
         const callsBefore = await cs.cloudMapControl.calls();
         const restartAt = performance.now();
-        const started = await startWorkers(cs, clusters, sup, configEnv, regionOf, o.dist, round);
+        const started = await startWorkers(cs, clusters, sup, cold ? { ...configEnv, MCS_WARM_START: 'false' } : configEnv, regionOf, o.dist, round);
         which.forEach((c, i) => (workers[c] = started[i]!));
         // A restart that is not ready in time is a figure too (the table says so), not a failed run.
         const settled = (check: (w: HostProcess) => Promise<boolean>) => Promise.all(started.map((w) => until(() => check(w), o.restartTimeout, 'the restart')
@@ -350,8 +355,12 @@ async function main(): Promise<void> {
         // Heartbeats are writes by design (one RegisterInstance per --heartbeat-interval): counted apart, from the workers.
         const heartbeats = await Promise.all(started.map(async (w) => metricValue(await metrics(w), 'mcs_cloudmap_heartbeats_total')));
         const versionsAfter = await Promise.all(which.map((c) => importVersions(clients[c]!)));
+        const readsOf = (c: TestCluster) => {
+          const [b, a] = [callsBefore.byAccessKey[accessKey(c)] ?? {}, callsAfter.byAccessKey[accessKey(c)] ?? {}];
+          return Object.fromEntries(Object.entries(a).filter(([api, n]) => !WRITE_APIS.has(api) && n > (b[api] ?? 0)).map(([api, n]) => [api, n - (b[api] ?? 0)]));
+        };
         return {
-          clusters, heartbeats, ready, drained,
+          clusters, heartbeats, ready, drained, cold, reads: clusters.map(readsOf),
           writes: clusters.map((c) => writesIn(callsAfter.byAccessKey[accessKey(c)]) - writesIn(callsBefore.byAccessKey[accessKey(c)])),
           rewritten: versionsBefore.map((b, i) => [...b].filter(([key, rv]) => versionsAfter[i]!.get(key) !== rv).length
             + [...versionsAfter[i]!.keys()].filter((key) => !b.has(key)).length),
@@ -359,6 +368,7 @@ async function main(): Promise<void> {
         };
       };
       const restarts = [await restart('restart', cs.clusters.map((_, c) => c)), await restart('restart-cls1', [0])];
+      if (o.coldRestart) restarts.push(await restart('restart-cold', cs.clusters.map((_, c) => c), true), await restart('restart-cls1-cold', [0], true));
 
       const writes = unavoidableWrites(ranges, o.services, namespaces, o.endpoints);
       const bound = quotaLowerBoundSeconds(writes, CLOUD_MAP_QUOTAS);
@@ -385,12 +395,13 @@ async function main(): Promise<void> {
         `${endResident.map((r) => `${mib(r.file)}; ${mib(r.anonymous)}: ${mib(r.heap.total)} (${mib(r.heap.new)} / ${mib(r.heap.old)} / ${mib(r.heap.code)}), ${mib(r.heap.external)}`).join(' — ')} MiB | |`);
       for (const r of restarts) {
         const ids = r.clusters.map((c) => c.id).join(', ');
-        const what = r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`;
+        const what = `${r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`}${r.cold ? ' (cold: --warm-start=false)' : ''}`;
         const time = (at: number | undefined) => (at === undefined ? `not within ${seconds(o.restartTimeout)}` : seconds(at));
         say(`| restart in sync, ${what}: Cloud Map writes at the emulator (${ids}) in ${seconds(o.restartWindow)}, less the workers' heartbeats | ` +
           `${r.writes.map((n, i) => `${n - r.heartbeats[i]!} (${n} − ${r.heartbeats[i]} heartbeats)`).join(', ')} | 0 |`);
         say(`| restart in sync, ${what}: imports rewritten (ServiceImports + EndpointSlices whose resourceVersion changed, ${ids}) | ${r.rewritten.join(', ')} of ${r.objects.join(', ')} | 0 |`);
         say(`| restart in sync, ${what}: start → ready (Cloud Map read) / → work queues drained (${ids}) | ${r.ready.map(time).join(', ')} / ${r.drained.map(time).join(', ')} | reconciling ≤ 15 s |`);
+        say(`| restart in sync, ${what}: Cloud Map reads at the emulator in ${seconds(o.restartWindow)} (${ids}) | ${r.reads.map((byApi) => Object.entries(byApi).sort().map(([api, n]) => `${api} ${n}`).join(', ')).join(' — ')} | |`);
       }
       say('');
       for (const note of idleNotes) say(`Idle ${note}.`);

@@ -25,6 +25,7 @@ import { sleep } from '../runtime/backoff.ts';
 import { namespacesWithNonAnnouncing } from '../core/announcing-writers.ts';
 import { clusterTag } from '../core/instance-id.ts';
 import { ATTR_CLUSTER_ID } from '../core/names.ts';
+import { planWarmStart, type CheckpointMarker, type CheckpointService, type NamespaceCheckpoint, type WarmStartPlan } from '../core/checkpoint.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { observeHeartbeats, type HeartbeatSighting } from '../core/cluster-liveness.ts';
@@ -40,11 +41,21 @@ import type { CloudMapInstances } from './instances.ts';
 import type { OperationWaiter } from './operations.ts';
 import type { Identity } from './ownership.ts';
 import type { CloudMapRegistry } from './registry.ts';
-import { dueChecks, listingDue } from './resync-pace.ts';
+import { dueChecks, listingDue, resyncPeriodMs } from './resync-pace.ts';
 
 export interface ServiceKey {
   readonly namespace: string;
   readonly service: string;
+}
+
+/**
+ * Where the watcher keeps its checkpoints (M9): one per Cloud Map namespace, what it read there and the namespace's
+ * change markers as of then (core/checkpoint.ts). load() returns only checkpoints of this cluster, ClusterSet and
+ * Region that decode; a failed load costs a cold start, never a wrong one.
+ */
+export interface CheckpointStore {
+  load(): Promise<NamespaceCheckpoint[]>;
+  save(namespace: string, markers: readonly CheckpointMarker[], services: readonly CheckpointService[]): Promise<void>;
 }
 
 export interface CloudMapWatcherOptions {
@@ -92,6 +103,14 @@ export interface CloudMapWatcherOptions {
    * its predecessor's to wait for, and markChanged() is refused.
    */
   readOnly?: boolean;
+  /**
+   * Warm start (M9): checkpoints of what was read, kept where a successor finds them. With them, the first read takes
+   * what a trusted checkpoint holds and reads only what the change markers say changed since, and what no checkpoint
+   * holds; without, everything known is read.
+   */
+  checkpoints?: CheckpointStore;
+  /** Least time between two saves of one namespace's checkpoint. */
+  checkpointIntervalMs?: number;
   /** Called when polls of the change marker start failing (with the error) or succeed again. */
   onReachability?: (reachability: Reachability) => void;
   logger?: Logger;
@@ -116,6 +135,12 @@ export interface WatcherStats {
   nonAnnouncingChecks: number;
   /** Listings (ListServices) of a namespace where a writer that does not bump the marker has instances. */
   nonAnnouncingListings: number;
+  /** First reads that took services from checkpoints (warm starts). */
+  warmStarts: number;
+  /** Services taken from checkpoints, over every warm start. */
+  seededServices: number;
+  /** Checkpoints of a namespace saved. */
+  checkpointsSaved: number;
 }
 
 /** Whether the last poll of the change marker got an answer; `since` is when that last changed (clock ms). */
@@ -131,6 +156,16 @@ interface Cached {
   readonly instances: readonly CloudMapInstance[];
   /** Checks since the instances were read that found the revision unchanged (and so read nothing). */
   revisionChecks: number;
+}
+
+function pending(): { done: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const done = new Promise<void>((r) => (resolve = r));
+  return { done, resolve };
+}
+
+function settled(): { done: Promise<void>; resolve: () => void } {
+  return { done: Promise.resolve(), resolve: () => {} };
 }
 
 /** Cloud Map namespaces that can match a Kubernetes namespace (RFC 1123 labels); the marker namespace cannot. */
@@ -151,8 +186,8 @@ export interface HeartbeatView {
 }
 
 export class CloudMapWatcher {
-  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability'>>
-    & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability'>;
+  private readonly opts: Required<Omit<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability' | 'checkpoints'>>
+    & Pick<CloudMapWatcherOptions, 'logger' | 'knownServices' | 'onHeartbeat' | 'onReachability' | 'checkpoints'>;
   private readonly markerNamespace: string;
   private readonly cache = new Map<string, Map<string, Cached>>();
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
@@ -171,7 +206,26 @@ export class CloudMapWatcher {
   private resolveFirstSync: (() => void) | undefined;
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
-  private readonly counts: WatcherStats = { polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0 };
+  private readonly counts: WatcherStats = {
+    polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0, warmStarts: 0, seededServices: 0, checkpointsSaved: 0,
+  };
+  /** The checkpoints found at start (loaded once per start); undefined until asked for. */
+  private checkpointsLoaded: Promise<NamespaceCheckpoint[] | undefined> | undefined;
+  /** Namespaces whose checkpoint no longer shows what the cache and the markers hold. */
+  private readonly checkpointStale = new Set<string>();
+  /** Namespaces that have a checkpoint (found at start or saved since). */
+  private readonly checkpointed = new Set<string>();
+  /** When each namespace's checkpoint was last saved (or its save failed). */
+  private readonly checkpointSavedAt = new Map<string, number>();
+  private checkpointSaving: Promise<void> | undefined;
+  /**
+   * Resolves once the first read listed the namespaces (or gave up, or the watcher stopped): the first heartbeat waits
+   * for it, so that it finds the marker namespace in that listing instead of listing on its own (ListNamespaces is
+   * 0.5/s per account: two at start made the first read wait seconds for a token).
+   */
+  private firstListing: { done: Promise<void>; resolve: () => void } = settled();
+  /** Namespaces whose services the last first read took from checkpoints. */
+  private seededNamespaces = new Set<string>();
   /** Per namespace and service, when the last completed read of it began (readAt). */
   private readonly readStarted = new Map<string, Map<string, number>>();
   /** The listing of every namespace's services for the resync, while it runs. */
@@ -206,6 +260,7 @@ export class CloudMapWatcher {
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 0,
       heartbeatSkewAllowanceMs: options.heartbeatSkewAllowanceMs ?? 60_000,
+      checkpointIntervalMs: options.checkpointIntervalMs ?? 10_000,
       readOnly: options.readOnly ?? false,
       clock: options.clock ?? systemClock,
       logger: options.logger,
@@ -234,6 +289,9 @@ export class CloudMapWatcher {
       this.isSynced = false;
       this.lastListing = undefined;
       this.sweepCarry = 0;
+      this.checkpointsLoaded = undefined;
+      this.firstListing = pending();
+      this.seededNamespaces = new Set();
       this.progressAt = this.opts.clock.now();
       this.firstSync = new Promise((resolve) => (this.resolveFirstSync = resolve));
       this.loop = this.run();
@@ -243,9 +301,11 @@ export class CloudMapWatcher {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.firstListing.resolve();
     this.writer.stop();
     await this.loop;
     await this.beating;
+    await this.checkpointSaving;
     this.loop = undefined;
     this.firstSync = undefined;
   }
@@ -381,6 +441,7 @@ export class CloudMapWatcher {
     await this.guard('recheck changed services', () => this.processRechecks());
     if (this.isSynced) await this.guard('resync with Cloud Map', () => this.sweepStep());
     if (this.isSynced) await this.guard('check the services of writers that do not bump the marker', () => this.nonAnnouncingStep());
+    this.checkpointStep();
   }
 
   /** One DiscoverInstancesRevision; reads the markers only when it moved. `track` false: just record the baseline. */
@@ -395,8 +456,9 @@ export class CloudMapWatcher {
     this.counts.markerChanges++;
     const found = revision === undefined ? undefined : await this.opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
     const entries = (found?.instances ?? []).flatMap((i) => parseMarker(i) ?? []);
-    if (track) {
-      for (const [namespace, services] of changedNamespaces(this.markerSeen, entries)) markDirty(this.dirty, namespace, services);
+    for (const [namespace, services] of changedNamespaces(this.markerSeen, entries)) {
+      this.checkpointStale.add(namespace);
+      if (track) markDirty(this.dirty, namespace, services);
     }
     this.markerSeen = new Map(entries.map((e) => [e.id, e]));
     this.markerRevision = revision;
@@ -413,7 +475,7 @@ export class CloudMapWatcher {
     if (!(heartbeatIntervalMs > 0) || this.beating !== undefined || clock.now() < this.nextBeat) return;
     this.nextBeat = clock.now() + heartbeatIntervalMs;
     this.opts.onHeartbeat?.();
-    this.beating = registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false)
+    this.beating = this.firstListing.done.then(() => registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false))
       .catch((err: unknown) => {
         this.nextBeat = 0; // again at the next poll: peers judge this cluster silent after a few missed beats
         this.log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying at the next poll');
@@ -453,8 +515,14 @@ export class CloudMapWatcher {
   private async refreshDirty(work: DirtyNamespaces, suspectRepeats: boolean): Promise<void> {
     for (const [namespace, services] of work) {
       if (services === 'all') {
-        const moved = await this.scanNamespace(namespace, false);
-        if (moved === false && suspectRepeats) await this.scanNamespace(namespace, true);
+        try {
+          const moved = await this.scanNamespace(namespace, false);
+          if (moved === false && suspectRepeats) await this.scanNamespace(namespace, true);
+        } catch (err) {
+          // Its listing failed: the namespace stays to do (and its checkpoint waits, M9), the others go on.
+          this.requeue(namespace, 'all');
+          if (!this.abort.signal.aborted) this.log?.warn({ namespace, err: String(err) }, 'could not list the Cloud Map services of a changed namespace; retrying at the next poll');
+        }
         continue;
       }
       const failures = await forEachLimited(services, this.opts.concurrency, (service) => this.refreshService(namespace, service, suspectRepeats).then(() => {}));
@@ -531,7 +599,9 @@ export class CloudMapWatcher {
   /** Stores a service's state (undefined: gone); calls back and returns true when its instances changed. */
   private update(namespace: string, service: string, next: Cached | undefined): boolean {
     let services = this.cache.get(namespace);
-    const before = services?.get(service)?.instances ?? [];
+    const cached = services?.get(service);
+    const before = cached?.instances ?? [];
+    if (cached?.revision !== next?.revision || (cached === undefined) !== (next === undefined)) this.checkpointStale.add(namespace);
     if (next === undefined) {
       services?.delete(service);
       if (services?.size === 0) this.cache.delete(namespace);
@@ -540,6 +610,7 @@ export class CloudMapWatcher {
       services.set(service, next);
     }
     if (sameInstances(before, next?.instances ?? [])) return false;
+    this.checkpointStale.add(namespace);
     try {
       this.opts.onChange({ namespace, service });
     } catch (err) {
@@ -557,15 +628,25 @@ export class CloudMapWatcher {
     this.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
     try {
-      const namespaces = await this.namespaces();
+      const namespaces = await this.namespaces().finally(() => this.firstListing.resolve());
       if (this.opts.knownServices === undefined) {
         for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
+        const knownServices = [...this.opts.knownServices(), ...this.keys()];
+        const plan = await this.warmStartPlan(namespaces, knownServices);
         // A service of a namespace Cloud Map does not have (a first start: nothing exported yet) has nothing to read.
-        const known = new Map([...this.opts.knownServices(), ...this.keys()].filter((k) => namespaces.has(k.namespace)).map((k) => [`${k.namespace}/${k.service}`, k]));
+        const toRead = plan?.read ?? knownServices.filter((k) => namespaces.has(k.namespace));
+        const known = new Map(toRead.map((k) => [`${k.namespace}/${k.service}`, k]));
         const failures = await forEachLimited(known.values(), this.opts.concurrency, (k) => this.refreshService(k.namespace, k.service, true).then(() => {}));
         failed = failures.length > 0;
         if (failed) this.log?.warn({ failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying');
+        if (plan !== undefined && plan.announced.length > 0) {
+          // Read because a marker named them: checked again like any marker-driven read (eventual consistency).
+          const announced: DirtyNamespaces = new Map();
+          for (const k of plan.announced) markDirty(announced, k.namespace, [k.service]);
+          const now = this.opts.clock.now();
+          for (const after of this.opts.rechecksAfterMs) this.rechecks.push({ due: now + after, dirty: announced });
+        }
       }
     } catch (err) {
       failed = true;
@@ -575,7 +656,10 @@ export class CloudMapWatcher {
       this.nextFullResync = this.opts.clock.now() + Math.min(FULL_RESYNC_RETRY_MS.max, FULL_RESYNC_RETRY_MS.min * 2 ** Math.max(0, this.fullResyncFailures - 1));
     }
     this.counts.fullResyncs++;
-    this.log?.info({ namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed }, 'Cloud Map read in full');
+    this.log?.info({
+      namespaces: this.cache.size, services: this.services().length, durationMs: this.opts.clock.now() - started, complete: !failed,
+      ...(this.seededNamespaces.size > 0 ? { fromCheckpoints: this.seededNamespaces.size } : {}),
+    }, this.seededNamespaces.size > 0 ? 'Cloud Map read: what changed since the checkpoints, and what they do not hold' : 'Cloud Map read in full');
     if (failed) return;
     this.isSynced = true;
     this.lastSweepStep = this.opts.clock.now();
@@ -583,7 +667,12 @@ export class CloudMapWatcher {
     if (this.opts.knownServices === undefined) this.lastListing = { startedAt: started, durationMs: this.lastSweepStep - started };
     this.resolveFirstSync?.();
     this.resolveFirstSync = undefined;
-    if (this.ownPendingAtStart || (await this.unannouncedAtStart)) this.announceOwnNamespaces();
+    if (this.ownPendingAtStart || (await this.unannouncedAtStart)) {
+      this.announceOwnNamespaces();
+      // Writes of a killed predecessor that it never announced may be missing from its checkpoints: the namespaces
+      // taken from them where this cluster has instances are compared by revision at the next poll.
+      for (const namespace of this.ownNamespaces()) if (this.seededNamespaces.has(namespace)) markDirty(this.dirty, namespace, 'all');
+    }
     this.ownPendingAtStart = false;
     this.unannouncedAtStart = Promise.resolve(false);
   }
@@ -647,11 +736,115 @@ export class CloudMapWatcher {
    * namespace where this cluster has instances (they compare revisions there).
    */
   private announceOwnNamespaces(): void {
-    const own = [...this.cache].filter(([, services]) => [...services.values()]
-      .some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === this.opts.identity.clusterId)));
-    for (const [namespace] of own) {
+    for (const namespace of this.ownNamespaces()) {
       this.writer.markChanged(namespace).catch((err: unknown) => this.log?.warn({ namespace, err: String(err) }, 'could not bump the change marker after a restart'));
     }
+  }
+
+  /** The namespaces where this cluster has instances, as last read. */
+  private ownNamespaces(): string[] {
+    return [...this.cache].filter(([, services]) => [...services.values()]
+      .some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === this.opts.identity.clusterId))).map(([namespace]) => namespace);
+  }
+
+  /**
+   * With checkpoints (M9): loads them (once per start), compares their markers with the markers read at start, takes
+   * the services of every trusted checkpoint into the cache and returns what is left to read. Undefined: no checkpoint
+   * store, or the checkpoints could not be loaded (everything known is read, a cold start).
+   */
+  private async warmStartPlan(namespaces: ReadonlySet<string>, known: readonly ServiceKey[]): Promise<WarmStartPlan | undefined> {
+    const store = this.opts.checkpoints;
+    if (store === undefined) return undefined;
+    this.checkpointsLoaded ??= store.load().catch((err: unknown) => {
+      this.log?.warn({ err: String(err) }, 'could not load the Cloud Map checkpoints; reading Cloud Map in full');
+      return undefined;
+    });
+    const checkpoints = await this.checkpointsLoaded;
+    if (checkpoints === undefined) return undefined;
+    for (const cp of checkpoints) this.checkpointed.add(cp.namespace);
+    // The markers as the checkpoints saw them, against the markers read at this start.
+    const before = new Map<string, MarkerEntry>(checkpoints.flatMap((cp) => cp.markers.map((m) => [m.id, {
+      id: m.id, clusterId: m.clusterId, namespace: cp.namespace, revision: m.revision, base: undefined, bumps: [],
+    }] as const)));
+    const plan = planWarmStart({
+      checkpoints, namespaces, known,
+      changed: changedNamespaces(before, [...this.markerSeen.values()]),
+      // Markers not read: nothing can be validated. Writes a predecessor left pending: its checkpoints may lack them.
+      cold: this.markerRevision === null || this.ownPendingAtStart,
+    });
+    // The first poll found every marker new; what the checkpoints hold is not stale. What the reads below change is.
+    this.checkpointStale.clear();
+    for (const k of plan.announced) this.checkpointStale.add(k.namespace);
+    const seeded: string[] = [];
+    for (const [namespace, services] of plan.seed) {
+      let cached = this.cache.get(namespace);
+      for (const s of services) {
+        if (cached?.has(s.name)) continue; // read since (a retried first read): newer than the checkpoint
+        if (!cached) this.cache.set(namespace, (cached = new Map()));
+        cached.set(s.name, { revision: s.revision, instances: s.instances, revisionChecks: 0 });
+        seeded.push(`${namespace}/${s.name}`);
+      }
+      this.seededNamespaces.add(namespace);
+    }
+    // Taken from a checkpoint, not read: the resync checks them at its steady pace, each within one period of this
+    // start (spread over it, so a restart does not make every one of them due at once).
+    const now = this.opts.clock.now();
+    const period = resyncPeriodMs(seeded.length + plan.read.length, { intervalMs: this.opts.fullResyncIntervalMs, budgetPerMinute: this.opts.resyncBudgetPerMinute, stepMs: this.opts.pollIntervalMs });
+    seeded.forEach((key, k) => {
+      const slash = key.indexOf('/');
+      this.readDone(key.slice(0, slash), key.slice(slash + 1), now - period + ((k + 1) / seeded.length) * period, false);
+    });
+    if (seeded.length > 0) {
+      this.counts.warmStarts++;
+      this.counts.seededServices += seeded.length;
+    }
+    for (const [namespace, why] of plan.untrusted) {
+      this.checkpointStale.add(namespace);
+      this.log?.info({ namespace, why }, 'Cloud Map checkpoint of the namespace not used; its services are read');
+    }
+    this.log?.info({ checkpoints: checkpoints.length, seeded: seeded.length, read: plan.read.length, announced: plan.announced.length, untrusted: plan.untrusted.size }, 'Cloud Map checkpoints compared with the change markers');
+    return plan;
+  }
+
+  /**
+   * Saves the checkpoint of every namespace whose cache or markers changed since its last one, once all that its
+   * markers announced was read and checked again (nothing dirty, no recheck pending there): the markers saved then
+   * vouch for the instances saved (M9). At most one save in flight, each namespace at most once an interval.
+   */
+  private checkpointStep(): void {
+    const store = this.opts.checkpoints;
+    if (store === undefined || !this.isSynced || this.markerRevision === null || this.checkpointSaving !== undefined || this.checkpointStale.size === 0) return;
+    const now = this.opts.clock.now();
+    const busy = new Set([...this.dirty.keys(), ...this.rechecks.flatMap((r) => [...r.dirty.keys()])]);
+    const due = [...this.checkpointStale].filter((namespace) => !busy.has(namespace)
+      && (this.cache.has(namespace) || this.checkpointed.has(namespace))
+      && now - (this.checkpointSavedAt.get(namespace) ?? Number.NEGATIVE_INFINITY) >= this.opts.checkpointIntervalMs);
+    if (due.length === 0) return;
+    // Taken together now: markers and instances of one moment.
+    const snapshots = due.map((namespace) => {
+      this.checkpointStale.delete(namespace);
+      const markers = [...this.markerSeen.values()].filter((m) => m.namespace === namespace).map((m) => ({ id: m.id, clusterId: m.clusterId, revision: m.revision }));
+      const services = [...(this.cache.get(namespace) ?? [])].map(([name, c]) => ({ name, revision: c.revision, instances: c.instances }));
+      return { namespace, markers, services };
+    });
+    this.checkpointSaving = (async () => {
+      for (const { namespace, markers, services } of snapshots) {
+        if (this.abort.signal.aborted) {
+          this.checkpointStale.add(namespace);
+          continue;
+        }
+        try {
+          await store.save(namespace, markers, services);
+          this.checkpointed.add(namespace);
+          this.counts.checkpointsSaved++;
+        } catch (err) {
+          this.checkpointStale.add(namespace);
+          this.log?.warn({ namespace, err: String(err) }, 'could not save the Cloud Map checkpoint of the namespace; retrying later');
+        } finally {
+          this.checkpointSavedAt.set(namespace, this.opts.clock.now());
+        }
+      }
+    })().finally(() => (this.checkpointSaving = undefined));
   }
 
   /**

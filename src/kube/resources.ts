@@ -71,6 +71,7 @@ export const ENDPOINT_SLICES: ResourceType = {
 export const LEASES: ResourceType = {
   group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true,
 };
+export const CONFIG_MAPS: ResourceType = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 export const EVENTS: ResourceType = { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true };
 export const SERVICE_EXPORTS: ResourceType = {
   group: MCS_GROUP, version: STORAGE_VERSION, kind: 'ServiceExport', plural: SERVICE_EXPORT_PLURAL, namespaced: true,

@@ -31,6 +31,7 @@ import { InstanceView } from './instance-view.ts';
 import type { LoopProgress } from './liveness.ts';
 import { keyOf } from './objects.ts';
 import { startOrder } from './start-order.ts';
+import { KubeCheckpointStore } from './checkpoint-store.ts';
 import type { WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 import type { RegionState } from './regions.ts';
@@ -105,7 +106,7 @@ export class Member {
     this.#ownRegion = ownRegion!;
     this.#exportStatus = new ExportStatusWriter(o.writer, o.events);
     this.#cloudMap = this.#adapterFor(ownRegion!);
-    this.#watcher = this.#cloudMap.watch(this.#watchOptions(ownRegion!));
+    this.#watcher = this.#cloudMap.watch({ ...this.#watchOptions(ownRegion!), ...this.#checkpointOptions(ownRegion!) });
     this.#others = otherRegions.map((region) => {
       const cloudMap = this.#adapterFor(region);
       return { region, cloudMap, watcher: cloudMap.watch({ ...this.#watchOptions(region), readOnly: true }) };
@@ -168,6 +169,17 @@ export class Member {
         ...informers.serviceImports.list().filter(keptByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
       ],
     };
+  }
+
+  /** Warm start (M9): this Region's reads are checkpointed in the worker's namespace; other Regions start cold. */
+  #checkpointOptions(region: string) {
+    const { options, identity, kubeConfig } = this.#o;
+    if (!options.warmStart) return {};
+    const checkpoints = new KubeCheckpointStore({
+      client: kubeClientFor(kubeConfig), namespace: options.namespace, owner: { clusterId: identity.clusterId, clustersetId: identity.clustersetId, region },
+      log: this.#log.child({ controller: 'checkpoint' }),
+    });
+    return { checkpoints, checkpointIntervalMs: options.checkpointInterval };
   }
 
   /** Liveness of the other clusters from their heartbeats, and the reaper when --reap-dead-clusters-after is set. */
