@@ -8,6 +8,10 @@
 # cannot install itself (Go, Python with venv, OpenSSL) and says what to install, then prints what it will build and
 # how long that took on a cold cache, then builds.
 set -euo pipefail
+# Root's tools (setcap, iptables, sysctl, runc) live in sbin directories that a shell that is not a login shell, or a CI
+# runner, may leave off PATH.
+for d in /usr/local/sbin /usr/sbin /sbin; do case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac; done
+export PATH
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
@@ -292,7 +296,7 @@ total_start=$(now)
 check_prerequisites
 pending=() estimate=0
 for s in "${STEPS[@]}"; do
-  if [[ $s == data_path_* ]] && [ "$(id -u)" != 0 ]; then
+  if [[ $s == data_path_* ]] && [ "$EUID" != 0 ]; then
     if "${s}_needed"; then step "not root: skipping $s; the data path (startClusterSet({ dataPath: true }), the demo's curl) needs it: run this installer as root"; fi
     continue
   fi

@@ -6,13 +6,17 @@
 # The images are built first (npm run image, image:coredns) so the end-to-end tests also run the processes from them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Root's tools (setcap, iptables, sysctl, runc) live in sbin directories that a shell that is not a login shell, or a CI
+# runner, may leave off PATH.
+for d in /usr/local/sbin /usr/sbin /sbin; do case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac; done
+export PATH
 
 # The production and CoreDNS images for test/e2e/image.test.ts (hack/image/; as root they apt-get install their tools;
 # warm runs take seconds, CoreDNS reuses the Go build cache the installer filled). Without root and without buildah
 # they cannot be built: in CI (CI=true) that fails here, before the install, so a broken image build is never hidden
 # behind a skipped test; a local run goes on and image.test.ts says it skipped (test/support/prerequisites.ts).
 build_images=true
-if [ "$(id -u)" != 0 ] && ! command -v buildah >/dev/null 2>&1; then
+if [ "$EUID" != 0 ] && ! command -v buildah >/dev/null 2>&1; then
   case "${CI:-}" in
     true | TRUE | True | 1) echo "[test] CI=${CI}: cannot build the images (not root and no buildah on PATH); install buildah or run as root" >&2; exit 1 ;;
   esac

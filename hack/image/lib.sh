@@ -2,6 +2,10 @@
 # Sourced, not run.
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Root's tools (setcap, iptables, sysctl, runc) live in sbin directories that a shell that is not a login shell, or a CI
+# runner, may leave off PATH.
+for d in /usr/local/sbin /usr/sbin /sbin; do case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac; done
+export PATH
 CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}/image
 mkdir -p "$CACHE"
 started=$(date +%s)
@@ -14,7 +18,7 @@ need() {
   local missing=() tool
   for tool in "$@"; do command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}"); done
   [ ${#missing[@]} -eq 0 ] && return
-  [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: install them (apt-get install ${missing[*]}) or run as root"
+  [ "$EUID" = 0 ] || fail "missing ${missing[*]}: install them (apt-get install ${missing[*]}) or run as root"
   step "installing ${missing[*]} with apt-get"
   apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

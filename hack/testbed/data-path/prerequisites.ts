@@ -27,6 +27,17 @@ export class DataPathUnavailableError extends Error {
   override name = 'DataPathUnavailableError';
 }
 
+/**
+ * Where Debian keeps root's tools (iptables, sysctl, runc). A shell that is not a login shell, or a CI runner, may leave
+ * them off PATH even for root; the data path's own processes and these checks need them.
+ */
+const SYSTEM_BIN_DIRS = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
+
+function withSystemBinDirs(): void {
+  const dirs = (process.env.PATH ?? '').split(':').filter((d) => d !== '');
+  process.env.PATH = [...dirs, ...SYSTEM_BIN_DIRS.filter((d) => !dirs.includes(d))].join(':');
+}
+
 function onPath(command: string): boolean {
   return (process.env.PATH ?? '').split(':').some((dir) => {
     try {
@@ -49,6 +60,7 @@ function executable(path: string): boolean {
 
 /** Each missing prerequisite with what to do about it; empty when the data path can start. */
 export function missingDataPathPrerequisites(): string[] {
+  withSystemBinDirs();
   const missing: string[] = [];
   if (process.getuid?.() !== 0) missing.push('root: network namespaces, bridges, cgroups and a kubelet need it (run as root)');
   for (const [what, path] of Object.entries(DATA_PATH_TOOLS)) {
