@@ -6,6 +6,10 @@
 // would otherwise take a large part of that quota from the instances themselves (M6). A bump that fails is tried
 // again (backing off to FAILED_BUMP_RETRY_MAX_MS) until one lands or the writer stops: a change nobody announces is
 // seen by peers only at their paced resync, minutes later.
+// The marker service holds one instance per cluster and namespace it ever wrote in, so it meets Cloud Map's instance
+// quotas (M8) before any service of a ClusterSet's own: when a new marker is refused for one, this cluster's marker
+// bumped longest ago is deregistered to make room. Readers take a vanished marker as "re-read that namespace", so the
+// cost is one listing of it per peer, and nothing is missed.
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -13,7 +17,7 @@ import {
   appendBump, EMPTY_HISTORY, MARKER_SERVICE, markerInstance, markerInstanceId, markerNamespaceName, nextRevision,
   type BumpHistory, type MarkerEntry,
 } from './change-marker.ts';
-import { isNotFound } from './errors.ts';
+import { CloudMapCallError, isNotFound } from './errors.ts';
 import type { CloudMapInstances } from './instances.ts';
 import type { OperationWaiter } from './operations.ts';
 import type { Identity } from './ownership.ts';
@@ -48,8 +52,15 @@ export interface ChangeMarkerWriterOptions {
   minBumpIntervalMs?: number;
   /** Longest it becomes while changes keep coming (default 5 s). */
   maxBumpIntervalMs?: number;
+  /** This cluster's markers as last read (by the watcher): those that can make room at the quota. */
+  ownMarkers?: () => readonly MarkerEntry[];
+  /** Least time since its last bump before a marker may be deregistered to make room. */
+  markerEvictionMinAgeMs: number;
   logger?: Logger;
 }
+
+/** Cloud Map's refusal for a resource quota (here: instances per service or per namespace of the marker's). */
+const RESOURCE_LIMIT_EXCEEDED = 'ResourceLimitExceeded';
 
 /** Longest wait between attempts to land a bump that keeps failing. */
 const FAILED_BUMP_RETRY_MAX_MS = 30_000;
@@ -122,8 +133,33 @@ export class ChangeMarkerWriter {
     const previous = state.written?.revision ?? seen?.revision;
     const revision = nextRevision(previous, clock.now());
     const history = appendBump(state.written?.history ?? seen ?? EMPTY_HISTORY, previous, revision, pending === 'all' || pending === undefined ? undefined : [...pending]);
-    await registerInMarkerService(this.options, markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history));
+    const instance = markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history);
+    try {
+      await registerInMarkerService(this.options, instance);
+    } catch (err) {
+      if (!(err instanceof CloudMapCallError && err.code === RESOURCE_LIMIT_EXCEEDED) || !(await this.makeRoom(namespace))) throw err;
+      await registerInMarkerService(this.options, instance);
+    }
     state.written = { revision, history };
+  }
+
+  /**
+   * Deregisters this cluster's marker bumped longest ago (not `namespace`'s, and none bumped within the minimum age, so
+   * that two busy namespaces do not take turns); false when there is none to take.
+   */
+  private async makeRoom(namespace: string): Promise<boolean> {
+    const { identity, clock, registry, instances, operations, ownMarkers, markerEvictionMinAgeMs } = this.options;
+    const oldest = clock.now() - markerEvictionMinAgeMs;
+    const bumpedAt = (m: MarkerEntry) => Math.max(Number(m.revision) || 0, this.namespaces.get(m.namespace)?.lastBumpStart ?? 0);
+    const candidate = (ownMarkers?.() ?? [])
+      .filter((m) => m.clusterId === identity.clusterId && m.namespace !== namespace && bumpedAt(m) < oldest)
+      .sort((a, b) => bumpedAt(a) - bumpedAt(b))[0];
+    if (candidate === undefined) return false;
+    const serviceId = await registry.ensureService(await registry.ensureNamespace(markerNamespaceName(identity.clustersetId)), MARKER_SERVICE);
+    await operations.wait(await instances.deregisterInstance(serviceId, candidate.id));
+    this.options.logger?.info({ namespace, evicted: candidate.namespace, lastBumpAgeS: Math.round((clock.now() - bumpedAt(candidate)) / 1000) },
+      'the change marker service is at a Cloud Map instance quota: this cluster\'s marker bumped longest ago was deregistered to make room (its peers re-read that namespace once)');
+    return true;
   }
 }
 

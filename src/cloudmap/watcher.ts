@@ -92,6 +92,8 @@ export interface CloudMapWatcherOptions {
   concurrency?: number;
   /** Least time between two bumps of this cluster's marker for one namespace (markChanged). */
   minBumpIntervalMs?: number;
+  /** Least time since its last bump before one of this cluster's markers may make room at a quota (default 60 s). */
+  markerEvictionMinAgeMs?: number;
   /** How often this cluster's heartbeat is written; 0: never. */
   heartbeatIntervalMs?: number;
   /** How far behind a writer's clock may be when its heartbeat is seen for the first time (cluster-liveness.ts). */
@@ -258,6 +260,7 @@ export class CloudMapWatcher {
       rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
       concurrency: Math.max(1, options.concurrency ?? 16),
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
+      markerEvictionMinAgeMs: options.markerEvictionMinAgeMs ?? 60_000,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 0,
       heartbeatSkewAllowanceMs: options.heartbeatSkewAllowanceMs ?? 60_000,
       checkpointIntervalMs: options.checkpointIntervalMs ?? 10_000,
@@ -275,6 +278,8 @@ export class CloudMapWatcher {
       identity: options.identity,
       clock: this.opts.clock,
       lastSeen: (id) => this.markerSeen.get(id),
+      ownMarkers: () => [...this.markerSeen.values()].filter((m) => m.clusterId === options.identity.clusterId),
+      markerEvictionMinAgeMs: this.opts.markerEvictionMinAgeMs,
       minBumpIntervalMs: this.opts.minBumpIntervalMs,
       ...(options.logger ? { logger: options.logger } : {}),
     });

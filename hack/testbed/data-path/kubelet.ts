@@ -42,6 +42,9 @@ function kubeletConfig(spec: KubeletSpec, resolvConf: string): Record<string, un
     // The machine's cgroups are v1 (docs/testbed.md "Data path"); 1.33 still runs on it when not told to refuse.
     failCgroupV1: false,
     containerRuntimeEndpoint: `unix://${spec.containerdSocket}`,
+    // Not the default /var/log/pods, which both clusters' kubelets would share: each one's container GC removes the log
+    // directories of pods it does not know, so `kubectl logs` of the other node's pods would fail at random.
+    podLogsDir: join(spec.dir, 'pod-logs'),
     clusterDNS: [node.dnsServiceIp],
     clusterDomain: 'cluster.local',
     // Pods with dnsPolicy Default get no nameserver of the host: nothing outside the testbed answers.

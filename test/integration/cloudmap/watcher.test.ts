@@ -1,10 +1,12 @@
 // Change detection (M6) against the real emulator: two pretend clusters share one Cloud Map; the watcher of one sees
 // the other's changes after one marker poll, costs one call per poll while nothing changes, and its full resync
 // catches writers that never bump the marker (the AWS controller v0.3.1).
+import { DiscoverInstancesCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
+import { MARKER_SERVICE, markerNamespaceName } from '../../../src/cloudmap/change-marker.ts';
 import type { CloudMapWatcher, ServiceKey } from '../../../src/cloudmap/watcher.ts';
 import { clusterTag } from '../../../src/core/instance-id.ts';
-import { adapterFor, CLUSTERSET, eventually, instanceOf, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
+import { adapterFor, CLUSTERSET, eventually, instanceOf, REGION, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
 
 const POLL_MS = 200;
 
@@ -165,6 +167,49 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     // The reader's full resync is an hour away: only the writer's retry can tell it.
     await eventually('the reader to see demo/svc-1 change', () => a.eventsFor('demo', 'svc-1') > before, 20_000);
     expect(a.watcher.snapshot('demo', 'svc-1').map((i) => i.id)).to.include('cls2-1-c');
+  });
+
+  it('M8: a marker refused at the marker service\'s instance quota takes the place of this cluster\'s marker bumped longest ago, never another cluster\'s', async () => {
+    const b = adapterFor(moto().endpoint, 'cls2');
+    const markerIds = async () => {
+      const sdk = new ServiceDiscoveryClient({ region: REGION, endpoint: moto().endpoint, disableHostPrefix: true, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+      const out = await sdk.send(new DiscoverInstancesCommand({ NamespaceName: markerNamespaceName(CLUSTERSET), ServiceName: MARKER_SERVICE, HealthStatus: 'ALL', MaxResults: 100 }))
+        .catch((err: unknown) => (err instanceof Error && /NotFound/.test(err.name) ? { Instances: [] } : Promise.reject(err)));
+      return (out.Instances ?? []).map((i) => i.InstanceId!).sort();
+    };
+    const ids = new Map<string, string>();
+    for (const namespace of ['q-0', 'q-1']) ids.set(namespace, (await populate(b, namespace, 1, 'cls2')).get('svc-0')!);
+    const marker = b.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, markerEvictionMinAgeMs: 500 });
+    running.push(marker);
+    await marker.start();
+    const a = watch('cls1');
+    await a.watcher.start();
+    // A writer that never bumped announces its namespaces after its first read.
+    let announced: string[] = [];
+    const markersOf = (list: string[]) => JSON.stringify(announced) === JSON.stringify(list);
+    for (const until = Date.now() + 10_000; !markersOf(['cls2/q-0', 'cls2/q-1']) && Date.now() < until;) announced = await markerIds();
+    expect(announced).to.deep.equal(['cls2/q-0', 'cls2/q-1']);
+    ids.set('q-2', (await populate(b, 'q-2', 1, 'cls2')).get('svc-0')!);
+    // cls1's marker is the oldest of all; then cls2's of q-0, then q-1.
+    await a.watcher.markChanged('q-9');
+    await marker.markChanged('q-0', ['svc-0']);
+    await marker.markChanged('q-1', ['svc-0']);
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // past the minimum age, and read back by cls2's watcher
+    const before = await markerIds();
+    expect(before).to.deep.equal(['cls1/q-9', 'cls2/q-0', 'cls2/q-1']);
+    await moto().control.configure({ quotas: { instancesPerService: before.length } });
+
+    const seen = a.eventsFor('q-2', 'svc-0');
+    await registerAll(b.adapter, ids.get('q-2')!, [instanceOf('cls2', 'cls2-q2-c')]);
+    await marker.markChanged('q-2', ['svc-0']);
+    expect(await markerIds()).to.deep.equal(['cls1/q-9', 'cls2/q-1', 'cls2/q-2']);
+    await eventually('the reader to see q-2/svc-0 change', () => a.eventsFor('q-2', 'svc-0') > seen);
+    expect(a.watcher.snapshot('q-2', 'svc-0').map((i) => i.id)).to.include('cls2-q2-c');
+
+    // Again: cls1's marker is still the oldest, and still not cls2's to take.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await marker.markChanged('q-3', ['svc-0']);
+    expect(await markerIds()).to.deep.equal(['cls1/q-9', 'cls2/q-2', 'cls2/q-3']);
   });
 
   it('catches a writer that never bumps the marker at the full resync, not before', async () => {
