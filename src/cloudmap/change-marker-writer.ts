@@ -69,6 +69,8 @@ const FAILED_BUMP_RETRY_MIN_MS = 1000;
 export class ChangeMarkerWriter {
   private readonly options: ChangeMarkerWriterOptions;
   private readonly namespaces = new Map<string, NamespaceState>();
+  /** Markers deregistered to make room, until this writer bumps them again (the watcher may still list them). */
+  private readonly evicted = new Set<string>();
   private stopped = false;
 
   constructor(options: ChangeMarkerWriterOptions) {
@@ -140,6 +142,7 @@ export class ChangeMarkerWriter {
       if (!(err instanceof CloudMapCallError && err.code === RESOURCE_LIMIT_EXCEEDED) || !(await this.makeRoom(namespace))) throw err;
       await registerInMarkerService(this.options, instance);
     }
+    this.evicted.delete(instance.id);
     state.written = { revision, history };
   }
 
@@ -152,11 +155,12 @@ export class ChangeMarkerWriter {
     const oldest = clock.now() - markerEvictionMinAgeMs;
     const bumpedAt = (m: MarkerEntry) => Math.max(Number(m.revision) || 0, this.namespaces.get(m.namespace)?.lastBumpStart ?? 0);
     const candidate = (ownMarkers?.() ?? [])
-      .filter((m) => m.clusterId === identity.clusterId && m.namespace !== namespace && bumpedAt(m) < oldest)
+      .filter((m) => m.clusterId === identity.clusterId && m.namespace !== namespace && !this.evicted.has(m.id) && bumpedAt(m) < oldest)
       .sort((a, b) => bumpedAt(a) - bumpedAt(b))[0];
     if (candidate === undefined) return false;
     const serviceId = await registry.ensureService(await registry.ensureNamespace(markerNamespaceName(identity.clustersetId)), MARKER_SERVICE);
     await operations.wait(await instances.deregisterInstance(serviceId, candidate.id));
+    this.evicted.add(candidate.id);
     this.options.logger?.info({ namespace, evicted: candidate.namespace, lastBumpAgeS: Math.round((clock.now() - bumpedAt(candidate)) / 1000) },
       'the change marker service is at a Cloud Map instance quota: this cluster\'s marker bumped longest ago was deregistered to make room (its peers re-read that namespace once)');
     return true;
