@@ -24,16 +24,15 @@ export class RateLimiter {
     if (!bucket) {
       const now = this.clock.now();
       const limit = this.limits[api] ?? this.limits[OTHER_APIS]!;
-      bucket = new TokenBucket(new AdaptiveRate(adaptiveRateConfig(limit.rate, { ceilingRate: limit.ceiling, recoveryPerSecond: limit.ceiling / 20, ...this.tuning }), now), now, limit.burst / limit.rate);
+      bucket = new TokenBucket(new AdaptiveRate(adaptiveRateConfig(limit.rate, { ceilingRate: limit.ceiling, recoveryPerSecond: limit.ceiling / 20, ...this.tuning }), now), this.clock, limit.burst / limit.rate);
       this.buckets.set(api, bucket);
     }
     return bucket;
   }
 
   /** Waits until `api` may be called. */
-  async acquire(api: string): Promise<void> {
-    const wait = this.bucket(api).reserve(this.clock.now());
-    if (wait > 0) await this.clock.sleep(wait);
+  acquire(api: string): Promise<void> {
+    return this.bucket(api).take();
   }
 
   /** Slows `api` down after a throttling response; true when the rate was lowered. */

@@ -1,17 +1,28 @@
-// A token bucket whose refill rate comes from an AdaptiveRate. Callers reserve a token and are told how long to wait
-// for it; reservations may go into debt, which queues callers first come, first served without a timer per caller.
+// A token bucket whose refill rate comes from an AdaptiveRate, with a first-come-first-served queue of callers. A
+// caller is let through when a token is there at the rate of that moment, never at a time worked out when it arrived:
+// a wait computed at a rate cut by a throttle would keep its length after the rate climbed back, and a queue of 60
+// callers behind a cut to 0.7/s would then trickle out for 90 s while the bucket had room for four a second.
 import type { AdaptiveRate } from './adaptive-rate.ts';
+import type { Clock } from './clock.ts';
+
+/** Longest sleep of the queue before it looks at the rate again: a rate that climbs lets callers through sooner. */
+const RECHECK_MS = 250;
 
 export class TokenBucket {
   private readonly limiter: AdaptiveRate;
+  private readonly clock: Clock;
   /** Seconds of the current rate the bucket can hold: the largest burst after a quiet period. */
   private readonly burstSeconds: number;
   private tokens: number;
   private last: number;
+  private readonly queue: (() => void)[] = [];
+  private pumping = false;
 
-  constructor(limiter: AdaptiveRate, now: number, burstSeconds = 1) {
+  constructor(limiter: AdaptiveRate, clock: Clock, burstSeconds = 1) {
     this.limiter = limiter;
+    this.clock = clock;
     this.burstSeconds = burstSeconds;
+    const now = clock.now();
     this.tokens = this.capacity(now);
     this.last = now;
   }
@@ -31,15 +42,40 @@ export class TokenBucket {
   }
 
   /**
-   * Takes one token; returns the milliseconds the caller must wait before sending (0 when one was available). A caller
-   * that has to wait marks the API busy, which lets its rate borrow above the share (adaptive-rate.ts).
+   * Takes a token when one is there and returns 0; otherwise marks the rate busy (so it may borrow above its share,
+   * adaptive-rate.ts) and returns the milliseconds until the next token at the current rate.
    */
-  reserve(now: number): number {
+  private tryTake(now: number): number {
     this.refill(now);
-    this.tokens -= 1;
-    if (this.tokens >= 0) return 0;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
     this.limiter.setBusy(now, true);
-    return Math.ceil((-this.tokens / this.limiter.rate(now)) * 1000);
+    return Math.max(1, Math.ceil(((1 - this.tokens) / this.limiter.rate(now)) * 1000));
+  }
+
+  /** Resolves when the caller may send: at once while tokens last, then in arrival order at the current rate. */
+  take(): Promise<void> {
+    if (this.queue.length === 0 && this.tryTake(this.clock.now()) === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.queue.push(resolve);
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0) {
+        const wait = this.tryTake(this.clock.now());
+        if (wait === 0) this.queue.shift()!();
+        else await this.clock.sleep(Math.min(wait, RECHECK_MS));
+      }
+    } finally {
+      this.pumping = false;
+    }
   }
 
   /** After a throttle: slow the rate down and drop any saved-up burst. */
@@ -55,7 +91,7 @@ export class TokenBucket {
     return this.limiter.rate(now);
   }
 
-  /** Tokens available now (negative while callers are queued). */
+  /** Tokens available now. */
   available(now: number): number {
     this.refill(now);
     return this.tokens;

@@ -1,4 +1,4 @@
-// Virtual time for the Cloud Map adapter's unit tests: sleep() advances the clock at once and records the delay.
+// Virtual time for the Cloud Map adapter's unit tests: sleep() advances the clock without waiting and records the delay.
 import type { Clock } from '../../../src/runtime/clock.ts';
 
 export class FakeClock implements Clock {
@@ -13,10 +13,12 @@ export class FakeClock implements Clock {
     return this.time;
   }
 
+  /** Time moves when the sleep ends, not when it starts: a caller released just before it sees the earlier time. */
   sleep(ms: number): Promise<void> {
     this.sleeps.push(ms);
-    if (ms > 0) this.time += ms;
-    return Promise.resolve();
+    return Promise.resolve().then(() => {
+      if (ms > 0) this.time += ms;
+    });
   }
 
   advance(ms: number): void {

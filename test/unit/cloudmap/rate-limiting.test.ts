@@ -8,42 +8,48 @@ import { FakeClock } from './fake-clock.ts';
 
 const T0 = 1_000_000;
 
-function bucket(rate: number, overrides = {}): { bucket: TokenBucket; limiter: AdaptiveRate } {
+function bucket(rate: number, overrides = {}): { bucket: TokenBucket; limiter: AdaptiveRate; clock: FakeClock } {
+  const clock = new FakeClock(T0);
   const limiter = new AdaptiveRate(adaptiveRateConfig(rate, overrides), T0);
-  return { bucket: new TokenBucket(limiter, T0), limiter };
+  return { bucket: new TokenBucket(limiter, clock), limiter, clock };
+}
+
+/** Takes `n` tokens at once and resolves with the clock's time at which each caller was let through, in order. */
+async function takeAll(b: TokenBucket, clock: FakeClock, n: number): Promise<number[]> {
+  const times: number[] = [];
+  await Promise.all(Array.from({ length: n }, () => b.take().then(() => { times.push(clock.now()); })));
+  return times;
 }
 
 describe('cloudmap token bucket (M6)', () => {
-  it('grants a full second of burst at once, then spaces callers 1/rate apart', () => {
-    const { bucket: b } = bucket(10);
-    const waits = Array.from({ length: 13 }, () => b.reserve(T0));
-    expect(waits.slice(0, 10)).to.deep.equal(Array(10).fill(0));
-    expect(waits.slice(10)).to.deep.equal([100, 200, 300]);
+  it('grants a full second of burst at once, then lets callers through 1/rate apart, in arrival order', async () => {
+    const { bucket: b, clock } = bucket(10);
+    const times = await takeAll(b, clock, 13);
+    expect(times.map((t) => t - T0)).to.deep.equal([...Array(10).fill(0), 100, 200, 300]);
   });
 
-  it('refills with time up to its capacity', () => {
-    const { bucket: b } = bucket(10);
-    for (let i = 0; i < 10; i++) b.reserve(T0);
+  it('refills with time up to its capacity', async () => {
+    const { bucket: b, clock } = bucket(10);
+    await takeAll(b, clock, 10);
     expect(b.available(T0 + 500)).to.be.closeTo(5, 1e-9);
     expect(b.available(T0 + 60_000)).to.equal(10);
   });
 
-  it('never grants more than capacity + rate × elapsed (property)', () => {
-    fc.assert(fc.property(
+  it('never lets through more than capacity + rate × elapsed (property)', async () => {
+    await fc.assert(fc.asyncProperty(
       fc.integer({ min: 1, max: 500 }),
-      // Pauses of up to seconds, each followed by a burst of calls at once.
-      fc.array(fc.record({ gap: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 1000, max: 5000 })), calls: fc.integer({ min: 1, max: 600 }) }), { minLength: 1, maxLength: 100 }),
-      (rate, steps) => {
-        const { bucket: b } = bucket(rate);
-        let now = T0;
+      // Pauses of up to seconds, each followed by a burst of callers at once.
+      fc.array(fc.record({ gap: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 1000, max: 5000 })), calls: fc.integer({ min: 1, max: 300 }) }), { minLength: 1, maxLength: 30 }),
+      async (rate, steps) => {
+        const { bucket: b, clock } = bucket(rate);
         const sendTimes: number[] = [];
         for (const { gap, calls } of steps) {
-          now += gap;
-          for (let c = 0; c < calls; c++) sendTimes.push(now + b.reserve(now));
+          clock.advance(gap);
+          sendTimes.push(...await takeAll(b, clock, calls));
         }
-        // Within every window [from, to] of the run, not only the whole run, the granted sends fit the bucket plus
-        // the refill (one token of rounding slack): j - i + 1 sends in [t_i, t_j]. A bucket that saves up more than
-        // its capacity while idle passes a whole-run check and fails this one.
+        // Within every window [from, to] of the run, not only the whole run, the sends fit the bucket plus the refill
+        // (one token of rounding slack): j - i + 1 sends in [t_i, t_j]. A bucket that saves up more than its capacity
+        // while idle passes a whole-run check and fails this one.
         const sorted = sendTimes.sort((x, y) => x - y);
         let best = -Infinity; // max over i <= j of rate × t_i / 1000 - i
         return sorted.every((t, j) => {
@@ -51,15 +57,30 @@ describe('cloudmap token bucket (M6)', () => {
           return j + 1 - (rate * t) / 1000 + best <= rate + 1;
         });
       },
-    ));
+    ), { numRuns: 50 });
   });
 
-  it('drops the saved-up burst after a throttle', () => {
-    const { bucket: b } = bucket(100);
+  it('drops the saved-up burst after a throttle', async () => {
+    const { bucket: b, clock } = bucket(100);
     expect(b.available(T0)).to.equal(100);
     expect(b.onThrottle(T0)).to.equal(true);
     expect(b.available(T0)).to.equal(0);
-    expect(b.reserve(T0)).to.equal(Math.ceil(1000 / 70)); // cut to 70/s, waits rounded up to whole ms
+    expect(await takeAll(b, clock, 1)).to.deep.equal([T0 + Math.ceil(1000 / 70)]); // cut to 70/s, rounded up to whole ms
+  });
+
+  it('lets queued callers through at the rate of each moment: one cut by a throttle and climbing back, not the rate when they arrived', async () => {
+    // 100 callers queued right after a throttle cut 10/s to 7/s, which climbs back by 1/s each second. Waits fixed
+    // when the callers arrived would let the last one through after 100/7 = 14.3 s; at the climbing rate the queue
+    // drains in about 11 s (7 + 1·t integrated reaches 100 at t ≈ 10.7 s, and the rate stays at 10 from 3 s on).
+    const { bucket: b, clock } = bucket(10, { recoveryPerSecond: 1 });
+    await takeAll(b, clock, 10);
+    b.onThrottle(clock.now());
+    const start = clock.now();
+    const times = await takeAll(b, clock, 100);
+    const elapsed = (times.at(-1)! - start) / 1000;
+    expect(elapsed).to.be.below(11.5);
+    expect(elapsed).to.be.above(100 / 10);
+    expect(times).to.deep.equal([...times].sort((x, y) => x - y));
   });
 });
 
@@ -136,8 +157,12 @@ describe('cloudmap rate limiter per API (M6)', () => {
     expect(limiter.rate('RegisterInstance')).to.equal(2);
     expect(limiter.rate('DiscoverInstances')).to.equal(CLOUD_MAP_QUOTAS.DiscoverInstances!.rate * CONTROLLERS_SHARE);
     expect(limiter.rate('SomethingNew')).to.equal(CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * CONTROLLERS_SHARE);
-    for (let i = 0; i < 6; i++) await limiter.acquire('RegisterInstance');
-    expect(clock.sleeps).to.deep.equal([500, 500]); // a burst of 4 (the quota's two seconds), then one every 500 ms
+    const times: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await limiter.acquire('RegisterInstance');
+      times.push(clock.now() - T0);
+    }
+    expect(times).to.deep.equal([0, 0, 0, 0, 500, 1000]); // a burst of 4 (the quota's two seconds), then one every 500 ms
   });
 
   it('sizes the bucket from the quota\'s burst: DiscoverInstances saves up two seconds', async () => {
