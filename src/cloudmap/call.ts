@@ -89,9 +89,26 @@ export class CloudMapCaller {
    * deadline, retrying throttles, transient failures and timeouts.
    */
   async call<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return (await this.run(api, context, send))!;
+  }
+
+  /**
+   * As call(), for a creation that another caller may make unnecessary while this one waits for its rate limit (a
+   * listing finds the name, another cluster's creation is learnt): once the wait is over and before each attempt,
+   * `settled` is asked; when it says true, nothing is sent, the token goes back and the result is undefined.
+   */
+  callUnlessSettled<T>(api: string, context: CallContext, settled: () => boolean, send: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+    return this.run(api, context, send, settled);
+  }
+
+  private async run<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>, settled?: () => boolean): Promise<T | undefined> {
     for (let attempt = 0; ; attempt++) {
       await this.limiter.acquire(api);
       if (this.signal?.aborted) throw new CallCancelledError(api, context);
+      if (settled?.()) {
+        this.limiter.refund(api);
+        return undefined;
+      }
       // After the wait for the rate limit, which a paused process may have spent past its Lease.
       const fenced = this.fence();
       if (fenced !== undefined) throw new LeaseLostError(api, fenced);

@@ -35,6 +35,11 @@ export class RateLimiter {
     return this.bucket(api).take();
   }
 
+  /** Gives back a token taken by acquire() and not used for a request. */
+  refund(api: string): void {
+    this.bucket(api).refund(this.clock.now());
+  }
+
   /** Slows `api` down after a throttling response; true when the rate was lowered. */
   onThrottle(api: string): boolean {
     return this.bucket(api).onThrottle(this.clock.now());

@@ -45,6 +45,12 @@ function serviceKey(s: { namespaceId: string; name: string }): string {
 /** Written on every service and namespace we create, and the mark of ours before a delete (M1). */
 const OWNED_DESCRIPTION = 'Created by mcs-cloudmap (Kubernetes Multi-Cluster Services)';
 
+/**
+ * Least time between two listings of a namespace's services after collisions with another cluster's creations: a
+ * listing costs one ListServices (2 a second per account) and learns up to 100 names.
+ */
+const COLLISION_LISTING_MS = 2_000;
+
 /** How often a namespace creation's operation is asked for (ten GetOperation a second while one runs, rarely). */
 const NAMESPACE_OPERATION_POLL_MS = 100;
 
@@ -79,6 +85,8 @@ export class CloudMapRegistry {
   private readonly serviceIds = new Map<string, string>();
   /** Namespace ids whose services were all listed: a name not in serviceIds then does not exist there. */
   private readonly servicesComplete = new Set<string>();
+  /** When each namespace's services were last listed after a CreateService met another cluster's creation. */
+  private readonly collisionListedAt = new Map<string, number>();
   /** One creation at a time per name within this process. */
   private readonly creating = new Map<string, Promise<string>>();
   /**
@@ -167,8 +175,10 @@ export class CloudMapRegistry {
     let ours = true;
     let operationId: string | undefined;
     try {
-      const out = await this.caller.call('CreateHttpNamespace', context,
+      // The watcher may learn the namespace while this waits for the quota (another cluster's marker named it).
+      const out = await this.caller.callUnlessSettled('CreateHttpNamespace', context, () => this.namespaceIds.has(name),
         (abortSignal) => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId }), { abortSignal }));
+      if (out === undefined) return this.namespaceIds.get(name)!;
       operationId = out.OperationId;
     } catch (err) {
       const existing = causeField(err, 'NamespaceId');
@@ -223,16 +233,19 @@ export class CloudMapRegistry {
   }
 
   /**
-   * One CreateService. A service of that name created meanwhile by another cluster answers ServiceAlreadyExists with
-   * its id; the CreatorRequestId makes the caller's retry of a request whose response was lost return the same service.
+   * One CreateService, unless the service became known while the call waited for its rate limit. A service of that
+   * name created meanwhile by another cluster answers ServiceAlreadyExists with its id; the CreatorRequestId makes the
+   * caller's retry of a request whose response was lost return the same service.
    */
   private async createService(namespaceId: string, name: string): Promise<string> {
+    const key = serviceKey({ namespaceId, name });
     const context = { namespaceId, service: name };
     const CreatorRequestId = randomUUID();
     let id: string | undefined;
     try {
-      const out = await this.caller.call('CreateService', context,
+      const out = await this.caller.callUnlessSettled('CreateService', context, () => this.serviceIds.has(key),
         (abortSignal) => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: OWNED_DESCRIPTION, CreatorRequestId }), { abortSignal }));
+      if (out === undefined) return this.serviceIds.get(key)!;
       id = out.Service === undefined ? undefined : resourceReference(out.Service, this.owner !== undefined);
     } catch (err) {
       // A cached namespace id can outlive its namespace: drop it so the next ensureNamespace looks again.
@@ -240,6 +253,8 @@ export class CloudMapRegistry {
       id = causeField(err, 'ServiceId');
       if (id === undefined) throw err;
       if (this.owner !== undefined) id = serviceArnIn(namespaceId, id);
+      this.serviceIds.set(key, id);
+      await this.learnCreatedServices(namespaceId);
     }
     if (id === undefined) throw new Error(`Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`);
     this.serviceIds.set(serviceKey({ namespaceId, name }), id);
@@ -252,6 +267,24 @@ export class CloudMapRegistry {
     this.logger?.info({ [kind]: name, [`${kind}Id`]: id, description: description ?? null },
       `empty Cloud Map ${kind} left in place: mcs-cloudmap did not create it (its description is not "${OWNED_DESCRIPTION}")`);
     return false;
+  }
+
+  /**
+   * Our CreateService met a name another cluster had just created: it is creating the services of this namespace now,
+   * as we are (clusters exporting the same services; the initial sync). One listing learns every name it created so
+   * far, and the creations still queued here for those names are not sent (M6): at 300 services exported by two
+   * clusters, a quarter of the CreateService calls, of 5 a second per account, had been answered ServiceAlreadyExists.
+   * At most one such listing per namespace every COLLISION_LISTING_MS; one that fails costs only what it would save.
+   */
+  private async learnCreatedServices(namespaceId: string): Promise<void> {
+    const now = Date.now();
+    if (now - (this.collisionListedAt.get(namespaceId) ?? Number.NEGATIVE_INFINITY) < COLLISION_LISTING_MS) return;
+    this.collisionListedAt.set(namespaceId, now);
+    try {
+      await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+    } catch (err) {
+      this.logger?.warn({ namespaceId, err: err instanceof Error ? err.message : String(err) }, 'could not list the services another cluster is creating; creations go on one by one');
+    }
   }
 
   private once(key: string, create: () => Promise<string>): Promise<string> {

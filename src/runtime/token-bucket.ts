@@ -78,6 +78,12 @@ export class TokenBucket {
     }
   }
 
+  /** Puts back a token that was taken and not used (never above capacity). */
+  refund(now: number): void {
+    this.refill(now);
+    this.tokens = Math.min(this.capacity(now), this.tokens + 1);
+  }
+
   /** After a throttle: slow the rate down and drop any saved-up burst. */
   onThrottle(now: number): boolean {
     this.refill(now);

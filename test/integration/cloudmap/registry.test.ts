@@ -86,8 +86,25 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(await b.adapter.findService(ns, 'late')).to.equal(undefined); // it knows every service of the namespace: no call
     expect(await b.adapter.ensureService(ns, 'late')).to.equal(late);
     expect(await b.adapter.ensureService(ns, 'svc-3')).to.equal(created[3]);
-    expect(b.calls.byApi()).to.deep.equal({ CreateService: 1 });
+    // The collision says cluster 1 is creating in the namespace: one listing learns what else it created.
+    expect(b.calls.byApi()).to.deep.equal({ CreateService: 1, ListServices: 1 });
     expect((await a.adapter.listServices(ns)).filter((s) => s.name === 'late')).to.have.length(1);
+  });
+
+  it('M6: creations queued behind the rate limit are not sent once a collision\'s listing found their names', async () => {
+    const a = adapterFor(moto.endpoint, 'cls1');
+    const ns = await a.adapter.ensureNamespace('contended');
+    // Cluster 2 knew the namespace empty (its start); at 0.2 CreateService a second it has a burst of 2.
+    const b = adapterFor(moto.endpoint, 'cls2', { rateLimits: { CreateService: 0.2 } });
+    expect(await b.adapter.findNamespace('contended')).to.equal(ns);
+    expect(await b.adapter.listServices(ns)).to.have.length(0);
+    const created = await Promise.all(Array.from({ length: 6 }, (_, n) => a.adapter.ensureService(ns, `api-${n}`)));
+    b.calls.reset();
+    const found = await Promise.all(created.map((_, n) => b.adapter.ensureService(ns, `api-${n}`)));
+    expect(found).to.deep.equal(created);
+    // The burst's two collide; their listing finds the other four, whose queued creations are not sent (without it:
+    // six CreateService, four of them 5 s apart).
+    expect(b.calls.byApi()).to.deep.equal({ CreateService: 2, ListServices: 1 });
   });
 
   it('M6: services known to exist (another cluster\'s instances were read) are found by one listing, not a CreateService each', async () => {

@@ -36,6 +36,26 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
     }));
   });
 
+  it('sends no creation that became unnecessary during its rate-limit wait, counts no call and gives the token back', async () => {
+    const clock = new FakeClock();
+    const counter = new CallCounter();
+    // A burst of 1 at 0.1/s: a second caller waits ten seconds for its token.
+    const caller = new CloudMapCaller({ clock, metrics: counter, rateLimits: { CreateService: 0.1 } });
+    let known = false;
+    const f = failing();
+    expect(await caller.callUnlessSettled('CreateService', {}, () => known, f.send)).to.equal('ok');
+    const waiting = caller.callUnlessSettled('CreateService', {}, () => known, f.send);
+    known = true; // learnt while the second call waits
+    expect(await waiting).to.equal(undefined);
+    expect(f.calls()).to.equal(1);
+    expect(counter.byApi()).to.deep.equal({ CreateService: 1 });
+    // The token the skipped call took is back: the next caller does not wait another ten seconds.
+    const before = clock.now();
+    known = false;
+    expect(await caller.callUnlessSettled('CreateService', {}, () => known, f.send)).to.equal('ok');
+    expect(clock.now() - before).to.equal(0);
+  });
+
   it('sends nothing once the fence says the Lease may be lost, not even a retry already under way', async () => {
     let fenced: string | undefined;
     const clock = new FakeClock();
