@@ -4,6 +4,7 @@
 // reviews while maximum-size bodies arrive several at once. They return figures; callers print them.
 
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { allBodies, mixed, openLoop, warmClient, type Result, type ServerProcess } from './webhook-client.ts';
 import {
   EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, MAX_SIZE_SHAPES, MAX_SIZE_STATUS, maxSizeClient, OVERSIZED_RESET, slowlorisProcess,
@@ -104,6 +105,11 @@ export interface MaxSizeRun {
   /** The server's highest RSS since it started (ru_maxrss), read after the run. */
   peakRss: number;
   rssAfter: number;
+  /** The server's event-loop delay (ms) while the reviews ran alone, and while the bodies arrived. */
+  loopAlone: { p99: number; max: number };
+  loopMeanwhile: { p99: number; max: number };
+  /** The client's own event-loop delay (ms) while the bodies arrived: it sends them and times the reviews. */
+  clientLoop: { p99: number; max: number };
   load: string;
 }
 
@@ -118,8 +124,12 @@ export async function maxSizeRun(server: ServerProcess, opts: { concurrency: num
   const big = Object.fromEntries(MAX_SIZE_SHAPES.map((k) => [k, { sent: 0, unexpected: 0 }])) as MaxSizeRun['big'];
   const examples: string[] = [];
   try {
+    await server.loopDelay();
     const baseline = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
+    const loopAlone = await server.loopDelay();
     const rssBefore = await server.rss();
+    const clientLoop = monitorEventLoopDelay({ resolution: 1 });
+    clientLoop.enable();
     const end = performance.now() + opts.durationMs;
     let n = 0;
     const senders = Array.from({ length: opts.concurrency }, async () => {
@@ -131,8 +141,10 @@ export async function maxSizeRun(server: ServerProcess, opts: { concurrency: num
       }
     });
     const reviews = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
+    const loopMeanwhile = await server.loopDelay();
+    clientLoop.disable();
     await Promise.all(senders);
-    return { baseline, reviews, big, examples, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
+    return { baseline, reviews, big, examples, loopAlone, loopMeanwhile, clientLoop: { p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 }, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
   } finally {
     bigClient.destroy();
     c.destroy();

@@ -38,6 +38,7 @@ describe('W6: maximum-size bodies at once stay within the shipped memory limit',
       const latency = (r: typeof run.reviews) => `${r.n} p50 ${fmt(r.p50)} ms p99 ${fmt(r.p99)} ms max ${fmt(r.max)} ms`;
       console.log(`      load ${run.load}; bodies sent ${Object.entries(run.big).map(([k, b]) => `${k} ${b.sent}`).join(', ')}; `
         + `reviews alone ${latency(run.baseline)}, with the bodies ${latency(run.reviews)}; `
+        + `server event-loop delay p99 / max alone ${fmt(run.loopAlone.p99)} / ${fmt(run.loopAlone.max)} ms, meanwhile ${fmt(run.loopMeanwhile.p99)} / ${fmt(run.loopMeanwhile.max)} ms (client${"'"}s meanwhile ${fmt(run.clientLoop.p99)} / ${fmt(run.clientLoop.max)} ms); `
         + `server RSS ${mib(run.rssBefore)} → peak ${mib(run.peakRss)} → ${mib(run.rssAfter)} MiB (limit ${mib(limit)} MiB)`);
       expect(run.examples, 'max-size bodies with an unexpected answer').to.deep.equal([]);
       expect([...run.baseline.errors, ...run.reviews.errors], 'reviews that failed').to.deep.equal([]);
