@@ -7,6 +7,7 @@ import type { Logger } from '../observability/log.ts';
 import { answerProbe, type ProbeOptions } from '../runtime/health-server.ts';
 import type { ValidationContext } from './admission/validate.ts';
 import { Slots } from './body-slots.ts';
+import { readSized } from './large-body.ts';
 import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
 import {
   bodyErrorMessage, boundError, charsetOf, finishReview, readReview, statusAnswer, type Answer, type BodyJob, type BodyReply,
@@ -25,24 +26,30 @@ export interface AppOptions {
 }
 
 /**
- * Bodies of at least this many bytes (or of unknown length) take a large-body slot before they are read, and are
- * scanned, parsed and answered in the review worker thread, off the event loop (W6). Below it the main thread reads
- * the costliest shape the bounds admit in about half a millisecond (2 ms at 256 KiB, docs/reliability.md), and the
- * reviews the apiserver usually sends (a few KiB) never pay the round trip to the thread.
+ * Bodies of at least this many bytes (or of unknown length) are scanned, parsed and answered in the review worker
+ * thread, off the event loop (W6). Below it the main thread reads the costliest shape the bounds admit in about half a
+ * millisecond (2 ms at 256 KiB, docs/reliability.md), and the reviews the apiserver usually sends (a few KiB) never
+ * pay the round trip to the thread.
  */
-export const LARGE_BODY_BYTES = 64 * 1024;
+export const THREAD_BODY_BYTES = 64 * 1024;
+/** Bodies of at least this many bytes (or of unknown length) also take a large-body slot before they are read (W6). */
+export const LARGE_BODY_BYTES = 256 * 1024;
 /**
- * Large bodies read and parsed at once, one review worker thread each. Within the JSON bounds (review-answer.ts) a
- * body at the default limit still costs up to some 100 MiB of heap while it is parsed and decided
- * (docs/reliability.md), so one at a time keeps the process within the Deployment's 512 Mi beside the main thread's
- * 256 MiB heap; more large bodies wait their turn, in arrival order, and reviews of ordinary size never wait.
+ * Large bodies read at once. Within the JSON bounds (review-answer.ts) a body at the default limit costs up to some
+ * 100 MiB of heap while it is parsed and decided (docs/reliability.md); the one review worker thread parses one body
+ * at a time, and one large body read at a time keeps the bytes waiting for it to one body too, so the process stays
+ * within the Deployment's 512 Mi beside the main thread's 256 MiB heap. More large bodies wait their turn, in arrival
+ * order, and reviews of ordinary size never wait.
  */
 export const LARGE_BODY_SLOTS = 1;
+/** Longest rest of the review worker thread after a body (body-slots.ts); short against the apiserver's 5 s timeout. */
+export const THREAD_MAX_REST_MS = 2_000;
 /**
- * Longest rest of the large-body slot after use (body-slots.ts); short against the apiserver's 5 s call timeout. It
- * keeps back-to-back large bodies to about half a core, so the main thread keeps the rest of the pod's CPU quota.
+ * After each body the thread rests three times as long as it worked: back-to-back bodies then keep it to a quarter of a
+ * core, half the Deployment's 500m CPU limit, which the main thread shares (a thread busy half the time would use all
+ * of it, and CPU throttling would stall the event loop too). Measured in docs/reliability.md.
  */
-export const LARGE_BODY_MAX_REST_MS = 2_000;
+export const THREAD_REST_PER_HELD = 3;
 /**
  * How long the review worker thread may take over one body before it is stopped and replaced and the review answered
  * with an error, so the apiserver's failurePolicy applies: under the apiserver's 5 s call timeout, and several times
@@ -94,20 +101,29 @@ export function createApp(options: AppOptions): WebhookApp {
     // main thread's was: the JSON bounds, and one large body at a time (docs/reliability.md).
     workerData: { writers: options.validation.writers },
   });
-  const largeBodies = new Slots(LARGE_BODY_SLOTS, LARGE_BODY_MAX_REST_MS);
-  // Before the body is read: a large one waits for a slot, held until its response is done or its client goes (W6).
-  // A Content-Length over the limit is refused by the body parser from the header alone, so it never takes a slot.
+  const largeBodies = new Slots(LARGE_BODY_SLOTS);
+  // The thread's turns: one body at a time, then a rest (W6).
+  const threadTurns = new Slots(1, THREAD_MAX_REST_MS, THREAD_REST_PER_HELD);
+  // Before the body is read: one for the thread is marked, a large one waits for a slot, held until its response is
+  // done or its client goes (W6). A Content-Length over the limit is refused by the body parser from the header alone.
   const bounded = (req: Request, res: Response, next: NextFunction) => {
     const length = Number(req.get('content-length'));
-    if (length < LARGE_BODY_BYTES || length > options.maxRequestBytes) return next();
+    if (length > options.maxRequestBytes) return next();
+    if (!(length < THREAD_BODY_BYTES)) res.locals.threaded = true;
+    if (length < LARGE_BODY_BYTES) return next();
     void largeBodies.acquire().then((release) => {
       if (req.socket.destroyed) return release();
       res.once('close', release);
-      res.locals.large = true;
       next();
     });
   };
-  const body = (req: Request, res: Response, next: NextFunction) => (res.locals.large === true ? raw : json)(req, res, next);
+  // A large body of known length and no Content-Encoding is read into one buffer; others through body-parser.
+  const large = (req: Request, res: Response, next: NextFunction) => {
+    const length = Number(req.get('content-length'));
+    if (!Number.isSafeInteger(length) || (req.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity') return raw(req, res, next);
+    readSized(req, length).then((bytes) => { req.body = bytes; next(); }, next);
+  };
+  const body = (req: Request, res: Response, next: NextFunction) => (res.locals.threaded === true ? large : json)(req, res, next);
   const requireJson = (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('application/json')) return status(res, 415, `Content-Type must be application/json, got "${req.get('content-type') ?? '(none)'}"`);
     next();
@@ -134,7 +150,12 @@ export function createApp(options: AppOptions): WebhookApp {
     const length = job.body.byteLength;
     let reply: BodyReply;
     try {
-      reply = await threads.run(job, [job.body.buffer as ArrayBuffer]);
+      const release = await threadTurns.acquire();
+      try {
+        reply = await threads.run(job, [job.body.buffer as ArrayBuffer]);
+      } finally {
+        release();
+      }
     } catch (err) {
       if (!(err instanceof ThreadFailure)) throw err;
       logger.error({ event: 'review-thread-failed', webhook, reason: err.reason, bytes: length, err: err.message }, 'review worker thread failed; replaced');
@@ -146,7 +167,7 @@ export function createApp(options: AppOptions): WebhookApp {
     res.status(reply.answer.status).type('application/json; charset=utf-8').send(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
   };
   const review = (webhook: WebhookName) => (req: Request, res: Response, next: NextFunction) => {
-    if (res.locals.large === true && Buffer.isBuffer(req.body)) return void answerLarge(webhook, req, res, req.body).catch(next);
+    if (res.locals.threaded === true && Buffer.isBuffer(req.body)) return void answerLarge(webhook, req, res, req.body).catch(next);
     const stage = readReview(webhook, req.body, options.validation.writers);
     respond(res, 'pending' in stage ? finishReview(stage.pending, options.validation) : stage.answer);
   };

@@ -79,17 +79,17 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
     // The app of dist/src/webhook/app.js on a plain listener, sent one mutation padded past the large-body threshold.
     const script = `
       import { createServer, request } from 'node:http';
-      import { createApp, LARGE_BODY_BYTES } from './dist/src/webhook/app.js';
+      import { createApp, THREAD_BODY_BYTES } from './dist/src/webhook/app.js';
       import { createWebhookMetrics } from './dist/src/webhook/metrics.js';
       import { createLogger } from './dist/src/observability/log.js';
       import { memoryView } from './dist/src/webhook/cluster-view.js';
       const validation = { view: memoryView(), unsynced: () => [], policy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'w', deleters: [] }, now: Date.now };
-      const webhook = createApp({ validation, metrics: createWebhookMetrics(), logger: createLogger('image-test'), ready: () => true, maxRequestBytes: 2 * LARGE_BODY_BYTES });
+      const webhook = createApp({ validation, metrics: createWebhookMetrics(), logger: createLogger('image-test'), ready: () => true, maxRequestBytes: 2 * THREAD_BODY_BYTES });
       const server = createServer(webhook.app);
       await new Promise((r) => server.listen(0, '127.0.0.1', r));
       const object = { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'web', namespace: 'demo' } };
       const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport' }, name: 'web', namespace: 'demo', operation: 'CREATE', userInfo: { username: 'alice' }, object } };
-      const body = Buffer.from(JSON.stringify(review).padEnd(LARGE_BODY_BYTES + 1, ' '));
+      const body = Buffer.from(JSON.stringify(review).padEnd(THREAD_BODY_BYTES + 1, ' '));
       const req = request({ port: server.address().port, path: '/mutate', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
         let text = '';
         res.on('data', (c) => { text += c; });
