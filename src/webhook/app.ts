@@ -95,7 +95,8 @@ export function createApp(options: AppOptions): WebhookApp {
   // Large bodies stay bytes on the main thread: the review worker scans, decodes and parses them (W6).
   const raw = express.raw({ limit: options.maxRequestBytes, type: () => true });
   const threads = new ThreadPool<BodyJob, BodyReply>({
-    entry: REVIEW_WORKER, deadlineMs: LARGE_BODY_DEADLINE_MS, ...options.reviewThread, size: LARGE_BODY_SLOTS,
+    // One thread: the heap of one parse at a time.
+    entry: REVIEW_WORKER, deadlineMs: LARGE_BODY_DEADLINE_MS, ...options.reviewThread, size: 1,
     // No resourceLimits: with the Deployment's --max-old-space-size the process-wide flag prevails over them, and a
     // thread stopped at such a limit took the whole process down (Node v24.21.0). The thread's heap is bounded like the
     // main thread's was: the JSON bounds, and one large body at a time (docs/reliability.md).
@@ -148,18 +149,18 @@ export function createApp(options: AppOptions): WebhookApp {
     const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : Buffer.from(bytes);
     const job: BodyJob = { webhook, charset: charsetOf(req.get('content-type')), body: new Uint8Array(owned.buffer, 0, owned.byteLength) };
     const length = job.body.byteLength;
+    const release = await threadTurns.acquire();
+    // A client gone while the body waited (the apiserver's timeout) costs the thread nothing.
+    if (req.socket.destroyed) return release();
     let reply: BodyReply;
     try {
-      const release = await threadTurns.acquire();
-      try {
-        reply = await threads.run(job, [job.body.buffer as ArrayBuffer]);
-      } finally {
-        release();
-      }
+      reply = await threads.run(job, [job.body.buffer as ArrayBuffer]);
     } catch (err) {
       if (!(err instanceof ThreadFailure)) throw err;
       logger.error({ event: 'review-thread-failed', webhook, reason: err.reason, bytes: length, err: err.message }, 'review worker thread failed; replaced');
       return status(res, 500, `mcs-cloudmap could not answer this ${webhook} review of ${length} bytes: ${err.message} (W6); the webhook's failurePolicy applies`);
+    } finally {
+      release();
     }
     if ('pending' in reply) return respond(res, finishReview(reply.pending, options.validation));
     for (const line of reply.answer.logs) logger[line.level](line.fields, line.msg);
