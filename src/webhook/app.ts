@@ -5,14 +5,14 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../observability/log.ts';
 import { answerProbe, type ProbeOptions } from '../runtime/health-server.ts';
-import { deny, type Decision } from './admission/decision.ts';
-import { mutateAdmission } from './admission/mutate.ts';
-import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from './admission/review.ts';
-import { requestRef, validateAdmission, type ValidationContext } from './admission/validate.ts';
-import { convertReview, parseConversionReview } from './conversion/review.ts';
+import type { ValidationContext } from './admission/validate.ts';
 import { Slots } from './body-slots.ts';
-import { exceededBound } from './json-depth.ts';
+import { readSized } from './large-body.ts';
 import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
+import {
+  bodyErrorMessage, boundError, charsetOf, finishReview, readReview, statusAnswer, type Answer, type BodyJob, type BodyReply,
+} from './review-answer.ts';
+import { ThreadFailure, ThreadPool } from './review-pool.ts';
 
 export interface AppOptions {
   validation: ValidationContext;
@@ -21,56 +21,65 @@ export interface AppOptions {
   /** True once the caches are synced and until shutdown starts. */
   ready: () => boolean;
   maxRequestBytes: number;
+  /** The review worker thread's module and deadline; tests put a faulty one here. */
+  reviewThread?: { entry: URL; deadlineMs: number };
 }
 
 /**
- * Deepest JSON nesting accepted. A review around a Kubernetes object (managedFields included) stays within a few dozen
- * levels; deeper bodies are refused before parsing, as everything after JSON.parse recurses over them (W5).
+ * Bodies of at least this many bytes (or of unknown length) are scanned, parsed and answered in the review worker
+ * thread, off the event loop (W6). Below it the main thread reads the costliest shape the bounds admit in about half a
+ * millisecond (2 ms at 256 KiB, docs/reliability.md), and the reviews the apiserver usually sends (a few KiB) never
+ * pay the round trip to the thread.
  */
-export const MAX_JSON_DEPTH = 100;
-/**
- * Most objects and arrays, keys, and values (commas) in one body. The largest review we are sent (an EndpointSlice of
- * 1,000 endpoints, old and new, with managedFields) holds a few tens of thousands of each; a hostile body of the same
- * size made of `{}`, distinct keys or short strings holds millions and costs 10 to 60 times its size in heap and
- * seconds of parsing, so it is refused before parsing (W6).
- */
-export const MAX_JSON_CONTAINERS = 100_000;
-export const MAX_JSON_KEYS = 100_000;
-export const MAX_JSON_VALUES = 250_000;
-/** Bodies of at least this many bytes (or of unknown length) take a large-body slot before they are read (W6). */
+export const THREAD_BODY_BYTES = 64 * 1024;
+/** Bodies of at least this many bytes (or of unknown length) also take a large-body slot before they are read (W6). */
 export const LARGE_BODY_BYTES = 256 * 1024;
 /**
- * Large bodies read and parsed at once. Within the bounds above a body at the default limit still costs up to some
- * 100 MiB of heap while it is parsed and decided (docs/reliability.md), so one at a time keeps the server within the
- * Deployment's 256 MiB heap and 512 Mi with its caches; more large bodies wait their turn, in arrival order, and
- * reviews of ordinary size never wait.
+ * Large bodies read at once. Within the JSON bounds (review-answer.ts) a body at the default limit costs up to some
+ * 100 MiB of heap while it is parsed and decided (docs/reliability.md); the one review worker thread parses one body
+ * at a time, and one large body read at a time keeps the bytes waiting for it to one body too, so the process stays
+ * within the Deployment's 512 Mi beside the main thread's 256 MiB heap. More large bodies wait their turn, in arrival
+ * order, and reviews of ordinary size never wait.
  */
 export const LARGE_BODY_SLOTS = 1;
-/** Longest rest of the large-body slot after use (body-slots.ts); short against the apiserver's 5 s call timeout. */
-export const LARGE_BODY_MAX_REST_MS = 2_000;
+/** Longest rest of the review worker thread after a body (body-slots.ts); short against the apiserver's 5 s timeout. */
+export const THREAD_MAX_REST_MS = 2_000;
+/**
+ * After each body the thread rests three times as long as it worked: back-to-back bodies then keep it to a quarter of a
+ * core, half the Deployment's 500m CPU limit, which the main thread shares (a thread busy half the time would use all
+ * of it, and CPU throttling would stall the event loop too). Measured in docs/reliability.md.
+ */
+export const THREAD_REST_PER_HELD = 3;
+/**
+ * How long the review worker thread may take over one body before it is stopped and replaced and the review answered
+ * with an error, so the apiserver's failurePolicy applies: under the apiserver's 5 s call timeout, and several times
+ * what a body at the limit takes on a loaded machine (W6).
+ */
+export const LARGE_BODY_DEADLINE_MS = 4_000;
+/** The review worker's module, beside this one: `.ts` when run from source, `.js` in the image's dist/. */
+const REVIEW_WORKER = new URL(`./review-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
 
 /** Kinds named in metrics; anything else counts as `other` so a stray caller cannot grow the label set. */
 const METRIC_KINDS = new Set(['ServiceExport', 'ServiceImport', 'ClusterProperty', 'Service', 'EndpointSlice']);
 
 function status(res: Response, code: number, message: string): void {
-  res.status(code).json({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message });
+  send(res, statusAnswer(code, message));
 }
 
-/** What body-parser's errors mean, in words a caller can act on. */
-function bodyErrorMessage(err: { type?: string; message?: string; limit?: number }): string {
-  switch (err.type) {
-    case 'entity.too.large': return `request body is larger than the limit of ${err.limit} bytes (--max-request-bytes)`;
-    case 'entity.parse.failed': return `request body is not valid JSON: ${err.message}`;
-    case 'encoding.unsupported':
-    case 'charset.unsupported': return `unsupported request body encoding: ${err.message}; send UTF-8 JSON`;
-    case 'entity.too.deep': return `request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`;
-    case 'entity.too.many': return `request body holds more than ${MAX_JSON_CONTAINERS} JSON objects and arrays, ${MAX_JSON_KEYS} keys or ${MAX_JSON_VALUES} values; send a review of a Kubernetes object`;
-    case 'request.aborted': return 'the client aborted the request before the body was complete';
-    default: return `cannot read the request body: ${err.message}`;
-  }
+function send(res: Response, answer: Answer): void {
+  Object.assign(res.locals, { kind: answer.kind, operation: answer.operation, result: answer.result });
+  res.status(answer.status).json(answer.body);
 }
 
-export function createApp(options: AppOptions): express.Express {
+export interface WebhookApp {
+  app: express.Express;
+  /** Starts the review worker thread now rather than on the first large body. */
+  warm(): void;
+  /** Stops the review worker thread. */
+  close(): Promise<void>;
+}
+
+export function createApp(options: AppOptions): WebhookApp {
   const { metrics, logger } = options;
   const app = express();
   app.disable('x-powered-by');
@@ -79,23 +88,43 @@ export function createApp(options: AppOptions): express.Express {
   const json = express.json({
     limit: options.maxRequestBytes, strict: false, type: () => true,
     verify: (_req, _res, body) => {
-      const exceeded = exceededBound(body, { depth: MAX_JSON_DEPTH, containers: MAX_JSON_CONTAINERS, keys: MAX_JSON_KEYS, values: MAX_JSON_VALUES });
-      if (exceeded === 'depth') throw Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' });
-      if (exceeded !== undefined) throw Object.assign(new Error(`too many ${exceeded}`), { status: 400, type: 'entity.too.many' });
+      const error = boundError(body);
+      if (error !== undefined) throw Object.assign(new Error(error.message), { status: 400, type: error.type });
     },
   });
-  const largeBodies = new Slots(LARGE_BODY_SLOTS, LARGE_BODY_MAX_REST_MS);
-  // Before the body is read: a large one waits for a slot, held until its response is done or its client goes (W6).
-  // A Content-Length over the limit is refused by the body parser from the header alone, so it never takes a slot.
+  // Large bodies stay bytes on the main thread: the review worker scans, decodes and parses them (W6).
+  const raw = express.raw({ limit: options.maxRequestBytes, type: () => true });
+  const threads = new ThreadPool<BodyJob, BodyReply>({
+    // One thread: the heap of one parse at a time.
+    entry: REVIEW_WORKER, deadlineMs: LARGE_BODY_DEADLINE_MS, ...options.reviewThread, size: 1,
+    // No resourceLimits: with the Deployment's --max-old-space-size the process-wide flag prevails over them, and a
+    // thread stopped at such a limit took the whole process down (Node v24.21.0). The thread's heap is bounded like the
+    // main thread's was: the JSON bounds, and one large body at a time (docs/reliability.md).
+    workerData: { writers: options.validation.writers },
+  });
+  const largeBodies = new Slots(LARGE_BODY_SLOTS);
+  // The thread's turns: one body at a time, then a rest (W6).
+  const threadTurns = new Slots(1, THREAD_MAX_REST_MS, THREAD_REST_PER_HELD);
+  // Before the body is read: one for the thread is marked, a large one waits for a slot, held until its response is
+  // done or its client goes (W6). A Content-Length over the limit is refused by the body parser from the header alone.
   const bounded = (req: Request, res: Response, next: NextFunction) => {
     const length = Number(req.get('content-length'));
-    if (length < LARGE_BODY_BYTES || length > options.maxRequestBytes) return next();
+    if (length > options.maxRequestBytes) return next();
+    if (!(length < THREAD_BODY_BYTES)) res.locals.threaded = true;
+    if (length < LARGE_BODY_BYTES) return next();
     void largeBodies.acquire().then((release) => {
       if (req.socket.destroyed) return release();
       res.once('close', release);
       next();
     });
   };
+  // A large body of known length and no Content-Encoding is read into one buffer; others through body-parser.
+  const large = (req: Request, res: Response, next: NextFunction) => {
+    const length = Number(req.get('content-length'));
+    if (!Number.isSafeInteger(length) || (req.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity') return raw(req, res, next);
+    readSized(req, length).then((bytes) => { req.body = bytes; next(); }, next);
+  };
+  const body = (req: Request, res: Response, next: NextFunction) => (res.locals.threaded === true ? large : json)(req, res, next);
   const requireJson = (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('application/json')) return status(res, 415, `Content-Type must be application/json, got "${req.get('content-type') ?? '(none)'}"`);
     next();
@@ -110,40 +139,41 @@ export function createApp(options: AppOptions): express.Express {
     next();
   };
 
-  const admission = (webhook: 'validate' | 'mutate', decide: (request: AdmissionRequest) => Decision) => (req: Request, res: Response) => {
-    const parsed = parseAdmissionReview(req.body);
-    if (!parsed.ok) return status(res, 400, parsed.message);
-    const request = parsed.request;
-    let decision: Decision;
+  const respond = (res: Response, answer: Answer) => {
+    for (const line of answer.logs) logger[line.level](line.fields, line.msg);
+    send(res, answer);
+  };
+  // A large body moves to the review worker; what comes back is the answer's bytes or a validation's small lookup.
+  const answerLarge = async (webhook: WebhookName, req: Request, res: Response, bytes: Buffer) => {
+    req.body = undefined;
+    const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : Buffer.from(bytes);
+    const job: BodyJob = { webhook, charset: charsetOf(req.get('content-type')), body: new Uint8Array(owned.buffer, 0, owned.byteLength) };
+    const length = job.body.byteLength;
+    const release = await threadTurns.acquire();
+    // A client gone while the body waited (the apiserver's timeout) costs the thread nothing.
+    if (req.socket.destroyed) return release();
+    let reply: BodyReply;
     try {
-      decision = decide(request);
+      reply = await threads.run(job, [job.body.buffer as ArrayBuffer]);
     } catch (err) {
-      logger.error({ event: 'rule-error', webhook, uid: request.uid, kind: request.kind.kind, object: requestRef(request), err: (err as Error).stack }, 'admission rule threw');
-      decision = deny(`mcs-cloudmap could not evaluate ${request.kind.kind} ${requestRef(request)}: ${(err as Error).message}`, 500);
+      if (!(err instanceof ThreadFailure)) throw err;
+      logger.error({ event: 'review-thread-failed', webhook, reason: err.reason, bytes: length, err: err.message }, 'review worker thread failed; replaced');
+      return status(res, 500, `mcs-cloudmap could not answer this ${webhook} review of ${length} bytes: ${err.message} (W6); the webhook's failurePolicy applies`);
+    } finally {
+      release();
     }
-    const result: RequestResult = !decision.allowed ? 'denied' : decision.warnings.length > 0 ? 'warned' : 'allowed';
-    Object.assign(res.locals, { kind: request.kind.kind, operation: request.operation, result });
-    const level = result === 'allowed' ? 'debug' : 'info';
-    logger[level]({
-      event: 'admission', webhook, uid: request.uid, kind: request.kind.kind, operation: request.operation, object: requestRef(request),
-      user: request.username, dryRun: request.dryRun, result, ...(decision.allowed ? {} : { message: decision.message }),
-      ...(decision.warnings.length > 0 ? { warnings: decision.warnings } : {}), ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
-    }, `${webhook} ${result}`);
-    res.json(admissionResponse(parsed.apiVersion, request.uid, decision));
+    if ('pending' in reply) return respond(res, finishReview(reply.pending, options.validation));
+    for (const line of reply.answer.logs) logger[line.level](line.fields, line.msg);
+    Object.assign(res.locals, { kind: reply.answer.kind, operation: reply.answer.operation, result: reply.answer.result });
+    res.status(reply.answer.status).type('application/json; charset=utf-8').send(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
+  };
+  const review = (webhook: WebhookName) => (req: Request, res: Response, next: NextFunction) => {
+    if (res.locals.threaded === true && Buffer.isBuffer(req.body)) return void answerLarge(webhook, req, res, req.body).catch(next);
+    const stage = readReview(webhook, req.body, options.validation.writers);
+    respond(res, 'pending' in stage ? finishReview(stage.pending, options.validation) : stage.answer);
   };
 
-  app.post('/validate', timed('validate'), requireJson, bounded, json, admission('validate', (r) => validateAdmission(r, options.validation)));
-  app.post('/mutate', timed('mutate'), requireJson, bounded, json, admission('mutate', mutateAdmission));
-  app.post('/convert', timed('convert'), requireJson, bounded, json, (req: Request, res: Response) => {
-    const parsed = parseConversionReview(req.body);
-    if (!parsed.ok) return status(res, 400, parsed.message);
-    const outcome = convertReview(parsed.apiVersion, parsed.request);
-    Object.assign(res.locals, { kind: outcome.kind, operation: 'CONVERT', result: outcome.succeeded ? 'converted' : 'failed' });
-    if (!outcome.succeeded) {
-      logger.warn({ event: 'conversion-failed', uid: parsed.request.uid, desiredAPIVersion: parsed.request.desiredAPIVersion, response: outcome.body.response }, 'conversion failed');
-    }
-    res.json(outcome.body);
-  });
+  for (const webhook of ['validate', 'mutate', 'convert'] as const) app.post(`/${webhook}`, timed(webhook), requireJson, bounded, body, review(webhook));
   for (const path of ['/validate', '/mutate', '/convert']) {
     app.all(path, (req, res) => status(res, 405, `${req.method} is not allowed on ${path}: POST a review`));
   }
@@ -158,7 +188,7 @@ export function createApp(options: AppOptions): express.Express {
     logger.error({ event: 'http-error', path: req.path, err: err.message }, 'unexpected error');
     status(res, 500, `internal error: ${err.message}`);
   });
-  return app;
+  return { app, warm: () => threads.warm(), close: () => threads.close() };
 }
 
 /** What /readyz answers while not ready. */

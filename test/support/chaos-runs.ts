@@ -4,9 +4,11 @@
 // reviews while maximum-size bodies arrive several at once. They return figures; callers print them.
 
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { allBodies, mixed, openLoop, warmClient, type Result, type ServerProcess } from './webhook-client.ts';
+import { maxSizeProcess } from './max-size-sender.ts';
 import {
-  EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, MAX_SIZE_SHAPES, MAX_SIZE_STATUS, maxSizeClient, OVERSIZED_RESET, slowlorisProcess,
+  EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, OVERSIZED_RESET, slowlorisProcess,
   type HostileKind, type MaxSizeShape, type SlowlorisFigures,
 } from './hostile-clients.ts';
 
@@ -104,37 +106,37 @@ export interface MaxSizeRun {
   /** The server's highest RSS since it started (ru_maxrss), read after the run. */
   peakRss: number;
   rssAfter: number;
+  /** The server's event-loop delay (ms) while the reviews ran alone, and while the bodies arrived. */
+  loopAlone: { p99: number; max: number };
+  loopMeanwhile: { p99: number; max: number };
+  /** The event-loop delay (ms) of the client that times the reviews, while the bodies arrived (from another process). */
+  clientLoop: { p99: number; max: number };
   load: string;
 }
 
 /**
- * Mixed reviews at `rate` per second for `durationMs` alone, then again while `concurrency` clients each send
- * maximum-size bodies back to back (shapes in turn) (W6).
+ * Mixed reviews at `rate` per second for `durationMs` alone, then again while `concurrency` clients of another process
+ * each send maximum-size bodies back to back (shapes in turn) (W6).
  */
 export async function maxSizeRun(server: ServerProcess, opts: { concurrency: number; rate: number; durationMs: number; maxRequestBytes: number }): Promise<MaxSizeRun> {
   const pools = allBodies();
   const c = await warmClient(server.port, server.ca, 16, pools.get('/mutate')!);
-  const bigClient = maxSizeClient(server.port, server.ca, opts.maxRequestBytes, opts.concurrency);
-  const big = Object.fromEntries(MAX_SIZE_SHAPES.map((k) => [k, { sent: 0, unexpected: 0 }])) as MaxSizeRun['big'];
-  const examples: string[] = [];
+  const sender = await maxSizeProcess({ port: server.port, ca: server.ca, maxRequestBytes: opts.maxRequestBytes, concurrency: opts.concurrency, durationMs: opts.durationMs });
   try {
+    await server.loopDelay();
     const baseline = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
+    const loopAlone = await server.loopDelay();
     const rssBefore = await server.rss();
-    const end = performance.now() + opts.durationMs;
-    let n = 0;
-    const senders = Array.from({ length: opts.concurrency }, async () => {
-      while (performance.now() < end) {
-        const shape = MAX_SIZE_SHAPES[n++ % MAX_SIZE_SHAPES.length]!;
-        big[shape].sent++;
-        const reply = await bigClient.send(shape);
-        if (reply.status !== MAX_SIZE_STATUS[shape] && big[shape].unexpected++ === 0) examples.push(`${shape}: ${reply.status} ${reply.body.slice(0, 200)}`);
-      }
-    });
+    const clientLoop = monitorEventLoopDelay({ resolution: 1 });
+    clientLoop.enable();
+    const sent = sender.go();
     const reviews = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
-    await Promise.all(senders);
-    return { baseline, reviews, big, examples, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
+    const loopMeanwhile = await server.loopDelay();
+    clientLoop.disable();
+    const { big, examples } = await sent;
+    return { baseline, reviews, big, examples, loopAlone, loopMeanwhile, clientLoop: { p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 }, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
   } finally {
-    bigClient.destroy();
+    sender.kill();
     c.destroy();
   }
 }

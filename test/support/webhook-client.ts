@@ -153,6 +153,8 @@ export interface ServerProcess {
   rss(): Promise<number>;
   /** The most the server process's resident set has been since it started, in bytes (getrusage's ru_maxrss). */
   peakRss(): Promise<number>;
+  /** The 99th percentile and the most of the server's event-loop delay since the last call, in ms (then reset). */
+  loopDelay(): Promise<{ p99: number; max: number }>;
   /** Whether the process is still running (it never exits on its own). */
   alive(): boolean;
   stop(): Promise<void>;
@@ -166,12 +168,12 @@ export async function startServerProcess(maxRequestBytes = MAX_REVIEW_BYTES, nod
   const dir = mkdtempSync(join(tmpdir(), 'mcs-bench-webhook-'));
   const certs = makeDevCertificates(dir);
   const server = fork(join(import.meta.dirname, 'webhook-server.ts'), [certs.certFile, certs.keyFile, String(maxRequestBytes)], { stdio: 'inherit', execArgv: [...process.execArgv, ...nodeFlags] });
-  const nextMessage = messagesOf(server, 'webhook server') as () => Promise<{ port?: number; rss?: number; maxRss?: number }>;
+  const nextMessage = messagesOf(server, 'webhook server') as () => Promise<{ port?: number; rss?: number; maxRss?: number; loopP99?: number; loopMax?: number }>;
   const { port } = await nextMessage();
   // One question at a time: replies carry no id.
   let asked: Promise<unknown> = Promise.resolve();
-  const ask = () => {
-    const reply = asked.then(async () => { server.send('rss'); return nextMessage(); });
+  const ask = (question = 'rss') => {
+    const reply = asked.then(async () => { server.send(question); return nextMessage(); });
     asked = reply.catch(() => {});
     return reply;
   };
@@ -179,6 +181,7 @@ export async function startServerProcess(maxRequestBytes = MAX_REVIEW_BYTES, nod
     port: port!, ca: readFileSync(certs.caFile, 'utf8'),
     rss: async () => (await ask()).rss!,
     peakRss: async () => (await ask()).maxRss!,
+    loopDelay: async () => { const r = await ask('loop'); return { p99: r.loopP99!, max: r.loopMax! }; },
     alive: () => server.exitCode === null && server.signalCode === null,
     async stop() {
       if (server.exitCode === null && server.signalCode === null) {

@@ -2,6 +2,7 @@
 // one-CPU limit, and its RSS is its own). Its caches are filled directly: 10,000 Services, ServiceExports and
 // ServiceImports over 10 namespaces plus the ClusterProperties; no apiserver. Talks to the benchmark over IPC.
 
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { exportRecordAnnotations } from '../../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
 import { createLogger } from '../../src/observability/log.ts';
@@ -53,7 +54,11 @@ if (import.meta.main) {
   }, view, ALWAYS_SYNCED, createLogger('webhook-bench', 'warn'));
   // A benchmark that dies must not leave its server behind.
   process.on('disconnect', () => process.exit(0));
+  // The main thread's event-loop delay, so a stall of the server is told apart from one of the client (W6).
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   process.on('message', async (m: string) => {
+    if (m === 'loop') { process.send!({ loopP99: loop.percentile(99) / 1e6, loopMax: loop.max / 1e6 }); loop.reset(); }
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 });
     if (m === 'stop') { await server.shutdown(); process.exit(0); }
   });

@@ -27,7 +27,40 @@ export function clusterIdentity(view: ClusterView): ClusterIdentity {
   };
 }
 
-interface Target { namespace: string; name: string; ref: string }
+export interface Target { namespace: string; name: string; ref: string }
+
+/** The own fields of `from` among `keys`, as they are (absent ones stay absent). */
+function pick<T extends object>(from: T, keys: readonly (keyof T)[]): Partial<T> {
+  const out: Partial<T> = {};
+  for (const key of keys) if (Object.hasOwn(from, key)) out[key] = from[key];
+  return out;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A Service cut to what these rules read of one: its type (E5) and what buildClusterExport reads (X1–X3). Exact, so a
+ * large review can be read in a worker thread and only this cut sent back (W6; test/unit/webhook/lookup-projection.test.ts).
+ */
+export function serviceAsRead(service: ServiceObject): ServiceObject {
+  const spec = service.spec;
+  if (!isRecord(spec)) return spec === undefined ? {} : { spec };
+  const cut = pick(spec, ['type', 'clusterIP', 'ports', 'sessionAffinity', 'internalTrafficPolicy', 'trafficDistribution', 'ipFamilies']);
+  if (Array.isArray(spec.ports)) cut.ports = spec.ports.map((p) => (isRecord(p) ? pick(p, ['name', 'protocol', 'port', 'targetPort', 'appProtocol']) : p) as typeof p);
+  const timeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
+  if (timeoutSeconds !== undefined) cut.sessionAffinityConfig = { clientIP: { timeoutSeconds } };
+  return { spec: cut as NonNullable<ServiceObject['spec']> };
+}
+
+/** A ServiceExport cut to what these rules read of one: its creation time and what it exports (E7). */
+export function serviceExportAsRead(serviceExport: ServiceExportObject): ServiceExportObject {
+  const creationTimestamp = serviceExport.metadata?.creationTimestamp;
+  const spec = serviceExport.spec;
+  return {
+    ...(creationTimestamp === undefined ? {} : { metadata: { creationTimestamp } }),
+    ...(spec === undefined ? {} : { spec: isRecord(spec) ? pick(spec, ['exportedLabels', 'exportedAnnotations']) : spec }),
+  };
+}
 
 /** The export that `service` and `serviceExport` make, as conflict resolution sees it; throws on a Service it cannot read. */
 function exportFacts(target: Target, service: ServiceObject, serviceExport: ServiceExportObject, clusterId: string, createdMs: number): ExportFacts {

@@ -73,6 +73,34 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
     });
   }
 
+  it('mcs-cloudmap-webhook: the review worker thread starts from the image layout and answers a large body (W6)', () => {
+    const container = (find(kustomizeBuild('base').objects, 'Deployment', 'mcs-cloudmap-webhook') as Deployment).spec.template.spec.containers[0]!;
+    const flags = container.command!.slice(1, -1);
+    // The app of dist/src/webhook/app.js on a plain listener, sent one mutation padded past the large-body threshold.
+    const script = `
+      import { createServer, request } from 'node:http';
+      import { createApp, THREAD_BODY_BYTES } from './dist/src/webhook/app.js';
+      import { createWebhookMetrics } from './dist/src/webhook/metrics.js';
+      import { createLogger } from './dist/src/observability/log.js';
+      import { memoryView } from './dist/src/webhook/cluster-view.js';
+      const validation = { view: memoryView(), unsynced: () => [], policy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'w', deleters: [] }, now: Date.now };
+      const webhook = createApp({ validation, metrics: createWebhookMetrics(), logger: createLogger('image-test'), ready: () => true, maxRequestBytes: 2 * THREAD_BODY_BYTES });
+      const server = createServer(webhook.app);
+      await new Promise((r) => server.listen(0, '127.0.0.1', r));
+      const object = { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'web', namespace: 'demo' } };
+      const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport' }, name: 'web', namespace: 'demo', operation: 'CREATE', userInfo: { username: 'alice' }, object } };
+      const body = Buffer.from(JSON.stringify(review).padEnd(THREAD_BODY_BYTES + 1, ' '));
+      const req = request({ port: server.address().port, path: '/mutate', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+        let text = '';
+        res.on('data', (c) => { text += c; });
+        res.on('end', async () => { console.log(res.statusCode, JSON.parse(text).response?.patchType ?? text); server.close(); await webhook.close(); });
+      });
+      req.end(body);`;
+    const r = spawnSync(NODE, [...flags, '--input-type=module', '-e', script], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+    expect(r.stderr).to.equal('');
+    expect(r.stdout).to.equal('200 JSONPatch\n');
+  });
+
   it('every command of the image prints package.json\'s version with --version', () => {
     const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
     const commands = ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']

@@ -12,7 +12,7 @@ import { waitFor } from '../../../hack/testbed/wait.ts';
 import { describeSlow, slowlorisRun, soakRun } from '../../support/chaos-runs.ts';
 import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, slowloris } from '../../support/hostile-clients.ts';
 import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
-import { MAX_JSON_DEPTH } from '../../../src/webhook/app.ts';
+import { MAX_JSON_DEPTH } from '../../../src/webhook/review-answer.ts';
 
 const MAX_REQUEST_BYTES = 1 << 20;
 /** Modest, so a CI machine keeps up and latency reflects the slow connections, not a backlog. */

@@ -38,4 +38,15 @@ describe('large-body slots of the webhook server (W6)', () => {
     expect(await restAfter(100)).to.be.within(90, 400);
     expect(await restAfter(400)).to.be.within(140, 380);
   });
+
+  it('rests restPerHeld times as long as the slot was held, at most maxRestMs', async () => {
+    const slots = new Slots(1, 400, 3);
+    const held = await slots.acquire();
+    await new Promise((r) => setTimeout(r, 50));
+    const next = slots.acquire();
+    const freed = performance.now();
+    held();
+    (await next)();
+    expect(performance.now() - freed).to.be.within(140, 390);
+  });
 });

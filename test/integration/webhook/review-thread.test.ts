@@ -1,0 +1,96 @@
+// W6: large bodies are read and answered in the review worker thread. Their answers are the ones the main thread gives
+// the same review at ordinary size (one code path), and a thread that hangs or dies costs its own review only: that
+// review gets a 500 naming the failure (the apiserver's failurePolicy applies), one JSON log line says what happened,
+// and a fresh thread answers the next large body.
+
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { createApp, LARGE_BODY_BYTES, THREAD_BODY_BYTES, type WebhookApp } from '../../../src/webhook/app.ts';
+import { createWebhookMetrics } from '../../../src/webhook/metrics.ts';
+import { captureLogger } from '../kube/support.ts';
+import { bodies } from '../../support/webhook-client.ts';
+import { context, viewWith } from '../../support/webhook-fixtures.ts';
+
+type Route = '/validate' | '/mutate' | '/convert';
+
+/** The first benchmark body of `route`, its object annotated with `fault`, then padded with spaces past the large-body threshold if `large`. */
+function body(route: Route, large: boolean, fault = 'none'): Buffer {
+  const review = JSON.parse(bodies(route)[0]!.toString()) as { request: { object?: { metadata: Record<string, unknown> }; objects?: Array<{ metadata: Record<string, unknown> }> } };
+  const object = review.request.object ?? review.request.objects![0]!;
+  object.metadata.annotations = { fault };
+  const text = JSON.stringify(review);
+  return Buffer.from(large ? text.padEnd(THREAD_BODY_BYTES + 1024, ' ') : text);
+}
+
+async function post(port: number, route: Route, payload: Buffer): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ port, path: route, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': payload.length } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown> }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function serve(reviewThread?: { entry: URL; deadlineMs: number }) {
+  const { logger, lines } = captureLogger();
+  const webhook: WebhookApp = createApp({ validation: context(viewWith()), metrics: createWebhookMetrics(), logger, ready: () => true, maxRequestBytes: 7 * 2 ** 20, ...(reviewThread ? { reviewThread } : {}) });
+  const server: Server = createServer(webhook.app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port, lines,
+    async close() { await new Promise((r) => server.close(r)); await webhook.close(); },
+  };
+}
+
+describe('W6: large bodies in the review worker thread', function () {
+  this.timeout(30_000);
+
+  it('are answered exactly as the same review of ordinary size is, on every route', async () => {
+    const s = await serve();
+    try {
+      for (const route of ['/validate', '/mutate', '/convert'] as const) {
+        const small = await post(s.port, route, body(route, false));
+        expect(small.status, route).to.equal(200);
+        expect(await post(s.port, route, body(route, true)), route).to.deep.equal(small);
+        // At the large-body slot's size too.
+        const slotted = Buffer.from(body(route, false).toString().padEnd(LARGE_BODY_BYTES + 1024, ' '));
+        expect(await post(s.port, route, slotted), route).to.deep.equal(small);
+      }
+      // Refusals too: a body that is not JSON, and one that is not a review.
+      const broken = (b: Buffer) => Buffer.concat([b.subarray(0, b.length - 2), Buffer.from('!!')]);
+      const [smallBroken, largeBroken] = [await post(s.port, '/mutate', broken(body('/mutate', false))), await post(s.port, '/mutate', broken(body('/mutate', true)))];
+      expect([smallBroken.status, largeBroken.status]).to.deep.equal([400, 400]);
+      expect(largeBroken.json.message).to.match(/^request body is not valid JSON: /);
+      const notReview = Buffer.from('{"kind":"Pod"}'.padEnd(THREAD_BODY_BYTES + 10, ' '));
+      expect(await post(s.port, '/validate', notReview)).to.deep.equal(await post(s.port, '/validate', Buffer.from('{"kind":"Pod"}')));
+    } finally {
+      await s.close();
+    }
+  });
+
+  for (const fault of ['hang', 'throw', 'exit'] as const) {
+    it(`a thread that ${fault === 'hang' ? 'hangs past its deadline' : fault === 'throw' ? 'throws' : 'exits'}: a 500 for that review, one log line, a fresh thread for the next`, async () => {
+      const s = await serve({ entry: new URL('../../support/review-worker-faults.ts', import.meta.url), deadlineMs: 1_000 });
+      try {
+        const started = performance.now();
+        const failed = await post(s.port, '/mutate', body('/mutate', true, fault));
+        const took = performance.now() - started;
+        expect(failed.status).to.equal(500);
+        expect(failed.json.message).to.match(fault === 'hang' ? /no answer within 1000 ms; the worker thread was stopped/ : /worker thread (failed|exited)/)
+          .and.match(/failurePolicy applies/);
+        if (fault === 'hang') expect(took, 'answered at its deadline').to.be.within(900, 5_000);
+        const logged = s.lines.filter((l) => l.event === 'review-thread-failed');
+        expect(logged).to.have.length(1);
+        expect(logged[0]).to.include({ level: 'error', webhook: 'mutate', reason: fault === 'hang' ? 'deadline' : 'crash' });
+        const next = await post(s.port, '/mutate', body('/mutate', true));
+        expect(next).to.deep.equal(await post(s.port, '/mutate', body('/mutate', false)));
+      } finally {
+        await s.close();
+      }
+    });
+  }
+});
