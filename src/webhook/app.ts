@@ -73,8 +73,6 @@ function send(res: Response, answer: Answer): void {
 
 export interface WebhookApp {
   app: express.Express;
-  /** Starts the review worker thread now rather than on the first large body. */
-  warm(): void;
   /** Stops the review worker thread. */
   close(): Promise<void>;
 }
@@ -188,7 +186,7 @@ export function createApp(options: AppOptions): WebhookApp {
     logger.error({ event: 'http-error', path: req.path, err: err.message }, 'unexpected error');
     status(res, 500, `internal error: ${err.message}`);
   });
-  return { app, warm: () => threads.warm(), close: () => threads.close() };
+  return { app, close: () => threads.close() };
 }
 
 /** What /readyz answers while not ready. */

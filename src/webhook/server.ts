@@ -85,7 +85,7 @@ export async function startWebhookServer(
   const pair = readKeyPair(options.tlsCertFile, options.tlsKeyFile);
   metrics.setCertificateExpiry(notAfter(pair.cert));
 
-  const { app, warm, close } = createApp({
+  const { app, close } = createApp({
     validation: {
       view, unsynced: () => caches.unsynced(), policy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy,
       writers: options.writers, now: Date.now,
@@ -96,7 +96,6 @@ export async function startWebhookServer(
   // The apiserver keeps connections open between requests; a longer idle timeout than its own avoids reset races.
   https.keepAliveTimeout = 120_000;
   const port = await listen(https, options.port, options.bindAddress);
-  warm();
   const watch = watchKeyPair(options.tlsCertFile, options.tlsKeyFile, pair, options.tlsReloadIntervalMs, logger, (next) => {
     https.setSecureContext({ ...next, minVersion: 'TLSv1.2' });
     metrics.setCertificateExpiry(notAfter(next.cert));
