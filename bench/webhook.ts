@@ -8,7 +8,8 @@
 // Prints a Markdown table to paste into docs/benchmarks.md.
 
 import { cpus, totalmem } from 'node:os';
-import { durationOption, formatHelp, intOption, parseOptions } from '../src/config/options.ts';
+import { deploymentNodeFlags, kustomizeBase } from '../hack/local/manifests.ts';
+import { durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
 import { allBodies, closedLoop, fmt, mib, mixed, openLoop, ROUTES, startServerProcess, warmClient } from '../test/support/webhook-client.ts';
 import { SERVICES } from '../test/support/webhook-server.ts';
 
@@ -17,6 +18,7 @@ const specs = {
   rate: intOption('rate', 'BENCH_RATE', 1_000, 'Requests per second of the open-loop runs and the soak.', 1),
   fixedDuration: durationOption('fixed-duration', 'BENCH_FIXED_DURATION', 10_000, 'Length of each open-loop run.'),
   soak: durationOption('soak', 'BENCH_SOAK', 20_000, 'Length of the RSS-stability run (5m for the recorded figure).'),
+  nodeArgs: stringOption('node-args', 'BENCH_NODE_ARGS', '', 'Node.js flags of the server process, space-separated, instead of those of the webhook Deployment\'s command in kustomize/base.'),
 };
 
 async function main(): Promise<void> {
@@ -25,12 +27,14 @@ async function main(): Promise<void> {
     return;
   }
   const opts = parseOptions(specs, process.argv.slice(2));
-  const server = await startServerProcess();
+  const given = opts.nodeArgs.split(' ').filter((a) => a !== '');
+  const nodeFlags = given.length > 0 ? given : deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-webhook');
+  const server = await startServerProcess(undefined, nodeFlags);
   const { port, ca, rss } = server;
   const pools = allBodies();
 
   console.log(`# webhook benchmark — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
-  console.log(`server: separate process (one event loop), caches with ${SERVICES} Services, ServiceExports and ServiceImports; HTTPS keep-alive on loopback`);
+  console.log(`server: separate process (one event loop), caches with ${SERVICES} Services, ServiceExports and ServiceImports; HTTPS keep-alive on loopback; Node.js flags ${nodeFlags.join(' ') || 'none'}`);
   console.log(`server RSS after filling the caches: ${mib(await rss())} MiB\n`);
 
   // Warm-up: JIT.

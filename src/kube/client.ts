@@ -20,6 +20,9 @@ export const CONTENT_JSON = 'application/json';
 export const CONTENT_MERGE_PATCH = 'application/merge-patch+json';
 export const CONTENT_APPLY_PATCH = 'application/apply-patch+yaml';
 
+/** How long a keep-alive connection may sit unused before it is closed. */
+const IDLE_CONNECTION_MS = 30_000;
+
 export interface KubeRequest {
   method: Verb;
   path: string;
@@ -225,9 +228,10 @@ export class KubeClient {
 
   /** One keep-alive agent with the TLS material the KubeAccess resolved (reused for every request). */
   #createAgent(opts: https.RequestOptions): http.Agent {
-    if (this.server.protocol === 'http:') return new http.Agent({ keepAlive: true });
+    // Idle connections close after IDLE_CONNECTION_MS: a burst (the initial sync) opens dozens, each with its TLS state.
+    if (this.server.protocol === 'http:') return new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
     const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = opts;
-    return new https.Agent({ keepAlive: true, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername });
+    return new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername });
   }
 
   #httpError(req: KubeRequest, statusCode: number, body: string): KubeApiError {
@@ -271,14 +275,23 @@ function sameTls(a: TlsMaterial, b: TlsMaterial): boolean {
   return (['ca', 'cert', 'key', 'pfx', 'passphrase'] as const).every((k) => same(a[k], b[k]));
 }
 
-function readBody(res: http.IncomingMessage): Promise<string> {
+// A keep-alive connection keeps its first request and response reachable for as long as it lives (through Node's TLS
+// session listener), so listeners left on a response would keep its chunks and text too: an informer's whole first list.
+export function readBody(res: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    res.on('error', reject);
+    const onData = (c: Buffer) => chunks.push(c);
+    const settle = (err?: unknown) => {
+      res.off('data', onData).off('end', settle).off('error', settle).on('error', ignore);
+      if (err === undefined) resolve(Buffer.concat(chunks).toString('utf8'));
+      else reject(err);
+    };
+    res.on('data', onData).on('end', settle).on('error', settle);
   });
 }
+
+/** Errors of a response already read (or failed) have nobody left to tell. */
+function ignore(): void {}
 
 const clients = new WeakMap<KubeAccess, KubeClient>();
 

@@ -27,3 +27,20 @@ export function keepFields<T extends KubeObject>(...fields: ReadonlyArray<Exclud
     return trimmed as T;
   };
 }
+
+/**
+ * Only name, namespace and resourceVersion (what the cache itself uses: its key, and whether a watch event is news),
+ * plus the named fields where present: for a cache whose readers look at little of the metadata.
+ */
+export function keepMetadata(metadata: ObjectMeta, ...fields: ReadonlyArray<keyof ObjectMeta & string>): ObjectMeta {
+  const kept: ObjectMeta = { name: metadata.name };
+  for (const field of ['namespace', 'resourceVersion', ...fields]) if (metadata[field] !== undefined) kept[field] = metadata[field];
+  return kept;
+}
+
+/** The named fields of `object` that are present. */
+export function pick<T extends object>(object: T, fields: ReadonlyArray<keyof T>): Partial<T> {
+  const picked: Partial<T> = {};
+  for (const field of fields) if (object[field] !== undefined) picked[field] = object[field];
+  return picked;
+}

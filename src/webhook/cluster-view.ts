@@ -4,7 +4,9 @@
 import { createInformerSet } from '../runtime/informer-set.ts';
 import { ObjectCache } from '../runtime/object-cache.ts';
 import { CLUSTER_PROPERTIES, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject } from '../kube/resources.ts';
-import { keepFields, trimMetadata, type ObjectTrim } from '../runtime/trim.ts';
+import { keepFields, keepMetadata, pick, type ObjectTrim } from '../runtime/trim.ts';
+import { EXPORT_RECORD_ANNOTATION } from '../core/names.ts';
+import type { ServiceLike } from '../core/service-export.ts';
 import type { Logger } from '../observability/log.ts';
 import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
@@ -43,24 +45,48 @@ export interface InformerView extends CacheState {
   stop(): Promise<void>;
 }
 
-/** A ServiceImport as the X1–X3 checks read it: spec and the clusters of its status (not its conditions). */
-export const trimServiceImport: ObjectTrim<ServiceImportObject & KubeObject> = (si) => ({
-  apiVersion: si.apiVersion, kind: si.kind, metadata: trimMetadata(si.metadata), spec: si.spec,
-  ...(si.status?.clusters === undefined ? {} : { status: { clusters: si.status.clusters } }),
+// The caches keep what the admission rules read (export-admission.ts, export-conflicts.ts) and nothing else: with
+// 10,000 Services the rest of each object was about a third of the webhook server's JavaScript heap (docs/benchmarks.md).
+
+type ServiceSpec = Required<NonNullable<ServiceLike['spec']>>;
+/** Every spec field buildClusterExport reads: a field added to ServiceLike fails to compile until it is listed here. */
+const SERVICE_SPEC_READ: { [K in keyof ServiceSpec]: true } = {
+  type: true, clusterIP: true, ports: true, sessionAffinity: true, sessionAffinityConfig: true, internalTrafficPolicy: true,
+  trafficDistribution: true, ipFamilies: true,
+};
+const SERVICE_SPEC_FIELDS = Object.keys(SERVICE_SPEC_READ) as Array<keyof ServiceSpec>;
+
+/** A Service as buildClusterExport reads it: its spec's export-relevant fields (not its selector, labels or status). */
+export const trimService: ObjectTrim<ServiceObject & KubeObject> = (service) => ({
+  apiVersion: service.apiVersion, kind: service.kind, metadata: keepMetadata(service.metadata),
+  ...(service.spec === undefined ? {} : { spec: pick(service.spec, SERVICE_SPEC_FIELDS) }),
 });
+
+/** A ServiceExport as the X1–X3 checks read it: its creation time and spec. */
+export const trimServiceExport: ObjectTrim<ServiceExportObject & KubeObject> = (serviceExport) => ({
+  apiVersion: serviceExport.apiVersion, kind: serviceExport.kind, metadata: keepMetadata(serviceExport.metadata, 'creationTimestamp'),
+  ...(serviceExport.spec === undefined ? {} : { spec: serviceExport.spec }),
+});
+
+/** A ServiceImport as the X1–X3 checks read it: only the worker's export record. */
+export const trimServiceImport: ObjectTrim<ServiceImportObject & KubeObject> = (si) => {
+  const metadata = keepMetadata(si.metadata);
+  const record = si.metadata.annotations?.[EXPORT_RECORD_ANNOTATION];
+  if (record !== undefined) metadata.annotations = { [EXPORT_RECORD_ANNOTATION]: record };
+  return { apiVersion: si.apiVersion, kind: si.kind, metadata };
+};
 
 /** The kinds the admission rules read, by cache name, as the informers store them. */
 type WebhookKinds = { [K in CacheName]: ClusterView[K] extends Store<infer T> ? T & KubeObject : never };
 
 /**
  * Self-healing informers (src/runtime/informer-set.ts) on the four resources; no periodic resync (the webhook only
- * reads). The caches keep what the admission rules read: metadata without managedFields, specs, and the ServiceImport's
- * clusters.
+ * reads). The caches keep what the admission rules read (the trims above).
  */
 export function informerView(kubeConfig: KubeAccess, logger: Logger): InformerView {
   const set = createInformerSet<WebhookKinds>({
-    services: { resource: SERVICES, trim: keepFields<WebhookKinds['services']>('spec') },
-    serviceExports: { resource: SERVICE_EXPORTS, trim: keepFields<WebhookKinds['serviceExports']>('spec') },
+    services: { resource: SERVICES, trim: trimService },
+    serviceExports: { resource: SERVICE_EXPORTS, trim: trimServiceExport },
     serviceImports: { resource: SERVICE_IMPORTS, trim: trimServiceImport },
     clusterProperties: { resource: CLUSTER_PROPERTIES, trim: keepFields<WebhookKinds['clusterProperties']>('spec') },
   }, { kubeConfig, resyncMs: 0, logger });

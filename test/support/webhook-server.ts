@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { exportRecordAnnotations } from '../../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
 import { createLogger } from '../../src/observability/log.ts';
-import { ALWAYS_SYNCED, memoryView } from '../../src/webhook/cluster-view.ts';
+import { ALWAYS_SYNCED, memoryView, trimService, trimServiceExport, trimServiceImport } from '../../src/webhook/cluster-view.ts';
 import { MAX_REVIEW_BYTES } from '../../src/webhook/options.ts';
 import { startWebhookServer } from '../../src/webhook/server.ts';
 
@@ -32,14 +32,15 @@ function fill(): ReturnType<typeof memoryView> {
   for (let i = 0; i < SERVICES; i++) {
     const { namespace, name, headless } = serviceRef(i);
     const metadata = { name, namespace, resourceVersion: String(i), creationTimestamp: '2026-01-01T00:00:00Z' };
-    view.services.upsert({
+    // Through the informers' trims, so the caches hold what production's hold.
+    view.services.upsert(trimService({
       metadata, spec: { type: 'ClusterIP', clusterIP: headless ? 'None' : `10.1.${i >> 8}.${i & 255}`, ports: ports.map((p) => ({ ...p })), sessionAffinity: 'None', ipFamilies: ['IPv4'], internalTrafficPolicy: 'Cluster' },
-    });
-    view.serviceExports.upsert({ metadata });
-    view.serviceImports.upsert({
+    }));
+    view.serviceExports.upsert(trimServiceExport({ metadata }));
+    view.serviceImports.upsert(trimServiceImport({
       metadata: { ...metadata, annotations }, spec: { type: 'ClusterSetIP', ports: ports.map((p) => ({ ...p })), ips: ['10.2.0.1'], sessionAffinity: 'None', ipFamilies: ['IPv4'] },
       status: { clusters: [{ cluster: 'bench-west' }, { cluster: 'bench-east' }] },
-    });
+    }));
   }
   return view;
 }

@@ -77,7 +77,7 @@ describe('kustomize manifests', () => {
       it('the webhook Deployment serves on the ports and files its flags name; Service and probes point at them', () => {
         const deploy = find(objects, 'Deployment', 'mcs-cloudmap-webhook') as Deployment;
         const container = deploy.spec.template.spec.containers[0]!;
-        expect(container.command).to.deep.equal(['node', '--max-old-space-size=256', 'dist/src/webhook/main.js']);
+        expect(container.command).to.deep.equal(['node', '--max-old-space-size=256', '--max-semi-space-size=4', 'dist/src/webhook/main.js']);
         const opts = parseWebhookOptions(container.args ?? [], effectiveEnv(container, configMapData(objects)));
         const service = find(objects, 'Service', WEBHOOK_SERVICE.name);
         expect(service.metadata.namespace).to.equal(WEBHOOK_SERVICE.namespace);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { KubeObject } from '../../../src/kube/resources.ts';
-import { keepFields, LAST_APPLIED_ANNOTATION, trimMetadata } from '../../../src/runtime/trim.ts';
+import { keepFields, keepMetadata, LAST_APPLIED_ANNOTATION, pick, trimMetadata } from '../../../src/runtime/trim.ts';
 
 const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': {} } }];
 
@@ -43,5 +43,16 @@ describe('informer cache trims (what the caches keep; docs/benchmarks.md)', () =
     const svc: Svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', managedFields }, spec: { type: 'ClusterIP' }, status: { loadBalancer: {} } };
     expect(trim(svc)).to.deep.equal({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a' }, spec: { type: 'ClusterIP' } });
     expect(trim({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'b' } })).to.not.have.property('spec');
+  });
+
+  it('keepMetadata keeps name, namespace, resourceVersion and the named fields that are present, nothing else', () => {
+    const meta = { name: 'a', namespace: 'n', uid: 'u', resourceVersion: '7', creationTimestamp: 't', labels: { l: 'v' }, managedFields };
+    expect(keepMetadata(meta)).to.deep.equal({ name: 'a', namespace: 'n', resourceVersion: '7' });
+    expect(keepMetadata(meta, 'creationTimestamp', 'annotations')).to.deep.equal({ name: 'a', namespace: 'n', resourceVersion: '7', creationTimestamp: 't' });
+    expect(keepMetadata({ name: 'cluster-scoped' })).to.deep.equal({ name: 'cluster-scoped' });
+  });
+
+  it('pick keeps only the named fields that are present', () => {
+    expect(pick({ a: 1, b: 2, c: undefined as number | undefined }, ['a', 'c'])).to.deep.equal({ a: 1 });
   });
 });
