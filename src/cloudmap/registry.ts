@@ -253,11 +253,10 @@ export class CloudMapRegistry {
       id = causeField(err, 'ServiceId');
       if (id === undefined) throw err;
       if (this.owner !== undefined) id = serviceArnIn(namespaceId, id);
-      this.serviceIds.set(key, id);
       await this.learnCreatedServices(namespaceId);
     }
     if (id === undefined) throw new Error(`Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`);
-    this.serviceIds.set(serviceKey({ namespaceId, name }), id);
+    this.serviceIds.set(key, id);
     return id;
   }
 

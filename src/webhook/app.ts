@@ -66,8 +66,13 @@ function status(res: Response, code: number, message: string): void {
   send(res, statusAnswer(code, message));
 }
 
-function send(res: Response, answer: Answer): void {
+/** The answer's kind, operation and result, for the request metrics (timed). */
+function record(res: Response, answer: Pick<Answer, 'kind' | 'operation' | 'result'>): void {
   Object.assign(res.locals, { kind: answer.kind, operation: answer.operation, result: answer.result });
+}
+
+function send(res: Response, answer: Answer): void {
+  record(res, answer);
   res.status(answer.status).json(answer.body);
 }
 
@@ -137,8 +142,11 @@ export function createApp(options: AppOptions): WebhookApp {
     next();
   };
 
-  const respond = (res: Response, answer: Answer) => {
+  const log = (answer: Pick<Answer, 'logs'>) => {
     for (const line of answer.logs) logger[line.level](line.fields, line.msg);
+  };
+  const respond = (res: Response, answer: Answer) => {
+    log(answer);
     send(res, answer);
   };
   // A large body moves to the review worker; what comes back is the answer's bytes or a validation's small lookup.
@@ -161,8 +169,8 @@ export function createApp(options: AppOptions): WebhookApp {
       release();
     }
     if ('pending' in reply) return respond(res, finishReview(reply.pending, options.validation));
-    for (const line of reply.answer.logs) logger[line.level](line.fields, line.msg);
-    Object.assign(res.locals, { kind: reply.answer.kind, operation: reply.answer.operation, result: reply.answer.result });
+    log(reply.answer);
+    record(res, reply.answer);
     res.status(reply.answer.status).type('application/json; charset=utf-8').send(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
   };
   const review = (webhook: WebhookName) => (req: Request, res: Response, next: NextFunction) => {

@@ -4,9 +4,9 @@
 import { createInformerSet } from '../runtime/informer-set.ts';
 import { ObjectCache } from '../runtime/object-cache.ts';
 import { CLUSTER_PROPERTIES, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject } from '../kube/resources.ts';
-import { keepFields, keepMetadata, pick, type ObjectTrim } from '../runtime/trim.ts';
+import { keepFields, keepMetadata, type ObjectTrim } from '../runtime/trim.ts';
 import { EXPORT_RECORD_ANNOTATION } from '../core/names.ts';
-import type { ServiceLike } from '../core/service-export.ts';
+import { serviceAsRead, serviceExportAsRead } from './admission/export-admission.ts';
 import type { Logger } from '../observability/log.ts';
 import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
@@ -48,25 +48,19 @@ export interface InformerView extends CacheState {
 // The caches keep what the admission rules read (export-admission.ts, export-conflicts.ts) and nothing else: with
 // 10,000 Services the rest of each object was about a third of the webhook server's JavaScript heap (docs/benchmarks.md).
 
-type ServiceSpec = Required<NonNullable<ServiceLike['spec']>>;
-/** Every spec field buildClusterExport reads: a field added to ServiceLike fails to compile until it is listed here. */
-const SERVICE_SPEC_READ: { [K in keyof ServiceSpec]: true } = {
-  type: true, clusterIP: true, ports: true, sessionAffinity: true, sessionAffinityConfig: true, internalTrafficPolicy: true,
-  trafficDistribution: true, ipFamilies: true,
-};
-const SERVICE_SPEC_FIELDS = Object.keys(SERVICE_SPEC_READ) as Array<keyof ServiceSpec>;
-
-/** A Service as buildClusterExport reads it: its spec's export-relevant fields (not its selector, labels or status). */
+/** A Service as the admission rules read it (serviceAsRead): not its selector, labels or status. */
 export const trimService: ObjectTrim<ServiceObject & KubeObject> = (service) => ({
-  apiVersion: service.apiVersion, kind: service.kind, metadata: keepMetadata(service.metadata),
-  ...(service.spec === undefined ? {} : { spec: pick(service.spec, SERVICE_SPEC_FIELDS) }),
+  ...serviceAsRead(service), apiVersion: service.apiVersion, kind: service.kind, metadata: keepMetadata(service.metadata),
 });
 
-/** A ServiceExport as the X1–X3 checks read it: its creation time and spec. */
-export const trimServiceExport: ObjectTrim<ServiceExportObject & KubeObject> = (serviceExport) => ({
-  apiVersion: serviceExport.apiVersion, kind: serviceExport.kind, metadata: keepMetadata(serviceExport.metadata, 'creationTimestamp'),
-  ...(serviceExport.spec === undefined ? {} : { spec: serviceExport.spec }),
-});
+/** A ServiceExport as the X1–X3 checks read it (serviceExportAsRead): its creation time and what it exports. */
+export const trimServiceExport: ObjectTrim<ServiceExportObject & KubeObject> = (serviceExport) => {
+  const { spec } = serviceExportAsRead(serviceExport);
+  return {
+    apiVersion: serviceExport.apiVersion, kind: serviceExport.kind, metadata: keepMetadata(serviceExport.metadata, 'creationTimestamp'),
+    ...(spec === undefined ? {} : { spec }),
+  };
+};
 
 /** A ServiceImport as the X1–X3 checks read it: only the worker's export record. */
 export const trimServiceImport: ObjectTrim<ServiceImportObject & KubeObject> = (si) => {

@@ -2,7 +2,8 @@
 // X1–X3) and an exported Service updated (E5, X1–X3). Gathers the facts from the cluster view and runs the rules.
 
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../core/names.ts';
-import { buildClusterExport } from '../../core/service-export.ts';
+import { buildClusterExport, type ServiceLike } from '../../core/service-export.ts';
+import { pick } from '../../runtime/trim.ts';
 import type { ExportFacts } from '../../core/conflicts.ts';
 import type { ClusterView } from '../cluster-view.ts';
 import type { ServiceExportObject, ServiceObject } from '../objects.ts';
@@ -29,23 +30,26 @@ export function clusterIdentity(view: ClusterView): ClusterIdentity {
 
 export interface Target { namespace: string; name: string; ref: string }
 
-/** The own fields of `from` among `keys`, as they are (absent ones stay absent). */
-function pick<T extends object>(from: T, keys: readonly (keyof T)[]): Partial<T> {
-  const out: Partial<T> = {};
-  for (const key of keys) if (Object.hasOwn(from, key)) out[key] = from[key];
-  return out;
-}
-
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+type ServiceSpec = Required<NonNullable<ServiceLike['spec']>>;
+/** Every spec field buildClusterExport reads: a field added to ServiceLike fails to compile until it is listed here. */
+const SERVICE_SPEC_READ: { [K in keyof ServiceSpec]: true } = {
+  type: true, clusterIP: true, ports: true, sessionAffinity: true, sessionAffinityConfig: true, internalTrafficPolicy: true,
+  trafficDistribution: true, ipFamilies: true,
+};
+/** Taken as they are; ports and sessionAffinityConfig are cut further below. */
+const SERVICE_SPEC_FIELDS = (Object.keys(SERVICE_SPEC_READ) as Array<keyof ServiceSpec>).filter((f) => f !== 'sessionAffinityConfig');
 
 /**
  * A Service cut to what these rules read of one: its type (E5) and what buildClusterExport reads (X1–X3). Exact, so a
- * large review can be read in a worker thread and only this cut sent back (W6; test/unit/webhook/lookup-projection.test.ts).
+ * large review can be read in a worker thread and only this cut sent back (W6; test/unit/webhook/lookup-projection.test.ts),
+ * and the webhook's Service cache keeps no more (cluster-view.ts).
  */
 export function serviceAsRead(service: ServiceObject): ServiceObject {
   const spec = service.spec;
   if (!isRecord(spec)) return spec === undefined ? {} : { spec };
-  const cut = pick(spec, ['type', 'clusterIP', 'ports', 'sessionAffinity', 'internalTrafficPolicy', 'trafficDistribution', 'ipFamilies']);
+  const cut = pick(spec, SERVICE_SPEC_FIELDS);
   if (Array.isArray(spec.ports)) cut.ports = spec.ports.map((p) => (isRecord(p) ? pick(p, ['name', 'protocol', 'port', 'targetPort', 'appProtocol']) : p) as typeof p);
   const timeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
   if (timeoutSeconds !== undefined) cut.sessionAffinityConfig = { clientIP: { timeoutSeconds } };
