@@ -2,7 +2,8 @@
 // ClusterSet under the Cloud Map emulator in its realistic mode (operations take 1 s, the documented request quotas
 // throttle), with N exported services × 3 endpoints (M6, M7).
 //   layout (bench/sync-layout.ts): cls1 exports the first three quarters of the services, cls2 the last three
-//     quarters (half of them overlap: both clusters' endpoints in one import), cls3 only imports. Services are
+//     quarters (half of them overlap: both clusters' endpoints in one import), cls3 only imports (with
+//     --exporting-clusters=1, cls1 exports every service and cls2 and cls3 only import). Services are
 //     selector-less with EndpointSlices written by the benchmark (endpoints cost no pods), created with their
 //     ServiceExports before the workers start;
 //   1. initial sync: workers start → every import present (ServiceImport Ready with every exporting cluster's
@@ -38,7 +39,7 @@ import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { addresses, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody } from './load.ts';
-import { exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
+import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
 import { ImportWatch } from './sync-imports.ts';
 
 const specs = {
@@ -52,6 +53,7 @@ const specs = {
   coldRestart: boolOption('cold-restart', 'BENCH_COLD_RESTART', true, 'After the restarts (warm: from the checkpoints, M9), the same two restarts again with --warm-start=false, for comparison.'),
   restartTimeout: durationOption('restart-timeout', 'BENCH_RESTART_TIMEOUT', 300_000, 'Longest wait for the restarted workers to be ready and drained (reported, not a failure).'),
   dist: stringOption('dist', 'BENCH_DIST', 'dist', 'Directory of the compiled build (`npm run build`), relative to the repository.'),
+  exportingClusters: intOption('exporting-clusters', 'BENCH_EXPORTING_CLUSTERS', 2, 'Clusters exporting: 2 (cls1 and cls2, overlapping by half) or 1 (cls1 exports every service; cls2 and cls3 import).', 1, 2),
   crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls3 in eu-west-1, every worker reading both Regions: the latencies are cross-Region.'),
   requestLog: stringOption('request-log', 'BENCH_REQUEST_LOG', '', 'Write the emulator\'s log of every Cloud Map request of the initial sync to this file (JSON lines), to see where its time went.'),
   keepLogs: boolOption('keep-logs', 'BENCH_KEEP_LOGS', false, 'Keep the ClusterSet\'s directory (component and worker logs) after a successful run.'),
@@ -244,9 +246,9 @@ async function main(): Promise<void> {
   try {
     const clients = cs.clusters.map((c) => kubeClientFor(c.kubeConfig()));
     const [client1] = clients as [KubeClient];
-    const ranges = exportRanges(o.services);
-    say(`ClusterSet of ${CLUSTERS} up in ${seconds(cs.startupMs)}; creating ${o.services} Services × ${o.endpoints} endpoints in ${namespaces} namespaces: ` +
-      ranges.map((r) => `${cs.clusters[r.cluster]!.id} exports ${r.from}…${r.to - 1}`).join(', ') + `, ${cs.clusters[2]!.id} imports only`);
+    const ranges = exportRanges(o.services, o.exportingClusters === 1 ? 1 : 2);
+    const layout = describeLayout(ranges, cs.clusters.map((c) => c.id));
+    say(`ClusterSet of ${CLUSTERS} up in ${seconds(cs.startupMs)}; creating ${o.services} Services × ${o.endpoints} endpoints in ${namespaces} namespaces: ${layout}`);
     await prepare(cs, namespaces);
     const t = performance.now();
     await Promise.all(ranges.map((r) => createServices(clients[r.cluster]!, r.from, r.to, namespaces, o.endpoints, true, r.cluster)));
@@ -382,7 +384,7 @@ async function main(): Promise<void> {
       say('');
       say(`bench:sync — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ` +
         `load average ${loadBefore.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end; build ${o.dist}; emulator realistic (1 s operations, documented quotas); ` +
-        `${o.services} services × ${o.endpoints} endpoints in ${namespaces} namespaces; cls1 and cls2 export ${ranges.map((r) => r.to - r.from).join(' and ')} (overlap ${ranges[0]!.to - ranges[1]!.from}), cls3 imports only; --clusters=${CLUSTERS}` +
+        `${o.services} services × ${o.endpoints} endpoints in ${namespaces} namespaces; ${layout}; --clusters=${CLUSTERS}` +
         `${o.crossRegion ? `; cls1 and cls2 in ${cs.region}, cls3 in ${OTHER_REGION} (cross-Region)` : ''}`);
       say('');
       say('| measure | result | goal |');

@@ -51,6 +51,14 @@ export const trimNamespace: ObjectTrim<NamespaceObject> = (ns) => ({
   ...(ns.status?.phase === undefined ? {} : { status: { phase: ns.status.phase } }),
 });
 
+/**
+ * Items per page of the first lists. A warm start waits for these lists (M9), and a paged list is read from etcd page
+ * by page: at 500 a page, three workers listing 57,000 objects took 10–17 s on the testbed, at 2,000 8–11 s, unpaged
+ * 4–7 s. Each page is held whole while it is parsed: 2,000 adds about 12 MiB at the start of 23,000 objects, unpaged
+ * 40–60 MiB (docs/design.md, "Warm start").
+ */
+const WORKER_LIST_PAGE_SIZE = 2000;
+
 export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInformers {
   const { informers, unsynced: _unsynced, ...lifecycle } = createInformerSet<WorkerKinds>({
     serviceExports: { resource: SERVICE_EXPORTS, trim: keepFields<ServiceExportObject>('spec', 'status') },
@@ -60,6 +68,6 @@ export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInform
     serviceImports: { resource: SERVICE_IMPORTS, trim: keepFields<ServiceImportObject>('spec', 'status') },
     namespaces: { resource: NAMESPACES, trim: trimNamespace },
     clusterProperties: { resource: CLUSTER_PROPERTIES, trim: keepFields<ClusterPropertyObject>('spec') },
-  }, opts);
+  }, { pageSize: WORKER_LIST_PAGE_SIZE, ...opts });
   return { ...informers, ...lifecycle };
 }

@@ -93,6 +93,17 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     await remove('before');
   });
 
+  it('follows a list longer than one page through its continue tokens', async () => {
+    const names = ['paged-a', 'paged-b', 'paged-c', 'paged-d', 'paged-e'];
+    await Promise.all(names.map((n) => create(service(ns, n, { paging: 'yes' }))));
+    const informer = start({ path: resourcePath(SERVICES, ns), labelSelector: 'paging=yes', pageSize: 2 });
+    const seen = record(informer);
+    informer.start();
+    await informer.waitForSync();
+    expect(seen.adds.sort()).to.deep.equal(names);
+    await Promise.all(names.map((n) => remove(n)));
+  });
+
   it('watches a CRD (ServiceExport) with a label selector', async () => {
     await installCrds(clusterSet().clusters[0]!.kubeconfigPath);
     const exportsPath = resourcePath(SERVICE_EXPORTS, ns);
