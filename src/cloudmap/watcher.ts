@@ -352,7 +352,11 @@ export class CloudMapWatcher {
 
   /** The namespaces where a writer that does not bump the change marker has instances, as last read. */
   private nonAnnouncingNamespaces(): Set<string> {
-    return namespacesWithNonAnnouncing([...this.cache].flatMap(([namespace, services]) => [...services.values()].map((c) => ({ namespace, instances: c.instances }))));
+    return namespacesWithNonAnnouncing(this.cachedInstances());
+  }
+
+  private *cachedInstances(): Generator<{ namespace: string; instances: readonly CloudMapInstance[] }> {
+    for (const [namespace, services] of this.cache) for (const c of services.values()) yield { namespace, instances: c.instances };
   }
 
   /** The watcher's clock. */
@@ -916,6 +920,7 @@ export class CloudMapWatcher {
     if (!(nonAnnouncingPollIntervalMs > 0) || clock.now() < this.nextNonAnnouncingCheck) return;
     this.nextNonAnnouncingCheck = clock.now() + nonAnnouncingPollIntervalMs;
     const namespaces = this.nonAnnouncingNamespaces();
+    if (namespaces.size === 0 && this.nonAnnouncingListedAt.size === 0) return;
     const watched = this.keys().filter((k) => namespaces.has(k.namespace));
     this.counts.nonAnnouncingChecks += watched.length;
     const failures = await forEachLimited(watched, concurrency, (s) => this.refreshService(s.namespace, s.service, false).then(() => {}));

@@ -11,9 +11,22 @@ export function announced(instance: CloudMapInstance): boolean {
   return parseInstanceId(instance.id)?.format === 'mcs-cloudmap' && (instance.attributes[ATTR.K8S_CONTROLLER] ?? '').startsWith(`${K8S_CONTROLLER_NAME} `);
 }
 
+const judged = new WeakMap<readonly CloudMapInstance[], boolean>();
+
+/**
+ * True when this controller wrote every instance of the list. Remembered per list (lists of instances are replaced,
+ * never changed in place): the watcher asks about every cached service at each non-announcing poll, and parsing every
+ * id of 45,000 instances took 100-350 ms of its event loop every 2 s at 10,000 services.
+ */
+export function allAnnounced(instances: readonly CloudMapInstance[]): boolean {
+  let all = judged.get(instances);
+  if (all === undefined) judged.set(instances, (all = instances.every(announced)));
+  return all;
+}
+
 /** The namespaces where any instance comes from a writer that does not announce its changes. */
 export function namespacesWithNonAnnouncing(services: Iterable<{ namespace: string; instances: readonly CloudMapInstance[] }>): Set<string> {
   const found = new Set<string>();
-  for (const { namespace, instances } of services) if (!found.has(namespace) && !instances.every(announced)) found.add(namespace);
+  for (const { namespace, instances } of services) if (!found.has(namespace) && !allAnnounced(instances)) found.add(namespace);
   return found;
 }

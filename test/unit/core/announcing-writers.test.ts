@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { announced, namespacesWithNonAnnouncing } from '../../../src/core/announcing-writers.ts';
+import { allAnnounced, announced, namespacesWithNonAnnouncing } from '../../../src/core/announcing-writers.ts';
 import { instancesForExport } from '../../../src/core/cloudmap-attributes.ts';
 import { clusterTag, legacyInstanceId } from '../../../src/core/instance-id.ts';
 import { clusterExportArb } from './export-fixtures.ts';
@@ -28,5 +28,16 @@ describe('core writers that announce their changes (M3, M6)', () => {
       { namespace: 'ours', instances: [ours] }, { namespace: 'mixed', instances: [ours] }, { namespace: 'mixed', instances: [ours, v031] },
       { namespace: 'empty', instances: [] },
     ])]).to.deep.equal(['mixed']);
+  });
+
+  it('judges each list of instances once, and a list that replaces it afresh', () => {
+    const x = { clusterId: 'cls1', clustersetId: 'clusterset1' };
+    const ours = { id: `svc-${clusterTag(x)}`, attributes: { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' } };
+    const v031 = { id: legacyInstanceId('TCP', '10.244.2.0', 8080), attributes: { K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s v0.3.1' } };
+    const before = [ours];
+    expect(allAnnounced(before)).to.equal(true);
+    expect(allAnnounced(before)).to.equal(true);
+    expect(allAnnounced([...before, v031])).to.equal(false);
+    expect([...namespacesWithNonAnnouncing([{ namespace: 'n', instances: before }, { namespace: 'n', instances: [v031] }])]).to.deep.equal(['n']);
   });
 });
