@@ -262,6 +262,22 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     expect(seen).to.deep.equal(['demo/first', 'demo/nginx']);
   });
 
+  it('lets timers and I/O in while handlers that need no I/O run back to back', async () => {
+    // Each handler works ~0.1 ms and resolves at once: without a yield the whole queue drains in one turn of the event
+    // loop (a first pass over 30,000 import keys held a worker's loop for seconds, and its Lease renewal with it).
+    const spin = () => { const end = performance.now() + 0.1; while (performance.now() < end); };
+    let handled = 0;
+    const queue = new WorkQueue<string>({ name: 'spin', concurrency: 4, logger: silent, handler: async () => { spin(); handled++; } });
+    let handledWhenTimerFired = -1;
+    const timer = new Promise<void>((r) => setTimeout(() => { handledWhenTimerFired = handled; r(); }, 0));
+    for (let i = 0; i < 3000; i++) queue.add(`k${i}`);
+    await timer;
+    while (handled < 3000) await settle();
+    expect(handledWhenTimerFired).to.be.greaterThan(0);
+    expect(handledWhenTimerFired).to.be.lessThan(1000);
+    await queue.shutdown();
+  });
+
   it('rejects a concurrency below 1', () => {
     expect(() => new WorkQueue<string>({ name: 'q', concurrency: 0, handler: async () => {} })).to.throw(/concurrency must be at least 1/);
   });
