@@ -920,7 +920,10 @@ export class CloudMapWatcher {
     if (!(nonAnnouncingPollIntervalMs > 0) || clock.now() < this.nextNonAnnouncingCheck) return;
     this.nextNonAnnouncingCheck = clock.now() + nonAnnouncingPollIntervalMs;
     const namespaces = this.nonAnnouncingNamespaces();
-    if (namespaces.size === 0 && this.nonAnnouncingListedAt.size === 0) return;
+    if (namespaces.size === 0) {
+      this.nonAnnouncingListedAt.clear();
+      return;
+    }
     const watched = this.keys().filter((k) => namespaces.has(k.namespace));
     this.counts.nonAnnouncingChecks += watched.length;
     const failures = await forEachLimited(watched, concurrency, (s) => this.refreshService(s.namespace, s.service, false).then(() => {}));
