@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from '../observability/log.ts';
 import { answerProbe, type ProbeOptions } from '../runtime/health-server.ts';
 import type { ValidationContext } from './admission/validate.ts';
+import { BodyBuffers } from './body-buffers.ts';
 import { Slots } from './body-slots.ts';
 import { readSized } from './large-body.ts';
 import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
@@ -106,6 +107,9 @@ export function createApp(options: AppOptions): WebhookApp {
     workerData: { writers: options.validation.writers },
   });
   const largeBodies = new Slots(LARGE_BODY_SLOTS);
+  // One buffer per slot: a slot's next body is read only once its review is answered. A client that goes while its
+  // body is in the thread frees the slot early, and the next body then gets memory of its own.
+  const bodyBuffers = new BodyBuffers(options.maxRequestBytes, LARGE_BODY_SLOTS);
   // The thread's turns: one body at a time, then a rest (W6).
   const threadTurns = new Slots(1, THREAD_MAX_REST_MS, THREAD_REST_PER_HELD);
   // Before the body is read: one for the thread is marked, a large one waits for a slot, held until its response is
@@ -125,7 +129,8 @@ export function createApp(options: AppOptions): WebhookApp {
   const large = (req: Request, res: Response, next: NextFunction) => {
     const length = Number(req.get('content-length'));
     if (!Number.isSafeInteger(length) || (req.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity') return raw(req, res, next);
-    readSized(req, length).then((bytes) => { req.body = bytes; next(); }, next);
+    const into = length < LARGE_BODY_BYTES ? Buffer.allocUnsafeSlow(length) : bodyBuffers.take(length);
+    readSized(req, into).then((bytes) => { req.body = bytes; next(); }, (err: unknown) => { bodyBuffers.give(into); next(err); });
   };
   const body = (req: Request, res: Response, next: NextFunction) => (res.locals.threaded === true ? large : json)(req, res, next);
   const requireJson = (req: Request, res: Response, next: NextFunction) => {
@@ -152,22 +157,26 @@ export function createApp(options: AppOptions): WebhookApp {
   // A large body moves to the review worker; what comes back is the answer's bytes or a validation's small lookup.
   const answerLarge = async (webhook: WebhookName, req: Request, res: Response, bytes: Buffer) => {
     req.body = undefined;
-    const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : Buffer.from(bytes);
-    const job: BodyJob = { webhook, charset: charsetOf(req.get('content-type')), body: new Uint8Array(owned.buffer, 0, owned.byteLength) };
+    // A shared buffer is read in place; memory of its own moves (a slice of a larger one is copied first).
+    const shared = bytes.buffer instanceof SharedArrayBuffer;
+    const owned = shared || (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) ? bytes : Buffer.from(bytes);
+    const job: BodyJob = { webhook, charset: charsetOf(req.get('content-type')), body: new Uint8Array(owned.buffer, owned.byteOffset, owned.byteLength) };
     const length = job.body.byteLength;
     const release = await threadTurns.acquire();
     // A client gone while the body waited (the apiserver's timeout) costs the thread nothing.
-    if (req.socket.destroyed) return release();
+    if (req.socket.destroyed) { bodyBuffers.give(bytes); return release(); }
     let reply: BodyReply;
     try {
-      reply = await threads.run(job, [job.body.buffer as ArrayBuffer]);
+      reply = await threads.run(job, shared ? [] : [job.body.buffer as ArrayBuffer]);
     } catch (err) {
+      // A stopped thread may still be reading the body as it goes: its buffer is not given back.
       if (!(err instanceof ThreadFailure)) throw err;
       logger.error({ event: 'review-thread-failed', webhook, reason: err.reason, bytes: length, err: err.message }, 'review worker thread failed; replaced');
       return status(res, 500, `mcs-cloudmap could not answer this ${webhook} review of ${length} bytes: ${err.message} (W6); the webhook's failurePolicy applies`);
     } finally {
       release();
     }
+    bodyBuffers.give(bytes);
     if ('pending' in reply) return respond(res, finishReview(reply.pending, options.validation));
     log(reply.answer);
     record(res, reply.answer);

@@ -3,6 +3,7 @@
 // review gets a 500 naming the failure (the apiserver's failurePolicy applies), one JSON log line says what happened,
 // and a fresh thread answers the next large body.
 
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
@@ -33,6 +34,16 @@ async function post(port: number, route: Route, payload: Buffer): Promise<{ stat
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** Nice value of each of this process's threads, by thread id (Linux /proc; field 19 of a task's stat). */
+function threadNice(): Map<number, number> {
+  const nice = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    nice.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nice;
 }
 
 async function serve(reviewThread?: { entry: URL; deadlineMs: number }) {
@@ -67,6 +78,19 @@ describe('W6: large bodies in the review worker thread', function () {
       expect(largeBroken.json.message).to.match(/^request body is not valid JSON: /);
       const notReview = Buffer.from('{"kind":"Pod"}'.padEnd(THREAD_BODY_BYTES + 10, ' '));
       expect(await post(s.port, '/validate', notReview)).to.deep.equal(await post(s.port, '/validate', Buffer.from('{"kind":"Pod"}')));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('runs the thread at a lower CPU priority than the main thread, whose ordinary reviews win a shared core', async () => {
+    const s = await serve();
+    try {
+      const before = threadNice();
+      expect((await post(s.port, '/mutate', body('/mutate', true))).status).to.equal(200);
+      const started = [...threadNice()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice);
+      expect(started, 'nice values of the threads the large body started').to.include(10);
+      expect(threadNice().get(process.pid), 'the main thread keeps its nice value').to.equal(before.get(process.pid));
     } finally {
       await s.close();
     }
