@@ -2,7 +2,7 @@
 // main thread, and V8 counts such memory towards starting a major collection: while maximum-size bodies arrived the
 // main heap was marked and compacted several times a second for a live heap that did not grow, and those pauses fell
 // on ordinary reviews (docs/reliability.md). A shared buffer is allocated once, lent to the reader, read in place by
-// the review worker thread and given back once the thread has answered, so a body allocates nothing on either heap.
+// the review worker thread and given back once the thread has answered, so a body allocates no buffer of its size.
 
 export class BodyBuffers {
   readonly #size: number;
