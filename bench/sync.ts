@@ -13,8 +13,8 @@
 //   3. endpoint-change latency: an endpoint in cls1 turning unready (or ready) → shown so in cls3, one at a time;
 //   4. idle Cloud Map calls per minute per cluster, counted at the emulator (each worker has its own access key); a
 //      window in which a worker started leading again (its member re-reads Cloud Map) is reported and counted again;
-//   5. worker RSS, peak over the run and at the end (split into file pages, anonymous memory and V8 heap), read
-//      from /proc;
+//   5. worker RSS, peak over the run (with the step it came in) and at the end (split into file pages, anonymous
+//      memory and V8 heap), read from /proc;
 //   6. restart in sync: every worker stopped and started again, then cls1's alone (a rollout in one cluster); Cloud
 //      Map writes (at the emulator) and Kubernetes writes to imports (resourceVersions of ServiceImports and
 //      EndpointSlices) during the restart, and the time from start to ready (Cloud Map read once) and to every work
@@ -266,10 +266,17 @@ async function main(): Promise<void> {
     const workerStart = performance.now();
     const workers = await startWorkers(cs, cs.clusters, sup, configEnv, regionOf, o.dist, 'run');
     let peakRss = 0;
+    // Which step of the run each worker's peak came in, to see what the memory is spent on.
+    let phase = 'initial sync';
+    let peakWhere = '';
     const sampler = setInterval(() => {
-      for (const w of workers) {
+      for (const [c, w] of workers.entries()) {
         try {
-          peakRss = Math.max(peakRss, processMemory(w.proc.pid).rss);
+          const rss = processMemory(w.proc.pid).rss;
+          if (rss > peakRss) {
+            peakRss = rss;
+            peakWhere = `${cs.clusters[c]!.id}, ${phase}, ${seconds(performance.now() - workerStart)} after the first start`;
+          }
         } catch {
           // between a stop and the next start
         }
@@ -299,6 +306,7 @@ async function main(): Promise<void> {
       }
 
       // 2. New service: ServiceExport created in cls1 → imported in cls3.
+      phase = 'latency samples';
       const exportLatency: number[] = [];
       for (let s = 0; s < o.samples; s++) {
         const i = o.services + s;
@@ -330,6 +338,7 @@ async function main(): Promise<void> {
       // 4. Nothing changing: Cloud Map calls per minute per cluster, at the emulator. A window in which a worker
       // started leading again (a lost Lease: its member reads Cloud Map in full again) does not show the idle cost:
       // it is reported with what the workers said of their event loops, and counted again.
+      phase = 'idle';
       const idleNotes: string[] = [];
       let idle: IdleWindow;
       for (let attempt = 1; ; attempt++) {
@@ -345,6 +354,7 @@ async function main(): Promise<void> {
 
       // 6. Restart with everything in sync: every cluster's worker at once, then one cluster's alone (a rollout there).
       const restart = async (round: string, which: readonly number[], cold = false): Promise<Restart> => {
+        phase = round;
         const clusters = which.map((c) => cs.clusters[c]!);
         const versionsBefore = await Promise.all(which.map((c) => importVersions(clients[c]!)));
         await stopWorkers(which.map((c) => workers[c]!));
@@ -397,7 +407,7 @@ async function main(): Promise<void> {
         say(`| idle Cloud Map calls/min at the emulator, ${cluster.id} (${idle.minutes.toFixed(1)} min${idle.leaderStarts[c]! > 0 ? `, started leading again in it after ${o.idleRetries + 1} windows` : ''}) | ` +
           `${idle.total[c]!.toFixed(1)} (${idle.byApi[c]!.map(([api, n]) => `${api} ${n.toFixed(1)}`).join(', ')}) | ≤ 150 |`);
       });
-      say(`| worker RSS (compiled build), peak of any / at end ${ids.join(', ')} | ${mib(peakRss)} MiB / ${endRss.map(mib).join(', ')} MiB (JS heap used ${idle.heapUsed.map(mib).join(', ')} MiB) | ≤ 200 MiB at 5,000 |`);
+      say(`| worker RSS (compiled build), peak of any / at end ${ids.join(', ')} | ${mib(peakRss)} MiB (${peakWhere}) / ${endRss.map(mib).join(', ')} MiB (JS heap used ${idle.heapUsed.map(mib).join(', ')} MiB) | ≤ 200 MiB at 5,000 |`);
       say(`| where the RSS goes at end, ${ids.join(', ')}: file pages (the node binary); anonymous, of it V8's heap committed (new / old / code) and external buffers | ` +
         `${endResident.map((r) => `${mib(r.file)}; ${mib(r.anonymous)}: ${mib(r.heap.total)} (${mib(r.heap.new)} / ${mib(r.heap.old)} / ${mib(r.heap.code)}), ${mib(r.heap.external)}`).join(' — ')} MiB | |`);
       for (const r of restarts) {

@@ -283,6 +283,8 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     const items: T[] = [];
     let resourceVersion = '';
     let cont: string | undefined;
+    const started = performance.now();
+    let pages = 0;
     do {
       const page = await this.#client.request<ObjectList<T>>({
         method: 'GET', path: this.path, signal: this.#stop.signal,
@@ -292,6 +294,7 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
         },
       });
       // List items carry no apiVersion/kind; fill them in so handlers see the same shape as from the watch.
+      pages++;
       const kind = page.kind?.replace(/List$/, '');
       for (const item of page.items ?? []) items.push(this.#trim({ apiVersion: page.apiVersion, kind, ...item }));
       resourceVersion = page.metadata?.resourceVersion ?? '';
@@ -300,7 +303,10 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     if (this.#stop.signal.aborted) return;
     const changes = this.#cache.replace(items);
     this.#resourceVersion = resourceVersion;
-    this.#log.debug({ event: 'listed', count: items.length, changes: changes.length, resourceVersion }, 'listed');
+    // The first list is what a start waits for (M9): how long each kind took is worth a line at info.
+    const listed = { event: 'listed', count: items.length, pages, changes: changes.length, durationMs: Math.round(performance.now() - started), resourceVersion };
+    if (this.#synced) this.#log.debug(listed, 'listed');
+    else this.#log.info(listed, 'first list done');
     this.#deliver(changes);
     if (!this.#synced) {
       this.#synced = true;

@@ -14,7 +14,7 @@ import { sleep } from '../runtime/backoff.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/event-recorder.ts';
-import type { InformerHandlers } from '../runtime/informer.ts';
+import type { Informer, InformerHandlers } from '../runtime/informer.ts';
 import type { ObjectWriter } from '../runtime/object-writer.ts';
 import type { KubeObject } from '../kube/resources.ts';
 import { WorkQueue } from '../runtime/work-queue.ts';
@@ -326,14 +326,22 @@ export class Member {
   }
 
   /**
-   * Routes events, waits for the watcher's first full read of Cloud Map (retried until it succeeds), then queues every
-   * key this cluster knows of. Resolves early, without starting, if stop() comes first.
+   * Routes events, waits for the watcher's first full read of Cloud Map (retried until it succeeds) and for every
+   * informer's first list, then queues every key this cluster knows of. Resolves early, without starting, if stop()
+   * comes first.
    */
   async start(): Promise<void> {
     this.#route();
-    const first = this.#watcher.start();
+    const { informers } = this.#o;
     const stopped = new Promise<void>((resolve) => this.#stopped.signal.addEventListener('abort', () => resolve(), { once: true }));
+    // The first read starts from what this cluster exports and imports (knownServices); Services, EndpointSlices and
+    // Namespaces, the bulk of a start's lists, go on listing meanwhile and are needed only to reconcile (M9).
+    const listed = (...kinds: Informer<KubeObject>[]) => Promise.race([Promise.all(kinds.map((i) => i.waitForSync(this.#stopped.signal))), stopped]);
+    await listed(informers.serviceExports, informers.serviceImports);
+    if (this.#stopped.signal.aborted) return;
+    const first = this.#watcher.start();
     await Promise.race([first, stopped]);
+    await listed(informers.services, informers.endpointSlices, informers.namespaces);
     // Each other Region's first read re-imports everything once it completes (until then its clusters are missing).
     const others = this.#others.map((r) => r.watcher.start().then(() => this.#requeueImports()));
     if (others.length > 0) await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
@@ -341,7 +349,6 @@ export class Member {
     this.#synced = true;
     this.#deadClusters.evaluate();
     this.#deadClusters.start();
-    const { informers } = this.#o;
     const exports = informers.serviceExports.list().map((se) => keyOf(se.metadata.namespace ?? '', se.metadata.name));
     for (const key of startOrder(this.identity.clusterId, exports)) this.#exports.add(key);
     for (const si of informers.serviceImports.list()) if (keptByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));

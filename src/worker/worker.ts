@@ -117,8 +117,16 @@ class Worker {
     return this.#chain;
   }
 
+  /**
+   * What deciding the identity reads: the ClusterProperties and whether anything is exported (C3). The other kinds go
+   * on listing meanwhile, while the member reads Cloud Map (M9: a start waits for the longer of the two, not both).
+   */
+  #identityListed(): boolean {
+    return this.#informers.clusterProperties.hasSynced() && this.#informers.serviceExports.hasSynced();
+  }
+
   async #decide(): Promise<void> {
-    if (!this.#leading || this.#stopping || !this.#informers.synced()) {
+    if (!this.#leading || this.#stopping || !this.#identityListed()) {
       if (this.#member !== undefined) await this.#stopMember();
       return;
     }
@@ -180,8 +188,9 @@ class Worker {
   }
 
   async start(): Promise<void> {
-    await this.#informers.waitForSync();
+    await Promise.all([this.#informers.clusterProperties.waitForSync(), this.#informers.serviceExports.waitForSync()]);
     await this.#evaluate();
+    await this.#informers.waitForSync();
   }
 
   async stop(): Promise<void> {

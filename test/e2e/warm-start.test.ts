@@ -281,4 +281,29 @@ describe('e2e: warm start from checkpoints (M9)', function () {
     await stopWorker(cls1);
     await startWorker(cls1);
   });
+
+  it('the first read of Cloud Map does not wait for the EndpointSlices, Services and Namespaces to be listed; reconciling does', async () => {
+    const { cls2, stopWorker, startWorker } = e2e();
+    const role = JSON.parse(cls2.kubectl(['get', 'clusterrole', 'mcs-cloudmap-worker', '-o', 'json'])) as { rules: Array<{ resources: string[]; verbs: string[] }> };
+    const rule = role.rules.findIndex((r) => r.resources.includes('endpointslices'));
+    const verbs = role.rules[rule]!.verbs;
+    const setVerbs = (value: string[]) => cls2.kubectl(['patch', 'clusterrole', 'mcs-cloudmap-worker', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: `/rules/${rule}/verbs`, value }])]);
+    await stopWorker(cls2);
+    // The worker's EndpointSlice informer cannot list (403, retried) until the rule is back: a list that takes long.
+    setVerbs(verbs.filter((v) => v !== 'list'));
+    try {
+      await startWorker(cls2);
+      const read = () => readFileSync(cls2.worker.proc.logPath, 'utf8').split('\n').some((l) => l.includes('"msg":"Cloud Map read'));
+      await eventually('cls2\'s worker to read Cloud Map while it cannot list EndpointSlices', read, 60_000);
+      const readyz = await fetch(`${cls2.worker.healthUrl}/readyz`);
+      expect(readyz.status, '/readyz while EndpointSlices are not listed').to.equal(503);
+      expect(await readyz.text()).to.include('waiting for the first list of every watched kind');
+      expect(await cls2.metric('mcs_cloudmap_reconcile_total', 'controller="import"'), 'imports reconciled before every kind is listed').to.equal(0);
+    } finally {
+      setVerbs(verbs);
+    }
+    await started(cls2);
+    expect(await allImported(cls2, NS, expected)).to.equal(true);
+    expect(await writes(cls2)).to.deep.equal({});
+  });
 });
