@@ -35,6 +35,7 @@ import {
 } from './change-marker.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import { forEachLimited } from '../runtime/for-each-limited.ts';
+import { CallCancelledError, LeaseLostError } from './errors.ts';
 import { heartbeatInstance, parseHeartbeat } from './heartbeat.ts';
 import { sameInstances } from './instance-set.ts';
 import type { CloudMapInstances } from './instances.ts';
@@ -432,6 +433,8 @@ export class CloudMapWatcher {
 
   /** Records the outcome of a marker poll (`failure` undefined: answered); calls back when reachability changed. */
   private reached(failure: unknown): void {
+    // A call this process cut short (stopping) or did not send (a lost Lease) says nothing of whether Cloud Map answers.
+    if (failure instanceof CallCancelledError || failure instanceof LeaseLostError) return;
     const reachable = failure === undefined;
     if (reachable === this.reach.reachable) return;
     this.reach = reachable ? { reachable, since: this.opts.clock.now() } : { reachable, since: this.opts.clock.now(), error: String(failure) };

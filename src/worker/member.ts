@@ -425,7 +425,7 @@ export class Member {
    */
   #reportWaiting(namespace: string, name: string): void {
     const why = this.#cloudMapDown;
-    if (this.#synced || why === undefined) return;
+    if (this.#synced || why === undefined || this.#stopped.signal.aborted) return;
     const se = this.#o.informers.serviceExports.get(namespace, name);
     if (se === undefined || se.metadata.deletionTimestamp !== undefined) return;
     this.#exportStatus.update(se, [readyCondition('Pending', se.metadata.generation ?? 0, `Cloud Map: ${why}`)]).catch((err: unknown) => {

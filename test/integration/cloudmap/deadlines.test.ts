@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { CloudMapCallError, CallCancelledError, isTemporary, OperationsFailedError } from '../../../src/cloudmap/errors.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
+import type { Reachability } from '../../../src/cloudmap/watcher.ts';
 import { adapterFor } from './fixtures.ts';
 
 async function rejection(promise: Promise<unknown>): Promise<{ err: unknown; ms: number }> {
@@ -118,6 +119,25 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
       expect(ms).to.be.below(1000);
       expect(proxy.held).to.equal(1);
       expect(calls.count()).to.equal(0);
+    } finally {
+      adapter.destroy();
+    }
+  });
+
+  it('a watcher whose owner stops while its marker poll is in flight does not report Cloud Map unreachable', async () => {
+    const stop = new AbortController();
+    const { adapter } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 30_000, signal: stop.signal });
+    const reports: Reachability[] = [];
+    const watcher = adapter.watch({ onChange: () => {}, onReachability: (r) => reports.push(r), pollIntervalMs: 100, heartbeatIntervalMs: 0 });
+    try {
+      proxy.hold(1);
+      void watcher.start();
+      while (proxy.held === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      // As a member stops: its adapter's signal first (the poll is cancelled), then the watcher.
+      stop.abort();
+      await watcher.stop();
+      expect(reports, 'reachability reported by a stopping watcher').to.deep.equal([]);
+      expect(watcher.reachability.reachable).to.equal(true);
     } finally {
       adapter.destroy();
     }
