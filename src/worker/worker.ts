@@ -121,12 +121,12 @@ class Worker {
    * What deciding the identity reads: the ClusterProperties and whether anything is exported (C3). The other kinds go
    * on listing meanwhile, while the member reads Cloud Map (M9: a start waits for the longer of the two, not both).
    */
-  #identityListed(): boolean {
-    return this.#informers.clusterProperties.hasSynced() && this.#informers.serviceExports.hasSynced();
+  get #identityInformers() {
+    return [this.#informers.clusterProperties, this.#informers.serviceExports];
   }
 
   async #decide(): Promise<void> {
-    if (!this.#leading || this.#stopping || !this.#identityListed()) {
+    if (!this.#leading || this.#stopping || !this.#identityInformers.every((i) => i.hasSynced())) {
       if (this.#member !== undefined) await this.#stopMember();
       return;
     }
@@ -188,7 +188,7 @@ class Worker {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.#informers.clusterProperties.waitForSync(), this.#informers.serviceExports.waitForSync()]);
+    await Promise.all(this.#identityInformers.map((i) => i.waitForSync()));
     await this.#evaluate();
     await this.#informers.waitForSync();
   }
