@@ -12,6 +12,7 @@ import https from 'node:https';
 import { createInterface } from 'node:readline';
 import type { KubeAccess } from './kube-access.ts';
 import { errorText, KubeApiError } from './api-error.ts';
+import { ListBodyParser, type ListEnvelope } from './list-body.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -135,6 +136,25 @@ export class KubeClient {
       return (text ? JSON.parse(text) : undefined) as T;
     } catch (err) {
       throw this.#error(req, res.statusCode, new Error(`unparseable response body: ${errorText(err)}`));
+    }
+  }
+
+  /**
+   * One GET of a collection, read as it arrives: `onItem` runs for every item, in order, as soon as it is in; resolves
+   * with the list's envelope (its metadata: resourceVersion, continue). The list is never held whole (list-body.ts).
+   */
+  async list<T>(req: KubeRequest, onItem: (item: T) => void): Promise<ListEnvelope> {
+    const res = await this.#send(req, this.#requestTimeoutMs);
+    if (res.statusCode! < 200 || res.statusCode! >= 300) {
+      throw this.#httpError(req, res.statusCode!, await readBody(res).catch(() => ''));
+    }
+    const parser = new ListBodyParser((json) => onItem(JSON.parse(json) as T));
+    try {
+      await readChunks(res, (chunk) => parser.push(chunk));
+      return parser.end();
+    } catch (err) {
+      res.destroy();
+      throw this.#error(req, res.statusCode, err instanceof SyntaxError || !(err instanceof Error) ? new Error(`unparseable response body: ${errorText(err)}`) : err);
     }
   }
 
@@ -277,13 +297,28 @@ function sameTls(a: TlsMaterial, b: TlsMaterial): boolean {
 
 // A keep-alive connection keeps its first request and response reachable for as long as it lives (through Node's TLS
 // session listener), so listeners left on a response would keep its chunks and text too: an informer's whole first list.
-export function readBody(res: http.IncomingMessage): Promise<string> {
+export async function readBody(res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  await readChunks(res, (c) => chunks.push(c));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Hands every chunk of a response to `onChunk` as it arrives (a throw ends the read with that error); like readBody,
+ * leaves no listener on the response that would keep what was read.
+ */
+export function readChunks(res: http.IncomingMessage, onChunk: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const onData = (c: Buffer) => chunks.push(c);
+    const onData = (c: Buffer) => {
+      try {
+        onChunk(c);
+      } catch (err) {
+        settle(err ?? new Error('chunk handler failed'));
+      }
+    };
     const settle = (err?: unknown) => {
       res.off('data', onData).off('end', settle).off('error', settle).on('error', ignore);
-      if (err === undefined) resolve(Buffer.concat(chunks).toString('utf8'));
+      if (err === undefined) resolve();
       else reject(err);
     };
     res.on('data', onData).on('end', settle).on('error', settle);

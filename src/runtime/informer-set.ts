@@ -50,7 +50,7 @@ export function createInformerSet<S extends { [K in keyof S]: KubeObject }>(
     const { resource, trim } = specs[name];
     informers[name] = createInformer<S[typeof name]>({
       kubeConfig: options.kubeConfig, path: resourcePath(resource), resyncMs: options.resyncMs, trim,
-      ...(options.pageSize ? { pageSize: options.pageSize } : {}),
+      ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
       ...(options.metrics ? { metrics: options.metrics } : {}), ...(options.logger ? { logger: options.logger } : {}),
     });
   }

@@ -58,7 +58,10 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   resyncMs: number;
   /** Backoff between failed attempts; default 500 ms doubling to 10 s, half jittered. */
   backoff?: BackoffPolicy;
-  /** Items per list page. */
+  /**
+   * Items per list page; 0: one unpaged list. Pages after the first are read from etcd, an unpaged list whole from the
+   * apiserver's watch cache; either way the client parses item by item and never holds a page (kube/list-body.ts).
+   */
   pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
@@ -94,13 +97,6 @@ export interface Informer<T extends KubeObject> {
 // Capped at 10 s: after an apiserver outage the reconcilers wait for current caches, so a long last sleep is a long
 // pause of all reconciling (one list or watch call per kind every 5–10 s is no load for an apiserver).
 export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 10_000, jitter: 0.5 };
-
-interface ObjectList<T> {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { resourceVersion?: string; continue?: string };
-  items: T[];
-}
 
 interface Status {
   code?: number;
@@ -286,17 +282,23 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     const started = performance.now();
     let pages = 0;
     do {
-      const page = await this.#client.request<ObjectList<T>>({
+      const pageItems: T[] = [];
+      // Each item is trimmed as it arrives, so a page is never held whole.
+      const page = await this.#client.list<T>({
         method: 'GET', path: this.path, signal: this.#stop.signal,
         query: {
           labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector,
-          limit: this.#opts.pageSize ?? 500, continue: cont,
+          limit: this.#opts.pageSize === 0 ? undefined : this.#opts.pageSize ?? 500, continue: cont,
         },
-      });
+      }, (item) => pageItems.push(this.#trim(item)));
       // List items carry no apiVersion/kind; fill them in so handlers see the same shape as from the watch.
       pages++;
       const kind = page.kind?.replace(/List$/, '');
-      for (const item of page.items ?? []) items.push(this.#trim({ apiVersion: page.apiVersion, kind, ...item }));
+      for (const item of pageItems) {
+        item.apiVersion = page.apiVersion;
+        item.kind = kind;
+        items.push(item);
+      }
       resourceVersion = page.metadata?.resourceVersion ?? '';
       cont = page.metadata?.continue || undefined;
     } while (cont);

@@ -7,14 +7,7 @@
 // its own. So objects, arrays, keys and values are counted, and a body with more than a review ever holds is refused
 // before JSON.parse (W6).
 
-const OPEN_OBJECT = 0x7b;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_OBJECT = 0x7d;
-const CLOSE_ARRAY = 0x5d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../kube/json-bytes.ts';
 
 export interface JsonBounds {
   /** Deepest nesting; the top-level value is level 1. */

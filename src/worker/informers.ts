@@ -52,12 +52,13 @@ export const trimNamespace: ObjectTrim<NamespaceObject> = (ns) => ({
 });
 
 /**
- * Items per page of the first lists. A warm start waits for these lists (M9), and a paged list is read from etcd page
- * by page: at 500 a page, three workers listing 57,000 objects took 10–17 s on the testbed, at 2,000 8–11 s, unpaged
- * 4–7 s. Each page is held whole while it is parsed: 2,000 adds about 12 MiB at the start of 23,000 objects, unpaged
- * 40–60 MiB (docs/design.md, "Warm start").
+ * Lists unpaged. A warm start waits for the first lists (M9): on Kubernetes 1.31 and later an unpaged list is served
+ * whole from the apiserver's watch cache, while every page after the first of a paged one is read from etcd (three
+ * workers listing 57,000 objects: 500 a page 10–17 s, 2,000 a page 8–11 s, unpaged 4–7 s on the testbed). The client
+ * parses a list item by item as it arrives (kube/list-body.ts), so no page or whole list is held (docs/design.md,
+ * "Warm start").
  */
-const WORKER_LIST_PAGE_SIZE = 2000;
+const WORKER_LIST_PAGE_SIZE = 0;
 
 export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInformers {
   const { informers, unsynced: _unsynced, ...lifecycle } = createInformerSet<WorkerKinds>({

@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { ListBodyParser } from '../../../src/kube/list-body.ts';
+
+/** Feeds `body` in chunks cut at `cuts` (byte offsets); returns the items parsed and the envelope. */
+function parse(body: Buffer, cuts: readonly number[] = []) {
+  const items: unknown[] = [];
+  const parser = new ListBodyParser((json) => items.push(JSON.parse(json)));
+  let at = 0;
+  for (const cut of [...cuts].sort((a, b) => a - b)) {
+    parser.push(body.subarray(at, cut));
+    at = cut;
+  }
+  parser.push(body.subarray(at));
+  return { items, envelope: parser.end() };
+}
+
+const list = (items: unknown[], extra: Record<string, unknown> = {}) => ({
+  kind: 'ServiceList', apiVersion: 'v1', metadata: { resourceVersion: '42', continue: 'abc' }, items, ...extra,
+});
+
+describe('kube list body: items handed over as they arrive', () => {
+  it('hands over every item in order and keeps the rest as the envelope', () => {
+    const body = Buffer.from(JSON.stringify(list([{ metadata: { name: 'a' } }, { metadata: { name: 'b' }, spec: { ports: [{ port: 80 }] } }])));
+    const { items, envelope } = parse(body);
+    expect(items).to.deep.equal([{ metadata: { name: 'a' } }, { metadata: { name: 'b' }, spec: { ports: [{ port: 80 }] } }]);
+    expect(envelope).to.deep.equal({ kind: 'ServiceList', apiVersion: 'v1', metadata: { resourceVersion: '42', continue: 'abc' }, items: [] });
+  });
+
+  const cases: Array<[string, string, unknown[]]> = [
+    ['an empty list', '{"kind":"ServiceList","metadata":{"resourceVersion":"7"},"items":[]}', []],
+    ['items before the metadata', '{"items":[{"a":1}],"metadata":{"resourceVersion":"7"}}', [{ a: 1 }]],
+    ['no items member (an apiserver omits an empty one)', '{"kind":"ServiceList","metadata":{"resourceVersion":"7"}}', []],
+    ['brackets, quotes and escapes inside strings', '{"items":[{"a":"]}\\"{[\\\\","b":["x]"]}],"metadata":{}}', [{ a: ']}"{[\\', b: ['x]'] }]],
+    ['another array member named like items, nested', '{"metadata":{"items":[1,2]},"items":[{"items":[{"c":1}]}]}', [{ items: [{ c: 1 }] }]],
+    ['a key ending in items', '{"moreitems":[1],"items":[{"z":true}]}', [{ z: true }]],
+    ['whitespace everywhere', ' { "items" : [ { "a" : 1 } , { "b" : [ ] } ] , "metadata" : { } } ', [{ a: 1 }, { b: [] }]],
+    ['multi-byte characters', '{"items":[{"name":"naïve-ünïcode-名前"}]}', [{ name: 'naïve-ünïcode-名前' }]],
+  ];
+  for (const [title, text, expected] of cases) {
+    it(`reads ${title}, whichever byte each chunk ends at`, () => {
+      const body = Buffer.from(text);
+      for (let cut = 0; cut <= body.length; cut++) expect(parse(body, [cut]).items, `cut at ${cut}`).to.deep.equal(expected);
+    });
+  }
+
+  const refused: Array<[string, string, RegExp]> = [
+    ['a top-level array', '[{"a":1}]', /not a JSON object/],
+    ['an item that is a string', '{"items":["a"]}', /not an object/],
+    ['an item that is a number', '{"items":[1]}', /not an object/],
+    ['an item that is an array', '{"items":[[1]]}', /not an object/],
+    ['a body cut short in an item', '{"items":[{"a":1}', /ended before its last bracket/],
+    ['a body cut short in a string', '{"items":[{"a":"x', /ended before its last bracket/],
+    ['an empty body', '', /empty/],
+    ['an unbalanced bracket', '{"items":[]}}', /unbalanced/],
+  ];
+  for (const [title, text, error] of refused) {
+    it(`refuses ${title}`, () => {
+      expect(() => parse(Buffer.from(text))).to.throw(error);
+    });
+  }
+
+  it('reads any list of JSON objects the same as JSON.parse, however the body is cut into chunks', () => {
+    const item = fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 });
+    fc.assert(fc.property(
+      fc.array(item, { maxLength: 8 }), fc.string(), fc.array(fc.nat(), { maxLength: 6 }),
+      (items, resourceVersion, rawCuts) => {
+        const body = Buffer.from(JSON.stringify(list(items, { metadata: { resourceVersion } }), null, items.length % 2 === 0 ? undefined : 1));
+        const parsed = parse(body, rawCuts.map((c) => c % (body.length + 1)));
+        expect(parsed.items).to.deep.equal(JSON.parse(JSON.stringify(items)));
+        expect(parsed.envelope.metadata).to.deep.equal({ resourceVersion });
+      },
+    ), { numRuns: 300 });
+  });
+
+  it('keeps nothing of an item once it was handed over (chunks reused by the caller do not change it)', () => {
+    const body = Buffer.from('{"items":[{"name":"first"},{"name":"second"}]}');
+    const seen: string[] = [];
+    const parser = new ListBodyParser((json) => seen.push(json));
+    const scratch = Buffer.alloc(body.length);
+    for (const [from, to] of [[0, 20], [20, body.length]] as const) {
+      body.copy(scratch, 0, from, to);
+      parser.push(scratch.subarray(0, to - from));
+      scratch.fill(0x20);
+    }
+    parser.end();
+    expect(seen.map((s) => JSON.parse(s))).to.deep.equal([{ name: 'first' }, { name: 'second' }]);
+  });
+});
