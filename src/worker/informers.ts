@@ -52,13 +52,13 @@ export const trimNamespace: ObjectTrim<NamespaceObject> = (ns) => ({
 });
 
 /**
- * Lists unpaged. A warm start waits for the first lists (M9): on Kubernetes 1.31 and later an unpaged list is served
- * whole from the apiserver's watch cache, while every page after the first of a paged one is read from etcd (three
- * workers listing 57,000 objects: 500 a page 10–17 s, 2,000 a page 8–11 s, unpaged 4–7 s on the testbed). The client
- * parses a list item by item as it arrives (kube/list-body.ts), so no page or whole list is held (docs/design.md,
- * "Warm start").
+ * Items per page of the first lists, which a warm start waits for (M9). Pages after the first are read from etcd; an
+ * unpaged list is served whole from the apiserver's watch cache, and was faster for three workers listing 57,000
+ * objects (4–7 s against 8–11 s at 2,000), but not at 5,000 services after a long sync (ServiceImports 12–17 s
+ * unpaged against 6–16 s at 2,000; docs/benchmarks.md, 2026-11-27 evening). The client parses item by item either way
+ * (kube/list-body.ts).
  */
-const WORKER_LIST_PAGE_SIZE = 0;
+const WORKER_LIST_PAGE_SIZE = 2000;
 
 export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInformers {
   const { informers, unsynced: _unsynced, ...lifecycle } = createInformerSet<WorkerKinds>({
