@@ -1,7 +1,7 @@
 // Reads a list response (`{"kind":…,"metadata":{…},"items":[…]}`) as it arrives, handing each item over as soon as its
-// last byte is in: a list is never held whole, as text or parsed, so an unpaged list (served from the apiserver's
-// watch cache, M9) costs the client no more memory than one item at a time. Only `items` of the top-level object is
-// split; every other member is kept, and parsed at the end as the list's envelope.
+// last byte is in: a list page is never held whole, as text or parsed, so an informer's first lists (what a warm start
+// waits for, M9) cost the client about one item at a time on top of its cache. Only `items` of the top-level object
+// is split; every other member is kept, and parsed at the end as the list's envelope.
 //
 // Works on bytes, as they arrive (json-bytes.ts).
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.ts';

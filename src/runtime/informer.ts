@@ -58,10 +58,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   resyncMs: number;
   /** Backoff between failed attempts; default 500 ms doubling to 10 s, half jittered. */
   backoff?: BackoffPolicy;
-  /**
-   * Items per list page; 0: one unpaged list. Pages after the first are read from etcd, an unpaged list whole from the
-   * apiserver's watch cache; either way the client parses item by item and never holds a page (kube/list-body.ts).
-   */
+  /** Items per list page; the client parses a page item by item and never holds it whole (kube/list-body.ts). */
   pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
@@ -288,7 +285,7 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
         method: 'GET', path: this.path, signal: this.#stop.signal,
         query: {
           labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector,
-          limit: this.#opts.pageSize === 0 ? undefined : this.#opts.pageSize ?? 500, continue: cont,
+          limit: this.#opts.pageSize ?? 500, continue: cont,
         },
       }, (item) => pageItems.push(this.#trim(item)));
       // List items carry no apiVersion/kind; fill them in so handlers see the same shape as from the watch.
