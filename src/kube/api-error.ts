@@ -41,6 +41,8 @@ function statusOf(err: unknown): number | undefined {
 export const isNotFound = (err: unknown): boolean => statusOf(err) === 404;
 export const isConflict = (err: unknown): boolean => statusOf(err) === 409 && (err as KubeApiError).reason !== 'AlreadyExists';
 export const isAlreadyExists = (err: unknown): boolean => statusOf(err) === 409 && (err as KubeApiError).reason === 'AlreadyExists';
+/** 422 Invalid: the object, or a patch's `test` operation, was refused. */
+export const isInvalid = (err: unknown): boolean => statusOf(err) === 422;
 /** 410: the resourceVersion (or continue token) is older than what the apiserver still keeps; relist from scratch. */
 export const isGone = (err: unknown): boolean => statusOf(err) === 410;
 

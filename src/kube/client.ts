@@ -19,6 +19,7 @@ export type Query = Readonly<Record<string, string | number | boolean | undefine
 
 export const CONTENT_JSON = 'application/json';
 export const CONTENT_MERGE_PATCH = 'application/merge-patch+json';
+export const CONTENT_JSON_PATCH = 'application/json-patch+json';
 export const CONTENT_APPLY_PATCH = 'application/apply-patch+yaml';
 
 /** How long a keep-alive connection may sit unused before it is closed. */

@@ -1,19 +1,21 @@
 // Leader election on a coordination.k8s.io/v1 Lease, so that two worker replicas can run and only one reconciles.
-// Candidates try every retry period to create, take over (free or expired) or renew the lease; every write is an update
+// Candidates try every retry period to create or take over (free or expired) the lease; every such write is an update
 // guarded by the resourceVersion read, so two candidates racing for it get one success and one 409 Conflict (the loser
-// simply tries again later). A leader that cannot renew within the renew deadline stops leading; `stop()` stops
-// leading, waits for onStoppedLeading, then releases the lease so a standby takes over at its next try.
+// simply tries again later). The leader renews every retry period with a patch that applies only while it is the
+// holder, without waiting for earlier renewals' answers; one that has not renewed within the renew deadline stops
+// leading. `stop()` stops leading, waits for onStoppedLeading, then releases the lease so a standby takes over at its
+// next try.
 // Usage:
 //   const election = runLeaderElection({ kubeConfig, namespace, name: 'mcs-cloudmap-worker', identity: podName,
 //     onStartedLeading: (signal) => startReconcilers(signal), onStoppedLeading: () => stopReconcilers() });
 //   election.isLeader(); await election.stop();
 
 import { createLogger, type Logger } from '../observability/log.ts';
-import { errorText, isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.ts';
+import { errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import { sleep } from './backoff.ts';
-import { kubeClientFor, type KubeClient } from '../kube/client.ts';
+import { CONTENT_JSON_PATCH, kubeClientFor, type KubeClient } from '../kube/client.ts';
 import {
-  mustStepDown, observe, planLease, releasedSpec, renewAttemptMs, validateTiming, type LeaderElectionTiming, type LeaseObservation,
+  mustStepDown, observe, planLease, releasedSpec, renewalPatch, validateTiming, type LeaderElectionTiming, type LeaseObservation,
   type LeaseSpec,
 } from './lease-rules.ts';
 import { apiVersionOf, LEASES, objectKey, resourcePath, type KubeObject } from '../kube/resources.ts';
@@ -63,8 +65,10 @@ class LeaseElector implements LeaderElection {
   readonly #stopped = new AbortController();
   readonly #target: string;
   #observation: LeaseObservation | undefined;
-  /** The lease as last read or written, so a leader renews without reading first. */
+  /** The lease as last read or written, so that release() need not read it first. */
   #lease: Lease | undefined;
+  /** When the renewal that returned `#lease` was sent: answers of overlapping renewals can arrive out of order. */
+  #leaseSentAt = 0;
   #leader: string | undefined;
   #leading = false;
   #lastRenewAt = 0;
@@ -107,13 +111,13 @@ class LeaseElector implements LeaderElection {
   }
 
   async #run(): Promise<void> {
-    const { retryPeriodMs, renewDeadlineMs } = this.#timing;
+    const { retryPeriodMs } = this.#timing;
     const stop = this.#stopped.signal;
     while (!stop.aborted) {
       // Campaign: jittered retries (up to +20 %) so candidates that started together do not collide every time.
       // The time an attempt was sent, not answered, is when the Lease was at most last renewed.
       let sentAt = this.#now();
-      while (!stop.aborted && !(await this.#tryAcquireOrRenew(retryPeriodMs))) {
+      while (!stop.aborted && !(await this.#tryAcquire(retryPeriodMs))) {
         await sleep(retryPeriodMs * (1 + 0.2 * Math.random()), stop);
         sentAt = this.#now();
       }
@@ -123,16 +127,10 @@ class LeaseElector implements LeaderElection {
       this.#setLeading(true);
       this.#log.info({ event: 'leader-started' }, 'started leading');
       void this.#invoke('onStartedLeading', () => this.#opts.onStartedLeading(leadership.signal));
-      while (!stop.aborted) {
-        await sleep(retryPeriodMs, stop);
-        if (stop.aborted) break;
-        const renewSentAt = this.#now();
-        if (await this.#tryAcquireOrRenew(renewAttemptMs(this.#timing, this.#lastRenewAt, renewSentAt))) this.#lastRenewAt = renewSentAt;
-        else if (mustStepDown(this.#lastRenewAt, renewDeadlineMs, this.#now())) break;
-      }
+      const reason = await this.#lead(leadership.signal);
       leadership.abort();
       this.#setLeading(false);
-      this.#log.warn({ event: 'leader-stopped', reason: stop.aborted ? 'shutdown' : 'renew deadline passed' }, 'stopped leading');
+      this.#log.warn({ event: 'leader-stopped', reason }, 'stopped leading');
       await this.#invoke('onStoppedLeading', () => this.#opts.onStoppedLeading());
       if (stop.aborted) await this.#release();
     }
@@ -151,11 +149,54 @@ class LeaseElector implements LeaderElection {
     }
   }
 
-  /** One attempt to create, take over or renew the lease within `timeoutMs`; true when this candidate holds it now. */
-  async #tryAcquireOrRenew(timeoutMs: number): Promise<boolean> {
+  /**
+   * Renews every retry period until leadership ends, and says why it ended. Renewals overlap: each waits for its answer
+   * up to the renew deadline, because a loaded apiserver can take seconds to answer and a request stuck on a stalled
+   * connection never does, and neither may hold back the next renewal (which goes out on another connection). The
+   * Lease counts as renewed when the renewal that succeeded was sent.
+   */
+  async #lead(leadership: AbortSignal): Promise<string> {
+    const { retryPeriodMs, renewDeadlineMs } = this.#timing;
+    const lost = new AbortController();
+    const wake = AbortSignal.any([this.#stopped.signal, lost.signal]);
+    for (;;) {
+      await sleep(retryPeriodMs, wake);
+      if (this.#stopped.signal.aborted) return 'shutdown';
+      if (lost.signal.aborted) return String(lost.signal.reason);
+      if (mustStepDown(this.#lastRenewAt, renewDeadlineMs, this.#now())) return 'renew deadline passed';
+      void this.#renew(this.#now(), leadership).then((why) => { if (why !== undefined) lost.abort(why); });
+    }
+  }
+
+  /** One renewal sent at `sentAt`; answers why leadership is lost when the apiserver says another holds the Lease. */
+  async #renew(sentAt: number, leadership: AbortSignal): Promise<string | undefined> {
+    const signal = AbortSignal.any([leadership, AbortSignal.timeout(this.#timing.renewDeadlineMs)]);
+    try {
+      const lease = await this.#client.request<Lease>({
+        method: 'PATCH', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal,
+        contentType: CONTENT_JSON_PATCH, body: renewalPatch(this.#opts.identity, this.#timing.leaseDurationMs, sentAt),
+      });
+      if (leadership.aborted) return undefined;
+      this.#lastRenewAt = Math.max(this.#lastRenewAt, sentAt);
+      if (sentAt >= this.#leaseSentAt) {
+        this.#lease = lease;
+        this.#leaseSentAt = sentAt;
+      }
+      return undefined;
+    } catch (err) {
+      if (leadership.aborted) return undefined;
+      // 422: the patch's test failed, the holder is no longer this candidate; 404: the Lease was deleted.
+      if (isInvalid(err) || isNotFound(err)) return 'the Lease is no longer held by this replica';
+      this.#log.warn({ event: 'lease-error', err: errorText(err) }, 'could not renew the lease');
+      return undefined;
+    }
+  }
+
+  /** One attempt to create or take over the lease within `timeoutMs`; true when this candidate holds it now. */
+  async #tryAcquire(timeoutMs: number): Promise<boolean> {
     const signal = AbortSignal.any([this.#stopped.signal, AbortSignal.timeout(timeoutMs)]);
     try {
-      const current = this.#leading && this.#lease ? this.#lease : await this.#get(signal);
+      const current = await this.#get(signal);
       const now = this.#now();
       if (current?.spec) this.#observation = observe(this.#observation, current.spec, now);
       const plan = planLease(current?.spec, this.#observation, this.#opts.identity, this.#timing.leaseDurationMs, now);
@@ -165,6 +206,7 @@ class LeaseElector implements LeaderElection {
         return false;
       }
       this.#lease = plan.action === 'create' ? await this.#create(plan.spec, signal) : await this.#update(current!, plan.spec, signal);
+      this.#leaseSentAt = now;
       this.#observation = observe(undefined, this.#lease.spec ?? {}, this.#now());
       if (plan.acquired) this.#log.info({ event: 'lease-acquired', transitions: plan.spec.leaseTransitions }, 'acquired the lease');
       return true;

@@ -69,15 +69,20 @@ export function mustStepDown(lastRenewAt: number, renewDeadlineMs: number, now: 
   return now - lastRenewAt >= renewDeadlineMs;
 }
 
+/** One operation of a JSON Patch (RFC 6902), as the apiserver takes it with `application/json-patch+json`. */
+export type JsonPatchOp = { readonly op: 'test' | 'add'; readonly path: string; readonly value: unknown };
+
 /**
- * How long one renewal may wait for its answer: a third of the renew deadline (at least a retry period), never past
- * the deadline. A request stuck on a dead or stalled connection is then abandoned (its socket with it) and the
- * next attempt, on another connection, still fits in the deadline; waiting out the whole deadline on one request
- * made a single stuck connection cost the leadership.
+ * The holder's renewal as a JSON Patch: the apiserver applies it only while `identity` still holds the Lease (a failed
+ * `test` is a 422) and it carries no resourceVersion, so renewals need not wait for each other's answers: a slow
+ * answer, or none on a stalled connection, does not hold back the next renewal.
  */
-export function renewAttemptMs(t: LeaderElectionTiming, lastRenewAt: number, now: number): number {
-  const left = t.renewDeadlineMs - (now - lastRenewAt);
-  return Math.max(1, Math.min(left, Math.max(t.retryPeriodMs, Math.floor(t.renewDeadlineMs / 3))));
+export function renewalPatch(identity: string, leaseDurationMs: number, now: number): JsonPatchOp[] {
+  return [
+    { op: 'test', path: '/spec/holderIdentity', value: identity },
+    { op: 'add', path: '/spec/leaseDurationSeconds', value: Math.ceil(leaseDurationMs / 1000) },
+    { op: 'add', path: '/spec/renewTime', value: microTime(now) },
+  ];
 }
 
 export interface LeaderElectionTiming {

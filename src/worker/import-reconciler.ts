@@ -15,7 +15,7 @@ import {
   desiredServiceImport, serviceImportKeeper, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
 } from '../core/service-import.ts';
 import type { CloudMapInstance, ClusterExport } from '../core/types.ts';
-import { KubeApiError } from '../kube/api-error.ts';
+import { errorText, isInvalid } from '../kube/api-error.ts';
 import { CONTENT_MERGE_PATCH, type KubeClient } from '../kube/client.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ObjectWriter } from '../runtime/object-writer.ts';
@@ -196,7 +196,7 @@ export class ImportReconciler {
       }
     } catch (err) {
       // I5: the apiserver refuses IP families this cluster is not configured for (422 on spec.ipFamilies).
-      if (err instanceof KubeApiError && err.statusCode === 422 && /ipFamil/i.test(err.message)) return { ipFamilyNotSupported: err.message };
+      if (isInvalid(err) && /ipFamil/i.test(errorText(err))) return { ipFamilyNotSupported: errorText(err) };
       throw err;
     }
   }

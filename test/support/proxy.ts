@@ -17,6 +17,8 @@ export interface CuttableProxy {
    * silent in both directions and stays open (a hung NAT entry, a half-open session, a proxy that hangs).
    */
   hold(share: number): void;
+  /** From now on every answer reaches the client `ms` later (a loaded server: slow, but it answers). 0 ends it. */
+  delay(ms: number): void;
   /** Ends down() and hold(): new connections and requests are forwarded again (held ones stay silent). */
   up(): void;
   /** Requests held so far. */
@@ -40,6 +42,7 @@ export async function startCuttableProxy(target: string, random: () => number = 
   let refusing = false;
   let holdShare = 0;
   let held = 0;
+  let delayMs = 0;
   // Neither side is read any more: the other side sees an open connection that says nothing.
   const silence = (pair: Pair) => {
     pair.silent = true;
@@ -58,6 +61,11 @@ export async function startCuttableProxy(target: string, random: () => number = 
       }
     }
     if (pair.silent) return;
+    // Timers of equal delay fire in order, so a delayed answer arrives whole and in sequence.
+    if (!isRequest && delayMs > 0) {
+      setTimeout(() => { if (!pair.silent && !to.destroyed) to.write(chunk); }, delayMs);
+      return;
+    }
     if (!to.write(chunk)) {
       from.pause();
       to.once('drain', () => { if (!pair.silent) from.resume(); });
@@ -93,6 +101,7 @@ export async function startCuttableProxy(target: string, random: () => number = 
       for (const pair of pairs) silence(pair);
     },
     hold: (share) => { holdShare = share; },
+    delay: (ms) => { delayMs = ms; },
     up: () => { refusing = false; holdShare = 0; },
     get held() { return held; },
     close: () => new Promise<void>((resolve) => { cut(); server.close(() => resolve()); }),

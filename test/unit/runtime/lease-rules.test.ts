@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { microTime } from '../../../src/kube/micro-time.ts';
 import {
-  mustStepDown, observe, planLease, releasedSpec, renewAttemptMs, validateTiming, type LeaseObservation, type LeaseSpec,
+  mustStepDown, observe, planLease, releasedSpec, renewalPatch, validateTiming, type LeaseObservation, type LeaseSpec,
 } from '../../../src/runtime/lease-rules.ts';
 
 const DURATION = 15_000;
@@ -80,24 +80,13 @@ describe('leader election rules (Lease, 15 s duration, injected clock)', () => {
     expect(mustStepDown(T0, 10_000, T0 + 10_000)).to.equal(true);
   });
 
-  it('a renewal waits a third of the renew deadline for its answer, at least a retry period, never past the deadline', () => {
-    const timing = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
-    expect(renewAttemptMs(timing, T0, T0 + 2_000)).to.equal(3_333);
-    expect(renewAttemptMs(timing, T0, T0 + 8_000)).to.equal(2_000);
-    expect(renewAttemptMs(timing, T0, T0 + 12_000)).to.equal(1);
-    expect(renewAttemptMs({ leaseDurationMs: 15_000, renewDeadlineMs: 4_000, retryPeriodMs: 2_000 }, T0, T0), 'a retry period at least').to.equal(2_000);
-  });
-
-  it('property: a renewal that times out leaves time for another attempt a retry period later, unless the deadline is that close', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 1, max: 60_000 }), fc.integer({ min: 0, max: 60_000 }),
-      (retryPeriodMs, extra, elapsed) => {
-        const timing = { leaseDurationMs: retryPeriodMs + extra + 1, renewDeadlineMs: retryPeriodMs + extra, retryPeriodMs };
-        const attempt = renewAttemptMs(timing, T0, T0 + elapsed);
-        expect(elapsed + attempt <= timing.renewDeadlineMs || attempt === 1).to.equal(true);
-        if (timing.renewDeadlineMs >= 4 * retryPeriodMs && elapsed <= retryPeriodMs) {
-          expect(elapsed + attempt + retryPeriodMs, 'a second attempt fits').to.be.below(timing.renewDeadlineMs);
-        }
-      }));
+  it('a renewal applies only while the candidate holds the Lease and sets nothing else than its duration and renewTime', () => {
+    expect(renewalPatch('a', 15_000, T0 + 1_500)).to.deep.equal([
+      { op: 'test', path: '/spec/holderIdentity', value: 'a' },
+      { op: 'add', path: '/spec/leaseDurationSeconds', value: 15 },
+      { op: 'add', path: '/spec/renewTime', value: '2025-01-01T12:00:01.500000Z' },
+    ]);
+    expect(renewalPatch('a', 14_001, T0)[1]!.value, 'whole seconds, rounded up').to.equal(15);
   });
 
   it('property: two candidates never both get a write plan for a lease held by a third that is not yet expired', () => {
