@@ -20,6 +20,13 @@ export type Query = Readonly<Record<string, string | number | boolean | undefine
 export const CONTENT_JSON = 'application/json';
 export const CONTENT_MERGE_PATCH = 'application/merge-patch+json';
 export const CONTENT_JSON_PATCH = 'application/json-patch+json';
+
+/** One operation of a JSON Patch (RFC 6902): a CONTENT_JSON_PATCH body, or the patch of an admission response. */
+export interface JsonPatchOp {
+  op: 'add' | 'remove' | 'replace' | 'test';
+  path: string;
+  value?: unknown;
+}
 export const CONTENT_APPLY_PATCH = 'application/apply-patch+yaml';
 
 /** How long a keep-alive connection may sit unused before it is closed. */

@@ -6,6 +6,7 @@
 // clock (clocks of two machines differ).
 
 import { microTime } from '../kube/micro-time.ts';
+import type { JsonPatchOp } from '../kube/client.ts';
 
 export interface LeaseSpec {
   holderIdentity?: string | null;
@@ -68,9 +69,6 @@ export function releasedSpec(current: LeaseSpec, now: number): LeaseSpec {
 export function mustStepDown(lastRenewAt: number, renewDeadlineMs: number, now: number): boolean {
   return now - lastRenewAt >= renewDeadlineMs;
 }
-
-/** One operation of a JSON Patch (RFC 6902), as the apiserver takes it with `application/json-patch+json`. */
-export type JsonPatchOp = { readonly op: 'test' | 'add'; readonly path: string; readonly value: unknown };
 
 /**
  * The holder's renewal as a JSON Patch: the apiserver applies it only while `identity` still holds the Lease (a failed

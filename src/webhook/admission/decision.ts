@@ -1,10 +1,6 @@
 // The outcome of an admission rule: allowed or denied (with the reason), warnings shown by kubectl, and a JSON Patch.
 
-export interface JsonPatchOp {
-  op: 'add' | 'remove' | 'replace' | 'test';
-  path: string;
-  value?: unknown;
-}
+import type { JsonPatchOp } from '../../kube/client.ts';
 
 export interface Decision {
   allowed: boolean;
