@@ -51,6 +51,31 @@ export function markerInstanceId(clusterId: string, namespace: string): string {
   return `m-${digest(`${clusterId}\n${namespace}`, 40)}`;
 }
 
+/**
+ * The id of a cluster's one instance of `kind` in the marker service (its heartbeat, its notice of a coming change):
+ * `<kind>@<clusterId>`, or `<kind>@h-<hash>` when the cluster id does not fit. '@' never appears in a DNS label, so it
+ * cannot collide with a marker's `<clusterId>/<namespace>` or `m-<hash>`, nor with another kind.
+ */
+export function clusterInstanceId(kind: string, clusterId: string): string {
+  const readable = `${kind}@${clusterId}`;
+  if (readable.length <= MAX_INSTANCE_ID_LENGTH && /^[0-9a-zA-Z_.-]+$/.test(clusterId)) return readable;
+  return `${kind}@h-${digest(clusterId, 40)}`;
+}
+
+/** A cluster's one instance of `kind` in the marker service, carrying one time (Unix ms) in `attribute`. */
+export function clusterTimeInstance(kind: string, attribute: string, clusterId: string, clustersetId: string, time: number): CloudMapInstance {
+  return { id: clusterInstanceId(kind, clusterId), attributes: { [ATTR_CLUSTER_ID]: clusterId, [ATTR_CLUSTERSET_ID]: clustersetId, [attribute]: String(Math.floor(time)) } };
+}
+
+/** The cluster and time of such an instance, or undefined when it is not its cluster's `kind` or the time is malformed. */
+export function parseClusterTime(kind: string, attribute: string, instance: CloudMapInstance): { clusterId: string; time: number } | undefined {
+  const clusterId = instance.attributes[ATTR_CLUSTER_ID];
+  const raw = instance.attributes[attribute];
+  const time = raw === undefined || !/^\d{1,16}$/.test(raw) ? Number.NaN : Number(raw);
+  if (clusterId === undefined || !Number.isSafeInteger(time) || instance.id !== clusterInstanceId(kind, clusterId)) return undefined;
+  return { clusterId, time };
+}
+
 /** One bump: its revision and the services it changed. */
 export interface Bump {
   readonly revision: string;

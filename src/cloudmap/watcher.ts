@@ -19,6 +19,9 @@
 // - Optionally, every service of a namespace where a writer that never bumps the marker has instances is checked (revision
 //   first) and the namespace's services listed each short interval, so that writer's changes and new services show
 //   within seconds, at a cost per such namespace and service only.
+// - While another cluster's notice of a coming change (coming-change.ts) is new and not expired, the marker is also
+//   polled every close-watch interval (0.1 s) between polls, and what it names read at once: the first export of a
+//   namespace then reaches peers within a tenth of a second of Cloud Map creating it and the instances (M7).
 // - Every heartbeat interval: this cluster's heartbeat (heartbeat.ts) is re-registered next to the markers; every poll
 //   that reads the markers reads the heartbeats too, and keeps when each cluster's was last seen to change.
 import { sleep } from '../runtime/backoff.ts';
@@ -36,6 +39,7 @@ import {
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import { forEachLimited } from '../runtime/for-each-limited.ts';
 import { CallCancelledError, LeaseLostError } from './errors.ts';
+import { closeWatchUntil, comingInstance, parseComing } from './coming-change.ts';
 import { heartbeatInstance, parseHeartbeat } from './heartbeat.ts';
 import { sameInstances } from './instance-set.ts';
 import type { CloudMapInstances } from './instances.ts';
@@ -99,6 +103,10 @@ export interface CloudMapWatcherOptions {
   heartbeatIntervalMs?: number;
   /** How far behind a writer's clock may be when its heartbeat is seen for the first time (cluster-liveness.ts). */
   heartbeatSkewAllowanceMs?: number;
+  /** How often the marker is polled while a peer's notice of a coming change stands; 0: never closer than pollIntervalMs. */
+  closeWatchIntervalMs?: number;
+  /** Longest close watch after a notice (the reader's cap), and how long this cluster's own notices ask for. */
+  closeWatchMaxMs?: number;
   /** Called as each heartbeat write begins (its RegisterInstance may still fail and be retried at the next poll). */
   onHeartbeat?: () => void;
   /**
@@ -124,6 +132,8 @@ export interface CloudMapWatcherOptions {
 export interface WatcherStats {
   /** DiscoverInstancesRevision calls on the marker service. */
   polls: number;
+  /** Of those, polls made between two ticks because a peer announced a coming change. */
+  closePolls: number;
   /** Polls that found the marker moved (and read it). */
   markerChanges: number;
   /** Namespaces re-read service by service (revisions compared, or every service read). */
@@ -199,6 +209,10 @@ export class CloudMapWatcher {
   private heartbeatView: HeartbeatView = { sightings: new Map(), readAt: undefined };
   private nextBeat = 0;
   private beating: Promise<void> | undefined;
+  /** Until when (this reader's clock) the marker is polled closely; the notice last acted on per cluster. */
+  private closeWatch: { until: number; acted: Map<string, number> } = { until: 0, acted: new Map() };
+  /** When this cluster last sent a notice of a coming change. */
+  private lastNoticeAt = Number.NEGATIVE_INFINITY;
   private readonly dirty: DirtyNamespaces = new Map();
   private rechecks: { due: number; dirty: DirtyNamespaces }[] = [];
   private nextFullResync = 0;
@@ -210,7 +224,7 @@ export class CloudMapWatcher {
   private isSynced = false;
   private readonly writer: ChangeMarkerWriter;
   private readonly counts: WatcherStats = {
-    polls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0, warmStarts: 0, seededServices: 0, checkpointsSaved: 0,
+    polls: 0, closePolls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0, warmStarts: 0, seededServices: 0, checkpointsSaved: 0,
   };
   /** The checkpoints found at start (loaded once per start); undefined until asked for. */
   private checkpointsLoaded: Promise<NamespaceCheckpoint[] | undefined> | undefined;
@@ -263,6 +277,8 @@ export class CloudMapWatcher {
       minBumpIntervalMs: options.minBumpIntervalMs ?? 200,
       markerEvictionMinAgeMs: options.markerEvictionMinAgeMs ?? 60_000,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 0,
+      closeWatchIntervalMs: options.closeWatchIntervalMs ?? 100,
+      closeWatchMaxMs: options.closeWatchMaxMs ?? 10_000,
       heartbeatSkewAllowanceMs: options.heartbeatSkewAllowanceMs ?? 60_000,
       checkpointIntervalMs: options.checkpointIntervalMs ?? 10_000,
       readOnly: options.readOnly ?? false,
@@ -414,8 +430,39 @@ export class CloudMapWatcher {
     while (!signal.aborted) {
       const began = this.opts.clock.now();
       await this.tick();
+      await this.watchClosely(began + this.opts.pollIntervalMs, signal);
       await sleep(Math.max(0, this.opts.pollIntervalMs - (this.opts.clock.now() - began)), signal);
     }
+  }
+
+  /** Until `nextTick`, while a peer's notice of a coming change stands: polls every close-watch interval, reads what moved. */
+  private async watchClosely(nextTick: number, signal: AbortSignal): Promise<void> {
+    const { clock, closeWatchIntervalMs } = this.opts;
+    while (!signal.aborted && this.isSynced && closeWatchIntervalMs > 0) {
+      const now = clock.now();
+      if (now >= this.closeWatch.until || now + closeWatchIntervalMs >= nextTick) return;
+      await sleep(closeWatchIntervalMs, signal);
+      if (signal.aborted) return;
+      this.counts.closePolls++;
+      this.reached(await this.guard('poll the change marker', () => this.pollMarker(true)));
+      await this.guard('re-read changed services', () => this.processDirty());
+    }
+  }
+
+  /**
+   * Tells the peers a bump of this cluster's marker is coming after a wait Cloud Map imposes (a namespace being
+   * created, M1): they poll the marker closely until closeWatchMaxMs from now (M7). Not awaited; at most one notice
+   * per half that time (a notice's own operation must end before the next); a lost one costs peers only the usual
+   * poll interval.
+   */
+  announceComing(): void {
+    const { clock, identity, readOnly, closeWatchMaxMs } = this.opts;
+    const now = clock.now();
+    if (readOnly || !(closeWatchMaxMs > 0) || this.abort.signal.aborted || now < this.lastNoticeAt + closeWatchMaxMs / 2) return;
+    this.lastNoticeAt = now;
+    void this.firstListing.done
+      .then(() => registerInMarkerService(this.opts, comingInstance(identity.clusterId, identity.clustersetId, now + closeWatchMaxMs), false))
+      .catch((err: unknown) => this.log?.debug({ err: String(err) }, 'could not announce a coming change; peers see it at their next poll'));
   }
 
   /** Runs one step; a failure is logged and returned (the step is retried at the next poll). */
@@ -474,6 +521,9 @@ export class CloudMapWatcher {
     }
     this.markerSeen = new Map(entries.map((e) => [e.id, e]));
     this.markerRevision = revision;
+    const notices = (found?.instances ?? []).flatMap((i) => parseComing(i) ?? []);
+    const { until, acted } = closeWatchUntil(notices, this.closeWatch.acted, this.opts.identity.clusterId, startedAt, this.opts.closeWatchMaxMs);
+    this.closeWatch = { until: Math.max(this.closeWatch.until, until), acted };
     const heartbeats = (found?.instances ?? []).flatMap((i) => parseHeartbeat(i) ?? []);
     this.heartbeatView = {
       sightings: observeHeartbeats(this.heartbeatView.sightings, heartbeats, startedAt, this.opts.heartbeatSkewAllowanceMs),

@@ -38,6 +38,8 @@ export interface ExportReconcilerOptions {
   clusterSetInstances?: (namespace: string, service: string) => CloudMapInstance[];
   /** Tells peers (through the ClusterSet change marker) that this cluster changed `service` in `namespace`. */
   markChanged: (namespace: string, service: string) => void;
+  /** Tells peers a change is coming after a wait Cloud Map imposes, so they watch the marker closely (M7). */
+  announceComing: () => void;
   /** Called after this cluster's instances of a service changed, so the local import follows at once. */
   onWritten: (key: string) => void;
   writer: ObjectWriter;
@@ -162,6 +164,7 @@ export class ExportReconciler {
     // The first export of a namespace waits for Cloud Map to create it (an operation, and the account's 0.5/s quota):
     // say so while it lasts, alongside the creation rather than before it (M1, M7).
     const onNamespaceWait = () => {
+      this.#o.announceComing();
       waitReported ??= this.#o.status.update(serviceExport, [...updates, readyCondition('Pending', generation, `Cloud Map to create namespace ${namespace}, which the first export of a namespace waits for`)])
         .then((written) => { stored = written; }, (err: unknown) => this.#o.log.warn({ namespace, name, err: errorText(err) }, 'could not report the wait for the Cloud Map namespace'));
     };

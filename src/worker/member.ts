@@ -215,6 +215,7 @@ export class Member {
           this.#log.debug({ event: 'marker-bump-failed', namespace, service, err: errorText(err) }, 'change marker not bumped; peers catch up at their full resync');
         });
       },
+      announceComing: () => this.#watcher.announceComing(),
       onWritten: (key) => {
         const started = this.#exportStarted.get(key);
         if (started !== undefined && !this.#pendingLag.has(key)) this.#pendingLag.set(key, started);

@@ -4,7 +4,7 @@
 import { DiscoverInstancesCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { MARKER_SERVICE, markerNamespaceName } from '../../../src/cloudmap/change-marker.ts';
-import type { CloudMapWatcher, ServiceKey } from '../../../src/cloudmap/watcher.ts';
+import type { CloudMapWatcher, CloudMapWatcherOptions, ServiceKey } from '../../../src/cloudmap/watcher.ts';
 import { clusterTag } from '../../../src/core/instance-id.ts';
 import { adapterFor, CLUSTERSET, eventually, instanceOf, REGION, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
 
@@ -43,10 +43,10 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   }
 
   /** Writer cluster `cls2` with `count` services in `namespace`, its watcher started (for markChanged). */
-  async function writer(namespace: string, count: number): Promise<TestAdapter & { ids: Map<string, string>; marker: CloudMapWatcher }> {
+  async function writer(namespace: string, count: number, extra: Partial<CloudMapWatcherOptions> = {}): Promise<TestAdapter & { ids: Map<string, string>; marker: CloudMapWatcher }> {
     const t = adapterFor(moto().endpoint, 'cls2');
     const ids = await populate(t, namespace, count, 'cls2');
-    const marker = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS });
+    const marker = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, ...extra });
     running.push(marker);
     await marker.start();
     return { ...t, ids, marker };
@@ -124,6 +124,42 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     // The marker's first bump names its services: no ListNamespaces, no ListServices, no scan of the namespace.
     expect(a.watcher.stats.namespaceScans).to.equal(scansBefore);
     expect(a.calls.count('ListNamespaces') + a.calls.count('ListServices')).to.equal(0);
+  });
+
+  it('M7: a peer\'s notice of a coming change has it poll the marker closely for as long as the notice asks, once per notice', async () => {
+    // The writer asks for a minute; the reader caps it at 5 s.
+    const b = await writer('demo', 2, { closeWatchMaxMs: 60_000 });
+    await b.marker.markChanged('demo', ['svc-0']);
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    const events: ServiceKey[] = [];
+    // Regular polls 6 s apart, so a change seen sooner was seen by a close poll.
+    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: 6000, closeWatchIntervalMs: 100, closeWatchMaxMs: 5000, rechecksAfterMs: [] });
+    running.push(watcher);
+    await watcher.start();
+    const regularPolls = () => watcher.stats.polls - watcher.stats.closePolls;
+
+    b.marker.announceComing();
+    await eventually('cls1 to start polling closely', () => watcher.stats.closePolls > 0, 15_000);
+    const regularBefore = regularPolls();
+    const seen = (service: string) => events.filter((e) => e.service === service).length;
+    const svc1Before = seen('svc-1');
+    await registerAll(b.adapter, b.ids.get('svc-1')!, [instanceOf('cls2', 'cls2-1-c')]);
+    await b.marker.markChanged('demo', ['svc-1']);
+    await eventually('the event for demo/svc-1', () => seen('svc-1') > svc1Before, 15_000);
+    expect(regularPolls() - regularBefore, 'regular polls between the change and its sighting').to.be.at.most(1);
+    expect(watcher.snapshot('demo', 'svc-1').map((i) => i.id)).to.include('cls2-1-c');
+    expect(b.marker.stats.closePolls, 'a cluster does not act on its own notice').to.equal(0);
+
+    // The window ends; the notice met again at later reads of the marker service (a bump of svc-0) opens no other.
+    await new Promise((r) => setTimeout(r, 5500));
+    const closeAfter = watcher.stats.closePolls;
+    const svc0Before = seen('svc-0');
+    await registerAll(b.adapter, b.ids.get('svc-0')!, [instanceOf('cls2', 'cls2-0-c')]);
+    await b.marker.markChanged('demo', ['svc-0']);
+    await eventually('the event for demo/svc-0', () => seen('svc-0') > svc0Before, 15_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(watcher.stats.closePolls, 'close polls after the window').to.equal(closeAfter);
+    expect(calls.count('DiscoverInstancesRevision')).to.equal(watcher.stats.polls);
   });
 
   it('folds a burst of changes into a few marker bumps and still names every changed service', async () => {
