@@ -109,7 +109,7 @@ describe('kustomize manifests', () => {
       it('the worker Deployment elects a leader and serves health and metrics on its flag ports', () => {
         const deploy = find(objects, 'Deployment', 'mcs-cloudmap-worker') as Deployment;
         const container = deploy.spec.template.spec.containers[0]!;
-        expect(container.command).to.deep.equal(['node', '--max-old-space-size=384', '--max-semi-space-size=1', '--no-opt', '--no-maglev', '--no-sparkplug',
+        expect(container.command).to.deep.equal(['node', '--max-old-space-size=384', '--max-semi-space-size=1', '--no-opt', '--no-maglev', '--no-sparkplug', '--optimize-for-size',
           'dist/src/worker/main.js'], 'the compiled worker with the heap and compiler flags measured in docs/benchmarks.md');
         const opts = parseWorkerOptions(container.args ?? [], effectiveEnv(container, configMapData(objects)));
         expect(opts.leaderElect).to.equal(true);
