@@ -6,6 +6,14 @@
 // Works on bytes, as they arrive (json-bytes.ts).
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.ts';
 
+// The worker runs JavaScript in the interpreter only, where a loop over every byte made the scan several times slower
+// than the parse; V8 matches regular expressions in compiled code. So the loop visits brackets, and the bytes between
+// them are skipped by these:
+/** At depth 3 and more (inside an item): whole strings and all but brackets, up to a bracket or a string the chunk cuts. */
+const ITEM_RUN = /(?:[^"{}[\]]|"(?:[^"\\]|\\.)*")+/y;
+/** The rest of a string the chunk cut: up to its next quote or backslash. */
+const STRING_RUN = /[^"\\]+/y;
+
 export interface ListEnvelope {
   kind?: string;
   apiVersion?: string;
@@ -25,10 +33,8 @@ export class ListBodyParser {
   #inItems = false;
   /** Parts of the item being read. */
   #item: Buffer[] = [];
-  #itemStart = -1;
   /** Parts of the envelope: everything outside the items array. */
   readonly #envelope: Buffer[] = [];
-  #envelopeStart = 0;
 
   constructor(onItem: (itemJson: string) => void) {
     this.#onItem = onItem;
@@ -36,63 +42,87 @@ export class ListBodyParser {
 
   /** Reads the next chunk; calls onItem for every item that ends in it. Throws on a body that is not a list. */
   push(chunk: Buffer): void {
-    this.#envelopeStart = this.#inItems ? -1 : 0;
-    this.#itemStart = this.#item.length > 0 ? 0 : -1;
-    let keyStart = this.#inString && this.#depth === 1 ? 0 : -1;
-    for (let i = 0; i < chunk.length; i++) {
+    // The state lives in locals while the chunk is read: the interpreter reads a local faster than a private field.
+    let depth = this.#depth;
+    let inString = this.#inString;
+    let escaped = this.#escaped;
+    let inItems = this.#inItems;
+    let envelopeStart = inItems ? -1 : 0;
+    let itemStart = this.#item.length > 0 ? 0 : -1;
+    let keyStart = inString && depth === 1 ? 0 : -1;
+    // Latin-1 maps each byte to one character, so indexes are byte offsets; UTF-8's multi-byte sequences hold no ASCII.
+    const text = chunk.toString('latin1');
+    const length = chunk.length;
+    for (let i = 0; i < length; i++) {
       const c = chunk[i]!;
-      if (this.#inString) {
-        if (this.#escaped) this.#escaped = false;
-        else if (c === BACKSLASH) this.#escaped = true;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === BACKSLASH) escaped = true;
         else if (c === QUOTE) {
-          this.#inString = false;
+          inString = false;
           if (keyStart >= 0) {
             this.#key.push(chunk.subarray(keyStart, i));
             this.#keyDone = Buffer.concat(this.#key).toString('utf8');
             this.#key = [];
             keyStart = -1;
           }
+        } else {
+          STRING_RUN.lastIndex = i;
+          STRING_RUN.test(text);
+          i = STRING_RUN.lastIndex - 1;
         }
         continue;
       }
+      if (depth >= 3 && c !== OPEN_OBJECT && c !== OPEN_ARRAY && c !== CLOSE_OBJECT && c !== CLOSE_ARRAY) {
+        ITEM_RUN.lastIndex = i;
+        if (ITEM_RUN.test(text)) {
+          i = ITEM_RUN.lastIndex - 1;
+          continue;
+        }
+      }
       if (c === QUOTE) {
-        if (this.#depth === 2 && this.#inItems) throw new Error('list body has an item that is not an object');
-        this.#inString = true;
-        if (this.#depth === 1) {
+        if (depth === 2 && inItems) throw new Error('list body has an item that is not an object');
+        inString = true;
+        if (depth === 1) {
           this.#key = [];
           keyStart = i + 1;
         }
       } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-        if (this.#depth === 0 && c !== OPEN_OBJECT) throw new Error('list body is not a JSON object');
-        if (this.#depth === 1 && c === OPEN_ARRAY && this.#keyDone === 'items') {
+        if (depth === 0 && c !== OPEN_OBJECT) throw new Error('list body is not a JSON object');
+        if (depth === 1 && c === OPEN_ARRAY && this.#keyDone === 'items') {
           // The envelope keeps `"items":[` and, after the array, `]`: the items are left out.
-          this.#envelope.push(Buffer.from(chunk.subarray(this.#envelopeStart, i + 1)));
-          this.#envelopeStart = -1;
-          this.#inItems = true;
-        } else if (this.#depth === 2 && this.#inItems) {
+          this.#envelope.push(Buffer.from(chunk.subarray(envelopeStart, i + 1)));
+          envelopeStart = -1;
+          inItems = true;
+        } else if (depth === 2 && inItems) {
           if (c !== OPEN_OBJECT) throw new Error('list body has an item that is not an object');
-          this.#itemStart = i;
+          itemStart = i;
         }
-        this.#depth++;
+        depth++;
       } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-        this.#depth--;
-        if (this.#depth === 2 && this.#inItems && this.#itemStart >= 0) {
-          this.#item.push(chunk.subarray(this.#itemStart, i + 1));
+        depth--;
+        if (depth === 2 && inItems && itemStart >= 0) {
+          this.#item.push(chunk.subarray(itemStart, i + 1));
+          itemStart = -1;
           this.#emitItem();
-        } else if (this.#depth === 1 && this.#inItems) {
-          this.#inItems = false;
-          this.#envelopeStart = i;
-        } else if (this.#depth < 0) {
+        } else if (depth === 1 && inItems) {
+          inItems = false;
+          envelopeStart = i;
+        } else if (depth < 0) {
           throw new Error('list body has an unbalanced bracket');
         }
-      } else if (this.#depth === 2 && this.#inItems && c !== COMMA && !isSpace(c) && this.#itemStart < 0) {
+      } else if (depth === 2 && inItems && c !== COMMA && !isSpace(c) && itemStart < 0) {
         throw new Error('list body has an item that is not an object');
       }
     }
+    this.#depth = depth;
+    this.#inString = inString;
+    this.#escaped = escaped;
+    this.#inItems = inItems;
     if (keyStart >= 0) this.#key.push(Buffer.from(chunk.subarray(keyStart)));
     // Slices of the chunk kept past this call are copied: the caller's buffer may be reused.
-    if (this.#itemStart >= 0) this.#item.push(Buffer.from(chunk.subarray(this.#itemStart)));
-    if (this.#envelopeStart >= 0) this.#envelope.push(Buffer.from(chunk.subarray(this.#envelopeStart)));
+    if (itemStart >= 0) this.#item.push(Buffer.from(chunk.subarray(itemStart)));
+    if (envelopeStart >= 0) this.#envelope.push(Buffer.from(chunk.subarray(envelopeStart)));
   }
 
   /** The list's members other than its items, once the whole body was read. */
@@ -106,7 +136,6 @@ export class ListBodyParser {
   #emitItem(): void {
     const text = Buffer.concat(this.#item).toString('utf8');
     this.#item = [];
-    this.#itemStart = -1;
     this.#onItem(text);
   }
 }
