@@ -21,8 +21,6 @@ export interface InformerSetOptions {
   kubeConfig: KubeAccess;
   /** Every cached object is handed to the handlers again this often; 0 turns it off (a reader that only looks up). */
   resyncMs: number;
-  /** Items per list page (default: the informer's). */
-  pageSize?: number;
   metrics?: InformerMetrics;
   logger?: Logger;
 }
@@ -50,7 +48,6 @@ export function createInformerSet<S extends { [K in keyof S]: KubeObject }>(
     const { resource, trim } = specs[name];
     informers[name] = createInformer<S[typeof name]>({
       kubeConfig: options.kubeConfig, path: resourcePath(resource), resyncMs: options.resyncMs, trim,
-      ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
       ...(options.metrics ? { metrics: options.metrics } : {}), ...(options.logger ? { logger: options.logger } : {}),
     });
   }

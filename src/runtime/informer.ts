@@ -1,7 +1,7 @@
 // A self-healing informer: list, then watch from the list's resourceVersion, keeping an indexed cache and calling
 // handlers for every change. Unlike client-node's ListWatch (which stops for good on any error other than 410), it
 // never gives up while started:
-// - 410 Gone / expired resourceVersion (or continue token): relist from scratch; the cache diff turns the relist into
+// - 410 Gone / expired resourceVersion: relist from scratch; the cache diff turns the relist into
 //   adds, updates and deletes, so handlers also hear about deletions they missed. A 410 proves the server answers, so
 //   it relists at once even after a run of failures (an apiserver back from a restart); only repeated 410s back off.
 // - any other failure (refused, reset, 5xx, 403): reconnect after exponential backoff with jitter, watching from the
@@ -58,8 +58,6 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   resyncMs: number;
   /** Backoff between failed attempts; default 500 ms doubling to 10 s, half jittered. */
   backoff?: BackoffPolicy;
-  /** Items per list page; the client parses a page item by item and never holds it whole (kube/list-body.ts). */
-  pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
   /** What the cache keeps of each object (src/runtime/trim.ts); default: all of it. */
@@ -274,36 +272,31 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
 
   async #list(): Promise<void> {
     const items: T[] = [];
-    let resourceVersion = '';
-    let cont: string | undefined;
     const started = performance.now();
-    let pages = 0;
-    do {
-      const pageItems: T[] = [];
-      // Each item is trimmed as it arrives, so a page is never held whole.
-      const page = await this.#client.list<T>({
-        method: 'GET', path: this.path, signal: this.#stop.signal,
-        query: {
-          labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector,
-          limit: this.#opts.pageSize ?? 500, continue: cont,
-        },
-      }, (item) => pageItems.push(this.#trim(item)));
-      // List items carry no apiVersion/kind; fill them in so handlers see the same shape as from the watch.
-      pages++;
-      const kind = page.kind?.replace(/List$/, '');
-      for (const item of pageItems) {
-        item.apiVersion = page.apiVersion;
-        item.kind = kind;
-        items.push(item);
-      }
-      resourceVersion = page.metadata?.resourceVersion ?? '';
-      cont = page.metadata?.continue || undefined;
-    } while (cont);
+    // Unpaged, as client-go's reflector: the apiserver serves a whole list from its watch cache, where a paged one
+    // reads each page after the first from etcd (3–4× its CPU for 5,000 ServiceImports; docs/benchmarks.md). The
+    // first list asks for resourceVersion 0, which any apiserver version answers from that cache, and the watch
+    // from its resourceVersion catches up on anything newer; a relist after a 410 asks for a consistent read, so it
+    // cannot go back in time. Each item is trimmed as it arrives: the list is never held whole (kube/list-body.ts).
+    const list = await this.#client.list<T>({
+      method: 'GET', path: this.path, signal: this.#stop.signal,
+      query: {
+        labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector,
+        resourceVersion: this.#synced ? undefined : '0',
+      },
+    }, (item) => items.push(this.#trim(item)));
+    // List items carry no apiVersion/kind; fill them in so handlers see the same shape as from the watch.
+    const kind = list.kind?.replace(/List$/, '');
+    for (const item of items) {
+      item.apiVersion = list.apiVersion;
+      item.kind = kind;
+    }
+    const resourceVersion = list.metadata?.resourceVersion ?? '';
     if (this.#stop.signal.aborted) return;
     const changes = this.#cache.replace(items);
     this.#resourceVersion = resourceVersion;
     // The first list is what a start waits for (M9): how long each kind took is worth a line at info.
-    const listed = { event: 'listed', count: items.length, pages, changes: changes.length, durationMs: Math.round(performance.now() - started), resourceVersion };
+    const listed = { event: 'listed', count: items.length, changes: changes.length, durationMs: Math.round(performance.now() - started), resourceVersion };
     if (this.#synced) this.#log.debug(listed, 'listed');
     else this.#log.info(listed, 'first list done');
     this.#deliver(changes);

@@ -51,15 +51,6 @@ export const trimNamespace: ObjectTrim<NamespaceObject> = (ns) => ({
   ...(ns.status?.phase === undefined ? {} : { status: { phase: ns.status.phase } }),
 });
 
-/**
- * Items per page of the first lists, which a warm start waits for (M9). Pages after the first are read from etcd; an
- * unpaged list is served whole from the apiserver's watch cache, and was faster for three workers listing 57,000
- * objects (4–7 s against 8–11 s at 2,000), but not at 5,000 services after a long sync (ServiceImports 12–17 s
- * unpaged against 6–16 s at 2,000; docs/benchmarks.md, 2026-11-27 evening). The client parses item by item either way
- * (kube/list-body.ts).
- */
-const WORKER_LIST_PAGE_SIZE = 2000;
-
 export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInformers {
   const { informers, unsynced: _unsynced, ...lifecycle } = createInformerSet<WorkerKinds>({
     serviceExports: { resource: SERVICE_EXPORTS, trim: keepFields<ServiceExportObject>('spec', 'status') },
@@ -69,6 +60,6 @@ export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInform
     serviceImports: { resource: SERVICE_IMPORTS, trim: keepFields<ServiceImportObject>('spec', 'status') },
     namespaces: { resource: NAMESPACES, trim: trimNamespace },
     clusterProperties: { resource: CLUSTER_PROPERTIES, trim: keepFields<ClusterPropertyObject>('spec') },
-  }, { pageSize: WORKER_LIST_PAGE_SIZE, ...opts });
+  }, opts);
   return { ...informers, ...lifecycle };
 }
