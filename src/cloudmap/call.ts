@@ -86,10 +86,11 @@ export class CloudMapCaller {
 
   /**
    * Runs `send` (one request to `api`, to be aborted when its signal is) under the API's rate limit and the call
-   * deadline, retrying throttles, transient failures and timeouts.
+   * deadline, retrying throttles, transient failures and timeouts. `urgent`: ahead of the calls waiting for the
+   * API's rate limit (each attempt).
    */
-  async call<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    return (await this.run(api, context, send))!;
+  async call<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>, urgent = false): Promise<T> {
+    return (await this.run(api, context, send, undefined, urgent))!;
   }
 
   /**
@@ -101,9 +102,9 @@ export class CloudMapCaller {
     return this.run(api, context, send, settled);
   }
 
-  private async run<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>, settled?: () => boolean): Promise<T | undefined> {
+  private async run<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>, settled?: () => boolean, urgent = false): Promise<T | undefined> {
     for (let attempt = 0; ; attempt++) {
-      await this.limiter.acquire(api);
+      await this.limiter.acquire(api, urgent);
       if (this.signal?.aborted) throw new CallCancelledError(api, context);
       if (settled?.()) {
         this.limiter.refund(api);

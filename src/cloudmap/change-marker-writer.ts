@@ -168,22 +168,25 @@ export class ChangeMarkerWriter {
 }
 
 /**
- * Registers one of this cluster's instances of the marker service (a marker, or its heartbeat); the marker namespace
- * and service are created when missing. Waits for the operation unless `wait` is false (a heartbeat: its readers see
- * it when it lands, and polling its operation would cost more calls than the beat).
+ * Registers one of this cluster's instances of the marker service (a marker, or a signal to the peers: the heartbeat,
+ * a notice of a coming change); the marker namespace and service are created when missing. A marker's operation is
+ * waited for. A signal's is not (its readers see it when it lands, and polling its operation would cost more calls
+ * than the signal), and a signal goes ahead of this cluster's registrations waiting for the rate limit: a heartbeat
+ * queued behind a large sync's registrations for longer than the peers' --dead-cluster-ttl would have them withdraw
+ * this cluster's endpoints.
  */
 export async function registerInMarkerService(
   deps: Pick<ChangeMarkerWriterOptions, 'registry' | 'instances' | 'operations' | 'identity'>,
   instance: CloudMapInstance,
-  wait = true,
+  signal = false,
 ): Promise<void> {
   const { registry, instances, operations, identity } = deps;
   for (let attempt = 0; ; attempt++) {
     const namespaceId = await registry.ensureNamespace(markerNamespaceName(identity.clustersetId));
     const serviceId = await registry.ensureService(namespaceId, MARKER_SERVICE);
     try {
-      const operation = await instances.registerInstance(serviceId, instance);
-      if (wait) await operations.wait([operation]);
+      const operation = await instances.registerInstance(serviceId, instance, signal);
+      if (!signal) await operations.wait([operation]);
       return;
     } catch (err) {
       // The marker service was deleted under us: its cached id is dropped, so the next attempt recreates it.

@@ -54,9 +54,9 @@ export class CloudMapInstances {
   }
 
   /** Runs a call on a service id; a ServiceNotFound drops the cached id so the next ensureService looks again. */
-  private async onService<T>(api: string, context: CallContext & { serviceId: string }, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async onService<T>(api: string, context: CallContext & { serviceId: string }, send: (signal: AbortSignal) => Promise<T>, urgent = false): Promise<T> {
     try {
-      return await this.caller.call(api, context, send);
+      return await this.caller.call(api, context, send, urgent);
     } catch (err) {
       if (isNotFound(err, 'ServiceNotFound')) this.registry.forgetService(context.serviceId);
       throw err;
@@ -145,9 +145,10 @@ export class CloudMapInstances {
 
   /**
    * Registers (or updates in place) one of this cluster's instances and returns the operation id to wait for.
-   * Refuses an instance whose CLUSTER_ID or CLUSTERSET_ID is not this cluster's (M4).
+   * Refuses an instance whose CLUSTER_ID or CLUSTERSET_ID is not this cluster's (M4). `urgent`: ahead of the
+   * registrations waiting for the rate limit.
    */
-  async registerInstance(serviceId: string, instance: CloudMapInstance): Promise<string> {
+  async registerInstance(serviceId: string, instance: CloudMapInstance, urgent = false): Promise<string> {
     const context = { serviceId, instanceId: instance.id };
     assertOwnInstance(instance, this.identity, 'register', describeContext({ serviceId }));
     // Fixed across the caller's retries: a retry of a request that landed (its response lost) is answered with the
@@ -155,7 +156,7 @@ export class CloudMapInstances {
     const CreatorRequestId = randomUUID();
     const out = await this.afterBusy(() => this.onService('RegisterInstance', context, (abortSignal) => this.client.send(new RegisterInstanceCommand({
       ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes, CreatorRequestId,
-    }), { abortSignal })));
+    }), { abortSignal }), urgent));
     const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
     this.operations.track(operationId, context, async () => {
       const current = await this.getInstance(serviceId, instance.id);

@@ -30,9 +30,9 @@ export class RateLimiter {
     return bucket;
   }
 
-  /** Waits until `api` may be called. */
-  acquire(api: string): Promise<void> {
-    return this.bucket(api).take();
+  /** Waits until `api` may be called; an `urgent` caller goes ahead of those waiting (token-bucket.ts). */
+  acquire(api: string, urgent = false): Promise<void> {
+    return this.bucket(api).take(urgent);
   }
 
   /** Gives back a token taken by acquire() and not used for a request. */

@@ -186,6 +186,9 @@ const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 const FULL_RESYNC_RETRY_MS = { min: 1000, max: 30_000 };
 
+/** A heartbeat that could not be written, or is due while the previous one is still on its way, is tried again after this. */
+const BEAT_RETRY_MS = 1000;
+
 /** Operations left pending at start that are looked at to tell whether a predecessor of this cluster left them. */
 const OWN_OPERATION_PROBES = 20;
 /** Writes older than this that a predecessor never announced are left to the safety-net resync. */
@@ -209,6 +212,7 @@ export class CloudMapWatcher {
   private heartbeatView: HeartbeatView = { sightings: new Map(), readAt: undefined };
   private nextBeat = 0;
   private beating: Promise<void> | undefined;
+  private beatLoop: Promise<void> | undefined;
   /** Until when (this reader's clock) the marker is polled closely; the notice last acted on per cluster. */
   private closeWatch: { until: number; acted: Map<string, number> } = { until: 0, acted: new Map() };
   /** When this cluster last sent a notice of a coming change. */
@@ -326,6 +330,7 @@ export class CloudMapWatcher {
     this.firstListing.resolve();
     this.writer.stop();
     await this.loop;
+    await this.beatLoop;
     await this.beating;
     await this.checkpointSaving;
     this.loop = undefined;
@@ -422,7 +427,7 @@ export class CloudMapWatcher {
     this.reached(await this.guard('read the change marker', () => this.pollMarker(false)));
     // Only in this cluster's own Region: a Region read only is never written to (its readers read every Region).
     if (!this.opts.readOnly) {
-      this.beatWhenDue();
+      this.beatLoop = this.beatOnTime(signal);
       await this.guard('look for writes a previous process left pending or unannounced', () => this.settlePredecessor());
     }
     // Polls start every interval, however long a tick took: the marker's delay to a reader is at most one interval
@@ -461,7 +466,7 @@ export class CloudMapWatcher {
     if (readOnly || !(closeWatchMaxMs > 0) || this.abort.signal.aborted || now < this.lastNoticeAt + closeWatchMaxMs / 2) return;
     this.lastNoticeAt = now;
     void this.firstListing.done
-      .then(() => registerInMarkerService(this.opts, comingInstance(identity.clusterId, identity.clustersetId, now + closeWatchMaxMs), false))
+      .then(() => registerInMarkerService(this.opts, comingInstance(identity.clusterId, identity.clustersetId, now + closeWatchMaxMs), true))
       .catch((err: unknown) => this.log?.debug({ err: String(err) }, 'could not announce a coming change; peers see it at their next poll'));
   }
 
@@ -493,7 +498,6 @@ export class CloudMapWatcher {
   }
 
   private async tick(): Promise<void> {
-    if (!this.opts.readOnly) this.beatWhenDue();
     this.reached(await this.guard('poll the change marker', () => this.pollMarker(true)));
     if (!this.isSynced && this.opts.clock.now() >= this.nextFullResync) await this.guard('read Cloud Map', () => this.fullResync());
     else await this.guard('re-read changed services', () => this.processDirty());
@@ -531,16 +535,30 @@ export class CloudMapWatcher {
     };
   }
 
-  /** Writes this cluster's heartbeat when an interval has passed since the last one began (not awaited by the poll). */
+  /**
+   * Beats every interval on a loop of its own: a poll that takes minutes (a large sync's reads) must not hold the
+   * heartbeat past the peers' --dead-cluster-ttl.
+   */
+  private async beatOnTime(signal: AbortSignal): Promise<void> {
+    const { heartbeatIntervalMs, clock } = this.opts;
+    if (!(heartbeatIntervalMs > 0)) return;
+    while (!signal.aborted) {
+      this.beatWhenDue();
+      const untilDue = this.nextBeat - clock.now();
+      await sleep(untilDue > 0 ? untilDue : Math.min(heartbeatIntervalMs, BEAT_RETRY_MS), signal);
+    }
+  }
+
+  /** Writes this cluster's heartbeat when an interval has passed since the last one began (not awaited). */
   private beatWhenDue(): void {
     const { heartbeatIntervalMs, clock, identity } = this.opts;
     if (!(heartbeatIntervalMs > 0) || this.beating !== undefined || clock.now() < this.nextBeat) return;
     this.nextBeat = clock.now() + heartbeatIntervalMs;
     this.opts.onHeartbeat?.();
-    this.beating = this.firstListing.done.then(() => registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), false))
+    this.beating = this.firstListing.done.then(() => registerInMarkerService(this.opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), true))
       .catch((err: unknown) => {
-        this.nextBeat = 0; // again at the next poll: peers judge this cluster silent after a few missed beats
-        this.log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying at the next poll');
+        this.nextBeat = 0; // again within BEAT_RETRY_MS: peers judge this cluster silent after a few missed beats
+        this.log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying in a second');
       })
       .finally(() => (this.beating = undefined));
   }

@@ -55,11 +55,16 @@ export class TokenBucket {
     return Math.max(1, Math.ceil(((1 - this.tokens) / this.limiter.rate(now)) * 1000));
   }
 
-  /** Resolves when the caller may send: at once while tokens last, then in arrival order at the current rate. */
-  take(): Promise<void> {
+  /**
+   * Resolves when the caller may send: at once while tokens last, then in arrival order at the current rate. An
+   * `urgent` caller goes ahead of those queued (it still waits for a token): a few small calls whose lateness costs
+   * more than the bulk's, such as a liveness heartbeat behind thousands of registrations.
+   */
+  take(urgent = false): Promise<void> {
     if (this.queue.length === 0 && this.tryTake(this.clock.now()) === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      this.queue.push(resolve);
+      if (urgent) this.queue.unshift(resolve);
+      else this.queue.push(resolve);
       void this.pump();
     });
   }

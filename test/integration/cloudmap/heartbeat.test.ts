@@ -13,8 +13,8 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
   this.timeout(60_000);
   const { moto, running } = withEmulator();
 
-  function watch(clusterId: string) {
-    const t = adapterFor(moto().endpoint, clusterId);
+  function watch(clusterId: string, extra: Parameters<typeof adapterFor>[2] = {}) {
+    const t = adapterFor(moto().endpoint, clusterId, extra);
     let beats = 0;
     const watcher = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, heartbeatIntervalMs: HEARTBEAT_MS, onHeartbeat: () => beats++ });
     running.push(watcher);
@@ -47,6 +47,41 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
     // One RegisterInstance per beat. (A beat sent while the previous one's operation still runs, as at this test's
     // short interval, is refused with DuplicateRequest and sent again once that operation ends.)
     expect(b.calls.count('RegisterInstance', 'success')).to.equal(beats);
+  });
+
+  // Both fail on a heartbeat written at the start of each poll and queued behind the registrations, as before: in a
+  // 10,000-service sync a peer withdrew a live cluster's endpoints for minutes (docs/benchmarks.md, 2026-11-29).
+  it('beats ahead of this cluster\'s registrations waiting for the rate limit', async () => {
+    const a = watch('cls1', { rateLimits: { RegisterInstance: 2 } });
+    const b = watch('cls2');
+    const service = await a.adapter.ensureService(await a.adapter.ensureNamespace('bulk'), 'big');
+    // 24 registrations at 2/s: the last leaves the queue about 10 s from now.
+    const queued = Promise.all(Array.from({ length: 24 }, (_, n) => a.adapter.registerInstance(service, instanceOf('cls1', `i-${n}`))));
+    await Promise.all([a.watcher.start(), b.watcher.start()]);
+    await eventually('cls2 to see cls1 beat', () => b.watcher.heartbeats().sightings.has('cls1'), 30_000);
+    expect(a.calls.count('RegisterInstance', 'success'), 'registrations sent before the beat was seen (all 24 when it waits its turn)').to.be.below(18);
+    await queued;
+  });
+
+  it('beats on time while a poll takes long (re-reading many changed services)', async () => {
+    const a = watch('cls1', { rateLimits: { DiscoverInstances: 1 } });
+    const b = watch('cls2');
+    await Promise.all([a.watcher.start(), b.watcher.start()]);
+    const names = Array.from({ length: 20 }, (_, n) => `svc-${n}`);
+    const namespace = await b.adapter.ensureNamespace('changed');
+    const services: string[] = [];
+    for (const name of names) services.push(await b.adapter.ensureService(namespace, name));
+    await Promise.all(services.map((id, n) => registerAll(b.adapter, id, [instanceOf('cls2', `b-${n}`)])));
+    await b.watcher.markChanged('changed', names);
+    // cls1 re-reads the 20 services at 1 DiscoverInstances a second: one poll of about 20 s.
+    const reads = () => a.calls.count('DiscoverInstances', 'success');
+    const before = reads();
+    await eventually('cls1 to start re-reading the changed services', () => reads() >= before + 3, 30_000);
+    const beats = a.beats();
+    // 10 intervals; a beat also waits for its predecessor's operation (1 s on the emulator), so about 5 beats.
+    await new Promise((r) => setTimeout(r, 10 * HEARTBEAT_MS));
+    expect(reads(), 'cls1 still in that poll').to.be.below(before + 20);
+    expect(a.beats() - beats, 'beats in 10 intervals while the poll ran').to.be.at.least(3);
   });
 
   it('reaping deregisters every instance of the dead cluster and nothing of another; this cluster is never reaped', async () => {

@@ -28,6 +28,18 @@ describe('cloudmap token bucket (M6)', () => {
     expect(times.map((t) => t - T0)).to.deep.equal([...Array(10).fill(0), 100, 200, 300]);
   });
 
+  it('lets an urgent caller ahead of those queued, and still at the rate', async () => {
+    const { bucket: b, clock } = bucket(10);
+    const order: string[] = [];
+    const queued = Array.from({ length: 13 }, (_, n) => b.take().then(() => { order.push(`q${n}`); }));
+    const urgent = b.take(true).then(() => { order.push('urgent'); });
+    const late = b.take().then(() => { order.push('late'); });
+    await Promise.all([...queued, urgent, late]);
+    // The burst of 10 went at once; of the callers that had to wait, the urgent one is first, then arrival order.
+    expect(order).to.deep.equal([...Array.from({ length: 10 }, (_, n) => `q${n}`), 'urgent', 'q10', 'q11', 'q12', 'late']);
+    expect(clock.now() - T0).to.equal(500);
+  });
+
   it('refills with time up to its capacity', async () => {
     const { bucket: b, clock } = bucket(10);
     await takeAll(b, clock, 10);
