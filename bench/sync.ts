@@ -27,7 +27,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { configMapEnv, kustomizeBase } from '../hack/local/manifests.ts';
+import { configMapEnv, deploymentNodeFlags, kustomizeBase } from '../hack/local/manifests.ts';
 import { LOCAL_AWS_SECRET_ACCESS_KEY, startWorkerProcess, type HostProcess } from '../hack/local/processes.ts';
 import { startClusterSet, type TestCluster, type TestClusterSet } from '../hack/testbed/index.ts';
 import { freePorts } from '../hack/testbed/ports.ts';
@@ -56,6 +56,7 @@ const specs = {
   exportingClusters: intOption('exporting-clusters', 'BENCH_EXPORTING_CLUSTERS', 2, 'Clusters exporting: 2 (cls1 and cls2, overlapping by half) or 1 (cls1 exports every service; cls2 and cls3 import).', 1, 2),
   crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls3 in eu-west-1, every worker reading both Regions: the latencies are cross-Region.'),
   requestLog: stringOption('request-log', 'BENCH_REQUEST_LOG', '', 'Write the emulator\'s log of every Cloud Map request of the initial sync to this file (JSON lines), to see where its time went.'),
+  profileRestarts: stringOption('profile-restarts', 'BENCH_PROFILE_RESTARTS', '', 'Start the restarted workers with --cpu-prof, writing their CPU profiles (start to stop) under this directory, to see where a restart\'s time goes (sampling slows them a little).'),
   keepLogs: boolOption('keep-logs', 'BENCH_KEEP_LOGS', false, 'Keep the ClusterSet\'s directory (component and worker logs) after a successful run.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the initial sync.'),
 };
@@ -182,15 +183,22 @@ async function countIdle(cs: TestClusterSet, workers: readonly HostProcess[], wi
   };
 }
 
-/** Starts the workers of `clusters` (logs under bench/<round>/<cluster>). */
+/**
+ * Starts the workers of `clusters` (logs under bench/<round>/<cluster>); with `profileDir`, each with --cpu-prof writing
+ * to <profileDir>/<round>/<cluster>.
+ */
 function startWorkers(
   cs: TestClusterSet, clusters: readonly TestCluster[], sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
+  profileDir = '',
 ): Promise<HostProcess[]> {
   return Promise.all(clusters.map(async (cluster) => {
     const [metricsPort, healthPort] = await freePorts(2) as [number, number];
     const logsDir = join(cs.dir, 'bench', round, cluster.id);
     mkdirSync(logsDir, { recursive: true });
+    const nodeArgs = profileDir === '' ? undefined
+      : [...deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-worker'), '--cpu-prof', `--cpu-prof-dir=${resolve(profileDir, round, cluster.id)}`];
     return startWorkerProcess(sup, {
+      nodeArgs,
       clusterId: cluster.id, configEnv, kubeconfig: cluster.kubeconfigPath, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir,
       cloudMapEndpoint: cs.cloudMapEndpoint, region: regionOf(cluster), credentials: { accessKeyId: accessKey(cluster), secretAccessKey: LOCAL_AWS_SECRET_ACCESS_KEY }, dist,
     });
@@ -360,7 +368,7 @@ async function main(): Promise<void> {
         await stopWorkers(which.map((c) => workers[c]!));
         const callsBefore = await cs.cloudMapControl.calls();
         const restartAt = performance.now();
-        const started = await startWorkers(cs, clusters, sup, cold ? { ...configEnv, MCS_WARM_START: 'false' } : configEnv, regionOf, o.dist, round);
+        const started = await startWorkers(cs, clusters, sup, cold ? { ...configEnv, MCS_WARM_START: 'false' } : configEnv, regionOf, o.dist, round, o.profileRestarts);
         which.forEach((c, i) => (workers[c] = started[i]!));
         // A restart that is not ready in time is a figure too (the table says so), not a failed run.
         const settled = (check: (w: HostProcess) => Promise<boolean>) => Promise.all(started.map((w) => until(() => check(w), o.restartTimeout, 'the restart')

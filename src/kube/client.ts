@@ -156,7 +156,7 @@ export class KubeClient {
     if (res.statusCode! < 200 || res.statusCode! >= 300) {
       throw this.#httpError(req, res.statusCode!, await readBody(res).catch(() => ''));
     }
-    const parser = new ListBodyParser((json) => onItem(JSON.parse(json) as T));
+    const parser = new ListBodyParser((item) => onItem(item as T));
     try {
       await readChunks(res, (chunk) => parser.push(chunk));
       return parser.end();

@@ -5,7 +5,7 @@ import { ListBodyParser } from '../../../src/kube/list-body.ts';
 /** Feeds `body` in chunks cut at `cuts` (byte offsets); returns the items parsed and the envelope. */
 function parse(body: Buffer, cuts: readonly number[] = []) {
   const items: unknown[] = [];
-  const parser = new ListBodyParser((json) => items.push(JSON.parse(json)));
+  const parser = new ListBodyParser((item) => items.push(item));
   let at = 0;
   for (const cut of [...cuts].sort((a, b) => a - b)) {
     parser.push(body.subarray(at, cut));
@@ -35,6 +35,8 @@ describe('kube list body: items handed over as they arrive', () => {
     ['another array member named like items, nested', '{"metadata":{"items":[1,2]},"items":[{"items":[{"c":1}]}]}', [{ items: [{ c: 1 }] }]],
     ['a key ending in items', '{"moreitems":[1],"items":[{"z":true}]}', [{ z: true }]],
     ['whitespace everywhere', ' { "items" : [ { "a" : 1 } , { "b" : [ ] } ] , "metadata" : { } } ', [{ a: 1 }, { b: [] }]],
+    ['items found by their first key, one holding that key nested', '{"items":[{"k":1},{"k":[{"k":2},{"k":3}]},{"k":"},{\\"k\\":"},{"k":4}],"metadata":{}}',
+      [{ k: 1 }, { k: [{ k: 2 }, { k: 3 }] }, { k: '},{"k":' }, { k: 4 }]],
     ['multi-byte characters', '{"items":[{"name":"naïve-ünïcode-名前"}]}', [{ name: 'naïve-ünïcode-名前' }]],
   ];
   for (const [title, text, expected] of cases) {
@@ -79,10 +81,40 @@ describe('kube list body: items handed over as they arrive', () => {
     ), { numRuns: 1000 });
   });
 
+  it('finds every item but the first and the last by its separator', () => {
+    const items = Array.from({ length: 100 }, (_, i) => ({ metadata: { name: `s${i}`, labels: { a: '},{"metadata":' } }, spec: { ports: [{ port: i }, { port: i + 1 }] } }));
+    const body = Buffer.from(JSON.stringify(list(items)));
+    for (const cuts of [[], [17, 900, 901, 5000]]) {
+      const parser = new ListBodyParser(() => {});
+      let at = 0;
+      for (const cut of [...cuts, body.length]) {
+        parser.push(body.subarray(at, cut));
+        at = cut;
+      }
+      parser.end();
+      expect(parser.separated, `cut at ${cuts.join(', ')}`).to.equal(98);
+    }
+  });
+
+  it('reads lists whose items share their first key (as an apiserver writes them) the same as JSON.parse', () => {
+    // The items are found by `},{"k":`, which also occurs inside them (nested objects, strings): each such candidate
+    // does not parse and hands the rest of the body back to the scan.
+    const text = fc.string({ unit: fc.constantFrom('a', '"', '\\', '{', '}', ',', ':', 'k', '名') });
+    const value = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null),
+        fc.array(tie('value'), { maxLength: 3 }), fc.record({ k: tie('value') }), fc.dictionary(text, tie('value'), { maxKeys: 2 })),
+    })).value;
+    const item = fc.tuple(value, fc.dictionary(text, value, { maxKeys: 3 })).map(([k, rest]) => ({ k, ...rest }));
+    fc.assert(fc.property(fc.array(item, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 6 }), (items, rawCuts) => {
+      const body = Buffer.from(JSON.stringify(list(items)));
+      expect(parse(body, rawCuts.map((c) => c % (body.length + 1))).items).to.deep.equal(JSON.parse(JSON.stringify(items)));
+    }), { numRuns: 1000 });
+  });
+
   it('keeps nothing of an item once it was handed over (chunks reused by the caller do not change it)', () => {
     const body = Buffer.from('{"items":[{"name":"first"},{"name":"second"}]}');
-    const seen: string[] = [];
-    const parser = new ListBodyParser((json) => seen.push(json));
+    const seen: unknown[] = [];
+    const parser = new ListBodyParser((item) => seen.push(item));
     const scratch = Buffer.alloc(body.length);
     for (const [from, to] of [[0, 20], [20, body.length]] as const) {
       body.copy(scratch, 0, from, to);
@@ -90,6 +122,6 @@ describe('kube list body: items handed over as they arrive', () => {
       scratch.fill(0x20);
     }
     parser.end();
-    expect(seen.map((s) => JSON.parse(s))).to.deep.equal([{ name: 'first' }, { name: 'second' }]);
+    expect(seen).to.deep.equal([{ name: 'first' }, { name: 'second' }]);
   });
 });
