@@ -44,17 +44,23 @@ export class ListBodyParser {
   #item: Buffer[] = [];
   /** Parts of the envelope: everything outside the items array. */
   readonly #envelope: Buffer[] = [];
-  /** `},{"<first key of the first item>":` once the first item was read; undefined again once it misled. */
+  /** `},{"<first key of the first item>":` once the first item was read. */
   #separator: Buffer | undefined;
+  /** A candidate did not parse: an item holds the separator, so the rest of this list is scanned. */
+  #scanOnly = false;
   /** Found by the separator: the bytes from the current item's first byte on (undefined: the scan reads). */
   #pending: Buffer | undefined;
   /** Where in #pending the separator is searched for next. */
   #searchFrom = 0;
-  /** Items found by the separator; the others were read by the scan. */
-  separated = 0;
+  #separated = 0;
 
   constructor(onItem: (item: unknown) => void) {
     this.#onItem = onItem;
+  }
+
+  /** Items found by the separator; the others were read by the scan. */
+  get separated(): number {
+    return this.#separated;
   }
 
   /** Reads the next chunk; calls onItem for every item that ends in it. Throws on a body that is not a list. */
@@ -75,13 +81,13 @@ export class ListBodyParser {
       try {
         item = JSON.parse(pending.toString('utf8', 0, at + 1));
       } catch {
-        // For good: an item that holds the separator makes it a poor guide for the rest of this list.
+        this.#scanOnly = true;
         this.#separator = undefined;
         this.#pending = undefined;
         this.#scan(pending);
         return;
       }
-      this.separated++;
+      this.#separated++;
       this.#onItem(item);
       pending = pending.subarray(at + 2);
       this.#searchFrom = 0;
@@ -202,7 +208,7 @@ export class ListBodyParser {
     const text = Buffer.concat(this.#item).toString('utf8');
     this.#item = [];
     this.#onItem(JSON.parse(text));
-    if (this.#separator === undefined) {
+    if (this.#separator === undefined && !this.#scanOnly) {
       const key = FIRST_KEY.exec(text);
       if (key !== null) this.#separator = Buffer.from(`},{${key[1]}:`);
     }

@@ -96,6 +96,19 @@ describe('kube list body: items handed over as they arrive', () => {
     }
   });
 
+  it('leaves the separator for good once a candidate did not parse, however many items follow', () => {
+    // The second item holds `},{"k":` nested: from there on every item is scanned, none is found by the separator
+    // (and a parser that took the separator up again would recurse once per such item).
+    const nested = { k: [{ k: 1 }, { k: 2 }] };
+    const items = [{ k: 0 }, nested, ...Array.from({ length: 20_000 }, (_, i) => (i % 2 === 0 ? { k: i } : nested))];
+    const parsed: unknown[] = [];
+    const parser = new ListBodyParser((item) => parsed.push(item));
+    parser.push(Buffer.from(JSON.stringify(list(items))));
+    parser.end();
+    expect(parsed).to.deep.equal(items);
+    expect(parser.separated).to.equal(0);
+  });
+
   it('reads lists whose items share their first key (as an apiserver writes them) the same as JSON.parse', () => {
     // The items are found by `},{"k":`, which also occurs inside them (nested objects, strings): each such candidate
     // does not parse and hands the rest of the body back to the scan.
