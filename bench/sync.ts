@@ -23,13 +23,14 @@
 // register in us-east-1 and cls3 imports from there through its second Region's watcher, so 2. and 3. are cross-Region.
 // Workers run as host processes with the production settings of kustomize/base (ConfigMap and Node.js flags) and
 // --clusters=3. Prints a Markdown table.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { configMapEnv, deploymentNodeFlags, kustomizeBase } from '../hack/local/manifests.ts';
 import { LOCAL_AWS_SECRET_ACCESS_KEY, startWorkerProcess, type HostProcess } from '../hack/local/processes.ts';
 import { startClusterSet, type TestCluster, type TestClusterSet } from '../hack/testbed/index.ts';
+import { STATE_FILE, type ClusterSetState } from '../hack/testbed/clusterset.ts';
 import { freePorts } from '../hack/testbed/ports.ts';
 import { Supervisor } from '../hack/testbed/supervisor.ts';
 import { CLOUD_MAP_QUOTAS, quotaLowerBoundSeconds } from '../src/cloudmap/quotas.ts';
@@ -38,7 +39,7 @@ import { CONTROLLER_NAME, LABEL_MANAGED_BY, SYSTEM_NAMESPACE } from '../src/core
 import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube/client.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
-import { addresses, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody } from './load.ts';
+import { addresses, cpuSeconds, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody } from './load.ts';
 import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
 import { ImportWatch } from './sync-imports.ts';
 
@@ -56,6 +57,8 @@ const specs = {
   exportingClusters: intOption('exporting-clusters', 'BENCH_EXPORTING_CLUSTERS', 2, 'Clusters exporting: 2 (cls1 and cls2, overlapping by half) or 1 (cls1 exports every service; cls2 and cls3 import).', 1, 2),
   crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls3 in eu-west-1, every worker reading both Regions: the latencies are cross-Region.'),
   requestLog: stringOption('request-log', 'BENCH_REQUEST_LOG', '', 'Write the emulator\'s log of every Cloud Map request of the initial sync to this file (JSON lines), to see where its time went.'),
+  restartNodeFlags: stringOption('restart-node-flags', 'BENCH_RESTART_NODE_FLAGS', '', 'Other Node.js flags to compare the warm restarts under, `;` between sets (each replaces the Deployment\'s flags, e.g. `--max-semi-space-size=1 --optimize-for-size;--max-semi-space-size=8`): the two restarts run under the Deployment\'s flags, then under each set, --restart-rounds times, each with its start time and peak RSS.'),
+  restartRounds: intOption('restart-rounds', 'BENCH_RESTART_ROUNDS', 1, 'Rounds of the warm restarts (with --restart-node-flags, each round runs every set of flags in turn).', 1, 10),
   profileRestarts: stringOption('profile-restarts', 'BENCH_PROFILE_RESTARTS', '', 'Start the restarted workers with --cpu-prof, writing their CPU profiles (start to stop) under this directory, to see where a restart\'s time goes (sampling slows them a little).'),
   keepLogs: boolOption('keep-logs', 'BENCH_KEEP_LOGS', false, 'Keep the ClusterSet\'s directory (component and worker logs) after a successful run.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the initial sync.'),
@@ -183,26 +186,44 @@ async function countIdle(cs: TestClusterSet, workers: readonly HostProcess[], wi
   };
 }
 
+/** The worker Deployment's Node.js flags, as the image runs them. */
+const deploymentFlags = () => deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-worker');
+
 /**
- * Starts the workers of `clusters` (logs under bench/<round>/<cluster>); with `profileDir`, each with --cpu-prof writing
- * to <profileDir>/<round>/<cluster>.
+ * Starts the workers of `clusters` (logs under bench/<round>/<cluster>) with `nodeFlags`; with `profileDir`, each with
+ * --cpu-prof writing to <profileDir>/<round>/<cluster>.
  */
 function startWorkers(
   cs: TestClusterSet, clusters: readonly TestCluster[], sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
-  profileDir = '',
+  profileDir = '', nodeFlags = deploymentFlags(),
 ): Promise<HostProcess[]> {
   return Promise.all(clusters.map(async (cluster) => {
     const [metricsPort, healthPort] = await freePorts(2) as [number, number];
     const logsDir = join(cs.dir, 'bench', round, cluster.id);
     mkdirSync(logsDir, { recursive: true });
-    const nodeArgs = profileDir === '' ? undefined
-      : [...deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-worker'), '--cpu-prof', `--cpu-prof-dir=${resolve(profileDir, round, cluster.id)}`];
+    const nodeArgs = profileDir === '' ? nodeFlags : [...nodeFlags, '--cpu-prof', `--cpu-prof-dir=${resolve(profileDir, round, cluster.id)}`];
     return startWorkerProcess(sup, {
       nodeArgs,
       clusterId: cluster.id, configEnv, kubeconfig: cluster.kubeconfigPath, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir,
       cloudMapEndpoint: cs.cloudMapEndpoint, region: regionOf(cluster), credentials: { accessKeyId: accessKey(cluster), secretAccessKey: LOCAL_AWS_SECRET_ACCESS_KEY }, dist,
     });
   }));
+}
+
+/** CPU seconds used so far by the testbed's processes, summed by kind (kube-apiserver, etcd, the emulator, the rest). */
+function testbedCpu(cs: TestClusterSet): Record<string, number> {
+  const { pids } = JSON.parse(readFileSync(join(cs.dir, STATE_FILE), 'utf8')) as ClusterSetState;
+  const kindOf = (name: string) => (name.startsWith('kube-apiserver') ? 'kube-apiservers' : name.startsWith('etcd') ? 'etcd' : name === 'moto_server' ? 'Cloud Map emulator' : 'other');
+  const out: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) {
+    const kind = kindOf(name);
+    try {
+      out[kind] = (out[kind] ?? 0) + cpuSeconds(pid);
+    } catch {
+      // a component restarted (new pid) or gone: not counted
+    }
+  }
+  return out;
 }
 
 /** SIGTERM, as a rolling update does: the Lease is released and in-flight work finishes. */
@@ -224,6 +245,14 @@ interface Restart {
   readonly reads: Record<string, number>[];
   /** With --warm-start=false. */
   readonly cold: boolean;
+  /** The Node.js flags the workers restarted with, if not the Deployment's (--restart-node-flags). */
+  readonly nodeFlags: string;
+  /** Peak RSS of each restarted worker, from its start to the end of the restart window. */
+  readonly peakRss: number[];
+  /** CPU seconds each restarted worker used until it was ready. */
+  readonly cpuToReady: (number | undefined)[];
+  /** CPU seconds the testbed's processes used (by kind) from the start until the last worker was ready. */
+  readonly testbedCpu: Record<string, number>;
   readonly heartbeats: number[];
   /** ServiceImports and EndpointSlices rewritten, of how many. */
   readonly rewritten: number[];
@@ -277,10 +306,13 @@ async function main(): Promise<void> {
     // Which step of the run each worker's peak came in, to see what the memory is spent on.
     let phase = 'initial sync';
     let peakWhere = '';
+    // Each worker's peak since it last started (a restart resets it).
+    const peakSinceStart = workers.map(() => 0);
     const sampler = setInterval(() => {
       for (const [c, w] of workers.entries()) {
         try {
           const rss = processMemory(w.proc.pid).rss;
+          peakSinceStart[c] = Math.max(peakSinceStart[c]!, rss);
           if (rss > peakRss) {
             peakRss = rss;
             peakWhere = `${cs.clusters[c]!.id}, ${phase}, ${seconds(performance.now() - workerStart)} after the first start`;
@@ -361,19 +393,30 @@ async function main(): Promise<void> {
       const endResident = await Promise.all(workers.map(async (w) => ({ ...residentByKind(w.proc.pid), heap: await heapAccount(w.metricsUrl) })));
 
       // 6. Restart with everything in sync: every cluster's worker at once, then one cluster's alone (a rollout there).
-      const restart = async (round: string, which: readonly number[], cold = false): Promise<Restart> => {
+      const restart = async (round: string, which: readonly number[], cold = false, nodeFlags = ''): Promise<Restart> => {
         phase = round;
         const clusters = which.map((c) => cs.clusters[c]!);
         const versionsBefore = await Promise.all(which.map((c) => importVersions(clients[c]!)));
         await stopWorkers(which.map((c) => workers[c]!));
         const callsBefore = await cs.cloudMapControl.calls();
         const restartAt = performance.now();
-        const started = await startWorkers(cs, clusters, sup, cold ? { ...configEnv, MCS_WARM_START: 'false' } : configEnv, regionOf, o.dist, round, o.profileRestarts);
-        which.forEach((c, i) => (workers[c] = started[i]!));
+        const started = await startWorkers(cs, clusters, sup, cold ? { ...configEnv, MCS_WARM_START: 'false' } : configEnv, regionOf, o.dist, round, o.profileRestarts,
+          nodeFlags === '' ? deploymentFlags() : nodeFlags.split(/\s+/));
+        which.forEach((c, i) => {
+          workers[c] = started[i]!;
+          peakSinceStart[c] = 0;
+        });
         // A restart that is not ready in time is a figure too (the table says so), not a failed run.
         const settled = (check: (w: HostProcess) => Promise<boolean>) => Promise.all(started.map((w) => until(() => check(w), o.restartTimeout, 'the restart')
           .then((at) => at - restartAt, () => undefined)));
-        const ready = await settled(isReady);
+        const cpuToReady: (number | undefined)[] = started.map(() => undefined);
+        const testbedBefore = testbedCpu(cs);
+        const ready = await Promise.all(started.map((w, i) => until(() => isReady(w), o.restartTimeout, 'the restart')
+          .then((at) => {
+            cpuToReady[i] = cpuSeconds(w.proc.pid);
+            return at - restartAt;
+          }, () => undefined)));
+        const testbedAfter = testbedCpu(cs);
         const drained = await settled(async (w) => (await reconciled(w)) > 0 && (await queuesIdle(w)));
         await sleep(Math.max(0, o.restartWindow - (performance.now() - restartAt)));
         const callsAfter = await cs.cloudMapControl.calls();
@@ -385,14 +428,23 @@ async function main(): Promise<void> {
           return Object.fromEntries(Object.entries(a).filter(([api, n]) => !WRITE_APIS.has(api) && n > (b[api] ?? 0)).map(([api, n]) => [api, n - (b[api] ?? 0)]));
         };
         return {
-          clusters, heartbeats, ready, drained, cold, reads: clusters.map(readsOf),
+          clusters, heartbeats, ready, drained, cold, nodeFlags, reads: clusters.map(readsOf), peakRss: which.map((c) => peakSinceStart[c]!), cpuToReady,
+          testbedCpu: Object.fromEntries(Object.entries(testbedAfter).map(([kind, s]) => [kind, s - (testbedBefore[kind] ?? 0)])),
           writes: clusters.map((c) => writesIn(callsAfter.byAccessKey[accessKey(c)]) - writesIn(callsBefore.byAccessKey[accessKey(c)])),
           rewritten: versionsBefore.map((b, i) => [...b].filter(([key, rv]) => versionsAfter[i]!.get(key) !== rv).length
             + [...versionsAfter[i]!.keys()].filter((key) => !b.has(key)).length),
           objects: versionsBefore.map((v) => v.size),
         };
       };
-      const restarts = [await restart('restart', cs.clusters.map((_, c) => c)), await restart('restart-cls1', [0])];
+      const every = cs.clusters.map((_, c) => c);
+      const flagSets = ['', ...o.restartNodeFlags.split(';').map((f) => f.trim()).filter((f) => f !== '')];
+      const restarts: Restart[] = [];
+      for (let r = 1; r <= o.restartRounds; r++) {
+        for (const [f, flags] of flagSets.entries()) {
+          const round = `${r > 1 ? `-${r}` : ''}${f > 0 ? `-flags${f}` : ''}`;
+          restarts.push(await restart(`restart${round}`, every, false, flags), await restart(`restart-cls1${round}`, [0], false, flags));
+        }
+      }
       if (o.coldRestart) restarts.push(await restart('restart-cold', cs.clusters.map((_, c) => c), true), await restart('restart-cls1-cold', [0], true));
 
       const writes = unavoidableWrites(ranges, o.services, namespaces, o.endpoints);
@@ -420,12 +472,17 @@ async function main(): Promise<void> {
         `${endResident.map((r) => `${mib(r.file)}; ${mib(r.anonymous)}: ${mib(r.heap.total)} (${mib(r.heap.new)} / ${mib(r.heap.old)} / ${mib(r.heap.code)}), ${mib(r.heap.external)}`).join(' — ')} MiB | |`);
       for (const r of restarts) {
         const ids = r.clusters.map((c) => c.id).join(', ');
-        const what = `${r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`}${r.cold ? ' (cold: --warm-start=false)' : ''}`;
+        const what = `${r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`}${r.cold ? ' (cold: --warm-start=false)' : ''}` +
+          `${flagSets.length > 1 ? ` under ${r.nodeFlags === '' ? 'the Deployment\'s flags' : `\`${r.nodeFlags}\``}` : ''}`;
         const time = (at: number | undefined) => (at === undefined ? `not within ${seconds(o.restartTimeout)}` : seconds(at));
         say(`| restart in sync, ${what}: Cloud Map writes at the emulator (${ids}) in ${seconds(o.restartWindow)}, less the workers' heartbeats | ` +
           `${r.writes.map((n, i) => `${n - r.heartbeats[i]!} (${n} − ${r.heartbeats[i]} heartbeats)`).join(', ')} | 0 |`);
         say(`| restart in sync, ${what}: imports rewritten (ServiceImports + EndpointSlices whose resourceVersion changed, ${ids}) | ${r.rewritten.join(', ')} of ${r.objects.join(', ')} | 0 |`);
-        say(`| restart in sync, ${what}: start → ready (Cloud Map read) / → work queues drained (${ids}) | ${r.ready.map(time).join(', ')} / ${r.drained.map(time).join(', ')} | reconciling ≤ 15 s |`);
+        say(`| restart in sync, ${what}: start → ready (Cloud Map read) / → work queues drained (${ids}) | ${r.ready.map(time).join(', ')} / ${r.drained.map(time).join(', ')} | ready ≤ 10 s |`);
+        const cpu = (s: number) => `${s.toFixed(1)} s`;
+        say(`| restart in sync, ${what}: CPU until ready, each worker (${ids}) / the testbed's processes until the last was ready | ` +
+          `${r.cpuToReady.map((s) => (s === undefined ? 'not ready' : cpu(s))).join(', ')} / ${Object.entries(r.testbedCpu).map(([kind, s]) => `${kind} ${cpu(s)}`).join(', ')} (${cpus().length} cores) | |`);
+        say(`| restart in sync, ${what}: peak RSS from start to the end of the window (${ids}) | ${r.peakRss.map(mib).join(', ')} MiB | ≤ 200 MiB at 5,000 |`);
         say(`| restart in sync, ${what}: Cloud Map reads at the emulator in ${seconds(o.restartWindow)} (${ids}) | ${r.reads.map((byApi) => Object.entries(byApi).sort().map(([api, n]) => `${api} ${n}`).join(', ')).join(' — ')} | |`);
       }
       say('');

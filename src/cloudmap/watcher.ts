@@ -88,9 +88,10 @@ export interface CloudMapWatcherOptions {
    * Services the caller knows of (its exports and imports). When given, the first read reads these directly and the
    * listing of every service (ListServices is the scarcest quota: 2/s per account) runs in the background after
    * start; services it finds that were not read yet are read at once. Without it, the first read lists every
-   * namespace's services before it completes.
+   * namespace's services before it completes. A promise lets the first read begin before the caller knows them all:
+   * the namespaces, the markers and the checkpoints are read meanwhile (M9).
    */
-  knownServices?: () => readonly ServiceKey[];
+  knownServices?: () => readonly ServiceKey[] | Promise<readonly ServiceKey[]>;
   /** Marker-driven reads are repeated (revision first) this long after each, for Cloud Map's eventual consistency. */
   rechecksAfterMs?: readonly number[];
   /** Services read in parallel. */
@@ -708,11 +709,13 @@ export class CloudMapWatcher {
     this.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
     try {
+      // Loaded while the namespaces are listed and the caller learns what it knows of (M9).
+      if (this.opts.knownServices !== undefined) void this.loadCheckpoints();
       const namespaces = await this.namespaces().finally(() => this.firstListing.resolve());
       if (this.opts.knownServices === undefined) {
         for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
-        const knownServices = [...this.opts.knownServices(), ...this.keys()];
+        const knownServices = [...await this.opts.knownServices(), ...this.keys()];
         const plan = await this.warmStartPlan(namespaces, knownServices);
         // A service of a namespace Cloud Map does not have (a first start: nothing exported yet) has nothing to read.
         const toRead = plan?.read ?? knownServices.filter((k) => namespaces.has(k.namespace));
@@ -832,14 +835,19 @@ export class CloudMapWatcher {
    * the services of every trusted checkpoint into the cache and returns what is left to read. Undefined: no checkpoint
    * store, or the checkpoints could not be loaded (everything known is read, a cold start).
    */
-  private async warmStartPlan(namespaces: ReadonlySet<string>, known: readonly ServiceKey[]): Promise<WarmStartPlan | undefined> {
+  /** The checkpoints, loaded once per start (undefined: none kept, or unreadable: the first read is then in full). */
+  private loadCheckpoints(): Promise<NamespaceCheckpoint[] | undefined> {
     const store = this.opts.checkpoints;
-    if (store === undefined) return undefined;
+    if (store === undefined) return Promise.resolve(undefined);
     this.checkpointsLoaded ??= store.load().catch((err: unknown) => {
       this.log?.warn({ err: String(err) }, 'could not load the Cloud Map checkpoints; reading Cloud Map in full');
       return undefined;
     });
-    const checkpoints = await this.checkpointsLoaded;
+    return this.checkpointsLoaded;
+  }
+
+  private async warmStartPlan(namespaces: ReadonlySet<string>, known: readonly ServiceKey[]): Promise<WarmStartPlan | undefined> {
+    const checkpoints = await this.loadCheckpoints();
     if (checkpoints === undefined) return undefined;
     for (const cp of checkpoints) this.checkpointed.add(cp.namespace);
     // The markers as the checkpoints saw them, against the markers read at this start.

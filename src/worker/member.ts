@@ -163,11 +163,15 @@ export class Member {
       nonAnnouncingPollIntervalMs: options.nonAnnouncingPollInterval,
       heartbeatIntervalMs: options.heartbeatInterval,
       onHeartbeat: () => metrics.heartbeats.inc(),
-      // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6).
-      knownServices: () => [
-        ...informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
-        ...informers.serviceImports.list().filter(keptByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
-      ],
+      // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6). Asked
+      // for once the namespaces and the markers are read: the ServiceImports may still be listing then (M9).
+      knownServices: async () => {
+        await Promise.all([informers.serviceExports.waitForSync(this.#stopped.signal), informers.serviceImports.waitForSync(this.#stopped.signal)]);
+        return [
+          ...informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
+          ...informers.serviceImports.list().filter(keptByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
+        ];
+      },
     };
   }
 
@@ -335,14 +339,13 @@ export class Member {
     this.#route();
     const { informers } = this.#o;
     const stopped = new Promise<void>((resolve) => this.#stopped.signal.addEventListener('abort', () => resolve(), { once: true }));
-    // The first read starts from what this cluster exports and imports (knownServices); Services, EndpointSlices and
-    // Namespaces, the bulk of a start's lists, go on listing meanwhile and are needed only to reconcile (M9).
+    // The first read starts from what this cluster exports and imports (knownServices, which waits for their lists);
+    // every other kind, the bulk of a start's lists, goes on listing meanwhile and is needed only to reconcile (M9).
     const listed = (...kinds: Informer<KubeObject>[]) => Promise.race([Promise.all(kinds.map((i) => i.waitForSync(this.#stopped.signal))), stopped]);
-    await listed(informers.serviceExports, informers.serviceImports);
     if (this.#stopped.signal.aborted) return;
     const first = this.#watcher.start();
     await Promise.race([first, stopped]);
-    await listed(informers.services, informers.endpointSlices, informers.namespaces);
+    await listed(informers.serviceExports, informers.serviceImports, informers.services, informers.endpointSlices, informers.namespaces);
     // Each other Region's first read re-imports everything once it completes (until then its clusters are missing).
     const others = this.#others.map((r) => r.watcher.start().then(() => this.#requeueImports()));
     if (others.length > 0) await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);

@@ -95,6 +95,28 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(calls.count('DiscoverInstances')).to.be.at.most(3);
   });
 
+  it('M9: lists the namespaces and loads its checkpoints while the services it knows of are still being learnt', async () => {
+    await writer('later', 1);
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    let loads = 0;
+    const checkpoints = { load: async () => (loads++, []), save: async () => {} };
+    let tell!: (keys: readonly ServiceKey[]) => void;
+    const told = new Promise<readonly ServiceKey[]>((resolve) => (tell = resolve));
+    let asked = 0;
+    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, checkpoints, knownServices: () => (asked++, told) });
+    running.push(watcher);
+    const first = watcher.start();
+    await eventually('the first read to wait for the known services', () => asked === 1);
+    expect(calls.count('ListNamespaces')).to.be.at.least(1);
+    expect(loads).to.equal(1);
+    expect(watcher.synced).to.equal(false);
+
+    tell([{ namespace: 'later', service: 'svc-0' }]);
+    await first;
+    expect(watcher.snapshot('later', 'svc-0').map((i) => i.id).sort()).to.deep.equal(['cls2-0-a', 'cls2-0-b']);
+    expect(loads).to.equal(1);
+  });
+
   it('sees another cluster\'s marked change within one poll, reading only the changed service', async () => {
     const { a, b } = await writerThenReader('demo', 5);
     const before = a.eventsFor('demo', 'svc-3');
