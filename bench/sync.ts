@@ -306,6 +306,8 @@ async function main(): Promise<void> {
     // Which step of the run each worker's peak came in, to see what the memory is spent on.
     let phase = 'initial sync';
     let peakWhere = '';
+    // The peak of any worker in each step before the restarts (the restarts report their own).
+    const peakInStep = new Map<string, number>();
     // Each worker's peak since it last started (a restart resets it).
     const peakSinceStart = workers.map(() => 0);
     const sampler = setInterval(() => {
@@ -313,6 +315,7 @@ async function main(): Promise<void> {
         try {
           const rss = processMemory(w.proc.pid).rss;
           peakSinceStart[c] = Math.max(peakSinceStart[c]!, rss);
+          peakInStep.set(phase, Math.max(peakInStep.get(phase) ?? 0, rss));
           if (rss > peakRss) {
             peakRss = rss;
             peakWhere = `${cs.clusters[c]!.id}, ${phase}, ${seconds(performance.now() - workerStart)} after the first start`;
@@ -468,6 +471,7 @@ async function main(): Promise<void> {
           `${idle.total[c]!.toFixed(1)} (${idle.byApi[c]!.map(([api, n]) => `${api} ${n.toFixed(1)}`).join(', ')}) | ≤ 150 |`);
       });
       say(`| worker RSS (compiled build), peak of any / at end ${ids.join(', ')} | ${mib(peakRss)} MiB (${peakWhere}) / ${endRss.map(mib).join(', ')} MiB (JS heap used ${idle.heapUsed.map(mib).join(', ')} MiB) | ≤ 200 MiB at 5,000 |`);
+      say(`| worker RSS, peak of any in each step before the restarts | ${['initial sync', 'latency samples', 'idle'].map((step) => `${step} ${mib(peakInStep.get(step) ?? 0)} MiB`).join(', ')} | ≤ 200 MiB at 5,000 |`);
       say(`| where the RSS goes at end, ${ids.join(', ')}: file pages (the node binary); anonymous, of it V8's heap committed (new / old / code) and external buffers | ` +
         `${endResident.map((r) => `${mib(r.file)}; ${mib(r.anonymous)}: ${mib(r.heap.total)} (${mib(r.heap.new)} / ${mib(r.heap.old)} / ${mib(r.heap.code)}), ${mib(r.heap.external)}`).join(' — ')} MiB | |`);
       for (const r of restarts) {
