@@ -195,6 +195,16 @@ const OWN_OPERATION_PROBES = 20;
 /** Writes older than this that a predecessor never announced are left to the safety-net resync. */
 const UNANNOUNCED_MAX_AGE_MS = 3_600_000;
 
+/** `promise`, or a rejection once `signal` aborts: a stopping watcher does not wait for its caller's answer. */
+function unlessStopped<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('the watcher stopped'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** What this reader knows of the ClusterSet's heartbeats, as of its last complete read of the marker service. */
 export interface HeartbeatView {
   readonly sightings: ReadonlyMap<string, HeartbeatSighting>;
@@ -267,6 +277,8 @@ export class CloudMapWatcher {
   private reach: Reachability;
   /** When the loop last finished a step or a read of a service, failed ones included (liveness). */
   private progressAt: number;
+  /** The first read waits for the caller's knownServices: not stuck, however long the caller's lists take. */
+  private awaitingKnown = false;
 
   constructor(options: CloudMapWatcherOptions) {
     this.opts = {
@@ -343,7 +355,7 @@ export class CloudMapWatcher {
    * outage every call still ends at its deadline). A running loop whose progressAt grows old is stuck.
    */
   get progress(): { busy: boolean; progressAt: number } {
-    return { busy: this.loop !== undefined, progressAt: this.progressAt };
+    return { busy: this.loop !== undefined && !this.awaitingKnown, progressAt: this.progressAt };
   }
 
   /** True once the first full read of Cloud Map completed. */
@@ -712,10 +724,16 @@ export class CloudMapWatcher {
       // Loaded while the namespaces are listed and the caller learns what it knows of (M9).
       if (this.opts.knownServices !== undefined) void this.loadCheckpoints();
       const namespaces = await this.namespaces().finally(() => this.firstListing.resolve());
-      if (this.opts.knownServices === undefined) {
+      const ask = this.opts.knownServices;
+      if (ask === undefined) {
         for (const namespace of namespaces) if ((await this.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
-        const knownServices = [...await this.opts.knownServices(), ...this.keys()];
+        this.awaitingKnown = true;
+        const told = await unlessStopped(Promise.resolve().then(ask), this.abort.signal).finally(() => {
+          this.awaitingKnown = false;
+          this.progressAt = this.opts.clock.now();
+        });
+        const knownServices = [...told, ...this.keys()];
         const plan = await this.warmStartPlan(namespaces, knownServices);
         // A service of a namespace Cloud Map does not have (a first start: nothing exported yet) has nothing to read.
         const toRead = plan?.read ?? knownServices.filter((k) => namespaces.has(k.namespace));

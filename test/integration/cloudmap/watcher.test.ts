@@ -110,11 +110,25 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     expect(calls.count('ListNamespaces')).to.be.at.least(1);
     expect(loads).to.equal(1);
     expect(watcher.synced).to.equal(false);
+    // Waiting on the caller's lists is not a stuck loop: liveness must not restart the worker for a slow list.
+    expect(watcher.progress.busy).to.equal(false);
 
     tell([{ namespace: 'later', service: 'svc-0' }]);
     await first;
     expect(watcher.snapshot('later', 'svc-0').map((i) => i.id).sort()).to.deep.equal(['cls2-0-a', 'cls2-0-b']);
     expect(loads).to.equal(1);
+    expect(watcher.progress.busy).to.equal(true);
+  });
+
+  it('M9: stops while the services it knows of are never given, without waiting for them', async () => {
+    const { adapter } = adapterFor(moto().endpoint, 'cls1');
+    let asked = 0;
+    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, knownServices: () => (asked++, new Promise<readonly ServiceKey[]>(() => {})) });
+    void watcher.start();
+    await eventually('the first read to wait for the known services', () => asked === 1);
+    const stopped = await Promise.race([watcher.stop().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5_000))]);
+    expect(stopped, 'stop() resolved within 5 s').to.equal(true);
+    expect(watcher.synced).to.equal(false);
   });
 
   it('sees another cluster\'s marked change within one poll, reading only the changed service', async () => {
