@@ -848,11 +848,6 @@ export class CloudMapWatcher {
       .some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === this.opts.identity.clusterId))).map(([namespace]) => namespace);
   }
 
-  /**
-   * With checkpoints (M9): loads them (once per start), compares their markers with the markers read at start, takes
-   * the services of every trusted checkpoint into the cache and returns what is left to read. Undefined: no checkpoint
-   * store, or the checkpoints could not be loaded (everything known is read, a cold start).
-   */
   /** The checkpoints, loaded once per start (undefined: none kept, or unreadable: the first read is then in full). */
   private loadCheckpoints(): Promise<NamespaceCheckpoint[] | undefined> {
     const store = this.opts.checkpoints;
@@ -864,6 +859,11 @@ export class CloudMapWatcher {
     return this.checkpointsLoaded;
   }
 
+  /**
+   * With checkpoints (M9): loads them (once per start), compares their markers with the markers read at start, takes
+   * the services of every trusted checkpoint into the cache and returns what is left to read. Undefined: no checkpoint
+   * store, or the checkpoints could not be loaded (everything known is read, a cold start).
+   */
   private async warmStartPlan(namespaces: ReadonlySet<string>, known: readonly ServiceKey[]): Promise<WarmStartPlan | undefined> {
     const checkpoints = await this.loadCheckpoints();
     if (checkpoints === undefined) return undefined;
