@@ -402,6 +402,7 @@ async function main(): Promise<void> {
         const versionsBefore = await Promise.all(which.map((c) => importVersions(clients[c]!)));
         await stopWorkers(which.map((c) => workers[c]!));
         const callsBefore = await cs.cloudMapControl.calls();
+        const testbedBefore = testbedCpu(cs);
         const restartAt = performance.now();
         const started = await startWorkers(cs, clusters, sup, cold ? { ...configEnv, MCS_WARM_START: 'false' } : configEnv, regionOf, o.dist, round, o.profileRestarts,
           nodeFlags === '' ? deploymentFlags() : nodeFlags.split(/\s+/));
@@ -413,7 +414,6 @@ async function main(): Promise<void> {
         const settled = (check: (w: HostProcess) => Promise<boolean>) => Promise.all(started.map((w) => until(() => check(w), o.restartTimeout, 'the restart')
           .then((at) => at - restartAt, () => undefined)));
         const cpuToReady: (number | undefined)[] = started.map(() => undefined);
-        const testbedBefore = testbedCpu(cs);
         const ready = await Promise.all(started.map((w, i) => until(() => isReady(w), o.restartTimeout, 'the restart')
           .then((at) => {
             cpuToReady[i] = cpuSeconds(w.proc.pid);
