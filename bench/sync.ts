@@ -411,14 +411,12 @@ async function main(): Promise<void> {
           peakSinceStart[c] = 0;
         });
         // A restart that is not ready in time is a figure too (the table says so), not a failed run.
-        const settled = (check: (w: HostProcess) => Promise<boolean>) => Promise.all(started.map((w) => until(() => check(w), o.restartTimeout, 'the restart')
-          .then((at) => at - restartAt, () => undefined)));
+        // `atSettled` runs the moment a worker's check first holds (to read what it used until then).
+        const settled = (check: (w: HostProcess) => Promise<boolean>, atSettled: (w: HostProcess, i: number) => void = () => {}) =>
+          Promise.all(started.map((w, i) => until(() => check(w), o.restartTimeout, 'the restart')
+            .then((at) => (atSettled(w, i), at - restartAt), () => undefined)));
         const cpuToReady: (number | undefined)[] = started.map(() => undefined);
-        const ready = await Promise.all(started.map((w, i) => until(() => isReady(w), o.restartTimeout, 'the restart')
-          .then((at) => {
-            cpuToReady[i] = cpuSeconds(w.proc.pid);
-            return at - restartAt;
-          }, () => undefined)));
+        const ready = await settled(isReady, (w, i) => (cpuToReady[i] = cpuSeconds(w.proc.pid)));
         const testbedAfter = testbedCpu(cs);
         const drained = await settled(async (w) => (await reconciled(w)) > 0 && (await queuesIdle(w)));
         await sleep(Math.max(0, o.restartWindow - (performance.now() - restartAt)));
