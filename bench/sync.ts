@@ -34,7 +34,7 @@ import { STATE_FILE, type ClusterSetState } from '../hack/testbed/clusterset.ts'
 import { freePorts } from '../hack/testbed/ports.ts';
 import { Supervisor } from '../hack/testbed/supervisor.ts';
 import { CLOUD_MAP_QUOTAS, quotaLowerBoundSeconds } from '../src/cloudmap/quotas.ts';
-import { boolOption, durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
+import { boolOption, ConfigError, durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube/client.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
@@ -57,6 +57,8 @@ const specs = {
   exportingClusters: intOption('exporting-clusters', 'BENCH_EXPORTING_CLUSTERS', 2, 'Clusters exporting: 2 (cls1 and cls2, overlapping by half) or 1 (cls1 exports every service; cls2 and cls3 import).', 1, 2),
   crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls3 in eu-west-1, every worker reading both Regions: the latencies are cross-Region.'),
   requestLog: stringOption('request-log', 'BENCH_REQUEST_LOG', '', 'Write the emulator\'s log of every Cloud Map request of the initial sync to this file (JSON lines), to see where its time went.'),
+  workerEnv: stringOption('worker-env', 'BENCH_WORKER_ENV', '', 'Worker settings to run with instead of kustomize/base\'s ConfigMap, `;` between them (e.g. `MCS_KUBE_RESYNC_INTERVAL=20s`), for an A/B of one setting.'),
+  sampleLog: stringOption('sample-log', 'BENCH_SAMPLE_LOG', '', 'Write each latency sample (which service, when, how long) and the emulator\'s log of every Cloud Map request while they were taken to this file (JSON lines), to see where a slow sample\'s time went.'),
   restartNodeFlags: stringOption('restart-node-flags', 'BENCH_RESTART_NODE_FLAGS', '', 'Other Node.js flags to compare the warm restarts under, `;` between sets (each replaces the Deployment\'s flags, e.g. `--max-semi-space-size=1 --optimize-for-size;--max-semi-space-size=8`): the two restarts run under the Deployment\'s flags, then under each set, --restart-rounds times, each with its start time and peak RSS.'),
   restartRounds: intOption('restart-rounds', 'BENCH_RESTART_ROUNDS', 1, 'Rounds of the warm restarts (with --restart-node-flags, each round runs every set of flags in turn).', 1, 10),
   profileRestarts: stringOption('profile-restarts', 'BENCH_PROFILE_RESTARTS', '', 'Start the restarted workers with --cpu-prof, writing their CPU profiles (start to stop) under this directory, to see where a restart\'s time goes (sampling slows them a little).'),
@@ -193,6 +195,16 @@ const deploymentFlags = () => deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap
  * Starts the workers of `clusters` (logs under bench/<round>/<cluster>) with `nodeFlags`; with `profileDir`, each with
  * --cpu-prof writing to <profileDir>/<round>/<cluster>.
  */
+/** `--worker-env`'s `MCS_A=1;MCS_B=2`. */
+function workerEnv(text: string): Record<string, string> {
+  const settings = text.split(';').map((s) => s.trim()).filter((s) => s !== '');
+  return Object.fromEntries(settings.map((setting) => {
+    const match = /^(MCS_[A-Z0-9_]+)=(.*)$/.exec(setting);
+    if (!match) throw new ConfigError(`--worker-env: "${setting}" is not MCS_<SETTING>=<value>; the worker's settings are listed in docs/configuration.md`);
+    return [match[1]!, match[2]!];
+  }));
+}
+
 function startWorkers(
   cs: TestClusterSet, clusters: readonly TestCluster[], sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
   profileDir = '', nodeFlags = deploymentFlags(),
@@ -272,6 +284,7 @@ async function main(): Promise<void> {
   if (!existsSync(resolve(import.meta.dirname, '..', o.dist, 'src', 'worker', 'main.js'))) {
     throw new Error(`no compiled worker in ${o.dist}/: run \`npm run build\` first (the benchmark measures the build the image runs)`);
   }
+  const settings = workerEnv(o.workerEnv);
   const namespaces = o.namespaces > 0 ? o.namespaces : Math.max(10, Math.ceil(o.services / 200));
   const started = Date.now();
   const loadBefore = loadavg()[0]!;
@@ -285,6 +298,7 @@ async function main(): Promise<void> {
     const [client1] = clients as [KubeClient];
     const ranges = exportRanges(o.services, o.exportingClusters === 1 ? 1 : 2);
     const layout = describeLayout(ranges, cs.clusters.map((c) => c.id));
+    if (o.workerEnv !== '') say(`workers run with ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(' ')} over kustomize/base's ConfigMap`);
     say(`ClusterSet of ${CLUSTERS} up in ${seconds(cs.startupMs)}; creating ${o.services} Services × ${o.endpoints} endpoints in ${namespaces} namespaces: ${layout}`);
     await prepare(cs, namespaces);
     const t = performance.now();
@@ -298,6 +312,7 @@ async function main(): Promise<void> {
     // 1. Workers start → every import present in every cluster.
     const configEnv: Record<string, string> = {
       ...configMapEnv(kustomizeBase()), MCS_CLUSTERS: String(CLUSTERS), ...(o.crossRegion ? { MCS_REGIONS: `${cs.region},${OTHER_REGION}` } : {}),
+      ...settings,
     };
     const regionOf = (cluster: TestCluster) => (o.crossRegion && cluster === cs.clusters[2] ? OTHER_REGION : cs.region);
     const workerStart = performance.now();
@@ -350,15 +365,18 @@ async function main(): Promise<void> {
 
       // 2. New service: ServiceExport created in cls1 → imported in cls3.
       phase = 'latency samples';
+      const samplesFrom = Date.now();
+      const sampleRecords: object[] = [];
       const exportLatency: number[] = [];
       for (let s = 0; s < o.samples; s++) {
         const i = o.services + s;
         const namespace = ns(i, namespaces);
         await createExported(client1, namespace, name(i), addresses(i, o.endpoints), false);
         await dephase();
-        const t0 = performance.now();
+        const [t0, at] = [performance.now(), Date.now()];
         await client1.request({ method: 'POST', path: resourcePath(SERVICE_EXPORTS, namespace), body: serviceExportBody(namespace, name(i)) });
         exportLatency.push(await watch3.when(() => watch3.imported(namespace, name(i), o.endpoints), SAMPLE_TIMEOUT_MS, `import of ${namespace}/${name(i)}`) - t0);
+        sampleRecords.push({ sample: 'export-to-import', namespace, name: name(i), at, ms: exportLatency.at(-1) });
       }
 
       // 3. Endpoint change: the first endpoint of a service cls1 exports turns unready (or ready again) in cls1.
@@ -370,12 +388,18 @@ async function main(): Promise<void> {
         const first = own[0]!;
         const ready = !(watch3.endpoints(namespace, name(i)).get(first) ?? true);
         await dephase();
-        const t0 = performance.now();
+        const [t0, at] = [performance.now(), Date.now()];
         await client1.request({
           method: 'PATCH', path: resourcePath(ENDPOINT_SLICES, namespace, `${name(i)}-bench`), contentType: CONTENT_MERGE_PATCH,
           body: { endpoints: sliceBody(namespace, name(i), own, ready ? new Set() : new Set([first])).endpoints },
         });
         changeLatency.push(await watch3.when(() => watch3.endpoints(namespace, name(i)).get(first) === ready, SAMPLE_TIMEOUT_MS, `readiness of ${first}`) - t0);
+        sampleRecords.push({ sample: 'endpoint-change', namespace, name: name(i), at, ms: changeLatency.at(-1) });
+      }
+      if (o.sampleLog !== '') {
+        const requests = await cs.cloudMapControl.requests(samplesFrom);
+        writeFileSync(o.sampleLog, [...sampleRecords, ...requests].map((r) => JSON.stringify(r)).join('\n') + '\n');
+        say(`the latency samples and their ${requests.length} Cloud Map requests written to ${o.sampleLog}`);
       }
 
       // 4. Nothing changing: Cloud Map calls per minute per cluster, at the emulator. A window in which a worker
