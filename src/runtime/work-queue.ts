@@ -6,6 +6,9 @@
 // - a handler that throws gets its key requeued after a per-key exponential backoff (`addRateLimited`), and one that
 //   succeeds resets that backoff (`forget`);
 // - `addAfter(key, ms)` schedules a key (the earliest schedule wins);
+// - `addLow(key)` queues a key of a periodic pass (an informer's resync) behind every key `add` queued, so a change
+//   made meanwhile is not handled after thousands of keys that most likely need nothing; `add` of a key waiting there
+//   moves it to the front lane;
 // - `shutdown()` stops taking work, drops what waits and resolves once the handlers in flight have finished;
 // - `progress` tells liveness whether the queue has work and when a handler last finished (or the work arrived).
 // Usage:
@@ -72,9 +75,11 @@ export class WorkQueue<K> {
   readonly #schedule: Scheduler;
   /** Waiting keys in insertion order (a Map is an ordered, deduplicating queue), with their value and enqueue time. */
   readonly #queue = new Map<string, { key: K; since: number }>();
+  /** Waiting keys of addLow, taken only when #queue is empty; a key is in at most one of the two. */
+  readonly #low = new Map<string, { key: K; since: number }>();
   readonly #processing = new Set<string>();
-  /** Keys added while being processed: handled again when the current run ends. */
-  readonly #again = new Map<string, K>();
+  /** Keys added while being processed: handled again when the current run ends, in the lane asked for. */
+  readonly #again = new Map<string, { key: K; low: boolean }>();
   readonly #delayed = new Map<string, { at: number; cancel: () => void }>();
   readonly #failures = new Map<string, number>();
   readonly #inFlight = new Set<Promise<void>>();
@@ -100,12 +105,16 @@ export class WorkQueue<K> {
    * idle to busy: a busy queue whose progressAt grows old has every worker stuck.
    */
   get progress(): { busy: boolean; progressAt: number } {
-    return { busy: this.#processing.size > 0 || this.#queue.size > 0, progressAt: this.#progressAt };
+    return { busy: this.#processing.size > 0 || this.#waiting > 0, progressAt: this.#progressAt };
   }
 
-  /** Keys waiting (not counting those being handled or scheduled for later). */
+  /** Keys waiting, in either lane (not counting those being handled or scheduled for later). */
   get depth(): number {
-    return this.#queue.size;
+    return this.#waiting;
+  }
+
+  get #waiting(): number {
+    return this.#queue.size + this.#low.size;
   }
 
   /** Keys being handled right now. */
@@ -127,10 +136,23 @@ export class WorkQueue<K> {
     const id = this.#toKey(key);
     this.#opts.metrics?.added(this.name);
     if (this.#processing.has(id)) {
-      this.#again.set(id, key);
+      this.#again.set(id, { key, low: false });
       return;
     }
-    this.#enqueue(id, key);
+    this.#low.delete(id);
+    this.#enqueue(id, key, false);
+  }
+
+  /** Adds `key` behind every key add() queued (see the header); a key already waiting in front stays there. */
+  addLow(key: K): void {
+    if (this.#shuttingDown) return;
+    const id = this.#toKey(key);
+    this.#opts.metrics?.added(this.name);
+    if (this.#processing.has(id)) {
+      if (!this.#again.has(id)) this.#again.set(id, { key, low: true });
+      return;
+    }
+    if (!this.#queue.has(id)) this.#enqueue(id, key, true);
   }
 
   /** Adds `key` after `ms`; if it is already scheduled, the earlier time wins. */
@@ -174,15 +196,17 @@ export class WorkQueue<K> {
     for (const d of this.#delayed.values()) d.cancel();
     this.#delayed.clear();
     this.#queue.clear();
+    this.#low.clear();
     this.#again.clear();
     this.#reportDepth();
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
   #pump(): void {
-    while (!this.#shuttingDown && this.#processing.size < this.#opts.concurrency && this.#queue.size > 0) {
-      const [id, entry] = this.#queue.entries().next().value!;
-      this.#queue.delete(id);
+    while (!this.#shuttingDown && this.#processing.size < this.#opts.concurrency && this.#waiting > 0) {
+      const lane = this.#queue.size > 0 ? this.#queue : this.#low;
+      const [id, entry] = lane.entries().next().value!;
+      lane.delete(id);
       this.#processing.add(id);
       this.#reportDepth();
       this.#opts.metrics?.waited(this.name, (this.#now() - entry.since) / 1000);
@@ -210,7 +234,7 @@ export class WorkQueue<K> {
       if (this.#again.has(id)) {
         const again = this.#again.get(id)!;
         this.#again.delete(id);
-        this.#enqueue(id, again);
+        this.#enqueue(id, again.key, again.low);
       }
       this.#pumpAfterRun();
     }
@@ -227,15 +251,16 @@ export class WorkQueue<K> {
     });
   }
 
-  #enqueue(id: string, key: K): void {
-    if (this.#shuttingDown || this.#queue.has(id)) return;
-    if (this.#queue.size === 0 && this.#processing.size === 0) this.#progressAt = this.#now();
-    this.#queue.set(id, { key, since: this.#now() });
+  #enqueue(id: string, key: K, low: boolean): void {
+    const lane = low ? this.#low : this.#queue;
+    if (this.#shuttingDown || lane.has(id)) return;
+    if (this.#waiting === 0 && this.#processing.size === 0) this.#progressAt = this.#now();
+    lane.set(id, { key, since: this.#now() });
     this.#reportDepth();
     this.#pump();
   }
 
   #reportDepth(): void {
-    this.#opts.metrics?.depth(this.name, this.#queue.size);
+    this.#opts.metrics?.depth(this.name, this.#waiting);
   }
 }

@@ -447,13 +447,17 @@ export class Member {
     for (const se of this.#o.informers.serviceExports.list()) this.#exports.add(keyOf(se.metadata.namespace ?? '', se.metadata.name));
   }
 
-  #exportKey(namespace: string, name: string): void {
-    if (this.#synced) this.#exports.add(keyOf(namespace, name));
-    else this.#reportWaiting(namespace, name);
+  /** `resync`: from an informer's periodic pass, queued behind every change (M7: a new export waits for no resync). */
+  #exportKey(namespace: string, name: string, resync = false): void {
+    if (!this.#synced) this.#reportWaiting(namespace, name);
+    else if (resync) this.#exports.addLow(keyOf(namespace, name));
+    else this.#exports.add(keyOf(namespace, name));
   }
 
-  #importKey(namespace: string, name: string): void {
-    if (this.#synced) this.#imports.add(keyOf(namespace, name));
+  #importKey(namespace: string, name: string, resync = false): void {
+    if (!this.#synced) return;
+    if (resync) this.#imports.addLow(keyOf(namespace, name));
+    else this.#imports.add(keyOf(namespace, name));
   }
 
   /** Every service of a Cloud Map change is imported again; a local export of it re-checks its instances and conflicts. */
@@ -473,24 +477,25 @@ export class Member {
 
   #route(): void {
     const { informers } = this.#o;
-    const on = <T extends KubeObject>(informer: { addHandlers(h: InformerHandlers<T>): () => void }, route: (o: T) => void, onDelete = route) => {
-      this.#removeHandlers.push(informer.addHandlers({ onAdd: route, onUpdate: (o) => route(o), onDelete }));
+    // An informer's periodic resync delivers each cached object as its own old version.
+    const on = <T extends KubeObject>(informer: { addHandlers(h: InformerHandlers<T>): () => void }, route: (o: T, resync: boolean) => void) => {
+      this.#removeHandlers.push(informer.addHandlers({ onAdd: (o) => route(o, false), onUpdate: (o, old) => route(o, o === old), onDelete: (o) => route(o, false) }));
     };
-    on(informers.serviceExports, (se) => this.#exportKey(se.metadata.namespace ?? '', se.metadata.name));
-    on(informers.serviceImports, (si) => this.#importKey(si.metadata.namespace ?? '', si.metadata.name));
-    on(informers.services, (svc) => {
+    on(informers.serviceExports, (se, resync) => this.#exportKey(se.metadata.namespace ?? '', se.metadata.name, resync));
+    on(informers.serviceImports, (si, resync) => this.#importKey(si.metadata.namespace ?? '', si.metadata.name, resync));
+    on(informers.services, (svc, resync) => {
       const namespace = svc.metadata.namespace ?? '';
       const imported = createdByUs(svc) ? svc.metadata.labels?.[LABEL_SERVICE_NAME] : undefined;
-      if (imported !== undefined) this.#importKey(namespace, imported);
-      else if (informers.serviceExports.get(namespace, svc.metadata.name) !== undefined) this.#exportKey(namespace, svc.metadata.name);
+      if (imported !== undefined) this.#importKey(namespace, imported, resync);
+      else if (informers.serviceExports.get(namespace, svc.metadata.name) !== undefined) this.#exportKey(namespace, svc.metadata.name, resync);
     });
-    on(informers.endpointSlices, (slice) => {
+    on(informers.endpointSlices, (slice, resync) => {
       const namespace = slice.metadata.namespace ?? '';
       const labels = slice.metadata.labels ?? {};
       const imported = labels[LABEL_MANAGED_BY] === CONTROLLER_NAME ? labels[LABEL_SERVICE_NAME] : undefined;
       const exported = labels[LABEL_KUBE_SERVICE_NAME];
-      if (imported !== undefined) this.#importKey(namespace, imported);
-      else if (exported !== undefined && informers.serviceExports.get(namespace, exported) !== undefined) this.#exportKey(namespace, exported);
+      if (imported !== undefined) this.#importKey(namespace, imported, resync);
+      else if (exported !== undefined && informers.serviceExports.get(namespace, exported) !== undefined) this.#exportKey(namespace, exported, resync);
     });
     // I1: a namespace that appears can now hold the imports Cloud Map has for it.
     this.#removeHandlers.push(informers.namespaces.addHandlers({

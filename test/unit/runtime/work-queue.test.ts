@@ -110,6 +110,39 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     expect(maxParallel()).to.equal(3);
   });
 
+  // Each case runs with 'running' being handled by the only worker, then finishes one handler at a time.
+  const laneCases: { title: string; steps: ['add' | 'addLow', string][]; calls: string[] }[] = [
+    {
+      title: 'addLow: keys of a periodic pass wait behind every add(); add() moves one forward, addLow never moves one back',
+      steps: [['addLow', 'r1'], ['addLow', 'r2'], ['addLow', 'r3'], ['addLow', 'r4'], ['add', 'new'], ['add', 'r3'], ['addLow', 'new']],
+      calls: ['running', 'new', 'r3', 'r1', 'r2', 'r4'],
+    },
+    {
+      title: 'addLow of the key being handled runs it once more afterwards, in the low lane',
+      steps: [['addLow', 'x'], ['addLow', 'running'], ['add', 'b']],
+      calls: ['running', 'b', 'x', 'running'],
+    },
+    {
+      title: 'add() after addLow of the key being handled runs it once more afterwards, ahead of the low lane',
+      steps: [['addLow', 'x'], ['addLow', 'running'], ['add', 'running']],
+      calls: ['running', 'running', 'x'],
+    },
+  ];
+  for (const c of laneCases) {
+    it(c.title, async () => {
+      const { queue, calls, gates } = blockingQueue(1);
+      queue.add('running');
+      await settle();
+      for (const [op, key] of c.steps) queue[op](key);
+      for (let i = 0; i < c.calls.length; i++) {
+        gates[i]!.resolve();
+        await settle();
+      }
+      expect(calls).to.deep.equal(c.calls);
+      expect(queue.progress.busy).to.equal(false);
+    });
+  }
+
   it('requeues a failing key with per-key exponential backoff and resets it after a success', async () => {
     const clock = manualScheduler();
     let failuresLeft = 3;
@@ -286,6 +319,7 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     const keys = ['a', 'b', 'c', 'd'];
     const step = fc.oneof(
       fc.record({ op: fc.constant('add' as const), key: fc.constantFrom(...keys) }),
+      fc.record({ op: fc.constant('addLow' as const), key: fc.constantFrom(...keys) }),
       fc.record({ op: fc.constant('finish' as const), index: fc.nat(7) }),
     );
     await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.array(step, { maxLength: 40 }), async (concurrency, steps) => {
@@ -297,8 +331,9 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
         for (; seenCalls < calls.length; seenCalls++) pendingAfterLastRun.set(calls[seenCalls]!, false);
       };
       for (const s of steps) {
-        if (s.op === 'add') {
-          queue.add(s.key);
+        if (s.op === 'add' || s.op === 'addLow') {
+          if (s.op === 'add') queue.add(s.key);
+          else queue.addLow(s.key);
           pendingAfterLastRun.set(s.key, true);
         } else {
           if (gates.length > 0) gates[s.index % gates.length]!.resolve();
