@@ -57,7 +57,7 @@ const specs = {
   exportingClusters: intOption('exporting-clusters', 'BENCH_EXPORTING_CLUSTERS', 2, 'Clusters exporting: 2 (cls1 and cls2, overlapping by half) or 1 (cls1 exports every service; cls2 and cls3 import).', 1, 2),
   crossRegion: boolOption('cross-region', 'BENCH_CROSS_REGION', false, 'cls3 in eu-west-1, every worker reading both Regions: the latencies are cross-Region.'),
   requestLog: stringOption('request-log', 'BENCH_REQUEST_LOG', '', 'Write the emulator\'s log of every Cloud Map request of the initial sync to this file (JSON lines), to see where its time went.'),
-  workerEnv: stringOption('worker-env', 'BENCH_WORKER_ENV', '', 'Worker settings to run with instead of kustomize/base\'s ConfigMap, `;` between them (e.g. `MCS_KUBE_RESYNC_INTERVAL=20s`), for an A/B of one setting.'),
+  workerEnv: stringOption('worker-env', 'BENCH_WORKER_ENV', '', 'Worker settings that replace those of kustomize/base\'s ConfigMap, `;` between them (e.g. `MCS_KUBE_RESYNC_INTERVAL=20s`), for an A/B of one setting.'),
   sampleLog: stringOption('sample-log', 'BENCH_SAMPLE_LOG', '', 'Write each latency sample (which service, when, how long) and the emulator\'s log of every Cloud Map request while they were taken to this file (JSON lines), to see where a slow sample\'s time went.'),
   restartNodeFlags: stringOption('restart-node-flags', 'BENCH_RESTART_NODE_FLAGS', '', 'Other Node.js flags to compare the warm restarts under, `;` between sets (each replaces the Deployment\'s flags, e.g. `--max-semi-space-size=1 --optimize-for-size;--max-semi-space-size=8`): the two restarts run under the Deployment\'s flags, then under each set, --restart-rounds times, each with its start time and peak RSS.'),
   restartRounds: intOption('restart-rounds', 'BENCH_RESTART_ROUNDS', 1, 'Rounds of the warm restarts (with --restart-node-flags, each round runs every set of flags in turn).', 1, 10),
@@ -191,10 +191,6 @@ async function countIdle(cs: TestClusterSet, workers: readonly HostProcess[], wi
 /** The worker Deployment's Node.js flags, as the image runs them. */
 const deploymentFlags = () => deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-worker');
 
-/**
- * Starts the workers of `clusters` (logs under bench/<round>/<cluster>) with `nodeFlags`; with `profileDir`, each with
- * --cpu-prof writing to <profileDir>/<round>/<cluster>.
- */
 /** `--worker-env`'s `MCS_A=1;MCS_B=2`. */
 function workerEnv(text: string): Record<string, string> {
   const settings = text.split(';').map((s) => s.trim()).filter((s) => s !== '');
@@ -205,6 +201,10 @@ function workerEnv(text: string): Record<string, string> {
   }));
 }
 
+/**
+ * Starts the workers of `clusters` (logs under bench/<round>/<cluster>) with `nodeFlags`; with `profileDir`, each with
+ * --cpu-prof writing to <profileDir>/<round>/<cluster>.
+ */
 function startWorkers(
   cs: TestClusterSet, clusters: readonly TestCluster[], sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
   profileDir = '', nodeFlags = deploymentFlags(),
