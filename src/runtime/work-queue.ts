@@ -132,27 +132,26 @@ export class WorkQueue<K> {
   }
 
   add(key: K): void {
-    if (this.#shuttingDown) return;
-    const id = this.#toKey(key);
-    this.#opts.metrics?.added(this.name);
-    if (this.#processing.has(id)) {
-      this.#again.set(id, { key, low: false });
-      return;
-    }
-    this.#low.delete(id);
-    this.#enqueue(id, key, false);
+    this.#add(key, false);
   }
 
   /** Adds `key` behind every key add() queued (see the header); a key already waiting in front stays there. */
   addLow(key: K): void {
+    this.#add(key, true);
+  }
+
+  #add(key: K, low: boolean): void {
     if (this.#shuttingDown) return;
     const id = this.#toKey(key);
     this.#opts.metrics?.added(this.name);
     if (this.#processing.has(id)) {
-      if (!this.#again.has(id)) this.#again.set(id, { key, low: true });
+      // Handled again afterwards, in front if any add() asked for it meanwhile.
+      if (!low || !this.#again.has(id)) this.#again.set(id, { key, low });
       return;
     }
-    if (!this.#queue.has(id)) this.#enqueue(id, key, true);
+    if (low && this.#queue.has(id)) return;
+    if (!low) this.#low.delete(id);
+    this.#enqueue(id, key, low);
   }
 
   /** Adds `key` after `ms`; if it is already scheduled, the earlier time wins. */
