@@ -8,7 +8,8 @@
 //     ServiceExports before the workers start;
 //   1. initial sync: workers start → every import present (ServiceImport Ready with every exporting cluster's
 //      endpoints) in all three clusters, next to its lower bound from the account's quotas (the writes no controller
-//      can avoid, at the documented rates: the testbed's clusters share one account and Region);
+//      can avoid, at the documented rates: the testbed's clusters share one account and Region); a progress line
+//      each minute gives each cluster's imports present and its workers' queued keys, to show which cluster trails;
 //   2. export-to-import latency of a new service: ServiceExport created in cls1 → imported in cls3, one at a time;
 //   3. endpoint-change latency: an endpoint in cls1 turning unready (or ready) → shown so in cls3, one at a time;
 //   4. idle Cloud Map calls per minute per cluster, counted at the emulator (each worker has its own access key); a
@@ -108,6 +109,11 @@ async function metrics(worker: HostProcess): Promise<string> {
 
 async function queuesIdle(worker: HostProcess): Promise<boolean> {
   return [...(await metrics(worker)).matchAll(/^mcs_cloudmap_workqueue_depth\{[^}]*\} (\d+)$/gm)].every((m) => m[1] === '0');
+}
+
+/** Each work queue's waiting keys, as `name n`, for the initial sync's progress lines. */
+async function queueDepths(worker: HostProcess): Promise<string> {
+  return [...(await metrics(worker)).matchAll(/^mcs_cloudmap_workqueue_depth\{name="([^"]*)"\} (\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`).join(', ');
 }
 
 async function reconciled(worker: HostProcess): Promise<number> {
@@ -341,8 +347,10 @@ async function main(): Promise<void> {
       }
     }, 1000);
     try {
-      const allImported = () => watches.every((w) => Array.from({ length: o.services }, (_, i) => i)
-        .every((i) => w.imported(ns(i, namespaces), name(i), expectedEndpoints(ranges, i, o.endpoints))));
+      const indexes = Array.from({ length: o.services }, (_, i) => i);
+      const present = (w: ImportWatch, i: number) => w.imported(ns(i, namespaces), name(i), expectedEndpoints(ranges, i, o.endpoints));
+      const importedIn = (w: ImportWatch) => indexes.filter((i) => present(w, i)).length;
+      const allImported = () => watches.every((w) => indexes.every((i) => present(w, i)));
       const deadline = performance.now() + o.timeout;
       let lastReport = performance.now();
       while (!allImported()) {
@@ -352,6 +360,10 @@ async function main(): Promise<void> {
           const calls = await cs.cloudMapControl.calls();
           say(`  ${seconds(performance.now() - workerStart)}: ${calls.byApi.CreateService?.ok ?? 0} services and ${calls.byApi.RegisterInstance?.ok ?? 0} instances created, ` +
             `${calls.byApi.CreateService?.throttled ?? 0} CreateService throttled; load ${loadavg()[0]!.toFixed(1)}`);
+          // Which cluster's imports trail, and whether its worker still has the keys queued or has done them.
+          const depths = await Promise.all(workers.map(queueDepths));
+          say(`    imported: ${watches.map((w, c) => `${cs.clusters[c]!.id} ${importedIn(w)}`).join(', ')}; ` +
+            `queued: ${depths.map((d, c) => `${cs.clusters[c]!.id} (${d})`).join(', ')}`);
         }
         await sleep(200);
       }
@@ -526,6 +538,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench:sync failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  // A bad flag needs its message (which says what to pass), not a stack.
+  const text = err instanceof ConfigError ? err.message : err instanceof Error ? err.stack ?? err.message : String(err);
+  process.stderr.write(`bench:sync failed: ${text}\n`);
   process.exit(1);
 });
