@@ -14,7 +14,8 @@ import {
 
 interface Recorded {
   adds: string[];
-  updates: { name: string; oldRv: string | undefined; newRv: string | undefined }[];
+  /** `same`: old is the very object delivered, which is how the member tells a resync from a change (M7). */
+  updates: { name: string; oldRv: string | undefined; newRv: string | undefined; same: boolean }[];
   deletes: string[];
 }
 
@@ -22,7 +23,7 @@ function record<T extends KubeObject>(informer: Informer<T>): Recorded {
   const r: Recorded = { adds: [], updates: [], deletes: [] };
   informer.addHandlers({
     onAdd: (o) => r.adds.push(o.metadata.name),
-    onUpdate: (o, old) => r.updates.push({ name: o.metadata.name, oldRv: old.metadata.resourceVersion, newRv: o.metadata.resourceVersion }),
+    onUpdate: (o, old) => r.updates.push({ name: o.metadata.name, oldRv: old.metadata.resourceVersion, newRv: o.metadata.resourceVersion, same: o === old }),
     onDelete: (o) => r.deletes.push(o.metadata.name),
   });
   return r;
@@ -95,6 +96,7 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     const update = seen.updates.find((u) => u.name === 'before')!;
     expect(update.oldRv).to.equal(before.metadata.resourceVersion);
     expect(update.newRv).to.not.equal(before.metadata.resourceVersion);
+    expect(update.same).to.equal(false);
     expect(informer.listByLabel('app', 'web').map((s) => s.metadata.name)).to.deep.equal(['after']);
     expect(informer.listBySelector({ app: 'api' }, ns).map((s) => s.metadata.name)).to.deep.equal(['before']);
 
@@ -179,7 +181,7 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     informer.start();
     await informer.waitForSync();
     await eventually('two resyncs of "steady"', () => seen.updates.filter((u) => u.name === 'steady').length >= 2, 5000);
-    for (const u of seen.updates) expect(u.oldRv).to.equal(u.newRv);
+    for (const u of seen.updates) expect(u).to.include({ oldRv: u.newRv, same: true });
     await remove('steady');
   });
 
