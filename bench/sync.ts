@@ -111,9 +111,13 @@ async function queuesIdle(worker: HostProcess): Promise<boolean> {
   return [...(await metrics(worker)).matchAll(/^mcs_cloudmap_workqueue_depth\{[^}]*\} (\d+)$/gm)].every((m) => m[1] === '0');
 }
 
-/** Each work queue's waiting keys, as `name n`, for the initial sync's progress lines. */
+/** Each work queue's waiting keys, as `name n (low m)`, for the initial sync's progress lines. */
 async function queueDepths(worker: HostProcess): Promise<string> {
-  return [...(await metrics(worker)).matchAll(/^mcs_cloudmap_workqueue_depth\{name="([^"]*)"\} (\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`).join(', ');
+  const lanes = new Map<string, Record<string, string>>();
+  for (const m of (await metrics(worker)).matchAll(/^mcs_cloudmap_workqueue_depth\{name="([^"]*)",lane="([^"]*)"\} (\d+)$/gm)) {
+    lanes.set(m[1]!, { ...lanes.get(m[1]!), [m[2]!]: m[3]! });
+  }
+  return [...lanes].map(([queue, n]) => `${queue} ${n.normal ?? 0} (low ${n.low ?? 0})`).join(', ');
 }
 
 async function reconciled(worker: HostProcess): Promise<number> {

@@ -22,7 +22,8 @@ import { backoffDelay, type BackoffPolicy } from './backoff.ts';
 
 /** Hooks for metrics, all labelled by queue name; see src/worker/metrics.ts. */
 export interface WorkQueueMetrics {
-  depth(queue: string, depth: number): void;
+  /** Keys waiting in one lane: `normal` (add) or `low` (addLow: a periodic pass, behind every change). */
+  depth(queue: string, lane: 'normal' | 'low', depth: number): void;
   added(queue: string): void;
   retried(queue: string): void;
   /** Time a key waited in the queue before a worker took it. */
@@ -260,6 +261,7 @@ export class WorkQueue<K> {
   }
 
   #reportDepth(): void {
-    this.#opts.metrics?.depth(this.name, this.#waiting);
+    this.#opts.metrics?.depth(this.name, 'normal', this.#queue.size);
+    this.#opts.metrics?.depth(this.name, 'low', this.#low.size);
   }
 }

@@ -129,7 +129,9 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
     name: name('informer_restarts_total'), help: 'Informer watch reconnects and relists by resource and reason.', labelNames: ['resource', 'reason'], registers,
   });
 
-  const queueDepth = new Gauge({ name: name('workqueue_depth'), help: 'Keys waiting in the work queue.', labelNames: ['name'], registers });
+  const queueDepth = new Gauge({
+    name: name('workqueue_depth'), help: 'Keys waiting in the work queue, by lane (low: an informer resync\'s keys, behind every change).', labelNames: ['name', 'lane'], registers,
+  });
   const queueAdds = new Counter({ name: name('workqueue_adds_total'), help: 'Keys added to the work queue.', labelNames: ['name'], registers });
   const queueRetries = new Counter({ name: name('workqueue_retries_total'), help: 'Keys requeued with backoff after a failure.', labelNames: ['name'], registers });
   const queueWait = new Histogram({
@@ -144,7 +146,7 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
     importedServices, importedEndpoints, clusterPropertiesMissing, leader, leaderStarts, heartbeats, silentClusters, reapedInstances, regionReachable, informerRestarts,
     quotaLimitedExports, quotaUnregisteredInstances,
     workQueue: {
-      depth: (queue, depth) => queueDepth.set({ name: queue }, depth),
+      depth: (queue, lane, depth) => queueDepth.set({ name: queue, lane }, depth),
       added: (queue) => queueAdds.inc({ name: queue }),
       retried: (queue) => queueRetries.inc({ name: queue }),
       waited: (queue, seconds) => queueWait.observe({ name: queue }, seconds),

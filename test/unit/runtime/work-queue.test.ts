@@ -255,10 +255,10 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     expect(clock.pending).to.have.length(0);
   });
 
-  it('reports depth, adds, retries, waits and processing results to the metrics hooks', async () => {
+  it('reports depth by lane, adds, retries, waits and processing results to the metrics hooks', async () => {
     const events: string[] = [];
     const metrics: WorkQueueMetrics = {
-      depth: (q, d) => events.push(`depth:${q}:${d}`),
+      depth: (q, lane, d) => events.push(`depth:${q}:${lane}:${d}`),
       added: (q) => events.push(`added:${q}`),
       retried: (q) => events.push(`retried:${q}`),
       waited: (q, s) => events.push(`waited:${q}:${s >= 0}`),
@@ -271,12 +271,14 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     });
     queue.add('ok');
     queue.add('bad');
+    queue.addLow('resynced');
+    expect(events.slice(-2)).to.deep.equal(['depth:export:normal:1', 'depth:export:low:1']);
     await settle();
     expect(events).to.include.members([
-      'added:export', 'depth:export:1', 'waited:export:true', 'processed:export:true:success',
-      'processed:export:true:error', 'retried:export',
+      'added:export', 'waited:export:true', 'processed:export:true:success', 'processed:export:true:error', 'retried:export',
     ]);
-    expect(events.filter((e) => e === 'added:export')).to.have.length(2);
+    expect(events.filter((e) => e.startsWith('depth:')).slice(-2)).to.deep.equal(['depth:export:normal:0', 'depth:export:low:0']);
+    expect(events.filter((e) => e === 'added:export')).to.have.length(3);
   });
 
   it('accepts structured keys through toKey', async () => {

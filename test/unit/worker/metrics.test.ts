@@ -24,7 +24,8 @@ describe('worker metrics and health endpoints', () => {
     m.silentClusters.set(1);
     m.reapedInstances.inc(2);
     m.workQueue.added('export');
-    m.workQueue.depth('export', 2);
+    m.workQueue.depth('export', 'normal', 2);
+    m.workQueue.depth('export', 'low', 5);
     m.workQueue.retried('export');
     m.workQueue.processed('export', 0.01, 'error');
     m.informer.restarted('/api/v1/services', 'relist');
@@ -46,7 +47,8 @@ describe('worker metrics and health endpoints', () => {
       'mcs_cloudmap_silent_clusters 1',
       'mcs_cloudmap_reaped_instances_total 2',
       'mcs_cloudmap_workqueue_adds_total{name="export"} 1',
-      'mcs_cloudmap_workqueue_depth{name="export"} 2',
+      'mcs_cloudmap_workqueue_depth{name="export",lane="normal"} 2',
+      'mcs_cloudmap_workqueue_depth{name="export",lane="low"} 5',
       'mcs_cloudmap_workqueue_retries_total{name="export"} 1',
       'mcs_cloudmap_workqueue_work_duration_seconds_count{name="export",result="error"} 1',
       'mcs_cloudmap_informer_restarts_total{resource="/api/v1/services",reason="relist"} 1',
