@@ -107,21 +107,34 @@ async function metrics(worker: HostProcess): Promise<string> {
   return (await fetch(worker.metricsUrl)).text();
 }
 
+/** Every series of one metric in a worker's /metrics text, with its labels. */
+function metricSeries(text: string, name: string): { labels: Record<string, string>; value: number }[] {
+  return [...text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? ([0-9.e+-]+)$`, 'gm'))].map((m) => ({
+    labels: Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!])),
+    value: Number(m[2]),
+  }));
+}
+
+/** A metric's value as the worker's /metrics reports it (the first series of that name); 0 when absent. */
+function metricValue(text: string, name: string): number {
+  return metricSeries(text, name)[0]?.value ?? 0;
+}
+
 async function queuesIdle(worker: HostProcess): Promise<boolean> {
-  return [...(await metrics(worker)).matchAll(/^mcs_cloudmap_workqueue_depth\{[^}]*\} (\d+)$/gm)].every((m) => m[1] === '0');
+  return metricSeries(await metrics(worker), 'mcs_cloudmap_workqueue_depth').every((s) => s.value === 0);
 }
 
 /** Each work queue's waiting keys, as `name n (low m)`, for the initial sync's progress lines. */
 async function queueDepths(worker: HostProcess): Promise<string> {
-  const lanes = new Map<string, Record<string, string>>();
-  for (const m of (await metrics(worker)).matchAll(/^mcs_cloudmap_workqueue_depth\{name="([^"]*)",lane="([^"]*)"\} (\d+)$/gm)) {
-    lanes.set(m[1]!, { ...lanes.get(m[1]!), [m[2]!]: m[3]! });
+  const lanes = new Map<string, Record<string, number>>();
+  for (const { labels, value } of metricSeries(await metrics(worker), 'mcs_cloudmap_workqueue_depth')) {
+    lanes.set(labels.name!, { ...lanes.get(labels.name!), [labels.lane!]: value });
   }
   return [...lanes].map(([queue, n]) => `${queue} ${n.normal ?? 0} (low ${n.low ?? 0})`).join(', ');
 }
 
 async function reconciled(worker: HostProcess): Promise<number> {
-  return [...(await metrics(worker)).matchAll(/^mcs_cloudmap_reconcile_total\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  return metricSeries(await metrics(worker), 'mcs_cloudmap_reconcile_total').reduce((n, s) => n + s.value, 0);
 }
 
 async function isReady(worker: HostProcess): Promise<boolean> {
@@ -154,12 +167,6 @@ async function importVersions(client: KubeClient): Promise<Map<string, string>> 
 
 function writesIn(byApi: Record<string, number> | undefined): number {
   return Object.entries(byApi ?? {}).filter(([api]) => WRITE_APIS.has(api)).reduce((n, [, c]) => n + c, 0);
-}
-
-/** A metric's value as the worker's /metrics reports it (the first series of that name); 0 when absent. */
-function metricValue(text: string, name: string): number {
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : 0;
 }
 
 interface IdleWindow {
