@@ -51,6 +51,26 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     return (out.Instances ?? []).filter((i) => i.Attributes?.CLUSTER_ID === 'cls1').map((i) => i.Attributes!.AWS_INSTANCE_IPV4 ?? '').sort(compareText);
   }
 
+  /**
+   * What `read` gives once `settled` holds for it and it has not changed for one retry interval and a little more. A
+   * full namespace is not yet a settled one: an export's address-less instance leaves once its endpoints are in (I3),
+   * and the slot it frees goes to whichever held export retries first, which is what the export keeps from then on.
+   */
+  async function steady<T>(what: string, read: () => Promise<T>, settled: (value: T) => Promise<boolean>, timeoutMs: number): Promise<T> {
+    let last: { key: string; value: T; since: number } | undefined;
+    await eventually(what, async () => {
+      const value = await read();
+      if (!(await settled(value))) {
+        last = undefined;
+        return false;
+      }
+      const key = JSON.stringify(value);
+      if (last?.key !== key) last = { key, value, since: Date.now() };
+      return Date.now() - last.since >= (RETRY_S + 5) * 1000;
+    }, timeoutMs);
+    return last!.value;
+  }
+
   async function ready(cluster: E2ECluster, namespace: string, name: string) {
     return condition(await cluster.serviceExport(namespace, name), 'Ready');
   }
@@ -122,14 +142,14 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     const { cls1, cls2, cs } = e2e();
     const sizes: Record<string, number> = { a: 15, b: 15, c: 3 };
     cls1.apply(Object.entries(sizes).flatMap(([name, n], k) => [...serviceObjects(NS_FULL, name, addresses(10 + k, n)), serviceExport(NS_FULL, name)]));
-    const total = async () => (await Promise.all(Object.keys(sizes).map((n) => registered(NS_FULL, n)))).reduce((sum, list) => sum + list.length, 0);
-    await eventually('the namespace to fill up to its quota', async () => (await total()) === QUOTAS.instancesPerNamespace, 120_000);
-    await eventually('one export Ready False for the per-namespace quota, the others Ready True', async () => {
+    const lists = () => Promise.all(Object.keys(sizes).map((n) => registered(NS_FULL, n)));
+    const total = async () => (await lists()).reduce((sum, list) => sum + list.length, 0);
+    const held = await steady('the namespace full, one export Ready False for the per-namespace quota, the others Ready True', lists, async (now) => {
+      if (now.reduce((sum, list) => sum + list.length, 0) !== QUOTAS.instancesPerNamespace) return false;
       const conditions = await Promise.all(Object.keys(sizes).map((n) => ready(cls1, NS_FULL, n)));
       return conditions.filter((c) => c?.reason === 'InstancesPerNamespaceQuotaExceeded').length >= 1 &&
         conditions.every((c) => c?.status === 'True' || c?.reason === 'InstancesPerNamespaceQuotaExceeded');
-    }, 120_000);
-    const held = await Promise.all(Object.keys(sizes).map((n) => registered(NS_FULL, n)));
+    }, 180_000);
     // An export with no slot at all has nothing to import; one with some is imported as partial.
     const partial = Object.keys(sizes).filter((name, i) => held[i]!.length > 0 && held[i]!.length < sizes[name]!);
     for (const name of partial) {
@@ -162,13 +182,12 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     const started = Date.now();
     cls1.apply(Object.entries(sizes).flatMap(([name, n], k) => [...serviceObjects(NS_REAL, name, ips(k, n)), serviceExport(NS_REAL, name)]));
     const counts = async () => Promise.all(Object.keys(sizes).map(async (n) => (await registered(NS_REAL, n)).length));
-    await eventually('the namespace to fill up to 2,000 and every export to say where it stands', async () => {
-      if ((await counts()).reduce((a, b) => a + b, 0) !== 2000) return false;
+    const held = await steady('the namespace full at 2,000 and every export saying where it stands', counts, async (now) => {
+      if (now.reduce((a, b) => a + b, 0) !== 2000) return false;
       const conditions = await Promise.all(Object.keys(sizes).map((n) => ready(cls1, NS_REAL, n)));
       return conditions.every((c) => c?.status === 'True' || c?.reason === 'InstancesPerNamespaceQuotaExceeded');
-    }, 300_000);
-    console.log(`      2,103 instances into a namespace of 2,000: settled after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const held = await counts();
+    }, 360_000);
+    console.log(`      2,103 instances into a namespace of 2,000: settled after ${((Date.now() - started) / 1000).toFixed(1)} s (unchanged for the last ${RETRY_S + 5} s)`);
 
     const since = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 60_000));
