@@ -40,7 +40,10 @@ import { CONTROLLER_NAME, LABEL_MANAGED_BY, SYSTEM_NAMESPACE } from '../src/core
 import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube/client.ts';
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
-import { addresses, cpuSeconds, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody } from './load.ts';
+import {
+  addresses, cpuSeconds, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody,
+  type HeapAccount,
+} from './load.ts';
 import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
 import { ImportWatch } from './sync-imports.ts';
 
@@ -278,6 +281,8 @@ interface Restart {
   readonly nodeFlags: string;
   /** Peak RSS of each restarted worker, from its start to the end of the restart window. */
   readonly peakRss: number[];
+  /** Where each restarted worker's peak RSS went, read at the sample that set it. */
+  readonly peakAccount: (PeakAccount | undefined)[];
   /** CPU seconds each restarted worker used until it was ready. */
   readonly cpuToReady: (number | undefined)[];
   /** CPU seconds the testbed's processes used (by kind) from the start until the last worker was ready. */
@@ -289,6 +294,25 @@ interface Restart {
   /** ms from the start to ready (Cloud Map read) and to every work queue drained; undefined: not within the timeout. */
   readonly ready: (number | undefined)[];
   readonly drained: (number | undefined)[];
+}
+
+/**
+ * A worker's memory at the RSS sample that set its peak since it started: /proc's split at that sample, and the
+ * process's own heap account fetched right after it (absent when its /metrics did not answer yet).
+ */
+interface PeakAccount {
+  /** ms from the worker's start. */
+  readonly atMs: number;
+  readonly file: number;
+  readonly anonymous: number;
+  heap?: HeapAccount;
+}
+
+function describePeak(p: PeakAccount | undefined): string {
+  if (p === undefined) return 'not sampled';
+  const heap = p.heap === undefined ? 'heap account not read'
+    : `V8 heap committed ${mib(p.heap.total)} (new ${mib(p.heap.new)} / old ${mib(p.heap.old)} / code ${mib(p.heap.code)}), used ${mib(p.heap.used)}, external ${mib(p.heap.external)}`;
+  return `at ${seconds(p.atMs)}: file ${mib(p.file)}, anonymous ${mib(p.anonymous)}; ${heap}`;
 }
 
 async function main(): Promise<void> {
@@ -342,10 +366,18 @@ async function main(): Promise<void> {
     const peakInStep = new Map<string, number>();
     // Each worker's peak since it last started (a restart resets it).
     const peakSinceStart = workers.map(() => 0);
+    // In the restarts, what each worker's peak since its start was made of, and when its start was.
+    const peakAccount: (PeakAccount | undefined)[] = workers.map(() => undefined);
+    const startedAt = workers.map(() => performance.now());
     const sampler = setInterval(() => {
       for (const [c, w] of workers.entries()) {
         try {
           const rss = processMemory(w.proc.pid).rss;
+          if (phase.startsWith('restart') && rss > peakSinceStart[c]!) {
+            const account: PeakAccount = { atMs: performance.now() - startedAt[c]!, ...residentByKind(w.proc.pid) };
+            peakAccount[c] = account;
+            heapAccount(w.metricsUrl).then((heap) => { account.heap = heap; }, () => {});
+          }
           peakSinceStart[c] = Math.max(peakSinceStart[c]!, rss);
           peakInStep.set(phase, Math.max(peakInStep.get(phase) ?? 0, rss));
           if (rss > peakRss) {
@@ -456,6 +488,8 @@ async function main(): Promise<void> {
         which.forEach((c, i) => {
           workers[c] = started[i]!;
           peakSinceStart[c] = 0;
+          peakAccount[c] = undefined;
+          startedAt[c] = restartAt;
         });
         // A restart that is not ready in time is a figure too (the table says so), not a failed run.
         // `atSettled` runs the moment a worker's check first holds (to read what it used until then).
@@ -476,7 +510,7 @@ async function main(): Promise<void> {
           return Object.fromEntries(Object.entries(a).filter(([api, n]) => !WRITE_APIS.has(api) && n > (b[api] ?? 0)).map(([api, n]) => [api, n - (b[api] ?? 0)]));
         };
         return {
-          clusters, heartbeats, ready, drained, cold, nodeFlags, reads: clusters.map(readsOf), peakRss: which.map((c) => peakSinceStart[c]!), cpuToReady,
+          clusters, heartbeats, ready, drained, cold, nodeFlags, reads: clusters.map(readsOf), peakRss: which.map((c) => peakSinceStart[c]!), peakAccount: which.map((c) => peakAccount[c]), cpuToReady,
           testbedCpu: Object.fromEntries(Object.entries(testbedAfter).map(([kind, s]) => [kind, s - (testbedBefore[kind] ?? 0)])),
           writes: clusters.map((c) => writesIn(callsAfter.byAccessKey[accessKey(c)]) - writesIn(callsBefore.byAccessKey[accessKey(c)])),
           rewritten: versionsBefore.map((b, i) => [...b].filter(([key, rv]) => versionsAfter[i]!.get(key) !== rv).length
@@ -532,6 +566,7 @@ async function main(): Promise<void> {
         say(`| restart in sync, ${what}: CPU until ready, each worker (${ids}) / the testbed's processes until the last was ready | ` +
           `${r.cpuToReady.map((s) => (s === undefined ? 'not ready' : cpu(s))).join(', ')} / ${Object.entries(r.testbedCpu).map(([kind, s]) => `${kind} ${cpu(s)}`).join(', ')} (${cpus().length} cores) | |`);
         say(`| restart in sync, ${what}: peak RSS from start to the end of the window (${ids}) | ${r.peakRss.map(mib).join(', ')} MiB | ≤ 200 MiB at 5,000 |`);
+        say(`| restart in sync, ${what}: where the peak RSS went, at its sample (MiB; ${ids}) | ${r.peakAccount.map(describePeak).join(' — ')} | |`);
         say(`| restart in sync, ${what}: Cloud Map reads at the emulator in ${seconds(o.restartWindow)} (${ids}) | ${r.reads.map((byApi) => Object.entries(byApi).sort().map(([api, n]) => `${api} ${n}`).join(', ')).join(' — ')} | |`);
       }
       say('');
