@@ -186,7 +186,7 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
       if (now.reduce((a, b) => a + b, 0) !== 2000) return false;
       const conditions = await Promise.all(Object.keys(sizes).map((n) => ready(cls1, NS_REAL, n)));
       return conditions.every((c) => c?.status === 'True' || c?.reason === 'InstancesPerNamespaceQuotaExceeded');
-    }, 360_000);
+    }, 420_000);
     console.log(`      2,103 instances into a namespace of 2,000: settled after ${((Date.now() - started) / 1000).toFixed(1)} s (unchanged for the last ${RETRY_S + 5} s)`);
 
     const since = Date.now();
