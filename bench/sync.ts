@@ -300,19 +300,27 @@ interface Restart {
  * A worker's memory at the RSS sample that set its peak since it started: /proc's split at that sample, and the
  * process's own heap account fetched right after it (absent when its /metrics did not answer yet).
  */
-interface PeakAccount {
+interface PeakAccount extends MemoryAccount {
   /** ms from the worker's start. */
   readonly atMs: number;
+}
+
+/** A worker's resident memory by kind (/proc) and its own account of V8's heap (its /metrics), once both are read. */
+interface MemoryAccount {
   readonly file: number;
   readonly anonymous: number;
   heap?: HeapAccount;
 }
 
+/** In MiB: file pages; anonymous, and of it V8's heap committed by space, in use, and external buffers. */
+function describeMemory(m: MemoryAccount): string {
+  const heap = m.heap === undefined ? 'heap account not read'
+    : `V8 heap committed ${mib(m.heap.total)} (new ${mib(m.heap.new)} / old ${mib(m.heap.old)} / code ${mib(m.heap.code)}), used ${mib(m.heap.used)}, external ${mib(m.heap.external)}`;
+  return `file ${mib(m.file)}, anonymous ${mib(m.anonymous)}; ${heap}`;
+}
+
 function describePeak(p: PeakAccount | undefined): string {
-  if (p === undefined) return 'not sampled';
-  const heap = p.heap === undefined ? 'heap account not read'
-    : `V8 heap committed ${mib(p.heap.total)} (new ${mib(p.heap.new)} / old ${mib(p.heap.old)} / code ${mib(p.heap.code)}), used ${mib(p.heap.used)}, external ${mib(p.heap.external)}`;
-  return `at ${seconds(p.atMs)}: file ${mib(p.file)}, anonymous ${mib(p.anonymous)}; ${heap}`;
+  return p === undefined ? 'not sampled' : `at ${seconds(p.atMs)}: ${describeMemory(p)}`;
 }
 
 async function main(): Promise<void> {
@@ -472,7 +480,7 @@ async function main(): Promise<void> {
       }
       for (const note of idleNotes) say(`  ${note}`);
       const endRss = workers.map((w) => processMemory(w.proc.pid).rss);
-      const endResident = await Promise.all(workers.map(async (w) => ({ ...residentByKind(w.proc.pid), heap: await heapAccount(w.metricsUrl) })));
+      const endResident: MemoryAccount[] = await Promise.all(workers.map(async (w) => ({ ...residentByKind(w.proc.pid), heap: await heapAccount(w.metricsUrl) })));
 
       // 6. Restart with everything in sync: every cluster's worker at once, then one cluster's alone (a rollout there).
       const restart = async (round: string, which: readonly number[], cold = false, nodeFlags = ''): Promise<Restart> => {
@@ -551,8 +559,8 @@ async function main(): Promise<void> {
       });
       say(`| worker RSS (compiled build), peak of any / at end ${ids.join(', ')} | ${mib(peakRss)} MiB (${peakWhere}) / ${endRss.map(mib).join(', ')} MiB (JS heap used ${idle.heapUsed.map(mib).join(', ')} MiB) | ≤ 200 MiB at 5,000 |`);
       say(`| worker RSS, peak of any in each step before the restarts | ${['initial sync', 'latency samples', 'idle'].map((step) => `${step} ${mib(peakInStep.get(step) ?? 0)} MiB`).join(', ')} | ≤ 200 MiB at 5,000 |`);
-      say(`| where the RSS goes at end, ${ids.join(', ')}: file pages (the node binary); anonymous, of it V8's heap committed (new / old / code) and external buffers | ` +
-        `${endResident.map((r) => `${mib(r.file)}; ${mib(r.anonymous)}: ${mib(r.heap.total)} (${mib(r.heap.new)} / ${mib(r.heap.old)} / ${mib(r.heap.code)}), ${mib(r.heap.external)}`).join(' — ')} MiB | |`);
+      say(`| where the RSS goes at end (MiB; ${ids.join(', ')}; file pages are mostly the node binary) | ` +
+        `${endResident.map(describeMemory).join(' — ')} | |`);
       for (const r of restarts) {
         const ids = r.clusters.map((c) => c.id).join(', ');
         const what = `${r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`}${r.cold ? ' (cold: --warm-start=false)' : ''}` +
