@@ -16,6 +16,8 @@ export interface CallerOptions {
   quotas?: Readonly<Record<string, number>>;
   /** Clusters sharing the account's quotas (default 1). */
   clusters?: number;
+  /** The fraction of each quota the ClusterSet's controllers take together (default DEFAULT_CONTROLLERS_SHARE). */
+  quotaShare?: number;
   rateTuning?: Partial<AdaptiveRateConfig>;
   backoff?: BackoffPolicy;
   /** Attempts per call before a retryable failure is handed to the caller (default 8). */
@@ -71,6 +73,7 @@ export class CloudMapCaller {
     this.clock = options.clock ?? systemClock;
     this.limiter = new RateLimiter({
       clusters: options.clusters ?? 1,
+      ...(options.quotaShare !== undefined ? { share: options.quotaShare } : {}),
       ...(options.quotas ? { quotas: options.quotas } : {}),
       ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
     }, this.clock, options.rateTuning);

@@ -1,6 +1,7 @@
 // Cloud Map request quotas and the client-side limits derived from them (M6). Quotas are per account and Region and
 // shared by every cluster of the ClusterSet (and by people using the console or CLI), so each controller keeps to an
-// equal share of a fraction of them: staying under the quota by design. A busy controller may borrow past its share,
+// equal share of a fraction of them (80 % unless the account is the ClusterSet's alone): staying under the quota by
+// design. A busy controller may borrow past its share,
 // up to the controllers' whole fraction, while nobody throttles it (adaptive-rate.ts): a cluster syncing alone is not
 // held to 1/n of the quota. Pure.
 
@@ -36,8 +37,11 @@ export const CLOUD_MAP_QUOTAS: Readonly<Record<string, ApiQuota>> = {
   [OTHER_APIS]: { rate: 10, burst: 20 },
 };
 
-/** The share of each quota the controllers of a ClusterSet take together; the rest is left to people and tools. */
-export const CONTROLLERS_SHARE = 0.8;
+/**
+ * The share of each quota the controllers of a ClusterSet take together by default; the rest is left to people, tools
+ * and other controllers on the account. An account used by the ClusterSet alone may give them all of it.
+ */
+export const DEFAULT_CONTROLLERS_SHARE = 0.8;
 
 export interface ClientLimit {
   /** Requests per second this controller allows itself: its share. */
@@ -55,6 +59,8 @@ export interface ClientLimitInput {
   readonly quotas?: Readonly<Record<string, number>>;
   /** Client rates per API set outright (the burst scales with the rate), bypassing the sharing. */
   readonly overrides?: Readonly<Record<string, number>>;
+  /** The fraction of each quota the controllers take together, in (0, 1]; default DEFAULT_CONTROLLERS_SHARE. */
+  readonly share?: number;
 }
 
 function scaled(quota: ApiQuota, rate: number, ceiling: number): ClientLimit {
@@ -62,12 +68,14 @@ function scaled(quota: ApiQuota, rate: number, ceiling: number): ClientLimit {
 }
 
 /**
- * Each API's client-side limit: CONTROLLERS_SHARE of the account quota divided equally among `clusters`, borrowing
- * up to all of CONTROLLERS_SHARE; or exactly the rate `overrides` names for the API, without borrowing. Every API of
+ * Each API's client-side limit: the controllers' share of the account quota divided equally among `clusters`,
+ * borrowing up to the whole of that share; or exactly the rate `overrides` names for the API, without borrowing. Every API of
  * CLOUD_MAP_QUOTAS, `quotas` and `overrides` gets an entry, and `*` always.
  */
 export function clientLimits(input: ClientLimitInput): Record<string, ClientLimit> {
   const clusters = Math.max(1, Math.floor(input.clusters));
+  const share = input.share ?? DEFAULT_CONTROLLERS_SHARE;
+  if (!(share > 0 && share <= 1)) throw new RangeError(`the controllers' share of the Cloud Map quotas must be in (0, 1], got ${share}`);
   const apis = new Set([...Object.keys(CLOUD_MAP_QUOTAS), ...Object.keys(input.quotas ?? {}), ...Object.keys(input.overrides ?? {})]);
   const out: Record<string, ClientLimit> = {};
   for (const api of apis) {
@@ -75,7 +83,7 @@ export function clientLimits(input: ClientLimitInput): Record<string, ClientLimi
     const quotaRate = input.quotas?.[api];
     const quota = quotaRate === undefined ? table : { rate: quotaRate, burst: (table.burst / table.rate) * quotaRate };
     const override = input.overrides?.[api];
-    const controllers = quota.rate * CONTROLLERS_SHARE;
+    const controllers = quota.rate * share;
     out[api] = override === undefined ? scaled(quota, controllers / clusters, controllers) : scaled(quota, override, override);
   }
   return out;

@@ -143,6 +143,7 @@ export class Member {
       rateLimits: options.rateLimits,
       quotas: options.cloudMapQuotas,
       clusters: options.clusters,
+      quotaShare: options.cloudMapQuotaShare / 100,
       metrics: metrics.cloudMap(region),
       ...(this.#o.fence ? { fence: this.#o.fence } : {}),
       ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),

@@ -1,7 +1,7 @@
 // Flags of the reconcile worker (`npm run worker -- --help`), each with an MCS_* environment fallback.
 import { DEFAULT_CALL_TIMEOUT_MS, longestCallMs } from '../cloudmap/call.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../cloudmap/client.ts';
-import { CLOUD_MAP_QUOTAS } from '../cloudmap/quotas.ts';
+import { CLOUD_MAP_QUOTAS, DEFAULT_CONTROLLERS_SHARE } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
 import {
   boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, logLevelOption, parseOptions, rateMapOption, renamed,
@@ -31,7 +31,8 @@ export const workerOptionSpecs = {
   regions: regionListOption('regions', 'MCS_REGIONS', 'Comma-separated AWS Regions of the ClusterSet, e.g. us-east-1,eu-west-1: this cluster registers its instances in --region and reads every Region listed (one Cloud Map client, change marker watch, resync and rate limits per Region); empty: --region alone.'),
   namespaceOwnerAccount: accountOption('namespace-owner-account', 'MCS_NAMESPACE_OWNER_ACCOUNT', 'AWS account (12 digits) that owns the ClusterSet\'s Cloud Map namespaces and shares them with this cluster\'s account through AWS RAM; this cluster then uses only that account\'s namespaces and never creates one (a namespace not shared yet is reported on the ServiceExport). Empty: the namespaces are this account\'s own, created when missing.'),
   accountId: accountOption('account-id', 'MCS_AWS_ACCOUNT_ID', 'This cluster\'s AWS account (12 digits), when known: an instance that claims this cluster\'s id but another account registered is never deregistered and is reported as a duplicate cluster id (C4).'),
-  clusters: intOption('clusters', 'MCS_CLUSTERS', 2, 'Clusters whose controllers share this AWS account\'s Cloud Map quotas in the Region (M6); each takes an equal share of 80% of every quota.', 1, 10_000),
+  clusters: intOption('clusters', 'MCS_CLUSTERS', 2, 'Clusters whose controllers share this AWS account\'s Cloud Map quotas in the Region (M6); each takes an equal share of --cloudmap-quota-share of every quota.', 1, 10_000),
+  cloudMapQuotaShare: intOption('cloudmap-quota-share', 'MCS_CLOUDMAP_QUOTA_SHARE', DEFAULT_CONTROLLERS_SHARE * 100, 'Percent of every Cloud Map quota the ClusterSet\'s controllers take together (M6); a cluster may always use its equal part and borrows up to all of it while the others are quiet. The rest is left to people, tools and other controllers on the account: set 100 only when the account\'s Cloud Map is used by this ClusterSet alone, and the same in every cluster.', 1, 100),
   cloudMapQuotas: rateMapOption('cloudmap-quotas', 'MCS_CLOUDMAP_QUOTAS', Object.fromEntries(Object.entries(CLOUD_MAP_QUOTAS).map(([api, q]) => [api, q.rate])), 'The account\'s Cloud Map request quotas as Api=requestsPerSecond pairs (* = any other API); DiscoverInstances and DiscoverInstancesRevision are AWS\'s documented defaults, the rest assumptions. Client rates are shares of these.'),
   rateLimits: rateMapOption('rate-limits', 'MCS_RATE_LIMITS', {}, 'Client-side Cloud Map request rates as Api=requestsPerSecond pairs, set outright instead of the share of --cloudmap-quotas.'),
   cloudMapConnectTimeout: durationOption('cloudmap-connect-timeout', 'MCS_CLOUDMAP_CONNECT_TIMEOUT', DEFAULT_CONNECT_TIMEOUT_MS, 'Longest wait for a TCP connection to Cloud Map; then the attempt fails and is retried (M6).'),

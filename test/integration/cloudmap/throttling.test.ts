@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { CloudMapCallError, OperationsFailedError } from '../../../src/cloudmap/errors.ts';
 import type { CloudMapMetrics } from '../../../src/cloudmap/metrics.ts';
 import { CallCounter } from '../../../src/cloudmap/metrics.ts';
-import { CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE } from '../../../src/cloudmap/quotas.ts';
+import { CLOUD_MAP_QUOTAS, DEFAULT_CONTROLLERS_SHARE } from '../../../src/cloudmap/quotas.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { adapterFor, instanceOf } from './fixtures.ts';
 
@@ -56,7 +56,7 @@ describe('cloudmap adapter under throttling (M6)', function () {
     const wire = await moto.control.calls();
     const throttledAtWire = Object.values(wire.byApi).reduce((sum, outcomes) => sum + (outcomes.fault ?? 0) + (outcomes.throttled ?? 0), 0);
     expect(counter.count(undefined, 'throttled')).to.equal(throttledAtWire);
-    const share = CLOUD_MAP_QUOTAS.RegisterInstance!.rate * CONTROLLERS_SHARE; // one cluster's
+    const share = CLOUD_MAP_QUOTAS.RegisterInstance!.rate * DEFAULT_CONTROLLERS_SHARE; // one cluster's
     expect(Math.max(...registerRates)).to.be.at.most(share);
     expect(Math.min(...registerRates)).to.be.below(share); // slowed down by the throttles
     console.log(`      at the emulator: ${JSON.stringify(wire.byApi)}; calls: ${JSON.stringify(counter.byApi())}; handed back to the caller: ${failures.length}`);

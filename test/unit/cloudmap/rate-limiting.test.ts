@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { AdaptiveRate, adaptiveRateConfig } from '../../../src/runtime/adaptive-rate.ts';
-import { CLOUD_MAP_QUOTAS, CONTROLLERS_SHARE, OTHER_APIS } from '../../../src/cloudmap/quotas.ts';
+import { CLOUD_MAP_QUOTAS, DEFAULT_CONTROLLERS_SHARE, OTHER_APIS } from '../../../src/cloudmap/quotas.ts';
 import { RateLimiter } from '../../../src/cloudmap/rate-limits.ts';
 import { TokenBucket } from '../../../src/runtime/token-bucket.ts';
 import { FakeClock } from './fake-clock.ts';
@@ -167,8 +167,8 @@ describe('cloudmap rate limiter per API (M6)', () => {
     const clock = new FakeClock(T0);
     const limiter = new RateLimiter({ clusters: 1, overrides: { RegisterInstance: 2 } }, clock);
     expect(limiter.rate('RegisterInstance')).to.equal(2);
-    expect(limiter.rate('DiscoverInstances')).to.equal(CLOUD_MAP_QUOTAS.DiscoverInstances!.rate * CONTROLLERS_SHARE);
-    expect(limiter.rate('SomethingNew')).to.equal(CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * CONTROLLERS_SHARE);
+    expect(limiter.rate('DiscoverInstances')).to.equal(CLOUD_MAP_QUOTAS.DiscoverInstances!.rate * DEFAULT_CONTROLLERS_SHARE);
+    expect(limiter.rate('SomethingNew')).to.equal(CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * DEFAULT_CONTROLLERS_SHARE);
     const times: number[] = [];
     for (let i = 0; i < 6; i++) {
       await limiter.acquire('RegisterInstance');
@@ -187,7 +187,7 @@ describe('cloudmap rate limiter per API (M6)', () => {
   it('lets a cluster that calls alone borrow up to the controllers\' part of the quota, and no further', async () => {
     const clock = new FakeClock(T0);
     const limiter = new RateLimiter({ clusters: 3 }, clock);
-    const controllers = CLOUD_MAP_QUOTAS.CreateService!.rate * CONTROLLERS_SHARE;
+    const controllers = CLOUD_MAP_QUOTAS.CreateService!.rate * DEFAULT_CONTROLLERS_SHARE;
     expect(limiter.rate('CreateService')).to.be.closeTo(controllers / 3, 1e-9);
     // 400 calls one after another, as a sync of new services makes them: the first ones drain the burst and queue.
     for (let i = 0; i < 400; i++) await limiter.acquire('CreateService');
@@ -208,7 +208,7 @@ describe('cloudmap rate limiter per API (M6)', () => {
 
   it('slows only the throttled API down', () => {
     const limiter = new RateLimiter({ clusters: 2 }, new FakeClock(T0));
-    const share = (api: string) => (CLOUD_MAP_QUOTAS[api]!.rate * CONTROLLERS_SHARE) / 2;
+    const share = (api: string) => (CLOUD_MAP_QUOTAS[api]!.rate * DEFAULT_CONTROLLERS_SHARE) / 2;
     limiter.onThrottle('RegisterInstance');
     expect(limiter.rate('RegisterInstance')).to.be.closeTo(share('RegisterInstance') * 0.7, 1e-9);
     expect(limiter.rate('DeregisterInstance')).to.equal(share('DeregisterInstance'));

@@ -23,11 +23,14 @@ describe('worker flags', () => {
     expect(o.cloudMapQuotas.DiscoverInstances).to.equal(1000);
     expect(o.clusters).to.equal(2);
     expect(o.fullResyncInterval).to.equal(300_000);
+    expect(o.cloudMapQuotaShare).to.equal(80);
+    expect(parseWorkerOptions([], { MCS_CLOUDMAP_QUOTA_SHARE: '100' }).cloudMapQuotaShare).to.equal(100);
   });
 
   it('bad input is a ConfigError that says what is accepted', () => {
     expect(() => parseWorkerOptions(['--import-workers=0'], {})).to.throw(ConfigError, /from 1 to 256/);
     expect(() => parseWorkerOptions(['--log-level=loud'], {})).to.throw(ConfigError, /trace, debug, info, warn, error/);
+    expect(() => parseWorkerOptions(['--cloudmap-quota-share=0'], {})).to.throw(ConfigError, /--cloudmap-quota-share: expected a whole number from 1 to 100/);
   });
 
   it('dead clusters: heartbeat every 30s, withdrawn after 3m, never reaped unless asked; the three must fit together', () => {
