@@ -1,9 +1,8 @@
 // Cloud Map request quotas and the client-side limits derived from them (M6). Quotas are per account and Region and
 // shared by every cluster of the ClusterSet (and by people using the console or CLI), so each controller keeps to an
-// equal share of a fraction of them (80 % unless the account is the ClusterSet's alone): staying under the quota by
-// design. A busy controller may borrow past its share,
-// up to the controllers' whole fraction, while nobody throttles it (adaptive-rate.ts): a cluster syncing alone is not
-// held to 1/n of the quota. Pure.
+// equal share of a fraction of them (--cloudmap-quota-share, 80 % by default): staying under the quota by design. A
+// busy controller may borrow past its share, up to the controllers' whole fraction, while nobody throttles it
+// (adaptive-rate.ts): a cluster syncing alone is not held to 1/n of the quota. Pure.
 
 /** Key of the quota used for APIs without an entry of their own. */
 export const OTHER_APIS = '*';
@@ -69,8 +68,8 @@ function scaled(quota: ApiQuota, rate: number, ceiling: number): ClientLimit {
 
 /**
  * Each API's client-side limit: the controllers' share of the account quota divided equally among `clusters`,
- * borrowing up to the whole of that share; or exactly the rate `overrides` names for the API, without borrowing. Every API of
- * CLOUD_MAP_QUOTAS, `quotas` and `overrides` gets an entry, and `*` always.
+ * borrowing up to the whole of that share; or exactly the rate `overrides` names for the API, without borrowing.
+ * Every API of CLOUD_MAP_QUOTAS, `quotas` and `overrides` gets an entry, and `*` always.
  */
 export function clientLimits(input: ClientLimitInput): Record<string, ClientLimit> {
   const clusters = Math.max(1, Math.floor(input.clusters));
