@@ -1,6 +1,7 @@
 // Client-side rate limits, one adaptive token bucket per Cloud Map API (M6), sized by quotas.ts from the account's
-// quotas and the number of clusters that share them, borrowing up to the limit's ceiling while busy. The rate climbs
-// by 1/20 of the ceiling per second, so a cluster alone reaches the ceiling within 20 s however many share the quota.
+// quotas and the number of clusters that share them, borrowing up to the limit's ceiling while busy. Within a minute
+// of a throttle the rate climbs by 1/20 of the ceiling per second, so contending clusters converge on their shares;
+// after a quiet minute by 1/4, so a cluster alone reaches the ceiling within 4 s however many share the quota.
 import { AdaptiveRate, adaptiveRateConfig, type AdaptiveRateConfig } from '../runtime/adaptive-rate.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { clientLimits, OTHER_APIS, type ClientLimit, type ClientLimitInput } from './quotas.ts';
@@ -24,7 +25,7 @@ export class RateLimiter {
     if (!bucket) {
       const now = this.clock.now();
       const limit = this.limits[api] ?? this.limits[OTHER_APIS]!;
-      bucket = new TokenBucket(new AdaptiveRate(adaptiveRateConfig(limit.rate, { ceilingRate: limit.ceiling, recoveryPerSecond: limit.ceiling / 20, ...this.tuning }), now), this.clock, limit.burst / limit.rate);
+      bucket = new TokenBucket(new AdaptiveRate(adaptiveRateConfig(limit.rate, { ceilingRate: limit.ceiling, recoveryPerSecond: limit.ceiling / 20, quickRecoveryPerSecond: limit.ceiling / 4, ...this.tuning }), now), this.clock, limit.burst / limit.rate);
       this.buckets.set(api, bucket);
     }
     return bucket;

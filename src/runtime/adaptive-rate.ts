@@ -8,6 +8,12 @@
 // may also borrow, climbing past its share up to a ceiling (the controllers' whole part of the quota): a cluster
 // syncing alone then runs at nearly the account's rate instead of 1/n of it (M6), and when several are busy at once
 // the throttles they cause bring each back towards its share. Borrowed rate is returned as soon as demand stops.
+//
+// The climb is slow only where throttles were seen lately: within `settleMs` of the last one the rate climbs by
+// `recoveryPerSecond`, after that by `quickRecoveryPerSecond`. A controller that meets no contention (a cluster
+// syncing alone, a first export of a namespace) then reaches its ceiling in seconds, while contending controllers,
+// which throttle each other every few seconds, keep the slow climb that converges on their shares; starting together,
+// they pay one round of throttles before the slow climb takes over (as TCP's slow start does).
 
 export interface AdaptiveRateConfig {
   /** The share: requests per second regained after throttling and never exceeded while idle. */
@@ -18,13 +24,20 @@ export interface AdaptiveRateConfig {
   readonly minRate: number;
   /** Factor applied on a throttle (0 < f < 1). */
   readonly decreaseFactor: number;
-  /** Requests per second regained (or borrowed) for each second without a throttle. */
+  /** Requests per second regained (or borrowed) for each second without a throttle, within settleMs of the last. */
   readonly recoveryPerSecond: number;
+  /** The same once settleMs passed since the last throttle (or before any): at least recoveryPerSecond. */
+  readonly quickRecoveryPerSecond: number;
+  /** How long after a throttle the climb stays at recoveryPerSecond. */
+  readonly settleMs: number;
   /** Throttles within this window of the last decrease count once: calls already in flight fail together. */
   readonly decreaseCooldownMs: number;
 }
 
-/** Defaults derived from the share: 70 % on a throttle, regain the full share in 20 s, no borrowing unless asked. */
+/**
+ * Defaults derived from the share: 70 % on a throttle, regain the full share in 20 s, no borrowing and no quicker
+ * climb unless asked.
+ */
 export function adaptiveRateConfig(maxRate: number, overrides: Partial<AdaptiveRateConfig> = {}): AdaptiveRateConfig {
   if (!(maxRate > 0)) throw new RangeError(`rate limit must be a positive number of requests per second, got ${maxRate}`);
   const config = {
@@ -34,9 +47,14 @@ export function adaptiveRateConfig(maxRate: number, overrides: Partial<AdaptiveR
     decreaseFactor: 0.7,
     recoveryPerSecond: maxRate / 20,
     decreaseCooldownMs: 1000,
+    settleMs: 60_000,
     ...overrides,
   };
-  return { ...config, ceilingRate: Math.max(config.maxRate, config.ceilingRate) };
+  return {
+    ...config,
+    ceilingRate: Math.max(config.maxRate, config.ceilingRate),
+    quickRecoveryPerSecond: Math.max(config.recoveryPerSecond, overrides.quickRecoveryPerSecond ?? 0),
+  };
 }
 
 export class AdaptiveRate {
@@ -55,7 +73,10 @@ export class AdaptiveRate {
 
   /** Allowed requests per second at `now`. */
   rate(now: number): number {
-    const regained = (this.config.recoveryPerSecond * Math.max(0, now - this.since)) / 1000;
+    const quickFrom = Math.max(this.since, this.lastDecrease + this.config.settleMs);
+    const slowMs = Math.max(0, Math.min(now, quickFrom) - this.since);
+    const quickMs = Math.max(0, now - quickFrom);
+    const regained = (this.config.recoveryPerSecond * slowMs + this.config.quickRecoveryPerSecond * quickMs) / 1000;
     return Math.min(this.busy ? this.config.ceilingRate : this.config.maxRate, this.floor + regained);
   }
 

@@ -118,9 +118,10 @@ describe('cloudmap AIMD rate (M6)', () => {
     fc.assert(fc.property(
       fc.double({ min: 0.5, max: 5000, noNaN: true }),
       fc.double({ min: 1, max: 10, noNaN: true }),
+      fc.double({ min: 1, max: 20, noNaN: true }),
       fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), throttle: fc.boolean(), busy: fc.boolean() }), { maxLength: 200 }),
-      (max, borrow, steps) => {
-        const r = new AdaptiveRate(adaptiveRateConfig(max, { ceilingRate: max * borrow }), T0);
+      (max, borrow, quick, steps) => {
+        const r = new AdaptiveRate(adaptiveRateConfig(max, { ceilingRate: max * borrow, quickRecoveryPerSecond: (max / 20) * quick, settleMs: 3000 }), T0);
         let now = T0;
         for (const step of steps) {
           now += step.gap;
@@ -148,6 +149,26 @@ describe('cloudmap AIMD rate (M6)', () => {
     expect(r.rate(T0 + 210_000)).to.equal(10); // borrowed rate returned at once
     r.setBusy(T0 + 220_000, true);
     expect(r.rate(T0 + 220_000)).to.equal(10); // busy again: climbs from the share
+  });
+
+  it('climbs quickly while no throttle was seen for settleMs, slowly within settleMs of one', () => {
+    const r = new AdaptiveRate(adaptiveRateConfig(10, { ceilingRate: 100, recoveryPerSecond: 1, quickRecoveryPerSecond: 5, settleMs: 60_000 }), T0);
+    r.setBusy(T0, true);
+    expect(r.rate(T0 + 2000)).to.be.closeTo(20, 1e-9); // never throttled: 5/s per second
+    expect(r.rate(T0 + 17_000)).to.be.closeTo(95, 1e-9);
+    expect(r.rate(T0 + 18_000)).to.equal(100);
+    expect(r.onThrottle(T0 + 20_000)).to.equal(true);
+    expect(r.rate(T0 + 25_000)).to.be.closeTo(75, 1e-9); // within the minute after it: 1/s per second
+    r.setBusy(T0 + 25_000, false);
+    r.setBusy(T0 + 40_000, true); // busy again, from the share, still within the minute
+    expect(r.rate(T0 + 50_000)).to.be.closeTo(20, 1e-9);
+    expect(r.rate(T0 + 80_000)).to.be.closeTo(50, 1e-9); // the minute ends here
+    expect(r.rate(T0 + 82_000)).to.be.closeTo(60, 1e-9); // then 5/s per second
+  });
+
+  it('climbs at one pace when quickRecoveryPerSecond is not set, and never slower than recoveryPerSecond', () => {
+    expect(adaptiveRateConfig(10).quickRecoveryPerSecond).to.equal(0.5);
+    expect(adaptiveRateConfig(10, { recoveryPerSecond: 2, quickRecoveryPerSecond: 1 }).quickRecoveryPerSecond).to.equal(2);
   });
 
   it('does not borrow when the ceiling is the share (the default)', () => {
@@ -197,6 +218,29 @@ describe('cloudmap rate limiter per API (M6)', () => {
     expect(elapsed).to.be.above((400 - 50) / controllers); // never faster than the ceiling
     clock.advance(60_000); // idle: the bucket fills, the borrowed rate goes back
     expect(limiter.rate('CreateService')).to.be.closeTo(controllers / 3, 1e-9);
+  });
+
+  it('climbs from its share to the ceiling within 4 s when nothing throttled it for a minute, over 20 s after a throttle', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new RateLimiter({ clusters: 3 }, clock);
+    const controllers = CLOUD_MAP_QUOTAS.CreateService!.rate * DEFAULT_CONTROLLERS_SHARE;
+    /** Queues callers until the rate reaches the ceiling; returns the seconds from the first wait. */
+    const climb = async (): Promise<number> => {
+      let queuedAt: number | undefined;
+      while (limiter.rate('CreateService') < controllers - 1e-9) {
+        const before = clock.now();
+        await limiter.acquire('CreateService');
+        if (queuedAt === undefined && clock.now() > before) queuedAt = before;
+      }
+      return (clock.now() - queuedAt!) / 1000;
+    };
+    expect(await climb()).to.be.at.most(4);
+    clock.advance(60_000);
+    limiter.onThrottle('CreateService');
+    expect(await climb()).to.be.above(14); // cut to its share × 0.7, climbing 1/20 of the ceiling per second
+    clock.advance(60_000);
+    expect(limiter.rate('CreateService')).to.be.closeTo(controllers / 3, 1e-9);
+    expect(await climb()).to.be.at.most(4); // a quiet minute later: quick again
   });
 
   it('does not borrow for an API whose rate is set outright', async () => {
