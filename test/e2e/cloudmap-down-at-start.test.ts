@@ -3,7 +3,7 @@
 // Cloud Map: <error>") instead of no status. Once the worker reaches Cloud Map the export becomes Ready.
 import { expect } from 'chai';
 import { freePorts } from '../../hack/testbed/ports.ts';
-import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { condition, eventually, restoreCls1WorkerAfterEach, withE2E } from '../support/e2e-harness.ts';
 import { createNamespaces, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-cloudmap-down';
@@ -12,21 +12,14 @@ describe('e2e: a worker that cannot reach Cloud Map at start', function () {
   this.timeout(300_000);
   const e2e = withE2E({ namespaces: [NS] });
   /** cls1's worker points at a dead endpoint: put back after a failed test, so the suite's clean-up can unexport. */
-  let deadEndpoint = false;
-  afterEach(async function () {
-    this.timeout(60_000);
-    if (!deadEndpoint) return;
-    await e2e().stopWorker(e2e().cls1);
-    await e2e().startWorker(e2e().cls1);
-    deadEndpoint = false;
-  });
+  const deadEndpoint = restoreCls1WorkerAfterEach(e2e);
 
   it('writes "Waiting for Cloud Map" on a new export, then Ready once Cloud Map answers', async () => {
     const { cls1, clusters, stopWorker, startWorker } = e2e();
     await createNamespaces(clusters, NS);
     const [closed] = await freePorts(1) as [number];
     await stopWorker(cls1);
-    deadEndpoint = true;
+    deadEndpoint(true);
     await startWorker(cls1, {}, { endpoint: `http://127.0.0.1:${closed}` });
 
     const since = Date.now();
@@ -41,7 +34,7 @@ describe('e2e: a worker that cannot reach Cloud Map at start', function () {
 
     await stopWorker(cls1);
     await startWorker(cls1);
-    deadEndpoint = false;
+    deadEndpoint(false);
     await eventually('cls1: ServiceExport web Ready once Cloud Map answers', async () => condition(await cls1.serviceExport(NS, 'web'), 'Ready')?.status === 'True', 60_000);
   });
 });

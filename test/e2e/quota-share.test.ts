@@ -3,7 +3,7 @@
 // cls1's worker restarted with MCS_CLOUDMAP_QUOTA_SHARE=100 must allow itself 100/80 of the rate cls2's worker (the
 // default 80 %) allows, both read from mcs_cloudmap_cloudmap_rate_limit.
 import { expect } from 'chai';
-import { eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually, restoreCls1WorkerAfterEach, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 
 /** Every worker calls it on each marker poll, and far below its share: the rate reported is the share itself. */
 const API = 'DiscoverInstancesRevision';
@@ -15,20 +15,12 @@ function allowedRate(cluster: E2ECluster): Promise<number> {
 describe('e2e: the Cloud Map quota share reaches the rate limits', function () {
   this.timeout(180_000);
   const e2e = withE2E();
-  /** cls1's worker runs with another share: put back after the test, so later steps see the suite's settings. */
-  let changed = false;
-  afterEach(async function () {
-    this.timeout(60_000);
-    if (!changed) return;
-    await e2e().stopWorker(e2e().cls1);
-    await e2e().startWorker(e2e().cls1);
-    changed = false;
-  });
+  const settingsChanged = restoreCls1WorkerAfterEach(e2e);
 
   it('M6: a worker given 100 % allows itself 1.25 times the rate of one on the default 80 %', async () => {
     const { cls1, cls2, stopWorker, startWorker } = e2e();
     await stopWorker(cls1);
-    changed = true;
+    settingsChanged(true);
     await startWorker(cls1, { MCS_CLOUDMAP_QUOTA_SHARE: '100' });
     await eventually(`both workers report their ${API} rate`, async () => (await allowedRate(cls1)) > 0 && (await allowedRate(cls2)) > 0, 60_000);
     const [whole, share] = [await allowedRate(cls1), await allowedRate(cls2)];

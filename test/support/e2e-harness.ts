@@ -257,6 +257,24 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
 }
 
 /** Polls `check` (true when done) for up to `timeoutMs`; the message says what never happened. */
+/**
+ * For tests that run cls1's worker with other settings than the suite's: registers an afterEach that, when the test
+ * last called the returned function with true (settings changed) rather than false (put back), starts cls1's worker
+ * again as the suite does, so later tests and the suite's clean-up (unexporting through that worker) see the usual
+ * settings even after a failure.
+ */
+export function restoreCls1WorkerAfterEach(e2e: () => E2E): (settingsChanged: boolean) => void {
+  let changed = false;
+  afterEach(async function () {
+    this.timeout(60_000);
+    if (!changed) return;
+    await e2e().stopWorker(e2e().cls1);
+    await e2e().startWorker(e2e().cls1);
+    changed = false;
+  });
+  return (settingsChanged) => { changed = settingsChanged; };
+}
+
 export function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000): Promise<void> {
   return waitFor(what, async () => check(), { timeoutMs, intervalMs: 250 });
 }
