@@ -256,7 +256,6 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
   };
 }
 
-/** Polls `check` (true when done) for up to `timeoutMs`; the message says what never happened. */
 /**
  * For tests that run cls1's worker with other settings than the suite's: registers an afterEach that, when the test
  * last called the returned function with true (settings changed) rather than false (put back), starts cls1's worker
@@ -275,6 +274,7 @@ export function restoreCls1WorkerAfterEach(e2e: () => E2E): (settingsChanged: bo
   return (settingsChanged) => { changed = settingsChanged; };
 }
 
+/** Polls `check` (true when done) for up to `timeoutMs`; the message says what never happened. */
 export function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000): Promise<void> {
   return waitFor(what, async () => check(), { timeoutMs, intervalMs: 250 });
 }
