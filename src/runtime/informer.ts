@@ -87,6 +87,11 @@ export interface Informer<T extends KubeObject> {
   listBySelector(selector: Readonly<Record<string, string>>, namespace?: string): T[];
   /** resourceVersion of the last list or event applied to the cache. */
   lastResourceVersion(): string;
+  /**
+   * Caches an object as one of our own writes returned it, if newer than the cached copy; handlers hear of it when the
+   * watch delivers that version, as of any other change.
+   */
+  observe(written: T): void;
 }
 
 // Capped at 10 s: after an apiserver outage the reconcilers wait for current caches, so a long last sleep is a long
@@ -238,6 +243,10 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
 
   lastResourceVersion(): string {
     return this.#resourceVersion;
+  }
+
+  observe(written: T): void {
+    if (this.#synced) this.#cache.observe(this.#trim(written));
   }
 
   async #run(): Promise<void> {

@@ -1,5 +1,7 @@
 // The informer's in-memory store: objects by namespace/name with indexes by namespace and by label, and the changes
 // each write makes. Pure (no I/O) so the relist and index rules are unit-tested on their own.
+// It also takes the objects this process's own writes returned (`observe`), ahead of their watch events: a reconcile
+// that runs again before the watch has caught up then sees what it already wrote instead of writing it again.
 
 import { objectKey, type KubeObject } from '../kube/resources.ts';
 
@@ -31,8 +33,21 @@ function removeFromIndex(index: Map<string, Set<string>>, indexKey: string, key:
   if (set.size === 0) index.delete(indexKey);
 }
 
+/**
+ * resourceVersions are opaque to clients, but the apiserver's are etcd revisions, integers that grow with every write
+ * (client-go's mutation cache compares them the same way). Undefined when either is not an integer.
+ */
+function newer(a: string | undefined, b: string | undefined): boolean | undefined {
+  const x = Number(a);
+  const y = Number(b);
+  if (a === undefined || b === undefined || !Number.isSafeInteger(x) || !Number.isSafeInteger(y)) return undefined;
+  return x > y;
+}
+
 export class ObjectCache<T extends KubeObject> {
   readonly #objects = new Map<string, T>();
+  /** Keys whose cached object came from `observe`, with its resourceVersion, until the watch delivers that version. */
+  readonly #observed = new Map<string, string>();
   readonly #byNamespace = new Map<string, Set<string>>();
   readonly #byLabel = new Map<string, Set<string>>();
 
@@ -73,7 +88,13 @@ export class ObjectCache<T extends KubeObject> {
   upsert(obj: T): CacheChange<T> | undefined {
     const key = keyOf(obj);
     const old = this.#objects.get(key);
-    if (old && old.metadata.resourceVersion !== undefined && old.metadata.resourceVersion === obj.metadata.resourceVersion) {
+    const observed = this.#observed.get(key);
+    if (observed !== undefined) {
+      // An older state than one our own write returned: its own event is still to come, and is delivered then.
+      if (newer(observed, obj.metadata.resourceVersion)) return undefined;
+      // The watch caught up: the change is delivered now, even though the cache already showed it.
+      this.#observed.delete(key);
+    } else if (old && old.metadata.resourceVersion !== undefined && old.metadata.resourceVersion === obj.metadata.resourceVersion) {
       return undefined;
     }
     if (old) this.#unindex(key, old);
@@ -82,9 +103,32 @@ export class ObjectCache<T extends KubeObject> {
     return old ? { type: 'update', object: obj, old } : { type: 'add', object: obj };
   }
 
+  /**
+   * Stores an object as one of our own writes returned it, when it is newer than the cached copy (or there is none),
+   * without a change for the handlers: they hear of it when the watch delivers this version (upsert). Returns whether
+   * it was stored.
+   */
+  observe(obj: T): boolean {
+    const key = keyOf(obj);
+    const old = this.#objects.get(key);
+    const rv = obj.metadata.resourceVersion;
+    if (old === undefined ? newer(rv, '0') !== true : newer(rv, old.metadata.resourceVersion) !== true) return false;
+    if (old) this.#unindex(key, old);
+    this.#objects.set(key, obj);
+    this.#index(key, obj);
+    this.#observed.set(key, rv!);
+    return true;
+  }
+
+  /** Objects cached from our own writes whose watch event has not come yet. */
+  get observedCount(): number {
+    return this.#observed.size;
+  }
+
   /** Drops the object named like `obj`; the change carries `obj`, the final state the watch reported. */
   remove(obj: T): CacheChange<T> | undefined {
     const key = keyOf(obj);
+    this.#observed.delete(key);
     const old = this.#objects.get(key);
     if (!old) return undefined;
     this.#unindex(key, old);
@@ -100,6 +144,7 @@ export class ObjectCache<T extends KubeObject> {
       if (listed.has(key)) continue;
       this.#unindex(key, old);
       this.#objects.delete(key);
+      this.#observed.delete(key);
       changes.push({ type: 'delete', object: old });
     }
     for (const item of items) {

@@ -23,6 +23,8 @@ export interface ObjectWriterOptions {
   /** Attempts of a finalizer change that keeps meeting concurrent writers. */
   conflictAttempts?: number;
   conflictBackoff?: BackoffPolicy;
+  /** Told of every object as a write returned it, so a cache can show it before its watch event comes. */
+  onWritten?: (resource: ResourceType, written: KubeObject) => void;
 }
 
 export interface DeleteOptions {
@@ -41,12 +43,14 @@ export class ObjectWriter {
   readonly #client: KubeClient;
   readonly #attempts: number;
   readonly #backoff: BackoffPolicy;
+  readonly #onWritten: (resource: ResourceType, written: KubeObject) => void;
 
   constructor(opts: ObjectWriterOptions) {
     this.#client = kubeClientFor(opts.kubeConfig);
     this.fieldManager = opts.fieldManager ?? WORKER_FIELD_MANAGER;
     this.#attempts = opts.conflictAttempts ?? 8;
     this.#backoff = opts.conflictBackoff ?? { baseMs: 20, maxMs: 1000, jitter: 0.5 };
+    this.#onWritten = opts.onWritten ?? (() => undefined);
   }
 
   get cluster(): string {
@@ -113,10 +117,12 @@ export class ObjectWriter {
   async #apply<T extends KubeObject>(resource: ResourceType, object: ApplyObject, subresource: 'status' | undefined): Promise<T> {
     const { namespace, name } = object.metadata;
     const body = { ...object, apiVersion: object.apiVersion ?? apiVersionOf(resource), kind: object.kind ?? resource.kind };
-    return this.#client.request<T>({
+    const written = await this.#client.request<T>({
       method: 'PATCH', path: resourcePath(resource, namespace, name, subresource), target: target(resource, namespace, name, subresource),
       query: { fieldManager: this.fieldManager, force: true }, contentType: CONTENT_APPLY_PATCH, body,
     });
+    this.#onWritten(resource, written);
+    return written;
   }
 
   /**
@@ -131,11 +137,13 @@ export class ObjectWriter {
       const finalizers = next(obj);
       if (!finalizers) return obj;
       try {
-        return await this.#client.request<T>({
+        const written = await this.#client.request<T>({
           method: 'PATCH', path: resourcePath(resource, namespace, name), target: target(resource, namespace, name),
           contentType: CONTENT_MERGE_PATCH,
           body: { metadata: { finalizers, resourceVersion: obj.metadata.resourceVersion } },
         });
+        this.#onWritten(resource, written);
+        return written;
       } catch (err) {
         if (isNotFound(err)) return undefined;
         if (!isConflict(err) || attempt >= this.#attempts) throw err;

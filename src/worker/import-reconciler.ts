@@ -147,10 +147,16 @@ export class ImportReconciler {
     const owner = serviceImportOwnerReference(name, serviceImport.metadata.uid!);
 
     const derived = await this.#syncDerivedService(desiredDerivedService({ namespace, importName: name, owner, properties: resolution.properties }));
-    const desired = desiredFor(serviceImport, derived);
+    let desired = desiredFor(serviceImport, derived);
     const changes = serviceImportNeedsUpdate(desired, serviceImport);
-    if (changes.metadata || changes.spec) serviceImport = await this.#applyServiceImport(namespace, name, desired);
-    if (changes.status) await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
+    if (changes.metadata || changes.spec) {
+      serviceImport = await this.#applyServiceImport(namespace, name, desired);
+      // A spec change moved the generation: the conditions must observe the new one, or the next pass writes them again.
+      desired = desiredFor(serviceImport, derived);
+    }
+    if (serviceImportNeedsUpdate(desired, serviceImport).status) {
+      await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
+    }
     await this.#syncSlices(namespace, name, derivedName, owner, exports.filter((e) => !silent.has(e.clusterId)), regions.some((r) => !r.read));
   }
 

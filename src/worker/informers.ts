@@ -2,7 +2,7 @@
 // life of the process (a standby replica keeps warm caches for a fast take-over); reconcilers read only these caches,
 // which keep of each object only what the reconcilers read (src/runtime/trim.ts).
 import { createInformerSet, type InformerSet, type InformerSetOptions } from '../runtime/informer-set.ts';
-import { CLUSTER_PROPERTIES, ENDPOINT_SLICES, NAMESPACES, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES } from '../kube/resources.ts';
+import { CLUSTER_PROPERTIES, ENDPOINT_SLICES, NAMESPACES, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject, type ResourceType } from '../kube/resources.ts';
 import { keepFields, trimMetadata, type ObjectTrim } from '../runtime/trim.ts';
 import type {
   ClusterPropertyObject, EndpointSliceObject, NamespaceObject, ServiceExportObject, ServiceImportObject, ServiceObject,
@@ -62,4 +62,16 @@ export function createWorkerInformers(opts: WorkerInformerOptions): WorkerInform
     clusterProperties: { resource: CLUSTER_PROPERTIES, trim: keepFields<ClusterPropertyObject>('spec') },
   }, opts);
   return { ...informers, ...lifecycle };
+}
+
+/**
+ * Hands an object one of our writes returned to the informer of its kind, which caches it ahead of its watch event: a
+ * reconcile queued again by the events of its own writes then finds them done instead of writing them again.
+ */
+export function observeWritten(informers: WorkerInformers, resource: ResourceType, written: KubeObject): void {
+  const kinds: ReadonlyArray<[ResourceType, { observe(o: KubeObject): void }]> = [
+    [SERVICE_EXPORTS, informers.serviceExports], [SERVICE_IMPORTS, informers.serviceImports], [SERVICES, informers.services],
+    [ENDPOINT_SLICES, informers.endpointSlices],
+  ];
+  kinds.find(([r]) => r === resource)?.[1].observe(written);
 }

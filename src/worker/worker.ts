@@ -13,7 +13,7 @@ import { startHealthServer, type HealthServer } from '../runtime/health-server.t
 import { createLogger, type Logger } from '../observability/log.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.ts';
 import { decideIdentity, readIdentity, type IdentityStatus } from './cluster-identity.ts';
-import { createWorkerInformers, type WorkerInformers } from './informers.ts';
+import { createWorkerInformers, observeWritten, type WorkerInformers } from './informers.ts';
 import { liveness } from './liveness.ts';
 import { clusterSetRegions } from './regions.ts';
 import { Member } from './member.ts';
@@ -64,7 +64,7 @@ class Worker {
     this.#informers = createWorkerInformers({
       kubeConfig: this.#kubeConfig, resyncMs: options.kubeResyncInterval, metrics: this.metrics.informer, logger: createLogger('informer', options.logLevel),
     });
-    this.#writer = new ObjectWriter({ kubeConfig: this.#kubeConfig });
+    this.#writer = new ObjectWriter({ kubeConfig: this.#kubeConfig, onWritten: (resource, written) => observeWritten(this.#informers, resource, written) });
     const identity = options.identity || `${hostname()}-${process.pid}`;
     // Which replica wrote what, in the apiserver's audit log (M4: a paused leader's writes after its successor's).
     kubeClientFor(this.#kubeConfig).identify(`mcs-cloudmap-worker/${this.#options.controllerVersion} (${identity})`);

@@ -57,6 +57,65 @@ describe('ObjectCache (informer cache by namespace/name, namespace and label)', 
     expect(names(c.list())).to.deep.equal(['demo/changed', 'demo/kept', 'demo/new']);
   });
 
+  it('caches our own write ahead of its watch event, skips older events meanwhile, and delivers the write when its event comes', () => {
+    const c = new ObjectCache<KubeObject>();
+    const a1 = obj('demo', 'a', '1');
+    c.upsert(a1);
+    const ours = obj('demo', 'a', '7', { app: 'x' });
+    expect(c.observe(ours)).to.equal(true);
+    expect(c.get('demo', 'a')).to.equal(ours);
+    expect(names(c.listByLabel('app', 'x'))).to.deep.equal(['demo/a']);
+    expect(c.observedCount).to.equal(1);
+    // An earlier write's event, still on its way: the cache keeps the newer state and says nothing yet.
+    expect(c.upsert(obj('demo', 'a', '5'))).to.equal(undefined);
+    expect(c.get('demo', 'a')).to.equal(ours);
+    // The write's own event: delivered, though the cache already showed it, so handlers hear of it as of any change.
+    const echo = obj('demo', 'a', '7', { app: 'x' });
+    expect(c.upsert(echo)).to.deep.equal({ type: 'update', object: echo, old: ours });
+    expect(c.observedCount).to.equal(0);
+    expect(c.upsert(obj('demo', 'a', '7'))).to.equal(undefined);
+  });
+
+  it('takes only a newer write, by integer resourceVersion, and a write of an object not cached yet', () => {
+    const c = new ObjectCache<KubeObject>();
+    c.upsert(obj('demo', 'a', '10'));
+    expect(c.observe(obj('demo', 'a', '9'))).to.equal(false);
+    expect(c.observe(obj('demo', 'a', '10'))).to.equal(false);
+    expect(c.observe(obj('demo', 'a', 'x1'))).to.equal(false);
+    expect(c.get('demo', 'a')!.metadata.resourceVersion).to.equal('10');
+    const created = obj('demo', 'new', '11');
+    expect(c.observe(created)).to.equal(true);
+    const added = obj('demo', 'new', '11');
+    expect(c.upsert(added)).to.deep.equal({ type: 'update', object: added, old: created });
+  });
+
+  it('forgets a write on a delete and on a relist that no longer has the object (and reports the delete)', () => {
+    const c = new ObjectCache<KubeObject>();
+    const ours = obj('demo', 'a', '3');
+    c.observe(ours);
+    expect(c.remove(obj('demo', 'a', '4'))).to.deep.equal({ type: 'delete', object: obj('demo', 'a', '4') });
+    expect(c.observedCount).to.equal(0);
+    c.observe(ours);
+    expect(c.replace([])).to.deep.equal([{ type: 'delete', object: ours }]);
+    expect(c.observedCount).to.equal(0);
+  });
+
+  it('property: whatever our writes returned meanwhile, the watch\'s latest event is delivered and ends in the cache', () => {
+    const step = fc.oneof(fc.record({ op: fc.constant('observe' as const), rv: fc.integer({ min: 1, max: 20 }) }), fc.record({ op: fc.constant('event' as const) }));
+    fc.assert(fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+      const c = new ObjectCache<KubeObject>();
+      let watched = 0;
+      for (const s of steps) {
+        if (s.op === 'observe') c.observe(obj('demo', 'a', String(s.rv)));
+        else c.upsert(obj('demo', 'a', String(++watched)));
+      }
+      const latest = obj('demo', 'a', '21');
+      expect(c.upsert(latest)).to.not.equal(undefined);
+      expect(c.get('demo', 'a')).to.equal(latest);
+      expect(c.observedCount).to.equal(0);
+    }));
+  });
+
   it('property: after any sequence of writes, every index agrees with a scan of the objects', () => {
     const write = fc.record({
       op: fc.constantFrom('upsert', 'remove', 'replace'),
