@@ -246,7 +246,7 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   }
 
   observe(written: T): void {
-    if (this.#synced) this.#cache.observe(this.#trim(written));
+    if (this.#synced) this.#cache.observe(this.#trim(written), this.#resourceVersion);
   }
 
   async #run(): Promise<void> {

@@ -104,15 +104,16 @@ export class ObjectCache<T extends KubeObject> {
   }
 
   /**
-   * Stores an object as one of our own writes returned it, when it is newer than the cached copy (or there is none),
-   * without a change for the handlers: they hear of it when the watch delivers this version (upsert). Returns whether
-   * it was stored.
+   * Stores an object as one of our own writes returned it, when it is newer than the cached copy (or there is none)
+   * and than `watched`, the last resourceVersion the watch delivered, without a change for the handlers: they hear of
+   * it when the watch delivers this version (upsert). A version the watch has passed is not stored: the object may
+   * have been deleted since. Returns whether it was stored.
    */
-  observe(obj: T): boolean {
+  observe(obj: T, watched: string): boolean {
     const key = keyOf(obj);
     const old = this.#objects.get(key);
     const rv = obj.metadata.resourceVersion;
-    if (old === undefined ? newer(rv, '0') !== true : newer(rv, old.metadata.resourceVersion) !== true) return false;
+    if (newer(rv, watched) !== true || (old !== undefined && newer(rv, old.metadata.resourceVersion) !== true)) return false;
     if (old) this.#unindex(key, old);
     this.#objects.set(key, obj);
     this.#index(key, obj);

@@ -62,7 +62,7 @@ describe('ObjectCache (informer cache by namespace/name, namespace and label)', 
     const a1 = obj('demo', 'a', '1');
     c.upsert(a1);
     const ours = obj('demo', 'a', '7', { app: 'x' });
-    expect(c.observe(ours)).to.equal(true);
+    expect(c.observe(ours, '4')).to.equal(true);
     expect(c.get('demo', 'a')).to.equal(ours);
     expect(names(c.listByLabel('app', 'x'))).to.deep.equal(['demo/a']);
     expect(c.observedCount).to.equal(1);
@@ -76,26 +76,29 @@ describe('ObjectCache (informer cache by namespace/name, namespace and label)', 
     expect(c.upsert(obj('demo', 'a', '7'))).to.equal(undefined);
   });
 
-  it('takes only a newer write, by integer resourceVersion, and a write of an object not cached yet', () => {
+  it('takes only a write newer, by integer resourceVersion, than the cached copy and than what the watch delivered', () => {
     const c = new ObjectCache<KubeObject>();
     c.upsert(obj('demo', 'a', '10'));
-    expect(c.observe(obj('demo', 'a', '9'))).to.equal(false);
-    expect(c.observe(obj('demo', 'a', '10'))).to.equal(false);
-    expect(c.observe(obj('demo', 'a', 'x1'))).to.equal(false);
+    expect(c.observe(obj('demo', 'a', '9'), '10')).to.equal(false);
+    expect(c.observe(obj('demo', 'a', '10'), '10')).to.equal(false);
+    expect(c.observe(obj('demo', 'a', 'x1'), '10')).to.equal(false);
     expect(c.get('demo', 'a')!.metadata.resourceVersion).to.equal('10');
-    const created = obj('demo', 'new', '11');
-    expect(c.observe(created)).to.equal(true);
-    const added = obj('demo', 'new', '11');
+    // The watch already passed version 12 of an object it no longer has: it was deleted since, and stays gone.
+    expect(c.observe(obj('demo', 'gone', '12'), '13')).to.equal(false);
+    expect(c.get('demo', 'gone')).to.equal(undefined);
+    const created = obj('demo', 'new', '14');
+    expect(c.observe(created, '13')).to.equal(true);
+    const added = obj('demo', 'new', '14');
     expect(c.upsert(added)).to.deep.equal({ type: 'update', object: added, old: created });
   });
 
   it('forgets a write on a delete and on a relist that no longer has the object (and reports the delete)', () => {
     const c = new ObjectCache<KubeObject>();
     const ours = obj('demo', 'a', '3');
-    c.observe(ours);
+    c.observe(ours, '2');
     expect(c.remove(obj('demo', 'a', '4'))).to.deep.equal({ type: 'delete', object: obj('demo', 'a', '4') });
     expect(c.observedCount).to.equal(0);
-    c.observe(ours);
+    c.observe(ours, '2');
     expect(c.replace([])).to.deep.equal([{ type: 'delete', object: ours }]);
     expect(c.observedCount).to.equal(0);
   });
@@ -106,7 +109,7 @@ describe('ObjectCache (informer cache by namespace/name, namespace and label)', 
       const c = new ObjectCache<KubeObject>();
       let watched = 0;
       for (const s of steps) {
-        if (s.op === 'observe') c.observe(obj('demo', 'a', String(s.rv)));
+        if (s.op === 'observe') c.observe(obj('demo', 'a', String(s.rv)), String(watched));
         else c.upsert(obj('demo', 'a', String(++watched)));
       }
       const latest = obj('demo', 'a', '21');
