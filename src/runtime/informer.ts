@@ -88,8 +88,8 @@ export interface Informer<T extends KubeObject> {
   /** resourceVersion of the last list or event applied to the cache. */
   lastResourceVersion(): string;
   /**
-   * Caches an object as one of our own writes returned it, if newer than the cached copy; handlers hear of it when the
-   * watch delivers that version, as of any other change.
+   * Caches an object as one of our own writes returned it, if newer than the cached copy and than what the watch has
+   * delivered; handlers hear of it when the watch delivers that version, as of any other change.
    */
   observe(written: T): void;
 }
