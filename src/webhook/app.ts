@@ -8,7 +8,7 @@ import { answerProbe, type ProbeOptions } from '../runtime/health-server.ts';
 import type { ValidationContext } from './admission/validate.ts';
 import { BodyBuffers } from './body-buffers.ts';
 import { Slots } from './body-slots.ts';
-import { readSized } from './large-body.ts';
+import { readSized, type Pace } from './large-body.ts';
 import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
 import {
   bodyErrorMessage, boundError, charsetOf, finishReview, readReview, statusAnswer, type Answer, type BodyJob, type BodyReply,
@@ -43,6 +43,13 @@ export const LARGE_BODY_BYTES = 256 * 1024;
  * order, and reviews of ordinary size never wait.
  */
 export const LARGE_BODY_SLOTS = 1;
+/**
+ * The pace a body holding the large-body slot must keep (W6): 512 KiB/s on average, judged from 2 s after its read
+ * began, so a client that trickles an announced body gives up the slot within about 2 s instead of at the 30 s request
+ * deadline. The apiserver writes a review as fast as the network takes it; a body at the 7 MiB default limit that could
+ * not keep this pace would take 14 s, past the 5 s timeout of the shipped webhook configurations (30 s at most).
+ */
+export const LARGE_BODY_PACE: Pace = { bytesPerSecond: 512 * 1024, graceMs: 2_000 };
 /** Longest rest of the review worker thread after a body (body-slots.ts); short against the apiserver's 5 s timeout. */
 export const THREAD_MAX_REST_MS = 2_000;
 /**
@@ -129,8 +136,9 @@ export function createApp(options: AppOptions): WebhookApp {
   const large = (req: Request, res: Response, next: NextFunction) => {
     const length = Number(req.get('content-length'));
     if (!Number.isSafeInteger(length) || (req.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity') return raw(req, res, next);
-    const into = length < LARGE_BODY_BYTES ? Buffer.allocUnsafeSlow(length) : bodyBuffers.take(length);
-    readSized(req, into).then((bytes) => { req.body = bytes; next(); }, (err: unknown) => { bodyBuffers.give(into); next(err); });
+    const slot = length >= LARGE_BODY_BYTES;
+    const into = slot ? bodyBuffers.take(length) : Buffer.allocUnsafeSlow(length);
+    readSized(req, into, slot ? LARGE_BODY_PACE : undefined).then((bytes) => { req.body = bytes; next(); }, (err: unknown) => { bodyBuffers.give(into); next(err); });
   };
   const body = (req: Request, res: Response, next: NextFunction) => (res.locals.threaded === true ? large : json)(req, res, next);
   const requireJson = (req: Request, res: Response, next: NextFunction) => {
@@ -198,6 +206,11 @@ export function createApp(options: AppOptions): WebhookApp {
   app.use((req, res) => status(res, 404, `no route ${req.method} ${req.path}: use POST /validate, /mutate or /convert`));
   app.use((err: { status?: number; statusCode?: number; type?: string; message?: string }, req: Request, res: Response, _next: NextFunction) => {
     const code = err.status ?? err.statusCode ?? 500;
+    if (err.type === 'request.too.slow') {
+      // The rest of the body is not waited for: the connection closes once the answer is written.
+      logger.warn({ event: 'large-body-too-slow', path: req.path, err: err.message }, 'large body arrived too slowly; connection closed and the large-body slot freed');
+      res.set('Connection', 'close');
+    }
     if (code >= 400 && code < 500) return status(res, code, bodyErrorMessage(err));
     if (err.type !== undefined) return status(res, 400, bodyErrorMessage(err));
     logger.error({ event: 'http-error', path: req.path, err: err.message }, 'unexpected error');

@@ -1,20 +1,47 @@
 // Reads a large body of known length into a buffer allocated up front, copying each chunk as it arrives (W6):
 // concatenating 7 MiB of chunks at the end held the event loop about 2.4 ms per body, and the buffer goes to the review
-// worker thread without a copy (shared, or its own ArrayBuffer transferred).
+// worker thread without a copy (shared, or its own ArrayBuffer transferred). A body that holds the one large-body slot
+// must also keep a pace: otherwise a client that announces a large body and trickles it holds the slot, and every
+// large review behind it, until the request deadline (30 s).
 
 import type { IncomingMessage } from 'node:http';
 
 const bodyError = (type: string, message: string) => Object.assign(new Error(message), { status: 400, type });
 
-/** Fills `body` with the body of `req`, which announced `body.length` bytes; rejects as body-parser would on a short body or an abort. */
-export function readSized(req: IncomingMessage, body: Buffer): Promise<Buffer> {
+/** The slowest a body may arrive: on average `bytesPerSecond` since its read began, judged from `graceMs` on. */
+export interface Pace { bytesPerSecond: number; graceMs: number }
+
+/** How often the pace is checked. */
+const PACE_CHECK_MS = 250;
+
+/** Bytes a body read for `elapsedMs` must have delivered to keep `pace` (all of them once the pace allows). */
+export function paceDue(pace: Pace, length: number, elapsedMs: number): number {
+  return elapsedMs < pace.graceMs ? 0 : Math.min(length, Math.floor((pace.bytesPerSecond * elapsedMs) / 1000));
+}
+
+/**
+ * Fills `body` with the body of `req`, which announced `body.length` bytes; rejects as body-parser would on a short body
+ * or an abort, and with a 408 (`request.too.slow`) when the body falls behind `pace`.
+ */
+export function readSized(req: IncomingMessage, body: Buffer, pace?: Pace): Promise<Buffer> {
   const length = body.length;
   return new Promise((resolve, reject) => {
     let received = 0;
     let done = false;
+    const started = performance.now();
+    const check = pace && setInterval(() => {
+      const elapsed = performance.now() - started;
+      if (received >= paceDue(pace, length, elapsed)) return;
+      const rate = Math.round(received / (elapsed / 1000));
+      finish(Object.assign(bodyError('request.too.slow', `${received} of ${length} bytes arrived in ${(elapsed / 1000).toFixed(1)} s (${rate} bytes/s)`), {
+        status: 408, received, length, elapsedMs: Math.round(elapsed), bytesPerSecond: pace.bytesPerSecond,
+      }));
+    }, PACE_CHECK_MS);
+    check?.unref();
     const finish = (err?: Error) => {
       if (done) return;
       done = true;
+      clearInterval(check);
       req.off('data', onData);
       if (err) { req.resume(); reject(err); } else resolve(body);
     };

@@ -29,7 +29,7 @@ export const MAX_JSON_VALUES = 250_000;
 const BOUNDS = { depth: MAX_JSON_DEPTH, containers: MAX_JSON_CONTAINERS, keys: MAX_JSON_KEYS, values: MAX_JSON_VALUES };
 
 /** A body error as body-parser reports it (type) or as the bound scan does. */
-export interface BodyError { type?: string; message?: string; limit?: number }
+export interface BodyError { type?: string; message?: string; limit?: number; bytesPerSecond?: number }
 
 /** The bound scan's verdict as a body error, or undefined when `body` is within the bounds (W5, W6). */
 export function boundError(body: Uint8Array): BodyError | undefined {
@@ -48,6 +48,7 @@ export function bodyErrorMessage(err: BodyError): string {
     case 'entity.too.deep': return `request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`;
     case 'entity.too.many': return `request body holds more than ${MAX_JSON_CONTAINERS} JSON objects and arrays, ${MAX_JSON_KEYS} keys or ${MAX_JSON_VALUES} values; send a review of a Kubernetes object`;
     case 'request.aborted': return 'the client aborted the request before the body was complete';
+    case 'request.too.slow': return `request body arrived too slowly: ${err.message}; a large body holds the one large-body slot while it is read and must arrive at ${err.bytesPerSecond} bytes/s or faster, as the apiserver sends it (W6)`;
     default: return `cannot read the request body: ${err.message}`;
   }
 }

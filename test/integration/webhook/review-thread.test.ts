@@ -5,9 +5,9 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { createApp, LARGE_BODY_BYTES, THREAD_BODY_BYTES, type WebhookApp } from '../../../src/webhook/app.ts';
+import { createApp, LARGE_BODY_BYTES, LARGE_BODY_PACE, THREAD_BODY_BYTES, type WebhookApp } from '../../../src/webhook/app.ts';
 import { createWebhookMetrics } from '../../../src/webhook/metrics.ts';
 import { captureLogger } from '../kube/support.ts';
 import { bodies } from '../../support/webhook-client.ts';
@@ -92,6 +92,35 @@ describe('W6: large bodies in the review worker thread', function () {
       expect(started, 'nice values of the threads the large body started').to.include(10);
       expect(threadNice().get(process.pid), 'the main thread keeps its nice value').to.equal(before.get(process.pid));
     } finally {
+      await s.close();
+    }
+  });
+
+  it('a client that trickles a large body loses the large-body slot after the pace\'s grace; the large review behind it is answered', async () => {
+    // Before the pace, the trickle held the slot until the request deadline (30 s) and the review behind it waited.
+    const s = await serve();
+    const slow = connect(s.port, '127.0.0.1');
+    let reply = '';
+    const closed = new Promise<number>((resolve) => slow.on('close', () => resolve(performance.now())));
+    slow.on('data', (c: Buffer) => { reply += c.toString('latin1'); });
+    slow.on('error', () => {});
+    const trickle = setInterval(() => slow.write(' '), 200);
+    try {
+      const started = performance.now();
+      slow.write(`POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: ${LARGE_BODY_BYTES + 1024}\r\n\r\n{`);
+      await new Promise((r) => setTimeout(r, 300));
+      const behind = Buffer.from(body('/validate', false).toString().padEnd(LARGE_BODY_BYTES + 1024, ' '));
+      const answered = await post(s.port, '/validate', behind);
+      const answeredAfter = performance.now() - started;
+      expect(answered.status).to.equal(200);
+      expect(answeredAfter, 'ms until the review behind the trickle was answered').to.be.within(LARGE_BODY_PACE.graceMs, LARGE_BODY_PACE.graceMs + 3_000);
+      const closedAfter = (await closed) - started;
+      expect(closedAfter, 'ms until the server closed the trickling connection').to.be.below(LARGE_BODY_PACE.graceMs + 3_000);
+      expect(reply).to.match(/^HTTP\/1\.1 408 /).and.match(/request body arrived too slowly: \d+ of \d+ bytes arrived in/);
+      expect(s.lines.filter((l) => l.event === 'large-body-too-slow')).to.have.length(1);
+    } finally {
+      clearInterval(trickle);
+      slow.destroy();
       await s.close();
     }
   });
