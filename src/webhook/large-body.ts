@@ -33,9 +33,8 @@ export function readSized(req: IncomingMessage, body: Buffer, pace?: Pace): Prom
       const elapsed = performance.now() - started;
       if (received >= paceDue(pace, length, elapsed)) return;
       const rate = Math.round(received / (elapsed / 1000));
-      finish(Object.assign(bodyError('request.too.slow', `${received} of ${length} bytes arrived in ${(elapsed / 1000).toFixed(1)} s (${rate} bytes/s)`), {
-        status: 408, received, length, elapsedMs: Math.round(elapsed), bytesPerSecond: pace.bytesPerSecond,
-      }));
+      const message = `${received} of ${length} bytes arrived in ${(elapsed / 1000).toFixed(1)} s (${rate} bytes/s)`;
+      finish(Object.assign(bodyError('request.too.slow', message), { status: 408, bytesPerSecond: pace.bytesPerSecond }));
     }, PACE_CHECK_MS);
     check?.unref();
     const finish = (err?: Error) => {
