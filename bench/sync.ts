@@ -63,6 +63,7 @@ const specs = {
   requestLog: stringOption('request-log', 'BENCH_REQUEST_LOG', '', 'Write the emulator\'s log of every Cloud Map request of the initial sync to this file (JSON lines), to see where its time went.'),
   workerEnv: stringOption('worker-env', 'BENCH_WORKER_ENV', '', 'Worker settings that replace those of kustomize/base\'s ConfigMap, `;` between them (e.g. `MCS_KUBE_RESYNC_INTERVAL=20s`), for an A/B of one setting.'),
   sampleLog: stringOption('sample-log', 'BENCH_SAMPLE_LOG', '', 'Write each latency sample (which service, when, how long) and the emulator\'s log of every Cloud Map request while they were taken to this file (JSON lines), to see where a slow sample\'s time went.'),
+  nodeFlags: stringOption('node-flags', 'BENCH_NODE_FLAGS', '', 'Node.js flags the workers run the whole benchmark under, replacing the Deployment\'s (e.g. `--max-old-space-size=384 --max-semi-space-size=1 --optimize-for-size` to let V8 compile), for an A/B of the runtime; the restarts use them too unless --restart-node-flags names others.'),
   restartNodeFlags: stringOption('restart-node-flags', 'BENCH_RESTART_NODE_FLAGS', '', 'Other Node.js flags to compare the warm restarts under, `;` between sets (each replaces the Deployment\'s flags, e.g. `--max-semi-space-size=1 --optimize-for-size;--max-semi-space-size=8`): the two restarts run under the Deployment\'s flags, then under each set, --restart-rounds times, each with its start time and peak RSS.'),
   restartRounds: intOption('restart-rounds', 'BENCH_RESTART_ROUNDS', 1, 'Rounds of the warm restarts (with --restart-node-flags, each round runs every set of flags in turn).', 1, 10),
   profileRestarts: stringOption('profile-restarts', 'BENCH_PROFILE_RESTARTS', '', 'Start the restarted workers with --cpu-prof, writing their CPU profiles (start to stop) under this directory, to see where a restart\'s time goes (sampling slows them a little).'),
@@ -208,8 +209,8 @@ async function countIdle(cs: TestClusterSet, workers: readonly HostProcess[], wi
   };
 }
 
-/** The worker Deployment's Node.js flags, as the image runs them. */
-const deploymentFlags = () => deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-worker');
+/** The worker Deployment's Node.js flags, as the image runs them, or `instead` (--node-flags) when given. */
+const deploymentFlags = (instead = '') => (instead.trim() === '' ? deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-worker') : instead.trim().split(/\s+/));
 
 /** `--worker-env`'s `MCS_A=1;MCS_B=2`. */
 function workerEnv(text: string): Record<string, string> {
@@ -227,7 +228,7 @@ function workerEnv(text: string): Record<string, string> {
  */
 function startWorkers(
   cs: TestClusterSet, clusters: readonly TestCluster[], sup: Supervisor, configEnv: Record<string, string>, regionOf: (cluster: TestCluster) => string, dist: string, round: string,
-  profileDir = '', nodeFlags = deploymentFlags(),
+  profileDir: string, nodeFlags: string[],
 ): Promise<HostProcess[]> {
   return Promise.all(clusters.map(async (cluster) => {
     const [metricsPort, healthPort] = await freePorts(2) as [number, number];
@@ -364,8 +365,9 @@ async function main(): Promise<void> {
       ...settings,
     };
     const regionOf = (cluster: TestCluster) => (o.crossRegion && cluster === cs.clusters[2] ? OTHER_REGION : cs.region);
+    const testbedAtStart = testbedCpu(cs);
     const workerStart = performance.now();
-    const workers = await startWorkers(cs, cs.clusters, sup, configEnv, regionOf, o.dist, 'run');
+    const workers = await startWorkers(cs, cs.clusters, sup, configEnv, regionOf, o.dist, 'run', '', deploymentFlags(o.nodeFlags));
     let peakRss = 0;
     // Which step of the run each worker's peak came in, to see what the memory is spent on.
     let phase = 'initial sync';
@@ -420,6 +422,12 @@ async function main(): Promise<void> {
       }
       const initialSync = performance.now() - workerStart;
       say(`all ${o.services} imports present in all ${CLUSTERS} clusters ${seconds(initialSync)} after the workers started`);
+      // Where the sync's CPU went: on a machine this small the sync is bound by it, and the split says which part to cut.
+      const testbedAtSync = testbedCpu(cs);
+      const syncCpu = {
+        workers: workers.map((w) => cpuSeconds(w.proc.pid)),
+        testbed: Object.fromEntries(Object.entries(testbedAtSync).map(([kind, s]) => [kind, s - (testbedAtStart[kind] ?? 0)])),
+      };
       const syncCalls = await cs.cloudMapControl.calls();
       if (o.requestLog !== '') {
         writeFileSync(o.requestLog, (await cs.cloudMapControl.requests()).map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -492,7 +500,7 @@ async function main(): Promise<void> {
         const testbedBefore = testbedCpu(cs);
         const restartAt = performance.now();
         const started = await startWorkers(cs, clusters, sup, cold ? { ...configEnv, MCS_WARM_START: 'false' } : configEnv, regionOf, o.dist, round, o.profileRestarts,
-          nodeFlags === '' ? deploymentFlags() : nodeFlags.split(/\s+/));
+          deploymentFlags(nodeFlags === '' ? o.nodeFlags : nodeFlags));
         which.forEach((c, i) => {
           workers[c] = started[i]!;
           peakSinceStart[c] = 0;
@@ -551,6 +559,8 @@ async function main(): Promise<void> {
       say('| --- | --- | --- |');
       say(`| workers start → all ${o.services} imports present in ${CLUSTERS} clusters | ${seconds(initialSync)}: ${(initialSync / 1000 / bound).toFixed(2)}× the quotas' lower bound of ${bound.toFixed(0)} s ` +
         `(${Object.entries(writes).map(([api, n]) => `${n} ${api}`).join(', ')}); calls made during it: ${syncWrites} | ≤ 1.3× |`);
+      say(`| the sync's CPU: each worker (${ids.join(', ')}) / the testbed's processes${o.nodeFlags.trim() === '' ? '' : `; the workers under \`${o.nodeFlags.trim()}\``} | ` +
+        `${syncCpu.workers.map((s) => `${s.toFixed(0)} s`).join(', ')} / ${Object.entries(syncCpu.testbed).map(([kind, s]) => `${kind} ${s.toFixed(0)} s`).join(', ')} (${cpus().length} cores: ${(cpus().length * initialSync / 1000).toFixed(0)} CPU-seconds in the sync) | |`);
       say(`| export-to-import latency, new service cls1 → cls3 (n=${o.samples}) | ${summary(exportLatency)} | p99 ≤ 2 s |`);
       say(`| endpoint-change latency cls1 → cls3 (n=${o.samples}) | ${summary(changeLatency)} | p99 ≤ 2 s |`);
       cs.clusters.forEach((cluster, c) => {
@@ -564,7 +574,7 @@ async function main(): Promise<void> {
       for (const r of restarts) {
         const ids = r.clusters.map((c) => c.id).join(', ');
         const what = `${r.clusters.length === cs.clusters.length ? 'every worker at once' : `${ids} alone`}${r.cold ? ' (cold: --warm-start=false)' : ''}` +
-          `${flagSets.length > 1 ? ` under ${r.nodeFlags === '' ? 'the Deployment\'s flags' : `\`${r.nodeFlags}\``}` : ''}`;
+          `${flagSets.length > 1 ? ` under ${r.nodeFlags === '' && o.nodeFlags.trim() === '' ? 'the Deployment\'s flags' : `\`${r.nodeFlags === '' ? o.nodeFlags.trim() : r.nodeFlags}\``}` : ''}`;
         const time = (at: number | undefined) => (at === undefined ? `not within ${seconds(o.restartTimeout)}` : seconds(at));
         say(`| restart in sync, ${what}: Cloud Map writes at the emulator (${ids}) in ${seconds(o.restartWindow)}, less the workers' heartbeats | ` +
           `${r.writes.map((n, i) => `${n - r.heartbeats[i]!} (${n} − ${r.heartbeats[i]} heartbeats)`).join(', ')} | 0 |`);
