@@ -146,3 +146,12 @@ export function cpuSeconds(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/**
+ * CPU time the host took from this virtual machine's CPUs so far (steal, from /proc/stat), in seconds: on a busy host
+ * a process's CPU seconds include time its vCPU was not running, so a figure that moved between days may be the host's.
+ */
+export function stolenSeconds(): number {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+  return Number(cpu[8] ?? 0) / 100;
+}

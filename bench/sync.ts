@@ -41,7 +41,7 @@ import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
 import {
-  addresses, cpuSeconds, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody,
+  addresses, cpuSeconds, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody, stolenSeconds,
   type HeapAccount,
 } from './load.ts';
 import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
@@ -243,7 +243,10 @@ function startWorkers(
   }));
 }
 
-/** CPU seconds used so far by the testbed's processes, summed by kind (kube-apiserver, etcd, the emulator, the rest). */
+/**
+ * CPU seconds used so far by the testbed's processes, summed by kind (kube-apiserver, etcd, the emulator, the rest),
+ * and the seconds the host stole from the machine's CPUs.
+ */
 function testbedCpu(cs: TestClusterSet): Record<string, number> {
   const { pids } = JSON.parse(readFileSync(join(cs.dir, STATE_FILE), 'utf8')) as ClusterSetState;
   const kindOf = (name: string) => (name.startsWith('kube-apiserver') ? 'kube-apiservers' : name.startsWith('etcd') ? 'etcd' : name === 'moto_server' ? 'Cloud Map emulator' : 'other');
@@ -256,6 +259,7 @@ function testbedCpu(cs: TestClusterSet): Record<string, number> {
       // a component restarted (new pid) or gone: not counted
     }
   }
+  out['stolen by the host'] = stolenSeconds();
   return out;
 }
 
