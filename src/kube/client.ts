@@ -31,6 +31,12 @@ export const CONTENT_APPLY_PATCH = 'application/apply-patch+yaml';
 
 /** How long a keep-alive connection may sit unused before it is closed. */
 const IDLE_CONNECTION_MS = 30_000;
+/**
+ * Connections open at once for ordinary requests and lists; more wait for one to free. A start's burst (every export
+ * and import reconciler at once) opened 74 without it, each holding about 100 KiB of TLS state and buffers until it sat
+ * idle for IDLE_CONNECTION_MS (M9; docs/benchmarks.md). Watches and the Lease do not count: they have their own.
+ */
+export const MAX_REQUEST_CONNECTIONS = 16;
 
 export interface KubeRequest {
   method: Verb;
@@ -42,6 +48,11 @@ export interface KubeRequest {
   /** Names the object in errors (`ServiceImport demo/nginx`); defaults to the path. */
   target?: string;
   signal?: AbortSignal;
+  /**
+   * Sent outside MAX_REQUEST_CONNECTIONS, never queued behind a burst: for watches, each holding its connection for as
+   * long as it lasts, and the leader's Lease, whose renewal must not wait for a burst of writes to drain.
+   */
+  reserved?: boolean;
 }
 
 export interface WatchEvent<T = unknown> {
@@ -78,8 +89,9 @@ export class KubeClient {
   readonly server: URL;
   readonly #kubeConfig: KubeAccess;
   readonly #requestTimeoutMs: number;
-  #agent: http.Agent | undefined;
-  /** The TLS material #agent was built with: another one (a rotated client certificate) gets a new agent. */
+  /** Ordinary requests and lists, at most MAX_REQUEST_CONNECTIONS at once; and watches and reserved requests. */
+  #agents: { requests: http.Agent; reserved: http.Agent } | undefined;
+  /** The TLS material #agents were built with: another one (a rotated client certificate) gets new agents. */
   #agentTls: TlsMaterial | undefined;
   #writeFence: (() => string | undefined) | undefined;
   #userAgent: string | undefined;
@@ -174,7 +186,7 @@ export class KubeClient {
   async watch<T>(
     path: string, query: Query, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal, idleTimeoutMs: number, onOpen?: () => void,
   ): Promise<void> {
-    const req: KubeRequest = { method: 'GET', path, query: { ...query, watch: true }, signal };
+    const req: KubeRequest = { method: 'GET', path, query: { ...query, watch: true }, signal, reserved: true };
     const res = await this.#send(req, idleTimeoutMs);
     if (res.statusCode !== 200) throw this.#httpError(req, res.statusCode!, await readBody(res).catch(() => ''));
     onOpen?.();
@@ -212,11 +224,12 @@ export class KubeClient {
     const opts: https.RequestOptions = {};
     await this.#kubeConfig.applyToHTTPSOptions(opts);
     const tls = tlsMaterial(opts);
-    if (this.#agent === undefined || !sameTls(tls, this.#agentTls!)) {
+    let agents = this.#agents;
+    if (agents === undefined || !sameTls(tls, this.#agentTls!)) {
       // Connections made with the old certificate stay authenticated as it for as long as they live: close them all,
       // watches included (their informers reconnect), so the new identity is used from now on.
-      this.#agent?.destroy();
-      this.#agent = this.#createAgent(opts);
+      this.close();
+      agents = this.#agents = { requests: this.#createAgent(opts, MAX_REQUEST_CONNECTIONS), reserved: this.#createAgent(opts, Infinity) };
       this.#agentTls = tls;
     }
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
@@ -237,7 +250,7 @@ export class KubeClient {
         method: req.method,
         path: basePath + withQuery(req.path, req.query),
         headers,
-        agent: this.#agent,
+        agent: req.reserved ? agents.reserved : agents.requests,
         signal: req.signal,
         timeout: timeoutMs,
       }, (res) => {
@@ -254,12 +267,12 @@ export class KubeClient {
     });
   }
 
-  /** One keep-alive agent with the TLS material the KubeAccess resolved (reused for every request). */
-  #createAgent(opts: https.RequestOptions): http.Agent {
-    // Idle connections close after IDLE_CONNECTION_MS: a burst (the initial sync) opens dozens, each with its TLS state.
-    if (this.server.protocol === 'http:') return new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
+  /** A keep-alive agent with the TLS material the KubeAccess resolved (reused for every request). */
+  #createAgent(opts: https.RequestOptions, maxSockets: number): http.Agent {
+    // Idle connections close after IDLE_CONNECTION_MS: each holds its TLS state and buffers.
+    if (this.server.protocol === 'http:') return new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, maxSockets });
     const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = opts;
-    return new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername });
+    return new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, maxSockets, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername });
   }
 
   #httpError(req: KubeRequest, statusCode: number, body: string): KubeApiError {
@@ -278,8 +291,9 @@ export class KubeClient {
 
   /** Closes idle keep-alive connections (tests, shutdown). */
   close(): void {
-    this.#agent?.destroy();
-    this.#agent = undefined;
+    this.#agents?.requests.destroy();
+    this.#agents?.reserved.destroy();
+    this.#agents = undefined;
   }
 }
 

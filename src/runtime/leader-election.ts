@@ -173,7 +173,7 @@ class LeaseElector implements LeaderElection {
     const signal = AbortSignal.any([leadership, AbortSignal.timeout(this.#timing.renewDeadlineMs)]);
     try {
       const lease = await this.#client.request<Lease>({
-        method: 'PATCH', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal,
+        method: 'PATCH', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal, reserved: true,
         contentType: CONTENT_JSON_PATCH, body: renewalPatch(this.#opts.identity, this.#timing.leaseDurationMs, sentAt),
       });
       if (leadership.aborted) return undefined;
@@ -224,7 +224,7 @@ class LeaseElector implements LeaderElection {
   async #get(signal: AbortSignal): Promise<Lease | undefined> {
     try {
       return await this.#client.request<Lease>({
-        method: 'GET', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal,
+        method: 'GET', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal, reserved: true,
       });
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -234,7 +234,7 @@ class LeaseElector implements LeaderElection {
 
   #create(spec: LeaseSpec, signal: AbortSignal): Promise<Lease> {
     return this.#client.request<Lease>({
-      method: 'POST', path: resourcePath(LEASES, this.#opts.namespace), target: this.#target, signal,
+      method: 'POST', path: resourcePath(LEASES, this.#opts.namespace), target: this.#target, signal, reserved: true,
       body: { apiVersion: apiVersionOf(LEASES), kind: LEASES.kind, metadata: { name: this.#opts.name, namespace: this.#opts.namespace }, spec },
     });
   }
@@ -242,7 +242,7 @@ class LeaseElector implements LeaderElection {
   /** PUT with the resourceVersion read: a concurrent writer makes this fail with 409 instead of being overwritten. */
   #update(current: Lease, spec: LeaseSpec, signal: AbortSignal): Promise<Lease> {
     return this.#client.request<Lease>({
-      method: 'PUT', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal,
+      method: 'PUT', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal, reserved: true,
       body: { ...current, apiVersion: apiVersionOf(LEASES), kind: LEASES.kind, spec },
     });
   }

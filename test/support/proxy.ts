@@ -23,6 +23,8 @@ export interface CuttableProxy {
   up(): void;
   /** Requests held so far. */
   readonly held: number;
+  /** The most client connections open at once so far. */
+  readonly mostConnections: number;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function startCuttableProxy(target: string, random: () => number = 
   let holdShare = 0;
   let held = 0;
   let delayMs = 0;
+  let mostConnections = 0;
   // Neither side is read any more: the other side sees an open connection that says nothing.
   const silence = (pair: Pair) => {
     pair.silent = true;
@@ -76,6 +79,7 @@ export async function startCuttableProxy(target: string, random: () => number = 
     const upstream = connect(Number(port), hostname);
     const pair: Pair = { client, upstream, silent: false, awaiting: false };
     pairs.add(pair);
+    mostConnections = Math.max(mostConnections, pairs.size);
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('close', () => { sockets.delete(s); pairs.delete(pair); });
@@ -104,6 +108,7 @@ export async function startCuttableProxy(target: string, random: () => number = 
     delay: (ms) => { delayMs = ms; },
     up: () => { refusing = false; holdShare = 0; },
     get held() { return held; },
+    get mostConnections() { return mostConnections; },
     close: () => new Promise<void>((resolve) => { cut(); server.close(() => resolve()); }),
   };
 }
