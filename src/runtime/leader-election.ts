@@ -13,7 +13,7 @@
 import { createLogger, type Logger } from '../observability/log.ts';
 import { errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import { sleep } from './backoff.ts';
-import { CONTENT_JSON_PATCH, kubeClientFor, type KubeClient } from '../kube/client.ts';
+import { CONTENT_JSON_PATCH, kubeClientFor, type KubeClient, type KubeRequest } from '../kube/client.ts';
 import {
   mustStepDown, observe, planLease, releasedSpec, renewalPatch, validateTiming, type LeaderElectionTiming, type LeaseObservation,
   type LeaseSpec,
@@ -172,8 +172,8 @@ class LeaseElector implements LeaderElection {
   async #renew(sentAt: number, leadership: AbortSignal): Promise<string | undefined> {
     const signal = AbortSignal.any([leadership, AbortSignal.timeout(this.#timing.renewDeadlineMs)]);
     try {
-      const lease = await this.#client.request<Lease>({
-        method: 'PATCH', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal, reserved: true,
+      const lease = await this.#leaseRequest({
+        method: 'PATCH', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), signal,
         contentType: CONTENT_JSON_PATCH, body: renewalPatch(this.#opts.identity, this.#timing.leaseDurationMs, sentAt),
       });
       if (leadership.aborted) return undefined;
@@ -221,10 +221,15 @@ class LeaseElector implements LeaderElection {
     }
   }
 
+  /** Every call on the Lease: named in errors, and reserved, so a renewal never waits behind a burst of other requests. */
+  #leaseRequest(req: Omit<KubeRequest, 'target' | 'reserved'>): Promise<Lease> {
+    return this.#client.request<Lease>({ ...req, target: this.#target, reserved: true });
+  }
+
   async #get(signal: AbortSignal): Promise<Lease | undefined> {
     try {
-      return await this.#client.request<Lease>({
-        method: 'GET', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal, reserved: true,
+      return await this.#leaseRequest({
+        method: 'GET', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), signal,
       });
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -233,16 +238,16 @@ class LeaseElector implements LeaderElection {
   }
 
   #create(spec: LeaseSpec, signal: AbortSignal): Promise<Lease> {
-    return this.#client.request<Lease>({
-      method: 'POST', path: resourcePath(LEASES, this.#opts.namespace), target: this.#target, signal, reserved: true,
+    return this.#leaseRequest({
+      method: 'POST', path: resourcePath(LEASES, this.#opts.namespace), signal,
       body: { apiVersion: apiVersionOf(LEASES), kind: LEASES.kind, metadata: { name: this.#opts.name, namespace: this.#opts.namespace }, spec },
     });
   }
 
   /** PUT with the resourceVersion read: a concurrent writer makes this fail with 409 instead of being overwritten. */
   #update(current: Lease, spec: LeaseSpec, signal: AbortSignal): Promise<Lease> {
-    return this.#client.request<Lease>({
-      method: 'PUT', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), target: this.#target, signal, reserved: true,
+    return this.#leaseRequest({
+      method: 'PUT', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), signal,
       body: { ...current, apiVersion: apiVersionOf(LEASES), kind: LEASES.kind, spec },
     });
   }
