@@ -111,6 +111,8 @@ export interface MaxSizeRun {
   loopMeanwhile: { p99: number; max: number };
   /** The event-loop delay (ms) of the client that times the reviews, while the bodies arrived (from another process). */
   clientLoop: { p99: number; max: number };
+  /** CPU time (ms) the sender process spent sending the bodies. */
+  senderCpuMs: number;
   load: string;
 }
 
@@ -133,8 +135,8 @@ export async function maxSizeRun(server: ServerProcess, opts: { concurrency: num
     const reviews = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
     const loopMeanwhile = await server.loopDelay();
     clientLoop.disable();
-    const { big, examples } = await sent;
-    return { baseline, reviews, big, examples, loopAlone, loopMeanwhile, clientLoop: { p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 }, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
+    const { big, examples, cpuMs } = await sent;
+    return { baseline, reviews, big, examples, loopAlone, loopMeanwhile, clientLoop: { p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 }, senderCpuMs: cpuMs, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
   } finally {
     sender.kill();
     c.destroy();

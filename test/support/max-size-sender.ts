@@ -9,6 +9,8 @@ export interface MaxSizeFigures {
   /** Bodies sent, by shape, and how many got another status than MAX_SIZE_STATUS. */
   big: Record<MaxSizeShape, { sent: number; unexpected: number }>;
   examples: string[];
+  /** CPU time (user + system, ms) the sender spent while sending: how much of the shared cores the bodies' other end takes. */
+  cpuMs: number;
 }
 
 export interface MaxSizeOptions { port: number; ca: string; maxRequestBytes: number; concurrency: number; durationMs: number }
@@ -30,6 +32,7 @@ export async function maxSizeProcess(opts: MaxSizeOptions): Promise<{ go(): Prom
 async function send(opts: MaxSizeOptions, client: ReturnType<typeof maxSizeClient>): Promise<MaxSizeFigures> {
   const big = Object.fromEntries(MAX_SIZE_SHAPES.map((k) => [k, { sent: 0, unexpected: 0 }])) as MaxSizeFigures['big'];
   const examples: string[] = [];
+  const cpu = process.cpuUsage();
   const end = performance.now() + opts.durationMs;
   let n = 0;
   await Promise.all(Array.from({ length: opts.concurrency }, async () => {
@@ -40,7 +43,8 @@ async function send(opts: MaxSizeOptions, client: ReturnType<typeof maxSizeClien
       if (reply.status !== MAX_SIZE_STATUS[shape] && big[shape].unexpected++ === 0) examples.push(`${shape}: ${reply.status} ${reply.body.slice(0, 200)}`);
     }
   }));
-  return { big, examples };
+  const used = process.cpuUsage(cpu);
+  return { big, examples, cpuMs: (used.user + used.system) / 1000 };
 }
 
 if (import.meta.main && process.send) {

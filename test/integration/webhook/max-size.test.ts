@@ -40,6 +40,7 @@ describe('W6: maximum-size bodies at once stay within the shipped memory limit',
       console.log(`      load ${run.load}; bodies sent ${Object.entries(run.big).map(([k, b]) => `${k} ${b.sent}`).join(', ')}; `
         + `reviews alone ${latency(run.baseline)}, with the bodies ${latency(run.reviews)}; `
         + `server event-loop delay p99 / max alone ${fmt(run.loopAlone.p99)} / ${fmt(run.loopAlone.max)} ms, meanwhile ${fmt(run.loopMeanwhile.p99)} / ${fmt(run.loopMeanwhile.max)} ms (the timing client's own meanwhile ${fmt(run.clientLoop.p99)} / ${fmt(run.clientLoop.max)} ms); `
+        + `the sender's CPU ${(run.senderCpuMs / 1000).toFixed(1)} s; `
         + `server RSS ${mib(run.rssBefore)} → peak ${mib(run.peakRss)} → ${mib(run.rssAfter)} MiB (limit ${mib(limit)} MiB)`);
       expect(run.examples, 'max-size bodies with an unexpected answer').to.deep.equal([]);
       expect([...run.baseline.errors, ...run.reviews.errors], 'reviews that failed').to.deep.equal([]);
