@@ -96,6 +96,27 @@ describe('W6: large bodies in the review worker thread', function () {
     }
   });
 
+  it('reads a large body no faster than the pace\'s ceiling, while ordinary reviews are answered at once', async () => {
+    // Unbounded, this 4 MiB body was answered in about 250 ms, the thread's start included.
+    const s = await serve();
+    try {
+      const small = body('/mutate', false);
+      const large = Buffer.from(small.toString().padEnd(4 * 2 ** 20, ' '));
+      const started = performance.now();
+      const largeAnswered = post(s.port, '/mutate', large).then((answer) => ({ answer, after: performance.now() - started }));
+      await new Promise((r) => setTimeout(r, 100));
+      const ordinary = await post(s.port, '/mutate', small);
+      const ordinaryAfter = performance.now() - started;
+      const { answer, after } = await largeAnswered;
+      expect(answer).to.deep.equal(ordinary);
+      const floorMs = (large.length * 1000) / LARGE_BODY_PACE.maxBytesPerSecond;
+      expect(after, 'ms until the large body was answered').to.be.within(floorMs * 0.9, floorMs + 2_000);
+      expect(ordinaryAfter, 'ms until the ordinary review posted 100 ms in was answered').to.be.below(after);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a client that trickles a large body loses the large-body slot after the pace\'s grace; the large review behind it is answered', async () => {
     // Before the pace, the trickle held the slot until the request deadline (30 s) and the review behind it waited.
     const s = await serve();

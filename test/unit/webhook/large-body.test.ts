@@ -1,23 +1,45 @@
-// W6: a large body is read into its buffer as it arrives, and one that holds the large-body slot must keep a pace.
+// W6: a large body is read into its buffer as it arrives, and one that holds the large-body slot must keep a pace and
+// is read no faster than its ceiling.
 
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
-import { paceDue, readSized, type Pace } from '../../../src/webhook/large-body.ts';
+import { paceDue, paceWait, readSized, type Pace } from '../../../src/webhook/large-body.ts';
 
 const asRequest = (s: PassThrough) => s as unknown as IncomingMessage;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('large bodies read as they arrive (W6)', () => {
-  describe('paceDue', () => {
-    const pace: Pace = { bytesPerSecond: 1000, graceMs: 2000 };
-    const cases: Array<[string, number, number, number]> = [
-      ['nothing is due within the grace', 10_000, 1999, 0],
-      ['the average rate is due from the grace on', 10_000, 2000, 2000],
-      ['and grows with the time spent', 10_000, 5500, 5500],
-      ['never more than the body', 3000, 9000, 3000],
-    ];
-    for (const [title, length, elapsed, due] of cases) it(title, () => expect(paceDue(pace, length, elapsed)).to.equal(due));
+  /** Rows of [title, bytes, elapsed ms, expected] for a function of a pace, bytes and elapsed time. */
+  type Row = [string, number, number, number];
+  const table = (fn: (pace: Pace, bytes: number, elapsedMs: number) => number, pace: Pace, rows: Row[]) => {
+    for (const [title, bytes, elapsed, want] of rows) it(title, () => expect(fn(pace, bytes, elapsed)).to.equal(want));
+  };
+
+  describe('paceDue: bytes due from a body of the given length', () => table(paceDue, { bytesPerSecond: 1000, graceMs: 2000, maxBytesPerSecond: Infinity }, [
+    ['nothing is due within the grace', 10_000, 1999, 0],
+    ['the average rate is due from the grace on', 10_000, 2000, 2000],
+    ['and grows with the time spent', 10_000, 5500, 5500],
+    ['never more than the body', 3000, 9000, 3000],
+  ]));
+
+  describe('paceWait: ms to wait after the given bytes were read', () => table(paceWait, { bytesPerSecond: 0, graceMs: 0, maxBytesPerSecond: 1000 }, [
+    ['no wait while behind the ceiling', 500, 600, 0],
+    ['no wait exactly at it', 500, 500, 0],
+    ['ahead of it: until the bytes read are due', 2000, 500, 1500],
+    ['the first chunk, at once: its whole length ahead', 1000, 0, 1000],
+  ]));
+
+  it('reads a body no faster than its ceiling, pausing the stream while ahead', async () => {
+    const s = new PassThrough();
+    const started = performance.now();
+    const read = readSized(asRequest(s), Buffer.alloc(4000), { bytesPerSecond: 0, graceMs: 0, maxBytesPerSecond: 10_000 });
+    for (let i = 0; i < 4; i++) s.write(Buffer.alloc(1000, i));
+    s.end();
+    const body = await read;
+    // 4,000 bytes at 10,000 bytes/s: the last chunk is read 300 ms in (each earlier one is followed by a pause).
+    expect(performance.now() - started).to.be.within(290, 1_000);
+    expect([...new Set(body)]).to.deep.equal([0, 1, 2, 3]);
   });
 
   it('fills the buffer from chunks as they come', async () => {
@@ -42,7 +64,7 @@ describe('large bodies read as they arrive (W6)', () => {
   it('cuts a body that falls behind its pace with a 408 that says how far it got', async () => {
     const s = new PassThrough();
     const started = performance.now();
-    const read = readSized(asRequest(s), Buffer.alloc(100_000), { bytesPerSecond: 100_000, graceMs: 100 });
+    const read = readSized(asRequest(s), Buffer.alloc(100_000), { bytesPerSecond: 100_000, graceMs: 100, maxBytesPerSecond: Infinity });
     s.write(Buffer.alloc(10));
     const err = await read.then(() => expect.fail('resolved'), (e: { type: string; status: number; message: string }) => e);
     expect([err.type, err.status]).to.deep.equal(['request.too.slow', 408]);
@@ -53,7 +75,7 @@ describe('large bodies read as they arrive (W6)', () => {
 
   it('lets a body through that keeps its pace, however long it takes', async () => {
     const s = new PassThrough();
-    const read = readSized(asRequest(s), Buffer.alloc(1200), { bytesPerSecond: 200, graceMs: 100 });
+    const read = readSized(asRequest(s), Buffer.alloc(1200), { bytesPerSecond: 200, graceMs: 100, maxBytesPerSecond: Infinity });
     for (let i = 0; i < 12; i++) {
       s.write(Buffer.alloc(100));
       await sleep(50);
