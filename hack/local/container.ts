@@ -81,8 +81,21 @@ export function containerLaunch(spec: ContainerSpec): Launch {
   };
 }
 
-/** Removes the containers a testbed started (those a SIGKILLed `podman run` left behind). */
-export function removeContainers(testbed: string): void {
-  const ids = podman(['ps', '-aq', '--filter', `label=${TESTBED_LABEL}=${testbed}`]).split('\n').filter(Boolean);
-  if (ids.length > 0) podman(['rm', '-f', '-t', '0', ...ids]);
+/**
+ * Removes the containers a testbed started (those a SIGKILLed `podman run` left behind). A container stopping as this
+ * runs is being removed by its own `--rm` clean-up, and `podman rm` then fails ("container state improper: stopped");
+ * so it lists and removes again until none is left, and fails only if some still are after `timeoutMs`.
+ */
+export async function removeContainers(testbed: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ids = podman(['ps', '-aq', '--filter', `label=${TESTBED_LABEL}=${testbed}`]).split('\n').filter(Boolean);
+    if (ids.length === 0) return;
+    try {
+      podman(['rm', '-f', '--ignore', '-t', '0', ...ids]);
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`containers of testbed ${testbed} still there after ${timeoutMs} ms: ${(err as Error).message}`, { cause: err });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }

@@ -60,7 +60,7 @@ export async function deployLocally(clusterSet: TestClusterSet, opts: DeployOpti
   const sup = new Supervisor(dir, { onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`) });
   const stop = async () => {
     await sup.stopAll();
-    if (fromImage) removeContainers(fromImage.testbed);
+    if (fromImage) await removeContainers(fromImage.testbed);
   };
   try {
     const installs = await Promise.all(clusterSet.clusters.map(async (cluster) => {
