@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite (README's `npm test`): installs the testbed binaries (cached outside the repository), type-checks,
-# then runs unit, integration and end-to-end tests in one mocha process, so integration and e2e suites share one
-# 2-cluster ClusterSet (test/support/clusterset.ts; root hooks from .mocharc.json stop it at the end). When a test fails
-# the ClusterSet's component logs are kept and their path is printed. A test folder without tests is skipped.
+# then runs unit, integration and end-to-end tests in parallel lanes (hack/test-lanes.ts): each lane is one mocha
+# process whose integration and e2e suites share one 2-cluster ClusterSet (test/support/clusterset.ts; root hooks from
+# .mocharc.json stop it at the end). When a test fails the ClusterSet's component logs are kept and their path is
+# printed. `npm test -- FILE...` runs only those files; `--lanes N` sets the number of lanes.
 # The images are built first (npm run image, image:coredns) so the end-to-end tests also run the processes from them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,13 +33,5 @@ npx tsc -p tsconfig.json
 # The clusterset CoreDNS plugin's Go tests (dns/, docs/dns.md).
 (cd dns && GOWORK=off go test ./...)
 
-specs=()
-for dir in test/unit test/integration test/e2e; do
-  if [ -n "$(find "$dir" -name '*.test.ts' -print -quit 2>/dev/null)" ]; then
-    specs+=("$dir/**/*.test.ts")
-  else
-    echo "[test] no tests in $dir, skipped" >&2
-  fi
-done
-[ ${#specs[@]} -gt 0 ] || { echo "[test] no tests found under test/" >&2; exit 1; }
-exec npx mocha --timeout 120000 "${specs[@]}"
+# Unit, integration and end-to-end files in parallel lanes, each lane with its own ClusterSet (hack/test-lanes.ts).
+exec node hack/test-lanes.ts "$@"
