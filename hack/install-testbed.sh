@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the testbed's pinned binaries into a cache outside the repository:
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and kube-proxy (built from k8s.io/kubernetes),
-# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto and helm; as root, also
+# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto, helm and promtool; as root, also
 # the data path's Debian packages (containerd, runc, CNI plugins, iptables) and images (hack/image/data-path.sh).
 # Idempotent: every step is skipped when its output already exists (CoreDNS: when dns/ is unchanged).
 # Run by `npm test` (hack/test.sh) and `npm run demo` (hack/demo.ts) before anything else. It first checks the tools it
@@ -18,6 +18,8 @@ ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 MOTO_VERSION=${MOTO_VERSION:-5.2.5}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
+# Prometheus 3.16.0 (promtool) as its Go module numbers it: v0.<major><minor>.<patch>.
+PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}
@@ -195,6 +197,17 @@ build_helm() {
   GOWORK=off CGO_ENABLED=0 GOBIN="$BIN" go install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
+# ---------- promtool ----------
+# Parses the alerting rules and the dashboard queries of kustomize/components/monitoring with Prometheus' own parser
+# (test/integration/monitoring/). From the github.com/prometheus/prometheus module; its go.mod has no replace lines.
+build_promtool() {
+  # v0.316.0 is Prometheus 3.16.0: stamped so that `promtool --version` says which.
+  local minor=${PROMETHEUS_VERSION#v0.}; minor=${minor%%.*}
+  local version="${minor:0:1}.${minor:1}.${PROMETHEUS_VERSION##*.}"
+  GOWORK=off CGO_ENABLED=0 GOBIN="$BIN" go install -trimpath -ldflags "-s -w -X github.com/prometheus/common/version.Version=$version" \
+    "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION"
+}
+
 # ---------- moto ----------
 # A wrapper, not a symlink: Python finds its venv only when started by the venv's own path.
 write_moto_python() {
@@ -263,6 +276,7 @@ kwok_needed() { [ ! -x "$BIN/kwok" ]; }
 kwok_stages_needed() { [ ! -f "$CACHE/kwok-stages/node-heartbeat-with-lease.yaml" ]; }
 kubernetes_needed() { [ -n "$(kube_commands_to_build)" ]; }
 helm_needed() { [ ! -x "$BIN/helm" ] || [ "$(cat "$CACHE/helm.version" 2>/dev/null)" != "$HELM_VERSION" ]; }
+promtool_needed() { [ ! -x "$BIN/promtool" ] || [ "$(cat "$CACHE/promtool.version" 2>/dev/null)" != "$PROMETHEUS_VERSION" ]; }
 data_path_packages_needed() {
   local f
   for f in "${DATA_PATH_FILES[@]}"; do [ -x "$f" ] || return 0; done
@@ -273,9 +287,9 @@ data_path_images_needed() { [ ! -f "$CACHE/image/data-path/images.tar" ] || [ "$
 data_path_images_key() { { cat "$REPO/hack/image/data-path.sh"; cat "$REPO"/hack/image/pause/*; } | sha256sum | cut -c1-16; }
 coredns_needed() { [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$(coredns_sources_hash)" ]; }
 
-STEPS=(moto etcd kwok kwok_stages kubernetes coredns helm data_path_packages data_path_images)
+STEPS=(moto etcd kwok kwok_stages kubernetes coredns helm promtool data_path_packages data_path_images)
 declare -A COLD_SECONDS=([moto]=25 [etcd]=55 [kwok]=75 [kwok_stages]=5 [kubernetes]=420 [coredns]=160 [helm]=300
-  [data_path_packages]=40 [data_path_images]=90)
+  [promtool]=888 [data_path_packages]=40 [data_path_images]=90)
 
 run_step() {
   case $1 in
@@ -287,6 +301,7 @@ run_step() {
     kubernetes) run_logged kubernetes build_kubernetes $(kube_commands_to_build) ;;
     coredns) run_logged coredns build_coredns ;;
     helm) run_logged helm build_helm && echo "$HELM_VERSION" >"$CACHE/helm.version" ;;
+    promtool) run_logged promtool build_promtool && echo "$PROMETHEUS_VERSION" >"$CACHE/promtool.version" ;;
     data_path_packages) run_logged data-path-packages install_data_path_packages ;;
     data_path_images) run_logged data-path-images build_data_path_images ;;
   esac

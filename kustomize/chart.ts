@@ -8,13 +8,15 @@
 // _helpers.tpl, the self-signed TLS Secret, the ClusterProperties and NOTES.txt.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Document, isScalar, Pair, parseAllDocuments, stringify, type Scalar, type ScalarTag, type YAMLMap } from 'yaml';
+import { basename } from 'node:path';
+import { Document, isScalar, Pair, parse, parseAllDocuments, stringify, visit, type Scalar, type ScalarTag, type YAMLMap } from 'yaml';
 import { DNS_LABEL } from '../src/core/cluster-id.ts';
 import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
 import { customResourceDefinitions } from '../src/webhook/crd/definitions.ts';
 import { webhookOptionSpecs } from '../src/webhook/options.ts';
 import { webhookConfigurations } from '../src/webhook/registration.ts';
+import { renderDashboard } from './dashboard.ts';
 import { workerPolicy } from './worker-policy.ts';
 
 export const CHART_DIR = fileURLToPath(new URL('../charts/mcs-cloudmap/', import.meta.url));
@@ -69,8 +71,21 @@ const TEMPLATE_TAG: ScalarTag = {
 };
 const YAML_OPTIONS = { customTags: [TEMPLATE_TAG] };
 
+/**
+ * Text Helm must copy as it is: `{{` and `}}` of the source (Prometheus alert templates, Grafana legends) become template
+ * actions that print them.
+ */
+function helmLiteral(text: string): string {
+  return text.replace(/\{\{|\}\}/g, (delimiter) => `{{ \`${delimiter}\` }}`);
+}
+
 /** One YAML document with its holes filled, every mention of our namespace turned into the release's. */
 function templated(doc: Document, holes: readonly Hole[]): string {
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string') node.value = helmLiteral(node.value);
+    },
+  });
   for (const hole of holes) {
     if ('value' in hole) {
       doc.setIn(hole.path, new Template(hole.value));
@@ -265,11 +280,31 @@ tls:
 # kustomize/components/coredns-multicluster does. The Corefile line and the CoreDNS image stay yours: docs/install.md.
 coredns:
   enabled: false
+
+# Monitoring with the Prometheus Operator and Grafana, as kustomize/components/monitoring does (docs/monitoring.md).
+# podMonitor and prometheusRule need the Prometheus Operator's CRDs; labels: what your Prometheus selects them by
+# (kube-prometheus-stack: release: <its release name>).
+monitoring:
+  podMonitor:
+    enabled: false
+    labels: {}
+  prometheusRule:
+    enabled: false
+    labels: {}
+  # A ConfigMap with the Grafana dashboard, labelled grafana_dashboard: "1" for Grafana's dashboard sidecar; namespace:
+  # where the sidecar looks (empty: the release's).
+  dashboard:
+    enabled: false
+    namespace: ""
 `;
 }
 
 function valuesSchema(): string {
   const resources = { type: 'object', properties: { requests: { type: 'object' }, limits: { type: 'object' } }, additionalProperties: false };
+  const labelledSwitch = {
+    type: 'object', additionalProperties: false,
+    properties: { enabled: { type: 'boolean' }, labels: { type: 'object', additionalProperties: { type: 'string' } } },
+  };
   const processValues = (extra: Record<string, unknown> = {}) => ({
     type: 'object', additionalProperties: false,
     properties: { replicas: { type: 'integer', minimum: 0 }, resources, ...extra },
@@ -322,9 +357,43 @@ function valuesSchema(): string {
         then: { properties: { caBundle: { minLength: 1 } } },
       },
       coredns: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' } } },
+      monitoring: {
+        type: 'object', additionalProperties: false,
+        properties: {
+          podMonitor: labelledSwitch,
+          prometheusRule: labelledSwitch,
+          dashboard: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, namespace: { type: 'string', pattern: `^$|${DNS_LABEL.source}` } } },
+        },
+      },
     },
   };
   return JSON.stringify(schema, null, 2) + '\n';
+}
+
+const MONITORING = 'kustomize/components/monitoring/';
+
+/** A monitoring object of the component, behind `monitoring.<value>.enabled`, with the release's extra labels. */
+function monitoringObject(file: string, value: string): string {
+  const labels: Hole = { within: ['metadata', 'labels'], line: (i) => `{{- with .Values.monitoring.${value}.labels }}{{- toYaml . | nindent ${i} }}{{- end }}` };
+  return fromYamlFile(MONITORING + file, (doc) => [...baseHoles(doc), labels], `.Values.monitoring.${value}.enabled`);
+}
+
+interface GeneratedConfigMap { name: string; namespace: string; files: string[]; options?: { labels?: Record<string, string> } }
+
+/**
+ * The dashboard ConfigMap, as the component's configMapGenerator makes it: its name and labels, and its one file,
+ * rendered from kustomize/dashboard.ts as `npm run manifests` writes it there.
+ */
+function dashboardConfigMap(): string {
+  const generator = (parse(source(`${MONITORING}kustomization.yaml`)) as { configMapGenerator: GeneratedConfigMap[] }).configMapGenerator[0]!;
+  const data = { [basename(generator.files[0]!)]: renderDashboard() };
+  const doc = new Document({
+    apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: { name: generator.name, namespace: generator.namespace, labels: generator.options?.labels ?? {} },
+    data,
+  }, YAML_OPTIONS);
+  const body = templated(doc, [LABELS, { path: ['metadata', 'namespace'], value: scalar('.Values.monitoring.dashboard.namespace | default .Release.Namespace') }]);
+  return header(`${MONITORING}kustomization.yaml (its configMapGenerator)`) + `{{- if .Values.monitoring.dashboard.enabled }}\n${body}{{- end }}\n`;
 }
 
 /** Chart file (relative to CHART_DIR) → its text. */
@@ -348,5 +417,8 @@ export function renderChart(): Map<string, string> {
     ['templates/webhook-network-policy.yaml', fromYamlFile('kustomize/components/webhook-network-policy/network-policy.yaml', (doc) => [
       ...baseHoles(doc), { path: ['spec', 'ingress', 0, 'from'], value: block('toYaml .Values.webhook.networkPolicy.from') },
     ], '.Values.webhook.networkPolicy.enabled')],
+    ['templates/monitoring-pod-monitor.yaml', monitoringObject('pod-monitor.yaml', 'podMonitor')],
+    ['templates/monitoring-prometheus-rule.yaml', monitoringObject('prometheus-rule.yaml', 'prometheusRule')],
+    ['templates/monitoring-dashboard.yaml', dashboardConfigMap()],
   ]);
 }

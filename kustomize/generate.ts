@@ -1,17 +1,21 @@
 // `npm run manifests`: writes kustomize/base/webhook-configurations.yaml from src/webhook/registration.ts, so the installed
 // admission webhooks are exactly the ones the webhook server's tests register (never a hand copy that can drift),
-// kustomize/base/worker-policy.yaml from kustomize/worker-policy.ts (the labels the worker writes with), and the generated parts of the Helm chart (kustomize/chart.ts), so kustomize and Helm install the same objects.
+// kustomize/base/worker-policy.yaml from kustomize/worker-policy.ts (the labels the worker writes with), the Grafana dashboard of
+// kustomize/components/monitoring from kustomize/dashboard.ts, and the generated parts of the Helm chart (kustomize/chart.ts), so
+// kustomize and Helm install the same objects.
 // `--check` only compares and exits 1 when a file is out of date; a test runs the same comparison.
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { webhookConfigurations } from '../src/webhook/registration.ts';
 import { CHART_DIR, renderChart } from './chart.ts';
+import { renderDashboard } from './dashboard.ts';
 import { generatedFile, type GeneratedFile } from './generated-file.ts';
 import { workerPolicy } from './worker-policy.ts';
 
 export const WEBHOOK_CONFIGURATIONS_FILE = fileURLToPath(new URL('./base/webhook-configurations.yaml', import.meta.url));
 export const WORKER_POLICY_FILE = fileURLToPath(new URL('./base/worker-policy.yaml', import.meta.url));
+export const DASHBOARD_FILE = fileURLToPath(new URL('./components/monitoring/mcs-cloudmap-dashboard.json', import.meta.url));
 const REPO = fileURLToPath(new URL('../', import.meta.url));
 const COMMAND = 'npm run manifests';
 
@@ -32,6 +36,7 @@ export function renderWorkerPolicy(): string {
 function files(): GeneratedFile[] {
   const chart = renderChart();
   return [
+    generatedFile(DASHBOARD_FILE, renderDashboard, COMMAND),
     generatedFile(WEBHOOK_CONFIGURATIONS_FILE, renderWebhookConfigurations, COMMAND),
     generatedFile(WORKER_POLICY_FILE, renderWorkerPolicy, COMMAND),
     ...[...chart.keys()].map((name) => generatedFile(CHART_DIR + name, () => chart.get(name)!, COMMAND)),

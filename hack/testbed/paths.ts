@@ -9,7 +9,7 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'mcs-cloudmap');
 }
 
-export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'kwok' | 'moto_server' | 'moto-python' | 'coredns' | 'helm' | 'kubelet' | 'kube-proxy';
+export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'kwok' | 'moto_server' | 'moto-python' | 'coredns' | 'helm' | 'promtool' | 'kubelet' | 'kube-proxy';
 
 export class MissingBinaryError extends Error {
   override name = 'MissingBinaryError';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { parseWorkerOptions } from '../../../src/worker/options.ts';
 import { parseWebhookOptions } from '../../../src/webhook/options.ts';
-import { find, kustomizeBuild, type Manifest } from '../kustomize/build.ts';
+import { find, kustomizeBuild, kustomizeBuildWithBase, type Manifest } from '../kustomize/build.ts';
 import { deploymentProblems, type Deployment } from '../kustomize/deployment-checks.ts';
 import { CLUSTER_PROPERTY_API, helm, helmTemplate, CHART, valuesArgs, valuesFiles } from './helm.ts';
 
@@ -107,6 +107,29 @@ describe('Helm chart charts/mcs-cloudmap', function () {
     expect(d, d.join('\n')).to.deep.equal([]);
   });
 
+  it('one source: ci/monitoring-values.yaml adds exactly what base with components/monitoring does, alert and legend templates intact, plus the labels its Prometheus selects by', () => {
+    const chart = helmTemplate({ files: [file('monitoring')] });
+    for (const kind of ['PodMonitor', 'PrometheusRule']) {
+      const o = find(chart, kind, 'mcs-cloudmap');
+      expect(o.metadata.labels?.release, kind).to.equal('kube-prometheus-stack');
+      delete o.metadata.labels!.release;
+    }
+    const d = drift(kustomizeBuildWithBase(['components/monitoring']).objects, chart, (o) => o.apiVersion.startsWith('cert-manager.io/'));
+    expect(d, d.join('\n')).to.deep.equal([]);
+    // The dashboard ConfigMap is the one Grafana's sidecar loads, and its JSON survived Helm's templating.
+    const dashboard = find(chart, 'ConfigMap', 'mcs-cloudmap-dashboard');
+    expect(dashboard.metadata.labels?.grafana_dashboard).to.equal('1');
+    const json = JSON.parse((dashboard.data as Record<string, string>)['mcs-cloudmap-dashboard.json']!) as { panels: { targets?: { legendFormat: string }[] }[] };
+    expect(json.panels.flatMap((p) => p.targets ?? []).map((t) => t.legendFormat)).to.include('{{outcome}}');
+  });
+
+  it('monitoring: off by default; the dashboard goes to the namespace Grafana\'s sidecar watches when given one', () => {
+    expect(helmTemplate().filter((o) => ['PodMonitor', 'PrometheusRule'].includes(o.kind) || o.metadata.name === 'mcs-cloudmap-dashboard')).to.deep.equal([]);
+    const objects = helmTemplate({ files: [file('monitoring')], set: { 'monitoring.dashboard.namespace': 'monitoring' } });
+    expect(find(objects, 'ConfigMap', 'mcs-cloudmap-dashboard').metadata.namespace).to.equal('monitoring');
+    expect(find(objects, 'PrometheusRule', 'mcs-cloudmap').metadata.namespace).to.equal('mcs-cloudmap-system');
+  });
+
   it('the drift check finds a changed rule (it can fail)', () => {
     const chart = helmTemplate();
     const role = find(chart, 'ClusterRole', 'mcs-cloudmap-webhook') as Manifest & { rules: { verbs: string[] }[] };
@@ -189,6 +212,7 @@ describe('Helm chart charts/mcs-cloudmap', function () {
     expect(refused({ 'aws.iam.mode': 'irsa' })).to.match(/roleArn.*minLength/);
     expect(refused({ 'tls.mode': 'secret' })).to.match(/caBundle.*minLength/);
     expect(refused({ 'config.MCS_CONFLICT_POLICY': 'Reject' })).to.match(/MCS_CONFLICT_POLICY/);
+    expect(refused({ 'monitoring.dashboard.namespace': 'Grafana_Dashboards' })).to.match(/namespace.*does not match pattern/);
     // A NetworkPolicy without peers would admit no apiserver.
     const noPeers = helm(['template', 'x', CHART, '--set', 'webhook.networkPolicy.enabled=true']);
     expect(noPeers.status).to.not.equal(0);

@@ -1,7 +1,8 @@
-// Each kustomization's output is accepted by a real kube-apiserver (server-side apply, dry run): every object passes the
-// apiserver's validation, our CRD schemas and cert-manager's published CRDs. Then the webhook server, started exactly as
-// the Deployment configures it, answers on every path the webhook configurations and conversion stanzas call
-// (W3, W4).
+// Every manifest we ship is accepted by a real kube-apiserver (server-side apply, dry run): the output of each
+// kustomization, of base with each component, and of the Helm chart with its default values and each ci/ values file.
+// Every object passes the apiserver's validation of its kind (the built-in kinds' OpenAPI schemas), our CRD schemas
+// and the published CRDs of cert-manager and the Prometheus Operator. Then the webhook server, started exactly as the
+// Deployment configures it, answers on every path the webhook configurations and conversion stanzas call (W3, W4).
 //
 // The suite has a 1-cluster testbed of its own: it installs CRDs whose conversion calls an in-cluster Service, which
 // would break the shared ClusterSet's suites that run the webhook on the host.
@@ -15,8 +16,9 @@ import { stringify } from 'yaml';
 import { freePorts } from '../../../hack/testbed/ports.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
-import { find, kustomizations, kustomizeBuild, type Manifest } from './build.ts';
-import { certManagerCrds, CERT_MANAGER_VERSION } from './cert-manager-crds.ts';
+import { CLUSTER_PROPERTY_API, helmTemplate, valuesFiles } from '../helm/helm.ts';
+import { components, find, kustomizations, kustomizeBuild, kustomizeBuildWithBase, type Manifest } from './build.ts';
+import { certManagerCrds, CERT_MANAGER_VERSION, prometheusOperatorCrds, PROMETHEUS_OPERATOR_VERSION, type PublishedCrds } from './published-crds.ts';
 import { effectiveEnv, type Deployment } from './deployment-checks.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 import { requirePrerequisite } from '../../support/prerequisites.ts';
@@ -40,11 +42,12 @@ function toYaml(objects: readonly unknown[]): string {
   return objects.map((o) => stringify(o)).join('---\n');
 }
 
-describe('kustomize output against a real kube-apiserver', function () {
+describe('kustomize and Helm output against a real kube-apiserver', function () {
   this.timeout(120_000);
   const clusterSet = withOwnClusterSet({ clusters: 1 });
   let kubectlBase: string[] = [];
-  let certManagerMissing: string | undefined;
+  /** Why the published CRDs of a project could not be installed, by the API group of their kinds. */
+  const missingCrds = new Map<string, string>();
 
   function kubectl(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
     const r = spawnSync(kubectlBinary(), [...kubectlBase, ...args], { input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
@@ -66,28 +69,38 @@ describe('kustomize output against a real kube-apiserver', function () {
       find(base, 'Namespace', 'mcs-cloudmap-system'),
       ...base.filter((o) => o.kind === 'CustomResourceDefinition'),
     ]));
-    const cm = certManagerCrds();
-    if ('missing' in cm) {
-      certManagerMissing = cm.missing;
-    } else {
-      mustKubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], toYaml(cm.crds));
+    const published: [string, string, PublishedCrds][] = [
+      ['cert-manager.io', `cert-manager ${CERT_MANAGER_VERSION} CRDs`, certManagerCrds()],
+      ['monitoring.coreos.com', `Prometheus Operator ${PROMETHEUS_OPERATOR_VERSION} CRDs`, prometheusOperatorCrds()],
+    ];
+    for (const [group, what, crds] of published) {
+      if ('missing' in crds) missingCrds.set(group, `${what}: ${crds.missing}`);
+      else mustKubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], toYaml(crds.crds));
     }
     mustKubectl(['create', '--field-manager=kubeadm', '-f', '-'], toYaml(KUBEADM_COREDNS));
     mustKubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   });
 
+  /** Server-side apply --dry-run=server of `objects`; returns them as the apiserver would store them. */
+  function dryRun(ctx: Mocha.Context, what: string, objects: readonly Manifest[]): Manifest[] {
+    // Without a project's CRDs its objects cannot be checked: no dropping them under this title.
+    for (const [group, missing] of missingCrds) {
+      if (objects.some((o) => o.apiVersion.startsWith(`${group}/`))) requirePrerequisite(ctx, `${what} dry run`, missing);
+    }
+    // --force-conflicts: the CoreDNS ConfigMap and Deployment fields belong to the cluster's installer (kubeadm here).
+    const r = kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '--field-manager=mcs-cloudmap', '-o', 'json', '-f', '-'], toYaml(objects));
+    expect(r.stderr).to.equal('');
+    expect(r.status).to.equal(0);
+    const out = JSON.parse(r.stdout) as { items?: Manifest[] } & Manifest;
+    const items = out.items ?? [out];
+    expect(items.map((o) => `${o.kind}/${o.metadata.name}`)).to.deep.equal(objects.map((o) => `${o.kind}/${o.metadata.name}`));
+    return items;
+  }
+
   for (const name of kustomizations()) {
-    it(`${name}: every object passes server-side apply --dry-run=server${name === 'base' ? '' : ` (cert-manager ${CERT_MANAGER_VERSION} CRDs)`}`, function () {
+    it(`${name}: every object passes server-side apply --dry-run=server`, function () {
       const objects = kustomizeBuild(name).objects;
-      // Without cert-manager's CRDs its objects cannot be checked: no dropping them under this title.
-      if (objects.some((o) => o.apiVersion.startsWith('cert-manager.io/'))) requirePrerequisite(this, `${name} dry run`, certManagerMissing);
-      // --force-conflicts: the CoreDNS ConfigMap and Deployment fields belong to the cluster's installer (kubeadm here).
-      const r = kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '--field-manager=mcs-cloudmap', '-o', 'json', '-f', '-'], toYaml(objects));
-      expect(r.stderr).to.equal('');
-      expect(r.status).to.equal(0);
-      const out = JSON.parse(r.stdout) as { items?: Manifest[] } & Manifest;
-      const items = out.items ?? [out];
-      expect(items.map((o) => `${o.kind}/${o.metadata.name}`)).to.deep.equal(objects.map((o) => `${o.kind}/${o.metadata.name}`));
+      const items = dryRun(this, name, objects);
       if (name !== 'base') {
         // D3: merged into the installer's CoreDNS, not replacing it: selector and args stay, only the image changes.
         const coredns = find(items, 'Deployment', 'coredns') as Deployment;
@@ -99,17 +112,34 @@ describe('kustomize output against a real kube-apiserver', function () {
     });
   }
 
-  it('components/webhook-network-policy (in no example overlay): its NetworkPolicy passes server-side apply --dry-run=server', () => {
-    const r = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=mcs-cloudmap', '-f', join(REPO, 'kustomize/components/webhook-network-policy/network-policy.yaml')]);
-    expect(r.stderr).to.equal('');
-    expect(r.stdout).to.contain('networkpolicy.networking.k8s.io/mcs-cloudmap-webhook serverside-applied (server dry run)');
-  });
+  // Also the components no example overlay uses (webhook-network-policy, monitoring).
+  for (const component of components()) {
+    it(`base with ${component}: every object passes server-side apply --dry-run=server`, function () {
+      dryRun(this, `base with ${component}`, kustomizeBuildWithBase([component]).objects);
+    });
+  }
+
+  const helmValues: [string, string[]][] = [['the default values', []], ...[...valuesFiles()].map(([n, f]): [string, string[]] => [`ci/${n}-values.yaml`, [f]])];
+  for (const [name, files] of helmValues) {
+    it(`Helm chart with ${name}: every rendered object passes server-side apply --dry-run=server`, function () {
+      dryRun(this, `helm template with ${name}`, helmTemplate({ files, apiVersions: [CLUSTER_PROPERTY_API] }));
+    });
+  }
 
   it('the dry run rejects what the apiserver would reject (the check can fail)', () => {
     const broken = kustomizeBuild('base').objects.map((o) => (o.kind === 'Service' ? { ...o, spec: { ...(o.spec as object), ports: [{ port: 443, targetPort: 'not a port name!' }] } } : o));
     const r = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=mcs-cloudmap', '-f', '-'], toYaml(broken));
     expect(r.status).to.not.equal(0);
     expect(r.stderr).to.contain('targetPort');
+  });
+
+  it('the published CRDs\' schemas are enforced: a PrometheusRule with a malformed for: duration is rejected (the check can fail)', function () {
+    const rule = find(kustomizeBuildWithBase(['components/monitoring']).objects, 'PrometheusRule', 'mcs-cloudmap') as Manifest & { spec: { groups: { rules: { for?: string }[] }[] } };
+    rule.spec.groups[0]!.rules[0]!.for = '15 minutes';
+    requirePrerequisite(this, 'PrometheusRule dry run', missingCrds.get('monitoring.coreos.com'));
+    const r = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=mcs-cloudmap', '-f', '-'], toYaml([rule]));
+    expect(r.status).to.not.equal(0);
+    expect(r.stderr).to.contain('spec.groups[0].rules[0].for');
   });
 
   describe('the webhook server as the Deployment starts it', () => {

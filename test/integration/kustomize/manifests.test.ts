@@ -9,7 +9,7 @@ import { parseWorkerOptions, workerOptionSpecs } from '../../../src/worker/optio
 import { IN_CLUSTER, CONVERT_PATH } from '../../../src/webhook/client-config.ts';
 import { parseWebhookOptions, webhookOptionSpecs } from '../../../src/webhook/options.ts';
 import { staleManifests } from '../../../kustomize/generate.ts';
-import { find, kustomizations, kustomizeBuild, type Manifest } from './build.ts';
+import { find, kustomizations, kustomizeBuild, kustomizeBuildWithBase, type Manifest } from './build.ts';
 import { deploymentProblems, effectiveEnv, resolvePort, type Deployment } from './deployment-checks.ts';
 
 const OURS = 'mcs-cloudmap';
@@ -210,6 +210,23 @@ describe('kustomize manifests', () => {
     const values = (n: string) => overlays.map((o) => (find(o, 'ClusterProperty', n).spec as { value: string }).value);
     expect(new Set(values(CLUSTER_ID_PROPERTY)).size).to.equal(overlays.length);
     expect(new Set(values(CLUSTERSET_ID_PROPERTY)).size).to.equal(1);
+  });
+
+  it('components/monitoring: the PodMonitor selects the pods of both Deployments, on a port each container has', () => {
+    const objects = kustomizeBuildWithBase(['components/monitoring']).objects;
+    const monitor = find(objects, 'PodMonitor', 'mcs-cloudmap') as Manifest & {
+      spec: { selector: { matchExpressions: { key: string; operator: string; values: string[] }[] }; podMetricsEndpoints: { port: string; path: string }[] };
+    };
+    const [expression] = monitor.spec.selector.matchExpressions;
+    expect(expression!.operator).to.equal('In');
+    expect(monitor.metadata.namespace).to.equal(find(objects, 'Deployment', 'mcs-cloudmap-worker').metadata.namespace);
+    for (const d of ours(objects, 'Deployment') as (Deployment & { spec: { template: { metadata: { labels: Record<string, string> } } } })[]) {
+      expect(expression!.values, d.metadata.name).to.include(d.spec.template.metadata.labels[expression!.key]);
+      for (const endpoint of monitor.spec.podMetricsEndpoints) {
+        expect(d.spec.template.spec.containers[0]!.ports?.map((p) => p.name), d.metadata.name).to.include(endpoint.port);
+        expect(endpoint.path).to.equal('/metrics');
+      }
+    }
   });
 });
 
