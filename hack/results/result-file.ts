@@ -116,6 +116,11 @@ export function writeResult(result: BenchResult, dir: string = RESULTS_DIR): str
   return path;
 }
 
+/** A test's result: written only when BENCH_RESULTS names a directory, so `npm test` leaves the tree as it was. */
+export function writeTestResult(result: BenchResult, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return writeResult(result, env.BENCH_RESULTS ?? '');
+}
+
 const NAME_PART = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** A result file's content, checked: the fields the tables need, and a name that matches benchmark and scenario. */

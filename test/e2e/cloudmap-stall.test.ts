@@ -6,7 +6,7 @@
 // MCS_E2E_STALL_MS sets how long a share is held (default 75 s, several call deadlines; docs/reliability.md has a
 // 5-minute run). With BENCH_RESULTS=bench/results the figures replace bench/results/cloudmap-stall-<N>s-held.json.
 import { expect } from 'chai';
-import { resultOfThisRun, writeResult } from '../../hack/results/result-file.ts';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { sleep } from '../../src/runtime/backoff.ts';
 import { startCuttableProxy, type CuttableProxy } from '../support/proxy.ts';
 import { FaultWorkload, serviceName } from '../support/fault-workload.ts';
@@ -115,7 +115,7 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
       // The imports see the registration as soon as Cloud Map holds it; the export's status follows its operation's end.
       await eventually(`${exportOfCls1} Ready=True/Exported`, async () => condition(await cls1.serviceExport(NS, exportOfCls1), 'Ready')?.reason === 'Exported', 30_000);
       log(`proxy answering again: every cluster exact ${converged} s later (worker restart included); ${exportOfCls1} Ready=True/Exported ${seconds(Date.now() - answered)} s later`);
-      writeResult(resultOfThisRun({
+      writeTestResult(resultOfThisRun({
         benchmark: 'cloudmap-stall', scenario: `${STALL_MS / 1000}s-held`,
         size: `${HOLD_SHARE * 100} % of cls1's Cloud Map requests held for ${STALL_MS / 1000} s, ${SERVICES} services`,
         command: `BENCH_RESULTS=bench/results${STALL_MS === 75_000 ? '' : ` MCS_E2E_STALL_MS=${STALL_MS}`} npx mocha --timeout 120000 test/e2e/cloudmap-stall.test.ts`,
@@ -127,7 +127,7 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
           { name: '/healthz failures', value: unhealthy.length, unit: '', atMost: 0 },
           { name: 'exact after the proxy answers', value: Number(converged), unit: 's', detail: 'the worker\'s restart included' },
         ],
-      }), process.env.BENCH_RESULTS ?? '');
+      }));
     } finally {
       sampling = false;
       // The proxy runs in this process, which the suite's clean-up blocks in synchronous kubectl calls while the

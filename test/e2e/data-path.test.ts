@@ -11,7 +11,7 @@ import { localImageRef, podman } from '../../hack/local/container.ts';
 import { importIntoRealNode, missingDataPathPrerequisites } from '../../hack/testbed/index.ts';
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
 import { packageVersion } from '../../src/config/version.ts';
-import { resultOfThisRun, writeResult } from '../../hack/results/result-file.ts';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { requirePrerequisite } from '../support/prerequisites.ts';
 import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { createNamespaces, service, serviceExport, type PortSpec } from '../support/workloads.ts';
@@ -269,10 +269,10 @@ describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2
     }
     samples.sort((a, b) => a - b);
     console.log(`      export → first answer from a cls2 pod, ${samples.length} services: ${samples.join(', ')} ms (p50 ${percentile(samples, 50)}, p99 ${percentile(samples, 99)})`);
-    writeResult(resultOfThisRun({
+    writeTestResult(resultOfThisRun({
       benchmark: 'data-path', scenario: `${samples.length}-services`, size: `${samples.length} fresh services in a namespace already exported, 2 clusters with a real node each`,
       command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/data-path.test.ts',
       figures: [{ name: 'kubectl apply in cls1 → first answer to a cls2 pod, p99 (= max)', value: percentile(samples, 99), unit: 'ms', atMost: 3000, detail: `p50 ${percentile(samples, 50).toLocaleString('en-US')} ms` }],
-    }), process.env.BENCH_RESULTS ?? '');
+    }));
   });
 });

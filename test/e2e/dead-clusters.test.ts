@@ -8,8 +8,8 @@ import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { markerNamespaceName, MARKER_SERVICE } from '../../src/cloudmap/change-marker.ts';
 import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
-import { resultOfThisRun, writeResult, type Figure } from '../../hack/results/result-file.ts';
 import { condition, eventually, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { suiteResult } from '../support/suite-result.ts';
 import { createNamespaces, deployment, importedBySource, runningPodIps, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-dead';
@@ -54,15 +54,10 @@ describe('e2e: dead clusters (a worker gone for good)', function () {
     this.timeout(60_000);
     if (cls2Down) await startCls2();
   });
-  /** The figures of both cases, written once both have passed. */
-  const figures: Figure[] = [];
-  after(function () {
-    if (!this.test?.parent?.tests.every((t) => t.state === 'passed')) return;
-    writeResult(resultOfThisRun({
-      benchmark: 'dead-clusters', scenario: `heartbeat-${HEARTBEAT_S}s-ttl-${TTL_S}s`,
-      size: `heartbeat ${HEARTBEAT_S} s, TTL ${TTL_S} s, reap after ${REAP_AFTER_S} s; Services of 2 pods exported from both clusters`,
-      command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/dead-clusters.test.ts', figures,
-    }), process.env.BENCH_RESULTS ?? '');
+  const figures = suiteResult({
+    benchmark: 'dead-clusters', scenario: `heartbeat-${HEARTBEAT_S}s-ttl-${TTL_S}s`,
+    size: `heartbeat ${HEARTBEAT_S} s, TTL ${TTL_S} s, reap after ${REAP_AFTER_S} s; Services of 2 pods exported from both clusters`,
+    command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/dead-clusters.test.ts',
   });
 
   before(async function () {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandLine, parseResult, readResults, resultFileName, resultOfThisRun, writeResult } from '../../../hack/results/result-file.ts';
+import { commandLine, parseResult, readResults, resultFileName, resultOfThisRun, writeResult, writeTestResult } from '../../../hack/results/result-file.ts';
 
 const figures = [{ name: 'p99', value: 1.5, unit: 'ms', atMost: 5 }];
 
@@ -25,8 +25,12 @@ describe('result files: bench/results/<benchmark>-<scenario>.json', () => {
     expect(readResults(dir)[0]!.figures[0]!.value).to.equal(2.5);
   });
 
-  it('an empty directory writes nothing (an A/B run)', () => {
-    expect(writeResult(resultOfThisRun({ benchmark: 'sync', scenario: '300-services', size: '300', figures }), '')).to.equal(undefined);
+  it('an empty directory writes nothing (an A/B run); a test writes only when BENCH_RESULTS names one', () => {
+    const run = resultOfThisRun({ benchmark: 'sync', scenario: '300-services', size: '300', figures });
+    expect(writeResult(run, '')).to.equal(undefined);
+    expect(writeTestResult(run, {})).to.equal(undefined);
+    expect(readdirSync(dir)).to.deep.equal([]);
+    expect(writeTestResult(run, { BENCH_RESULTS: dir })).to.equal(join(dir, 'sync-300-services.json'));
   });
 
   it('refuses a file whose name is not its benchmark and scenario, or that lacks what a table needs', () => {
