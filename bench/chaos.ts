@@ -35,6 +35,7 @@ const specs = {
 };
 
 const perSecond = (rate: number) => `${rate.toLocaleString('en-US')}/s`;
+const lasting = (ms: number) => (ms >= 60_000 ? `${Number((ms / 60_000).toFixed(1))} minutes` : `${ms / 1000} s`);
 
 async function main(): Promise<number> {
   if (process.argv.includes('--help')) {
@@ -69,7 +70,7 @@ async function main(): Promise<number> {
     const cut = Object.values(s.slow.cut).reduce((a, b) => a + b, 0);
     writeResult(resultOfThisRun({
       benchmark: 'chaos', scenario: `slowloris-${opts.slow}-at-${opts.rate}-per-second`,
-      size: `${opts.slow} slow connections, reviews at ${perSecond(opts.rate)}, ${opts.slowDuration / 1000} s alone then ${opts.slowDuration / 1000} s with them`, load: s.load,
+      size: `${opts.slow} slow connections, reviews at ${perSecond(opts.rate)}, ${lasting(opts.slowDuration)} alone then ${lasting(opts.slowDuration)} with them`, load: s.load,
       figures: [
         { name: 'reviews failed', value: s.baseline.errors.length + s.underAttack.errors.length, unit: '', atMost: 0, detail: `of ${(s.baseline.n + s.underAttack.n + s.baseline.errors.length + s.underAttack.errors.length).toLocaleString('en-US')}` },
         { name: 'review p99 alone', value: Number(fmt(s.baseline.p99)), unit: 'ms', detail: `p50 ${fmt(s.baseline.p50)} ms` },
@@ -94,14 +95,15 @@ async function main(): Promise<number> {
     const unexpected = Object.values(soak.hostile).reduce((a, h) => a + h.unexpected, 0);
     writeResult(resultOfThisRun({
       benchmark: 'chaos', scenario: `soak-${opts.soakRate}-per-second`,
-      size: `${opts.soak / 60_000} minutes at ${perSecond(opts.soakRate)}, ${opts.hostilePercent} % of requests hostile, ${opts.soakSlow} slow connections`, load: `${soak.load} at the end`,
+      size: `${lasting(opts.soak)} at ${perSecond(opts.soakRate)}, ${opts.hostilePercent} % of requests hostile, ${opts.soakSlow} slow connections`, load: `${soak.load} at the end`,
       figures: [
         { name: 'reviews failed', value: soak.reviews.errors.length, unit: '', atMost: 0, detail: `of ${(soak.reviews.n + soak.reviews.errors.length).toLocaleString('en-US')}` },
         { name: 'review p99', value: Number(fmt(soak.reviews.p99)), unit: 'ms', detail: `p50 ${fmt(soak.reviews.p50)} ms` },
         { name: 'hostile requests answered otherwise than expected', value: unexpected, unit: '', atMost: 0, detail: `of ${sent.toLocaleString('en-US')}` },
         { name: 'hostile requests closed unanswered', value: Object.values(soak.hostile).reduce((a, h) => a + h.unanswered, 0), unit: '' },
         { name: 'server RSS at the end', value: Number(mib(last[1])), unit: 'MiB', detail: `${mib(first[1])} MiB after warm-up` },
-        { name: 'server RSS trend after warm-up', value: Number(slope.toFixed(2)), unit: 'MiB/min' },
+        // A trend needs two samples after the warm-up one: a soak shorter than two sampling periods has none.
+        ...(Number.isFinite(slope) ? [{ name: 'server RSS trend after warm-up', value: Number(slope.toFixed(2)), unit: 'MiB/min' }] : []),
       ],
     }), opts.results);
     const failures = [...s.baseline.errors, ...s.underAttack.errors, ...soak.reviews.errors].slice(0, 5).map((e) => `FAILED review: ${e}`);

@@ -98,7 +98,7 @@ async function main(): Promise<void> {
 
   figures.push(
     { name: `p99 of the ${(opts.soak / 1000).toFixed(0)} s mixed soak at ${opts.rate.toLocaleString('en-US')}/s`, value: round(soak.p99), unit: 'ms', atMost: P99_GOAL_MS, detail: `p50 ${fmt(soak.p50)} ms` },
-    { name: 'soak requests failed', value: soak.errors.length, unit: '', atMost: 0, detail: `of ${soak.n}` },
+    { name: 'soak requests failed', value: soak.errors.length, unit: '', atMost: 0, detail: `of ${soak.n.toLocaleString('en-US')}` },
     { name: `requests/s at concurrency 16, ${ROUTES[0]!}`, value: at16.get(ROUTES[0]!)!, unit: '', detail: [...at16].slice(1).map(([route, n]) => `${route} ${n.toLocaleString('en-US')}`).join(', ') },
     { name: 'server RSS after filling the caches', value: Number(mib(filled)), unit: 'MiB' },
     { name: 'server RSS while serving, highest', value: Number(mib(Math.max(...values))), unit: 'MiB', detail: `trend ${slope.toFixed(2)} MiB/min` },
