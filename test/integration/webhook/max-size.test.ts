@@ -50,7 +50,7 @@ describe('W6: maximum-size bodies at once stay within the shipped memory limit',
       expect(run.peakRss, 'peak RSS').to.be.lessThan(limit);
       expect(server.alive()).to.equal(true);
       writeTestResult(resultOfThisRun({
-        benchmark: 'max-size', scenario: `${concurrency}-clients`, size: `${concurrency} clients sending ${mib(maxRequestBytes)} MiB bodies back to back, reviews at 100/s`,
+        benchmark: 'max-size', scenario: `${concurrency}-clients`, size: `${concurrency} clients sending ${Number(mib(maxRequestBytes))} MiB bodies back to back, reviews at 100/s`,
         command: 'BENCH_RESULTS=bench/results npx mocha --timeout 300000 test/integration/webhook/max-size.test.ts', load: run.load,
         figures: [
           { name: 'review p99 while the bodies arrive', value: Number(fmt(run.reviews.p99)), unit: 'ms', atMost: 5 },
