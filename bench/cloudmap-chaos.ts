@@ -4,13 +4,16 @@
 // switch is on for --cloudmap-fault-duration while every service changes its ports, endpoints and readiness
 // --cloudmap-rounds times, and the run measures how long after the faults stop every cluster imports exactly what is
 // exported (test/support/fault-workload.ts). Last, every RegisterInstance fails for 40 s and the export must say so.
-// Prints Markdown for docs/reliability.md; exits 1 when anything was lost, duplicated, written by the wrong cluster,
-// or did not converge.
+// Prints Markdown, and writes bench/results/chaos-cloudmap-<kind>-<percent>-percent.json per cell and
+// chaos-cloudmap-registerinstance-outage.json, the rows of docs/reliability.md; exits 1 when anything was lost,
+// duplicated, written by the wrong cluster, or did not converge.
 import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { deployLocally } from '../hack/local/deploy.ts';
 import type { CloudMapFaults } from '../hack/testbed/cloudmap-emulator.ts';
 import { startClusterSet } from '../hack/testbed/index.ts';
 import { FaultWorkload, type FaultRunResult } from '../test/support/fault-workload.ts';
+import { faultCounts, faultFigures } from '../test/support/fault-figures.ts';
+import { resultOfThisRun, writeResult } from '../hack/results/result-file.ts';
 import { applyClusterProperties, E2ECluster } from '../test/support/e2e-harness.ts';
 import { cloudMapClientConfig } from '../test/support/cloudmap.ts';
 import { load } from '../test/support/chaos-runs.ts';
@@ -23,30 +26,24 @@ export const FAULT_KINDS = {
 
 export type FaultKind = keyof typeof FAULT_KINDS;
 
+/** The kinds in words, for the result tables. */
+const KIND_WORDS: Record<FaultKind, string> = { throttle: 'ThrottlingException', error: '500/503', stall: '5 s stall, then 504' };
+
 export interface MatrixOptions {
   services: number;
   faultMs: number;
   rounds: number;
   kinds: FaultKind[];
   percents: number[];
+  /** Where the result files go (`--results`); empty: none. */
+  results: string;
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(1);
 
-/** What must be empty for a run to count as nothing lost. */
-function problems(r: FaultRunResult): string[] {
-  return [
-    ...r.foreignWrites.map((w) => `foreign write: ${w}`), ...r.duplicates.map((d) => `duplicate: ${d}`),
-    ...r.importsReplaced.map((i) => `import replaced: ${i}`), ...r.notExportedAtEnd.map((e) => `not Exported at the end: ${e}`),
-  ];
-}
-
 function row(kind: string, percent: number, r: FaultRunResult, loadAfter: string): string {
-  const all = Object.values(r.requests).reduce((n, o) => n + Object.values(o).reduce((a, b) => a + b, 0), 0);
-  const faulted = Object.values(r.requests).reduce((n, o) => n + (o.fault ?? 0), 0);
-  const writes = ['RegisterInstance', 'DeregisterInstance'].reduce((n, api) => n + (r.requests[api]?.ok ?? 0), 0);
-  const failing = r.notReady.filter((s) => /Unknown\/Failed/.test(s)).length;
-  return `| ${kind} | ${percent} % | ${seconds(r.faultMs)} s | **${seconds(r.convergedMs)} s** | ${seconds(r.sinceFirstChangeMs)} s | ${all} / ${faulted} | ${writes} | ${failing} | ${problems(r).length === 0 ? 'nothing' : problems(r).length} | ${loadAfter} |`;
+  const c = faultCounts(r);
+  return `| ${kind} | ${percent} % | ${seconds(r.faultMs)} s | **${seconds(r.convergedMs)} s** | ${seconds(r.sinceFirstChangeMs)} s | ${c.requests} / ${c.failedBySwitch} | ${c.instanceWrites} | ${c.unknownFailed} | ${c.problems.length === 0 ? 'nothing' : c.problems.length} | ${loadAfter} |`;
 }
 
 export async function cloudMapMatrix(opts: MatrixOptions): Promise<number> {
@@ -69,8 +66,13 @@ export async function cloudMapMatrix(opts: MatrixOptions): Promise<number> {
       for (const kind of opts.kinds) {
         for (const percent of opts.percents) {
           const result = await run.run(FAULT_KINDS[kind](percent / 100));
-          console.log(row(kind, percent, result, load()));
-          for (const p of problems(result)) {
+          const loadAfter = load();
+          console.log(row(kind, percent, result, loadAfter));
+          writeResult(resultOfThisRun({
+            benchmark: 'chaos-cloudmap', scenario: `${kind}-${percent}-percent`, size: `${KIND_WORDS[kind]} on ${percent} % of calls, ${opts.services} services, 2 clusters`,
+            figures: faultFigures(result), load: `${loadAfter} after`,
+          }), opts.results);
+          for (const p of faultCounts(result).problems) {
             failed = true;
             console.log(`PROBLEM (${kind} ${percent} %): ${p}`);
           }
@@ -78,6 +80,10 @@ export async function cloudMapMatrix(opts: MatrixOptions): Promise<number> {
       }
       const outage = await run.outage({ errorRate: 1, apis: ['RegisterInstance'] }, 40_000);
       console.log(`\nEvery RegisterInstance failing for 40 s while one export changes: its Ready showed ${outage.seen.map((s) => `\`${s}\``).join(', ')}; Exported again ${seconds(outage.exportedAgainMs)} s after the outage ended (load ${load()}).`);
+      writeResult(resultOfThisRun({
+        benchmark: 'chaos-cloudmap', scenario: 'registerinstance-outage', size: 'every RegisterInstance failing for 40 s while an export changes',
+        figures: [{ name: 'Exported again after the outage ends', value: Number(seconds(outage.exportedAgainMs)), unit: 's', detail: `Ready seen: ${outage.seen.map((s) => s.split(':')[0]).join(', ')}` }],
+      }), opts.results);
       if (!outage.seen.some((s) => s.startsWith('Unknown/Failed'))) {
         failed = true;
         console.log('PROBLEM: the export never showed Ready=Unknown/Failed during the outage');

@@ -8,7 +8,8 @@
 //     every import is present, then RSS over --steady with nothing changing (a kube resync and marker polls run).
 //   webhook: a fresh ClusterSet with --webhook-services Services and their ServiceExports in its informer caches;
 //     measured: RSS once its caches are synced (ready), and after --steady.
-// Does not depend on the emulator's timing beyond the initial sync taking longer. Prints Markdown tables.
+// Does not depend on the emulator's timing beyond the initial sync taking longer. Prints Markdown tables, and writes
+// bench/results/memory-<process>-<N>-services.json per process and count, the rows of docs/benchmarks.md.
 import { mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { kubeClientFor } from '../src/kube/client.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { makeDevCertificates } from '../hack/local/dev-certificates.ts';
+import { resultOfThisRun, resultsOption, writeResult } from '../hack/results/result-file.ts';
 import { cpuSeconds, createServices, heapAccount, mib, name, ns, prepare, processMemory, type HeapAccount } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
 
@@ -35,13 +37,20 @@ const specs = {
   dist: stringOption('dist', 'BENCH_DIST', 'dist', 'Directory of the compiled build (`npm run build`), relative to the repository.'),
   nodeArgs: stringOption('node-args', 'BENCH_NODE_ARGS', '', 'Node.js flags for the measured processes, space-separated, instead of those of the Deployments\' commands in kustomize/base.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the worker\'s initial sync.'),
+  results: resultsOption,
 };
+
+/** The RSS goals (MiB) of docs/benchmarks.md, by process and count. */
+const RSS_GOALS: Record<Sample['process'], Record<number, number>> = { worker: { 300: 85, 5000: 200 }, webhook: { 10000: 120 } };
 
 const log = createLogger('bench-memory', process.env.MCS_LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Sample {
   label: string;
+  process: 'worker' | 'webhook';
+  /** Services exported (worker) or cached (webhook). */
+  count: number;
   /** RSS once synced, its peak so far (VmHWM), RSS at the end of the steady window and its range in it. */
   synced: number;
   hwmSynced: number;
@@ -70,7 +79,8 @@ async function steady(pid: number, ms: number): Promise<{ min: number; max: numb
   return { min, max };
 }
 
-async function measure(label: string, p: HostProcess, startedAt: number, steadyMs: number): Promise<Sample> {
+async function measure(kind: Sample['process'], count: number, p: HostProcess, startedAt: number, steadyMs: number): Promise<Sample> {
+  const label = `${kind}, ${count} services`;
   const syncSeconds = (performance.now() - startedAt) / 1000;
   const atSync = processMemory(p.proc.pid);
   const cpuSync = cpuSeconds(p.proc.pid);
@@ -79,7 +89,7 @@ async function measure(label: string, p: HostProcess, startedAt: number, steadyM
   const atEnd = processMemory(p.proc.pid);
   const cpuSteady = cpuSeconds(p.proc.pid) - cpuSync;
   return {
-    label, synced: atSync.rss, hwmSynced: atSync.hwm, steadyMin: range.min, steadyMax: range.max, end: atEnd.rss, hwmEnd: atEnd.hwm,
+    label, process: kind, count, synced: atSync.rss, hwmSynced: atSync.hwm, steadyMin: range.min, steadyMax: range.max, end: atEnd.rss, hwmEnd: atEnd.hwm,
     heap: await heapAccount(p.metricsUrl), syncSeconds, cpuSync, cpuSteady,
   };
 }
@@ -127,7 +137,7 @@ async function workerRun(o: Options, services: number): Promise<Sample> {
       });
       const all = Array.from({ length: services }, (_, i) => i);
       await watch.when(() => all.every((i) => watch.imported(ns(i, o.namespaces), name(i), o.endpoints)), o.timeout, `all ${services} imports`);
-      return await measure(`worker, ${services} services`, worker, startedAt, o.steady);
+      return await measure('worker', services, worker, startedAt, o.steady);
     } finally {
       await watch.stop();
     }
@@ -147,7 +157,7 @@ async function webhookRun(o: Options): Promise<Sample> {
       ...build, clusterId: cluster.id, configEnv: configMapEnv(kustomizeBase()), kubeconfig: cluster.kubeconfigPath,
       certFile: certs.certFile, keyFile: certs.keyFile, port, metricsPort, logsDir: join(cs.dir, 'bench'),
     });
-    return measure(`webhook, ${o.webhookServices} services`, webhook, startedAt, o.steady);
+    return measure('webhook', o.webhookServices, webhook, startedAt, o.steady);
   });
 }
 
@@ -182,6 +192,24 @@ async function main(): Promise<void> {
   for (const r of results) {
     const h = r.heap;
     say(`| ${r.label} | ${mib(r.end)} | ${mib(h.used)} | ${mib(h.total)} (${mib(h.new)} / ${mib(h.old)} / ${mib(h.code)} / ${mib(h.total - h.new - h.old - h.code)}) | ${mib(h.external)} | ${mib(r.end - h.total - h.external)} |`);
+  }
+  const given = o.nodeArgs.trim();
+  for (const r of results) {
+    const goal = RSS_GOALS[r.process][r.count];
+    const saved = writeResult(resultOfThisRun({
+      benchmark: 'memory', scenario: `${r.process}-${r.count}-services`,
+      size: r.process === 'worker' ? `worker, ${r.count.toLocaleString('en-US')} services, 1 cluster` : `webhook server, ${r.count.toLocaleString('en-US')} Services and ServiceExports cached`,
+      load: `${load} at the start, ${loadavg()[0]!.toFixed(1)} at the end`,
+      note: given === '' ? undefined : `under \`${given}\` instead of the Deployment's flags`,
+      figures: [
+        { name: 'RSS at the end', value: Number(mib(r.end)), unit: 'MiB', atMost: goal },
+        { name: 'RSS over the steady window, highest', value: Number(mib(r.steadyMax)), unit: 'MiB', atMost: goal, detail: `${mib(r.steadyMin)}–${mib(r.steadyMax)} MiB over ${o.steady / 1000} s` },
+        { name: 'peak RSS (VmHWM)', value: Number(mib(r.hwmEnd)), unit: 'MiB', atMost: goal },
+        { name: 'RSS once synced', value: Number(mib(r.synced)), unit: 'MiB' },
+        { name: 'initial sync', value: Math.round(r.syncSeconds), unit: 's', detail: `${r.cpuSync.toFixed(1)} s of CPU` },
+      ],
+    }), o.results);
+    if (saved) say(`result written to ${saved}`);
   }
 }
 

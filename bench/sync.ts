@@ -23,7 +23,8 @@
 // --cross-region puts cls3 in another Region (eu-west-1; every worker reads both Regions, --regions): cls1 and cls2
 // register in us-east-1 and cls3 imports from there through its second Region's watcher, so 2. and 3. are cross-Region.
 // Workers run as host processes with the production settings of kustomize/base (ConfigMap and Node.js flags) and
-// --clusters=3. Prints a Markdown table.
+// --clusters=3. Prints a Markdown table, and writes bench/results/sync-<scenario>.json, the row of docs/benchmarks.md
+// (bench/sync-result.ts; `--results=` for an A/B run, which must not replace the current figures).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -46,6 +47,8 @@ import {
 } from './load.ts';
 import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
 import { ImportWatch } from './sync-imports.ts';
+import { syncResult } from './sync-result.ts';
+import { resultOfThisRun, resultsOption, writeResult } from '../hack/results/result-file.ts';
 
 const specs = {
   services: intOption('services', 'BENCH_SERVICES', 1000, 'Distinct exported services (cls1 and cls2 each export three quarters of them).', 4),
@@ -69,6 +72,7 @@ const specs = {
   profileRestarts: stringOption('profile-restarts', 'BENCH_PROFILE_RESTARTS', '', 'Start the restarted workers with --cpu-prof, writing their CPU profiles (start to stop) under this directory, to see where a restart\'s time goes (sampling slows them a little).'),
   keepLogs: boolOption('keep-logs', 'BENCH_KEEP_LOGS', false, 'Keep the ClusterSet\'s directory (component and worker logs) after a successful run.'),
   timeout: durationOption('timeout', 'BENCH_TIMEOUT', 3_600_000, 'Longest wait for the initial sync.'),
+  results: resultsOption,
 };
 
 const CLUSTERS = 3;
@@ -100,6 +104,11 @@ function percentile(sorted: readonly number[], p: number): number {
  * figure (the p99 shows it), not a failed run.
  */
 const SAMPLE_TIMEOUT_MS = 120_000;
+
+function latency(samples: number[]): { p50: number; p99: number; n: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), n: samples.length };
+}
 
 function summary(samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -593,6 +602,22 @@ async function main(): Promise<void> {
       }
       say('');
       for (const note of idleNotes) say(`Idle ${note}.`);
+      const warm = restarts.filter((r) => !r.cold && r.nodeFlags === '');
+      const saved = writeResult(resultOfThisRun({
+        ...syncResult({
+          services: o.services, exportingClusters: o.exportingClusters, crossRegion: o.crossRegion, settings, clusters: ids,
+          initialSyncMs: initialSync, boundSeconds: bound, exportLatency: latency(exportLatency), changeLatency: latency(changeLatency),
+          idlePerMinute: idle.total, peakRssMiB: Number(mib(peakRss)), endRssMiB: endRss.map((b) => Number(mib(b))), restartTimeoutMs: o.restartTimeout,
+          restarts: warm.map((r) => ({
+            all: r.clusters.length === cs.clusters.length, readyMs: r.ready, writesLessHeartbeats: r.writes.reduce((n, w, i) => n + w - r.heartbeats[i]!, 0),
+            rewritten: r.rewritten.reduce((a, b) => a + b, 0), objects: Math.max(...r.objects),
+          })),
+        }),
+        load: `${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end`,
+        note: [o.workerEnv === '' ? '' : `workers with ${o.workerEnv}`, o.nodeFlags.trim() === '' ? '' : `workers under \`${o.nodeFlags.trim()}\``, o.dist === 'dist' ? '' : `the build in ${o.dist}`]
+          .filter((n) => n !== '').join('; ') || undefined,
+      }), o.results);
+      if (saved) say(`result written to ${saved}`);
       say(`total run ${((Date.now() - started) / 1000).toFixed(0)} s${o.keepLogs ? `; worker logs in ${join(cs.dir, 'bench')}` : ''}`);
       failed = false;
     } finally {

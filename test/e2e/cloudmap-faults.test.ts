@@ -1,10 +1,13 @@
 // Cloud Map failing a share of the calls while 50 exported services change, then recovering: every cluster converges
 // to exactly what is exported, nothing is lost or duplicated, no cluster writes another's instances, and a call that
 // keeps failing shows on the export (M4, M6, E8, I3, X4). One representative configuration (30 %: 10 % 500/503, 10 %
-// throttled, 10 % stalled 5 s); the whole matrix is `npm run chaos -- --cloudmap` (docs/reliability.md).
+// throttled, 10 % stalled 5 s); the whole matrix is `npm run chaos -- --cloudmap` (docs/reliability.md). With
+// BENCH_RESULTS=bench/results its figures replace bench/results/faults-cloudmap-30-percent.json.
 import { expect } from 'chai';
 import { FaultWorkload } from '../support/fault-workload.ts';
+import { faultFigures } from '../support/fault-figures.ts';
 import { withE2E } from '../support/e2e-harness.ts';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 
 const NS = 'e2e-cloudmap-faults';
 
@@ -35,5 +38,10 @@ describe('e2e: Cloud Map failing 30 % of calls while 50 exported services change
     const outage = await run.outage({ errorRate: 1, apis: ['RegisterInstance'] }, 40_000);
     console.log(`      outage: Ready seen ${JSON.stringify(outage.seen)}; Exported again ${(outage.exportedAgainMs / 1000).toFixed(1)} s after it ended`);
     expect(outage.seen.some((s) => /^Unknown\/Failed: Cloud Map keeps failing \(Cloud Map RegisterInstance failed for /.test(s)), 'Ready=Unknown/Failed naming RegisterInstance').to.equal(true);
+    writeTestResult(resultOfThisRun({
+      benchmark: 'faults', scenario: 'cloudmap-30-percent', size: '10 % throttled, 10 % 500/503, 10 % stalled 5 s, for 60 s; 50 services',
+      command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/cloudmap-faults.test.ts',
+      figures: [...faultFigures(result), { name: 'Exported again after a 40 s RegisterInstance outage', value: Math.round(outage.exportedAgainMs / 100) / 10, unit: 's' }],
+    }));
   });
 });

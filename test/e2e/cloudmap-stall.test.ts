@@ -4,8 +4,9 @@
 // (Ready=Unknown/Failed naming the timed-out call), /healthz stays ok because the loops still make progress, SIGTERM
 // stops the worker within the Deployment's grace period, and everything converges once the proxy answers again (M6).
 // MCS_E2E_STALL_MS sets how long a share is held (default 75 s, several call deadlines; docs/reliability.md has a
-// 5-minute run).
+// 5-minute run). With BENCH_RESULTS=bench/results the figures replace bench/results/cloudmap-stall-<N>s-held.json.
 import { expect } from 'chai';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { sleep } from '../../src/runtime/backoff.ts';
 import { startCuttableProxy, type CuttableProxy } from '../support/proxy.ts';
 import { FaultWorkload, serviceName } from '../support/fault-workload.ts';
@@ -62,6 +63,7 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
       // A share of requests held: every round of changes, made in both clusters, reaches every cluster meanwhile.
       proxy.hold(HOLD_SHARE);
       const stallStart = Date.now();
+      let heldFor = 0;
       const rounds: string[] = [];
       while (Date.now() - stallStart < STALL_MS) {
         const changed = Date.now();
@@ -70,8 +72,9 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
         rounds.push(seconds(Date.now() - changed));
       }
       proxy.up();
+      heldFor = Date.now() - stallStart;
       const timeouts = await cls1.metric('mcs_cloudmap_cloudmap_calls_total', 'outcome="timeout"');
-      log(`${HOLD_SHARE * 100} % held for ${seconds(Date.now() - stallStart)} s: ${proxy.held} requests held, ${timeouts} calls counted timeout; ${rounds.length} rounds of changes, each imported everywhere in ${rounds.join(', ')} s`);
+      log(`${HOLD_SHARE * 100} % held for ${seconds(heldFor)} s: ${proxy.held} requests held, ${timeouts} calls counted timeout; ${rounds.length} rounds of changes, each imported everywhere in ${rounds.join(', ')} s`);
       expect(rounds.length, 'rounds of changes during the stall').to.be.at.least(2);
       expect(proxy.held, 'requests the proxy held').to.be.greaterThan(0);
       expect(timeouts, 'calls ended by their deadline (outcome="timeout")').to.be.greaterThan(0);
@@ -88,7 +91,8 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
         if (ready?.status === 'Unknown' && ready.reason === 'Failed') failing = ready.message;
         else await sleep(500);
       }
-      log(`every request held: ${exportOfCls1} Ready=Unknown/Failed after ${seconds(Date.now() - allStart)} s: ${failing}`);
+      const failingAfter = Date.now() - allStart;
+      log(`every request held: ${exportOfCls1} Ready=Unknown/Failed after ${seconds(failingAfter)} s: ${failing}`);
       expect(failing, `${exportOfCls1}'s Ready=Unknown/Failed`).to.match(/^Cloud Map keeps failing \(Cloud Map \w+ failed for .*TimeoutError: no complete answer within 3000 ms.*\(gave up after 8 attempts \(timed out\)/);
 
       // SIGTERM while calls hang: the worker leaves within the grace period Kubernetes gives it.
@@ -111,6 +115,19 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
       // The imports see the registration as soon as Cloud Map holds it; the export's status follows its operation's end.
       await eventually(`${exportOfCls1} Ready=True/Exported`, async () => condition(await cls1.serviceExport(NS, exportOfCls1), 'Ready')?.reason === 'Exported', 30_000);
       log(`proxy answering again: every cluster exact ${converged} s later (worker restart included); ${exportOfCls1} Ready=True/Exported ${seconds(Date.now() - answered)} s later`);
+      writeTestResult(resultOfThisRun({
+        benchmark: 'cloudmap-stall', scenario: `${STALL_MS / 1000}s-held`,
+        size: `${HOLD_SHARE * 100} % of cls1's Cloud Map requests held for ${STALL_MS / 1000} s, ${SERVICES} services`,
+        command: `BENCH_RESULTS=bench/results${STALL_MS === 75_000 ? '' : ` MCS_E2E_STALL_MS=${STALL_MS}`} npx mocha --timeout 120000 test/e2e/cloudmap-stall.test.ts`,
+        note: `worker with ${Object.entries(WORKER_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+        figures: [
+          { name: 'rounds of changes imported exactly while requests were held', value: rounds.length, unit: '', detail: `held for ${seconds(heldFor)} s; each round ${rounds.join(', ')} s` },
+          { name: 'all requests held: Ready=Unknown/Failed after', value: Number(seconds(failingAfter)), unit: 's' },
+          { name: 'SIGTERM to exit', value: stopMs / 1000, unit: 's', atMost: GRACE_MS / 1000 },
+          { name: '/healthz failures', value: unhealthy.length, unit: '', atMost: 0 },
+          { name: 'exact after the proxy answers', value: Number(converged), unit: 's', detail: 'the worker\'s restart included' },
+        ],
+      }));
     } finally {
       sampling = false;
       // The proxy runs in this process, which the suite's clean-up blocks in synchronous kubectl calls while the

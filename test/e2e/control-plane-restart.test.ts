@@ -3,11 +3,13 @@
 // keep running, their informers recover, every cluster converges to exactly what is exported, no ServiceImport is
 // deleted and created again, and recovery costs writes for what changed only, not a rewrite of everything (counted by
 // the restarted apiserver's own request counters, which start at zero, and by the emulator's request log) (I3, E8, M6).
+// With BENCH_RESULTS=bench/results a run whose tests all pass replaces bench/results/faults-control-plane-restart.json.
 import { expect } from 'chai';
 import type { RestartableComponent } from '../../hack/testbed/cluster.ts';
 import type { E2ECluster } from '../support/e2e-harness.ts';
 import { withE2E } from '../support/e2e-harness.ts';
 import { FaultWorkload } from '../support/fault-workload.ts';
+import { suiteResult } from '../support/suite-result.ts';
 
 const NS = 'e2e-control-plane';
 const SERVICES = 10;
@@ -28,11 +30,16 @@ function apiserverWrites(cluster: E2ECluster): Record<string, number> {
 }
 
 const total = (writes: Record<string, number>): number => Object.values(writes).reduce((a, b) => a + b, 0);
+const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 
 describe('e2e: kube-apiserver and etcd restarted under running workers (I3, E8, M6)', function () {
   this.timeout(900_000);
   const e2e = withE2E({ clusterSet: {}, namespaces: [NS] });
   let workload: FaultWorkload;
+  const figures = suiteResult({
+    benchmark: 'faults', scenario: 'control-plane-restart', size: `${SERVICES} services, ${SERVICES / 2} exported from each cluster; an apiserver or etcd stopped ${DOWN_MS / 1000} s`,
+    command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/control-plane-restart.test.ts',
+  });
 
   before(async function () {
     this.timeout(300_000);
@@ -57,7 +64,8 @@ describe('e2e: kube-apiserver and etcd restarted under running workers (I3, E8, 
     await cls2.cluster.startComponent('kube-apiserver');
     const back = Date.now();
     await workload.converged('after cls2\'s apiserver restarted');
-    console.log(`      converged ${((Date.now() - back) / 1000).toFixed(1)} s after cls2's apiserver was back (down ${((back - since) / 1000).toFixed(0)} s)`);
+    const convergedMs = Date.now() - back;
+    console.log(`      converged ${(convergedMs / 1000).toFixed(1)} s after cls2's apiserver was back (down ${((back - since) / 1000).toFixed(0)} s)`);
     await new Promise((r) => setTimeout(r, 15_000));
     const writes = apiserverWrites(cls2);
     const cls2CloudMapWrites = (await cs.cloudMapControl.requests(since, ['RegisterInstance', 'DeregisterInstance']))
@@ -69,6 +77,10 @@ describe('e2e: kube-apiserver and etcd restarted under running workers (I3, E8, 
     expect(total(writes), 'writes after recovery').to.be.below(3 * SERVICES);
     expect(cls2CloudMapWrites, 'Cloud Map writes of cls2\'s unchanged exports').to.deep.equal([]);
     expect(await workload.importUids(), 'ServiceImports deleted and created again').to.deep.equal(uids);
+    figures.push(
+      { name: 'exact after cls2\'s apiserver is back', value: seconds(convergedMs), unit: 's', detail: `down ${Math.round((back - since) / 1000)} s` },
+      { name: 'writes served by the restarted apiserver', value: total(writes), unit: '', atMost: 3 * SERVICES - 1, detail: `the test asserts fewer than a rewrite of every service, ${3 * SERVICES}` },
+    );
   });
 
   /** Stops `component` of `cluster`, around the change of cls1's exports (before or after it), restarts it after
@@ -82,8 +94,10 @@ describe('e2e: kube-apiserver and etcd restarted under running workers (I3, E8, 
     await cluster.cluster.startComponent(component);
     const back = Date.now();
     await workload.converged(`after ${cluster.id}'s ${component} restarted`);
-    console.log(`      converged ${((Date.now() - back) / 1000).toFixed(1)} s after ${cluster.id}'s ${component} was back`);
+    const convergedMs = Date.now() - back;
+    console.log(`      converged ${(convergedMs / 1000).toFixed(1)} s after ${cluster.id}'s ${component} was back`);
     expect(await workload.importUids(), 'ServiceImports deleted and created again').to.deep.equal(uids);
+    figures.push({ name: `exact after ${cluster.id}'s ${component === 'kube-apiserver' ? 'apiserver' : component} is back`, value: seconds(convergedMs), unit: 's' });
   }
 
   it('during changes: cls1\'s apiserver stopped right after its exports changed converges once it is back', async () => {

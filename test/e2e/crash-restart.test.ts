@@ -3,11 +3,13 @@
 // all 500 endpoints (M6, E8, I3). The emulator's operations are slowed down to 20 s for this, so that every
 // registration is submitted and still pending when the worker dies.
 // A worker killed with SIGKILL while it withdraws deleted exports, and exports deleted while it is down: the restarted
-// worker withdraws them all (no orphan instance), releases their finalizers and keeps the rest (E3, M4).
+// worker withdraws them all (no orphan instance), releases their finalizers and keeps the rest (E3, M4). With
+// BENCH_RESULTS=bench/results the second case's figures replace bench/results/faults-worker-killed-during-deletes.json.
 import { DiscoverInstancesCommand, ListOperationsCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
 import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { createNamespaces, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-crash';
@@ -141,9 +143,12 @@ describe('e2e: a worker killed while its registrations are pending (M6)', functi
       (await Promise.all(names(0, 9).map((n) => cls1.serviceExport(NS_DELETES, n)))).every((e) => e === undefined), 120_000);
     await eventually('cls2 to drop the imports of the deleted exports', async () =>
       (await Promise.all(names(0, 9).map((n) => cls2.serviceImport(NS_DELETES, n)))).every((e) => e === undefined), 120_000);
-    console.log(`      restarted worker: every deleted export withdrawn, finalizer released and import dropped in ${((Date.now() - restarting) / 1000).toFixed(1)} s`);
+    const withdrawnMs = Date.now() - restarting;
+    console.log(`      restarted worker: every deleted export withdrawn, finalizer released and import dropped in ${(withdrawnMs / 1000).toFixed(1)} s`);
+    let orphans = 0;
     for (let i = 0; i < SERVICES; i++) {
       const ids = await instancesOf(cloudMap, i);
+      if (i < 9) orphans += ids.length;
       if (i < 9) expect(ids, `orphan instances of del-${i}`).to.deep.equal([]);
       else expect(new Set(ids).size, `instances of del-${i}`).to.equal(3);
     }
@@ -153,5 +158,15 @@ describe('e2e: a worker killed while its registrations are pending (M6)', functi
     }
     const foreign = (await cs.cloudMapControl.requests(since, ['RegisterInstance', 'DeregisterInstance'])).filter((r) => r.clusterId !== '' && !r.app.startsWith(`${r.clusterId}-`));
     expect(foreign.map((r) => `${r.app} ${r.api} ${r.instanceId} of ${r.clusterId}`), 'writes of another cluster\'s instances (M4)').to.deep.equal([]);
+    writeTestResult(resultOfThisRun({
+      benchmark: 'faults', scenario: 'worker-killed-during-deletes',
+      size: `${SERVICES} services; the worker killed as its first DeregisterInstance lands, 6 deletes pending, 3 more while it is down`,
+      command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/crash-restart.test.ts',
+      figures: [
+        { name: 'the 9 imports gone in cls2 after the restart began', value: Math.round(withdrawnMs / 100) / 10, unit: 's' },
+        { name: 'instances of deleted exports left in Cloud Map', value: orphans, unit: '', atMost: 0 },
+        { name: 'writes of another cluster\'s instances', value: foreign.length, unit: '', atMost: 0 },
+      ],
+    }));
   });
 });

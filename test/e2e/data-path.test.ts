@@ -1,7 +1,8 @@
 // Traffic that crosses clusters: both processes of mcs-cloudmap on a ClusterSet whose clusters each have a real node
 // (startClusterSet({ dataPath: true }), docs/testbed.md "Data path"). Every assertion is about what a request from
 // inside a pod gets: which cluster's pod answered, which names resolve. The servers answer
-// `cluster=<id> pod=<name> port=<port>` on each of their ports.
+// `cluster=<id> pod=<name> port=<port>` on each of their ports. With BENCH_RESULTS=bench/results the export-to-first-
+// answer figures replace bench/results/data-path-10-services.json (docs/benchmarks.md).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -10,6 +11,7 @@ import { localImageRef, podman } from '../../hack/local/container.ts';
 import { importIntoRealNode, missingDataPathPrerequisites } from '../../hack/testbed/index.ts';
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
 import { packageVersion } from '../../src/config/version.ts';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { requirePrerequisite } from '../support/prerequisites.ts';
 import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { createNamespaces, service, serviceExport, type PortSpec } from '../support/workloads.ts';
@@ -267,5 +269,10 @@ describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2
     }
     samples.sort((a, b) => a - b);
     console.log(`      export → first answer from a cls2 pod, ${samples.length} services: ${samples.join(', ')} ms (p50 ${percentile(samples, 50)}, p99 ${percentile(samples, 99)})`);
+    writeTestResult(resultOfThisRun({
+      benchmark: 'data-path', scenario: `${samples.length}-services`, size: `${samples.length} fresh services in a namespace already exported, 2 clusters with a real node each`,
+      command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/data-path.test.ts',
+      figures: [{ name: 'kubectl apply in cls1 → first answer to a cls2 pod, p99 (= max)', value: percentile(samples, 99), unit: 'ms', atMost: 3000, detail: `p50 ${percentile(samples, 50).toLocaleString('en-US')} ms` }],
+    }));
   });
 });

@@ -2,12 +2,14 @@
 // cls2's heartbeat is older than --dead-cluster-ttl, names cls2 in its ServiceImport's Ready message, leaves cls2's
 // instances in Cloud Map, and imports them again when cls2's worker comes back. With --reap-dead-clusters-after, cls1
 // deregisters cls2's instances (never its own). Short heartbeat and TTL keep the wall time bounded; the figures are
-// printed for docs/reliability.md.
+// printed, and with BENCH_RESULTS=bench/results a run of both cases replaces
+// bench/results/dead-clusters-heartbeat-2s-ttl-12s.json (docs/reliability.md).
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { markerNamespaceName, MARKER_SERVICE } from '../../src/cloudmap/change-marker.ts';
 import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
 import { condition, eventually, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { suiteResult } from '../support/suite-result.ts';
 import { createNamespaces, deployment, importedBySource, runningPodIps, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-dead';
@@ -51,6 +53,11 @@ describe('e2e: dead clusters (a worker gone for good)', function () {
   afterEach(async function () {
     this.timeout(60_000);
     if (cls2Down) await startCls2();
+  });
+  const figures = suiteResult({
+    benchmark: 'dead-clusters', scenario: `heartbeat-${HEARTBEAT_S}s-ttl-${TTL_S}s`,
+    size: `heartbeat ${HEARTBEAT_S} s, TTL ${TTL_S} s, reap after ${REAP_AFTER_S} s; Services of 2 pods exported from both clusters`,
+    command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/dead-clusters.test.ts',
   });
 
   before(async function () {
@@ -101,6 +108,10 @@ describe('e2e: dead clusters (a worker gone for good)', function () {
     const beats = await cls1.metric('mcs_cloudmap_heartbeats_total');
     console.log(`      heartbeat ${HEARTBEAT_S} s, TTL ${TTL_S} s: cls2's endpoints withdrawn ${withdrawn} s after its worker was killed; ` +
       `imported again ${restored} s after its worker was started (process start included); cls1 wrote ${beats} heartbeats`);
+    figures.push(
+      { name: 'cls2\'s endpoints withdrawn after its worker was killed', value: Number(withdrawn), unit: 's', atMost: TTL_S + 3, detail: `TTL ${TTL_S} s plus about 3 s` },
+      { name: 'imported again after its worker was started', value: Number(restored), unit: 's', detail: 'start, Lease, first read and first beat included' },
+    );
   });
 
   it(`with --reap-dead-clusters-after=${REAP_AFTER_S}s cls1 deregisters a dead cls2's instances, never its own`, async () => {
@@ -135,6 +146,7 @@ describe('e2e: dead clusters (a worker gone for good)', function () {
       (await cls1.metric('mcs_cloudmap_reaped_instances_total')) === 2, 30_000);
     expect(await importClusters(cls1)).to.deep.equal([cls1.id]);
     console.log(`      reap after ${REAP_AFTER_S} s: cls2's instances, markers and heartbeat (${heartbeatInstanceId(cls2.id)}) deregistered ${reaped} s after its worker was killed`);
+    figures.push({ name: 'instances, markers and heartbeat reaped after the kill', value: Number(reaped), unit: 's', detail: `reap after ${REAP_AFTER_S} s` });
 
     // cls2 comes back: it exports again, since its ServiceExport never went away.
     await startCls2();

@@ -4,9 +4,11 @@
 // generous so a loaded machine does not fail it. MCS_E2E_REQUEST_LOG=1 prints each sample's Cloud Map requests as the
 // emulator saw them (where the time went). MCS_E2E_FIRST_EXPORT_GAP_MS spaces the exports' starts at least that far
 // apart (default: back to back, each after the previous import): namespaces created faster than a cluster's share of
-// CreateHttpNamespace (0.2/s at 2 clusters) wait for it.
+// CreateHttpNamespace (0.2/s at 2 clusters) wait for it. With BENCH_RESULTS=bench/results the figures replace
+// bench/results/first-export-<N>-namespaces[-<gap>ms-apart].json, the row of docs/benchmarks.md.
 import { expect } from 'chai';
 import { waitFor } from '../../hack/testbed/wait.ts';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { createNamespaces, runApp, serviceExport } from '../support/workloads.ts';
 
@@ -65,5 +67,12 @@ describe('e2e: the first export of a fresh namespace reaches the other cluster',
     const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1];
     console.log(`      export-to-import over ${latencies.length} fresh namespaces: min ${sorted[0]} ms, median ${sorted[Math.floor(sorted.length / 2)]} ms, p99 ${p99} ms, max ${sorted.at(-1)} ms`);
     for (const latency of latencies) expect(latency).to.be.below(BOUND_MS);
+    const env = [process.env.MCS_E2E_REQUEST_LOG ? 'MCS_E2E_REQUEST_LOG=1' : '', `MCS_E2E_FIRST_EXPORTS=${NAMESPACES.length}`, GAP_MS > 0 ? `MCS_E2E_FIRST_EXPORT_GAP_MS=${GAP_MS}` : ''];
+    writeTestResult(resultOfThisRun({
+      benchmark: 'first-export', scenario: `${NAMESPACES.length}-namespaces${GAP_MS > 0 ? `-${GAP_MS}ms-apart` : ''}`,
+      size: `${NAMESPACES.length} fresh namespaces ${GAP_MS > 0 ? `at least ${GAP_MS} ms apart` : 'back to back'}, 2 clusters`,
+      command: `BENCH_RESULTS=bench/results ${env.filter((e) => e !== '').join(' ')} npx mocha --timeout 120000 test/e2e/first-export.test.ts`,
+      figures: [{ name: 'kubectl apply → import Ready in cls2, p99 (= max)', value: p99!, unit: 'ms', atMost: 3000, detail: `min ${sorted[0]!.toLocaleString('en-US')} ms, median ${sorted[Math.floor(sorted.length / 2)]!.toLocaleString('en-US')} ms` }],
+    }));
   });
 });

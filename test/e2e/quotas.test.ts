@@ -8,12 +8,14 @@
 //
 // Shown to fail on the code before M8 (run 2026-11-26): the first case never sees the quota's reason (the export was
 // Ready False, Failed, with the SDK's message) and the deterministic subset is not guaranteed (every registration was
-// in flight at once); the numbers of the last case before and after are in docs/reliability.md.
+// in flight at once); the numbers of the last case before and after are in docs/reliability.md. With
+// BENCH_RESULTS=bench/results each case's figures replace its bench/results/quotas-<case>.json.
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { compareText } from '../../src/core/cluster-export.ts';
 import type { CloudMapRequest } from '../../hack/testbed/cloudmap-emulator.ts';
 import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { resultOfThisRun, writeTestResult, type Figure } from '../../hack/results/result-file.ts';
 import { createNamespaces, importedBySource, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-quotas';
@@ -83,6 +85,17 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     return { total: all.length, byApiOutcome, all };
   }
 
+  /** What a quiet minute with a quota standing cost, as result figures. */
+  const quietMinute = (calls: Awaited<ReturnType<typeof workerCalls>>): Figure[] => [
+    { name: 'calls of both clusters in the quiet minute', value: calls.total, unit: '', detail: 'the idle budget included' },
+    { name: 'ResourceLimitExceeded in the quiet minute', value: calls.byApiOutcome['RegisterInstance ResourceLimitExceeded'] ?? 0, unit: '' },
+    { name: 'deregistrations in the quiet minute', value: calls.all.filter((r) => r.api === 'DeregisterInstance').length, unit: '', atMost: 0 },
+  ];
+  const writeCase = (scenario: string, size: string, figures: Figure[]) => writeTestResult(resultOfThisRun({
+    benchmark: 'quotas', scenario, size, figures, note: `worker with --quota-retry-interval=${RETRY_S}s`,
+    command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/quotas.test.ts',
+  }));
+
   before(async function () {
     this.timeout(300_000);
     const { cls1, cs } = e2e();
@@ -132,10 +145,14 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     const started = Date.now();
     cls1.apply(serviceObjects(NS, 'big', big.slice(0, 15)));
     await eventually('cls1: big Ready True after scaling down to 15', async () => (await ready(cls1, NS, 'big'))?.status === 'True', 60_000);
-    console.log(`      scale-down to 15: Ready True after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    expect(Date.now() - started).to.be.below(RETRY_S * 1000);
+    const recoveredMs = Date.now() - started;
+    console.log(`      scale-down to 15: Ready True after ${(recoveredMs / 1000).toFixed(1)} s`);
+    expect(recoveredMs).to.be.below(RETRY_S * 1000);
     expect(await registered(NS, 'big')).to.deep.equal(big.slice(0, 15).sort(compareText));
     await eventually('cls2: ServiceImport big Ready True again', async () => condition(await cls2.serviceImport(NS, 'big'), 'Ready')?.status === 'True', 30_000);
+    writeCase('per-service', `a ${big.length}-endpoint Service over a quota of ${QUOTAS.instancesPerService} instances per service`, [
+      ...quietMinute(calls), { name: 'Ready=True after the scale-down to 15', value: Math.round(recoveredMs / 100) / 10, unit: 's' },
+    ]);
   });
 
   it('past the per-namespace quota: services keep their slots (no taking turns), few calls, and the quota raised is picked up within the retry interval', async () => {
@@ -169,9 +186,13 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
     const raised = Date.now();
     await eventually('every export Ready True once the quota is raised', async () =>
       (await Promise.all(Object.keys(sizes).map((n) => ready(cls1, NS_FULL, n)))).every((c) => c?.status === 'True'), (RETRY_S + 30) * 1000);
-    console.log(`      namespace quota raised: every export Ready True after ${((Date.now() - raised) / 1000).toFixed(1)} s`);
-    expect(Date.now() - raised).to.be.below((RETRY_S + 15) * 1000);
+    const readyMs = Date.now() - raised;
+    console.log(`      namespace quota raised: every export Ready True after ${(readyMs / 1000).toFixed(1)} s`);
+    expect(readyMs).to.be.below((RETRY_S + 15) * 1000);
     expect(await total()).to.equal(33);
+    writeCase('per-namespace', `${Object.values(sizes).join(' + ')} endpoints over a quota of ${QUOTAS.instancesPerNamespace} instances per namespace`, [
+      ...quietMinute(calls), { name: 'every export Ready=True after the quota is raised', value: Math.round(readyMs / 100) / 10, unit: 's' },
+    ]);
   });
 
   it('at the real quotas: three 700-endpoint Services and a 3-endpoint one in one namespace (2,103 > 2,000) settle and stay quiet', async () => {
@@ -187,7 +208,8 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
       const conditions = await Promise.all(Object.keys(sizes).map((n) => ready(cls1, NS_REAL, n)));
       return conditions.every((c) => c?.status === 'True' || c?.reason === 'InstancesPerNamespaceQuotaExceeded');
     }, 420_000);
-    console.log(`      2,103 instances into a namespace of 2,000: settled after ${((Date.now() - started) / 1000).toFixed(1)} s (unchanged for the last ${RETRY_S + 5} s)`);
+    const settledMs = Date.now() - started;
+    console.log(`      2,103 instances into a namespace of 2,000: settled after ${(settledMs / 1000).toFixed(1)} s (unchanged for the last ${RETRY_S + 5} s)`);
 
     const since = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 60_000));
@@ -201,6 +223,9 @@ describe('e2e: Cloud Map resource quotas (M8)', function () {
       if (held[i]! === 0 || held[i]! === sizes[name]) continue;
       await eventually(`cls2: ServiceImport ${name} Ready False, PartialExport`, async () => condition(await cls2.serviceImport(NS_REAL, name), 'Ready')?.reason === 'PartialExport', 60_000);
     }
+    writeCase('aws-quotas', 'three 700-endpoint Services and a 3-endpoint one into AWS\'s 2,000 instances per namespace', [
+      { name: 'settled (namespace full, nothing changing) after', value: Math.round(settledMs / 100) / 10, unit: 's', detail: `${held.join(' + ')} = 2,000` }, ...quietMinute(calls),
+    ]);
     // Withdrawing 2,000 instances takes longer at the DeregisterInstance rate limit than the suite's clean-up allows.
     cls1.kubectl(['delete', 'serviceexports', '--all', '-n', NS_REAL, '--wait=false']);
     await eventually('cls1: every ServiceExport of the namespace withdrawn', () => cls1.kubectl(['get', 'serviceexports', '-n', NS_REAL, '-o', 'name']).trim() === '', 300_000);

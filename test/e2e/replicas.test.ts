@@ -2,8 +2,10 @@
 // Cloud Map calls); when the leader shuts down it releases the Lease and the standby takes over.
 // A leader paused past its Lease (SIGSTOP) loses it to the standby and, resumed, sends Cloud Map nothing more: the
 // emulator's request log shows no write of the old leader after the new one's first (M4), and neither does the
-// apiserver's audit log for Kubernetes writes (the worker's User-Agent names its replica).
+// apiserver's audit log for Kubernetes writes (the worker's User-Agent names its replica). With
+// BENCH_RESULTS=bench/results the paused leader's figures replace bench/results/faults-leader-paused.json.
 import { expect } from 'chai';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import type { HostProcess } from '../../hack/local/processes.ts';
 import { auditedWrites, type AuditedWrite } from '../support/audit.ts';
 import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
@@ -92,6 +94,7 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
     const since = Date.now();
     let writes: Awaited<ReturnType<typeof cs.cloudMapControl.requests>> = [];
     let kubeWrites: AuditedWrite[] = [];
+    let takeoverMs = 0;
     const byReplica = (w: AuditedWrite, identity: string) => w.userAgent.endsWith(`(${identity})`);
     try {
       await new Promise((r) => setTimeout(r, 3000));
@@ -103,7 +106,8 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
           (await cs.cloudMapControl.requests(since, WRITES)).some((r) => r.app === 'cls1-second-standby'), 30_000);
         await eventually('the new leader to write to Kubernetes', async () =>
           auditedWrites(cls1.cluster, since).some((w) => byReplica(w, 'cls1-second-standby')), 30_000);
-        console.log(`      standby led and wrote ${((Date.now() - pausedAt) / 1000).toFixed(1)} s after the leader was paused`);
+        takeoverMs = Date.now() - pausedAt;
+        console.log(`      standby led and wrote ${(takeoverMs / 1000).toFixed(1)} s after the leader was paused`);
       } finally {
         paused.proc.signalGroup('SIGCONT');
       }
@@ -134,6 +138,15 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
       const slices = await cls2.endpointSlices(NS, 'multicluster.kubernetes.io/service-name=moving');
       return slices.flatMap((s) => (s.endpoints ?? []).map((e) => e.addresses[0])).join() === `10.252.0.${n}`;
     }, 60_000);
+    writeTestResult(resultOfThisRun({
+      benchmark: 'faults', scenario: 'leader-paused', size: 'the leading worker stopped with SIGSTOP past its Lease while its export changes',
+      command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/replicas.test.ts',
+      figures: [
+        { name: 'the standby led and wrote after the pause', value: Math.round(takeoverMs / 100) / 10, unit: 's' },
+        { name: 'Cloud Map writes of the paused leader after the new leader\'s first', value: oldAfter.length, unit: '', atMost: 0, detail: `${oldBefore.length} before it` },
+        { name: 'Kubernetes writes of the paused leader after the new leader\'s first', value: oldKubeAfter.length, unit: '', atMost: 0, detail: `${oldKube.length - oldKubeAfter.length} before it` },
+      ],
+    }));
     await stopWorker(cls1);
     cls1.worker = standby;
     leaderIdentity = 'cls1-second-standby';

@@ -1,8 +1,10 @@
 // The webhook server down in both clusters (every replica), with the shipped failurePolicy Fail on ServiceExports,
 // ServiceImports and MCS EndpointSlices: what a user sees (the apiserver's refusal naming the webhook), what waits
 // (an unexport's finalizer, the other cluster's import clean-up), and that once the server is back nothing is left
-// stuck: the waiting deletions complete and a retried export is imported (E3, I3; docs/reliability.md).
+// stuck: the waiting deletions complete and a retried export is imported (E3, I3; docs/reliability.md). With
+// BENCH_RESULTS=bench/results its figures replace bench/results/faults-webhook-down.json.
 import { expect } from 'chai';
+import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
 import { createNamespaces, serviceExport } from '../support/workloads.ts';
 
@@ -54,10 +56,20 @@ describe('e2e: the webhook server down in every cluster, failurePolicy Fail (E3,
     const back = Date.now();
     await eventually('cls1\'s deleted export to be gone (finalizer released)', async () => (await cls1.serviceExport(NS, 'before')) === undefined, 90_000);
     await eventually('cls2 to drop the import of "before"', async () => (await cls2.serviceImport(NS, 'before')) === undefined, 90_000);
-    console.log(`      deletions completed ${((Date.now() - back) / 1000).toFixed(1)} s after the webhook was back`);
+    const completedMs = Date.now() - back;
+    console.log(`      deletions completed ${(completedMs / 1000).toFixed(1)} s after the webhook was back`);
     cls1.apply([serviceExport(NS, 'during')]);
     await eventually('cls2 imports "during", exported once the webhook is back', async () => condition(await cls2.serviceImport(NS, 'during'), 'Ready')?.status === 'True', 60_000);
     const stuck = JSON.parse(cls1.kubectl(['get', 'serviceexports', '-n', NS, '-o', 'json'])) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string } }> };
-    expect(stuck.items.filter((e) => e.metadata.deletionTimestamp).map((e) => e.metadata.name), 'exports stuck in deletion').to.deep.equal([]);
+    const terminating = stuck.items.filter((e) => e.metadata.deletionTimestamp).map((e) => e.metadata.name);
+    expect(terminating, 'exports stuck in deletion').to.deep.equal([]);
+    writeTestResult(resultOfThisRun({
+      benchmark: 'faults', scenario: 'webhook-down', size: 'every webhook replica of both clusters stopped while a user exports and unexports',
+      command: 'BENCH_RESULTS=bench/results npx mocha --timeout 120000 test/e2e/webhook-down.test.ts',
+      figures: [
+        { name: 'waiting deletions completed after the server is back', value: Math.round(completedMs / 100) / 10, unit: 's' },
+        { name: 'exports left Terminating', value: terminating.length, unit: '', atMost: 0 },
+      ],
+    }));
   });
 });

@@ -50,7 +50,7 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
   });
 
   // Both fail on a heartbeat written at the start of each poll and queued behind the registrations, as before: in a
-  // 10,000-service sync a peer withdrew a live cluster's endpoints for minutes (docs/benchmarks.md, 2026-11-29).
+  // 10,000-service sync a peer withdrew a live cluster's endpoints for minutes (2026-11-29, git show 482add3:docs/benchmarks.md).
   it('beats ahead of this cluster\'s registrations waiting for the rate limit', async () => {
     const a = watch('cls1', { rateLimits: { RegisterInstance: 2 } });
     const b = watch('cls2');

@@ -3,13 +3,15 @@
 // alone, then 15 s more while 4 (then 16) clients of another process send bodies of exactly that size back to back
 // (the shapes that cost the most heap to parse). The server's peak RSS must stay under the Deployment's memory limit
 // and every review must be answered; latency and the server's event-loop delay are printed, not asserted (the machine
-// is shared). Recorded figures: docs/reliability.md.
+// is shared). Recorded figures: docs/reliability.md; with BENCH_RESULTS=bench/results a run replaces
+// bench/results/max-size-<n>-clients.json.
 
 import { expect } from 'chai';
 import { maxSizeRun } from '../../support/chaos-runs.ts';
 import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
 import { configMapEnv, deploymentNodeFlags, kustomizeBase, type Manifest } from '../../../hack/local/manifests.ts';
 import { webhookOptionSpecs } from '../../../src/webhook/options.ts';
+import { resultOfThisRun, writeTestResult } from '../../../hack/results/result-file.ts';
 
 const DEPLOYMENT = 'mcs-cloudmap-webhook';
 const UNITS: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
@@ -47,6 +49,16 @@ describe('W6: maximum-size bodies at once stay within the shipped memory limit',
       expect(run.big.admitted.sent, 'admitted bodies actually parsed').to.be.greaterThan(0);
       expect(run.peakRss, 'peak RSS').to.be.lessThan(limit);
       expect(server.alive()).to.equal(true);
+      writeTestResult(resultOfThisRun({
+        benchmark: 'max-size', scenario: `${concurrency}-clients`, size: `${concurrency} clients sending ${Number(mib(maxRequestBytes))} MiB bodies back to back, reviews at 100/s`,
+        command: 'BENCH_RESULTS=bench/results npx mocha --timeout 300000 test/integration/webhook/max-size.test.ts', load: run.load,
+        figures: [
+          { name: 'review p99 while the bodies arrive', value: Number(fmt(run.reviews.p99)), unit: 'ms', atMost: 5 },
+          { name: 'review p99 alone', value: Number(fmt(run.baseline.p99)), unit: 'ms' },
+          { name: 'reviews failed', value: run.baseline.errors.length + run.reviews.errors.length, unit: '', atMost: 0 },
+          { name: 'server peak RSS', value: Number(mib(run.peakRss)), unit: 'MiB', atMost: Number(mib(limit)) },
+        ],
+      }));
     });
   }
 });
