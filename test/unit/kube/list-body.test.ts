@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ListBodyParser } from '../../../src/kube/list-body.ts';
@@ -13,6 +14,21 @@ function parse(body: Buffer, cuts: readonly number[] = []) {
   }
   parser.push(body.subarray(at));
   return { items, envelope: parser.end() };
+}
+
+/**
+ * Strings of `units`, and keys of the same without quote and backslash. Node 24's JSON.parse (V8 13.6; V8 14.6 too)
+ * can misread a key written with an escape: when an object parsed or built earlier in the process, by any code, had
+ * at the same place a key that holds a backslash and equals the escaped key's raw text, that key is returned instead
+ * (nodejs/node#63785; pinned by the last test). The parser's JSON.parse of each item is exposed as much as the
+ * whole-list JSON.parse the tests compare with, so generated keys that hold escapes made the property tests fail or
+ * pass by what ran before them. Values keep every unit; an escaped first key has its own case.
+ */
+function textAndKey(units: string[]) {
+  return {
+    text: fc.string({ unit: fc.constantFrom(...units) }),
+    key: fc.string({ unit: fc.constantFrom(...units.filter((unit) => unit !== '"' && unit !== '\\')) }),
+  };
 }
 
 const list = (items: unknown[], extra: Record<string, unknown> = {}) => ({
@@ -38,6 +54,8 @@ describe('kube list body: items handed over as they arrive', () => {
     ['items found by their first key, one holding that key nested', '{"items":[{"k":1},{"k":[{"k":2},{"k":3}]},{"k":"},{\\"k\\":"},{"k":4}],"metadata":{}}',
       [{ k: 1 }, { k: [{ k: 2 }, { k: 3 }] }, { k: '},{"k":' }, { k: 4 }]],
     ['multi-byte characters', '{"items":[{"name":"naïve-ünïcode-名前"}]}', [{ name: 'naïve-ünïcode-名前' }]],
+    ['items whose first key holds an escaped quote and backslash', '{"items":[{"list\\"body\\\\key":1},{"list\\"body\\\\key":2},{"list\\"body\\\\key":3}]}',
+      [{ 'list"body\\key': 1 }, { 'list"body\\key': 2 }, { 'list"body\\key': 3 }]],
   ];
   for (const [title, text, expected] of cases) {
     it(`reads ${title}, whichever byte each chunk ends at`, () => {
@@ -64,12 +82,12 @@ describe('kube list body: items handed over as they arrive', () => {
 
   it('reads any list of JSON objects the same as JSON.parse, however the body is cut into chunks', () => {
     // Strings made mostly of what the scanner skips over or stops at: quotes, escapes, brackets, multi-byte characters.
-    const text = fc.string({ unit: fc.constantFrom('a', '"', '\\', '{', '}', '[', ']', ',', ':', ' ', 'é', '名') });
+    const { text, key } = textAndKey(['a', '"', '\\', '{', '}', '[', ']', ',', ':', ' ', 'é', '名']);
     const value = fc.letrec((tie) => ({
       value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.boolean(), fc.constant(null),
-        fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(text, tie('value'), { maxKeys: 3 })),
+        fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(key, tie('value'), { maxKeys: 3 })),
     })).value;
-    const item = fc.dictionary(text, value, { maxKeys: 5 });
+    const item = fc.dictionary(key, value, { maxKeys: 5 });
     fc.assert(fc.property(
       fc.array(item, { maxLength: 8 }), fc.string(), fc.array(fc.nat(), { maxLength: 6 }),
       (items, resourceVersion, rawCuts) => {
@@ -112,12 +130,12 @@ describe('kube list body: items handed over as they arrive', () => {
   it('reads lists whose items share their first key (as an apiserver writes them) the same as JSON.parse', () => {
     // The items are found by `},{"k":`, which also occurs inside them (nested objects, strings): each such candidate
     // does not parse and hands the rest of the body back to the scan.
-    const text = fc.string({ unit: fc.constantFrom('a', '"', '\\', '{', '}', ',', ':', 'k', '名') });
+    const { text, key } = textAndKey(['a', '"', '\\', '{', '}', ',', ':', 'k', '名']);
     const value = fc.letrec((tie) => ({
       value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null),
-        fc.array(tie('value'), { maxLength: 3 }), fc.record({ k: tie('value') }), fc.dictionary(text, tie('value'), { maxKeys: 2 })),
+        fc.array(tie('value'), { maxLength: 3 }), fc.record({ k: tie('value') }), fc.dictionary(key, tie('value'), { maxKeys: 2 })),
     })).value;
-    const item = fc.tuple(value, fc.dictionary(text, value, { maxKeys: 3 })).map(([k, rest]) => ({ k, ...rest }));
+    const item = fc.tuple(value, fc.dictionary(key, value, { maxKeys: 3 })).map(([k, rest]) => ({ k, ...rest }));
     fc.assert(fc.property(fc.array(item, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 6 }), (items, rawCuts) => {
       const body = Buffer.from(JSON.stringify(list(items)));
       expect(parse(body, rawCuts.map((c) => c % (body.length + 1))).items).to.deep.equal(JSON.parse(JSON.stringify(items)));
@@ -136,5 +154,14 @@ describe('kube list body: items handed over as they arrive', () => {
     }
     parser.end();
     expect(seen).to.deep.equal([{ name: 'first' }, { name: 'second' }]);
+  });
+
+  it('meets a JSON.parse that misreads an escaped key after one holding a backslash, so generated keys hold no escape', () => {
+    // The shape of the counterexample the first property test found (seed 1278371032): an object with the key `x\`,
+    // then one with `x"` after the same first key. Run in a fresh process, as whether this one still shows it depends on
+    // what ran before. Failing here means the engine reads such keys right (nodejs/node#63785 fixed): textAndKey may
+    // then give keys every unit again.
+    const script = `JSON.parse('{"q":1,"x\\\\\\\\":2}'); process.stdout.write(JSON.stringify(Object.keys(JSON.parse('{"q":1,"x\\\\"":2}'))));`;
+    expect(JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }))).to.deep.equal(['q', 'x\\']);
   });
 });
