@@ -13,7 +13,7 @@ import { partialExports, type QuotaCounts } from '../core/instance-quota.ts';
 import { servedWhilePortsChange, type ServedPorts } from '../core/ports.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../core/names.ts';
 import {
-  desiredServiceImport, serviceImportKeeper, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
+  desiredServiceImport, ENDPOINT_SLICE_OBJECTS, serviceImportKeeper, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
 } from '../core/service-import.ts';
 import type { CloudMapInstance, ClusterExport } from '../core/types.ts';
 import { errorText, isInvalid } from '../kube/api-error.ts';
@@ -160,10 +160,12 @@ export class ImportReconciler {
       // A spec change moved the generation: the conditions must observe the new one, or the next pass writes them again.
       desired = desiredFor(serviceImport, derived);
     }
+    await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, resolution.served, keepOthers);
+    // After the slices: status.endpointSliceObjects says they are Present, and status.clusters names no cluster before
+    // its endpoints are in place.
     if (serviceImportNeedsUpdate(desired, serviceImport).status) {
       await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
     }
-    await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, resolution.served, keepOthers);
   }
 
   /**
@@ -190,7 +192,9 @@ export class ImportReconciler {
     if (JSON.stringify(conditions) === JSON.stringify(current)) return;
     this.#o.log.info({ event: 'import-kept', namespace, name, unread: regions.filter((r) => !r.read).map((r) => r.region) },
       'no exports seen, but some Regions were not read yet; the ServiceImport is kept');
-    await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: { clusters: existing.status?.clusters ?? [], conditions } });
+    // An apply owns what it names: leaving out a field this worker set would remove it. The slices stay, so Present.
+    const status = { clusters: existing.status?.clusters ?? [], conditions, endpointSliceObjects: ENDPOINT_SLICE_OBJECTS };
+    await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status });
   }
 
   async #applyServiceImport(namespace: string, name: string, desired: DesiredServiceImport): Promise<ServiceImportObject> {
