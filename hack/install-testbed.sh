@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the testbed's pinned binaries into a cache outside the repository:
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and kube-proxy (built from k8s.io/kubernetes),
-# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto, helm and promtool; as root, also
-# the data path's Debian packages (containerd, runc, CNI plugins, iptables) and images (hack/image/data-path.sh).
+# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto, helm and promtool,
+# and the CRDs of the mcs-api release our own are compared with; as root, also the data path's Debian packages
+# (containerd, runc, CNI plugins, iptables) and images (hack/image/data-path.sh).
 # Idempotent: every step is skipped when its output already exists (CoreDNS: when dns/ is unchanged).
 # Run by `npm test` (hack/test.sh) and `npm run demo` (hack/demo.ts) before anything else. It first checks the tools it
 # cannot install itself (Go, Python with venv, OpenSSL) and says what to install, then prints what it will build and
@@ -20,6 +21,8 @@ MOTO_VERSION=${MOTO_VERSION:-5.2.5}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 # Prometheus 3.16.0 (promtool) as its Go module numbers it: v0.<major><minor>.<patch>.
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
+# The newest sigs.k8s.io/mcs-api release on the Go module proxy (`go list -m -versions sigs.k8s.io/mcs-api`); hack/testbed/paths.ts reads this default.
+MCS_API_VERSION=${MCS_API_VERSION:-v0.5.2}
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}
@@ -208,6 +211,19 @@ build_promtool() {
     "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION"
 }
 
+# ---------- upstream mcs-api CRDs ----------
+# The ServiceExport and ServiceImport CRDs of sigs.k8s.io/mcs-api, kept per version, which
+# test/integration/webhook/upstream-crds.test.ts compares our schemas with (K5).
+install_mcs_api_crds() {
+  local src dir="$CACHE/mcs-api/$MCS_API_VERSION"
+  src=$(GOWORK=off GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/mcs-api@$MCS_API_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  [ -d "$src/config/crd" ] || fail "sigs.k8s.io/mcs-api@$MCS_API_VERSION has no config/crd directory (module dir: '$src')"
+  rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+  cp "$src"/config/crd/*.yaml "$dir.tmp/"
+  chmod u+w "$dir.tmp"/*.yaml
+  rm -rf "$dir" && mv "$dir.tmp" "$dir"
+}
+
 # ---------- moto ----------
 # A wrapper, not a symlink: Python finds its venv only when started by the venv's own path.
 write_moto_python() {
@@ -274,6 +290,7 @@ moto_needed() { [ ! -x "$BIN/moto_server" ]; }
 etcd_needed() { [ ! -x "$BIN/etcd" ]; }
 kwok_needed() { [ ! -x "$BIN/kwok" ]; }
 kwok_stages_needed() { [ ! -f "$CACHE/kwok-stages/node-heartbeat-with-lease.yaml" ]; }
+mcs_api_crds_needed() { [ ! -f "$CACHE/mcs-api/$MCS_API_VERSION/multicluster.x-k8s.io_serviceimports.yaml" ]; }
 kubernetes_needed() { [ -n "$(kube_commands_to_build)" ]; }
 helm_needed() { [ ! -x "$BIN/helm" ] || [ "$(cat "$CACHE/helm.version" 2>/dev/null)" != "$HELM_VERSION" ]; }
 promtool_needed() { [ ! -x "$BIN/promtool" ] || [ "$(cat "$CACHE/promtool.version" 2>/dev/null)" != "$PROMETHEUS_VERSION" ]; }
@@ -287,8 +304,8 @@ data_path_images_needed() { [ ! -f "$CACHE/image/data-path/images.tar" ] || [ "$
 data_path_images_key() { { cat "$REPO/hack/image/data-path.sh"; cat "$REPO"/hack/image/pause/*; } | sha256sum | cut -c1-16; }
 coredns_needed() { [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$(coredns_sources_hash)" ]; }
 
-STEPS=(moto etcd kwok kwok_stages kubernetes coredns helm promtool data_path_packages data_path_images)
-declare -A COLD_SECONDS=([moto]=25 [etcd]=55 [kwok]=75 [kwok_stages]=5 [kubernetes]=420 [coredns]=160 [helm]=300
+STEPS=(moto etcd kwok kwok_stages mcs_api_crds kubernetes coredns helm promtool data_path_packages data_path_images)
+declare -A COLD_SECONDS=([moto]=25 [etcd]=55 [kwok]=75 [kwok_stages]=5 [mcs_api_crds]=5 [kubernetes]=420 [coredns]=160 [helm]=300
   [promtool]=888 [data_path_packages]=40 [data_path_images]=90)
 
 run_step() {
@@ -297,6 +314,7 @@ run_step() {
     etcd) run_logged etcd build_etcd ;;
     kwok) run_logged kwok build_kwok ;;
     kwok_stages) run_logged kwok-stages install_kwok_stages ;;
+    mcs_api_crds) run_logged mcs-api-crds install_mcs_api_crds ;;
     # shellcheck disable=SC2046 # one word per command
     kubernetes) run_logged kubernetes build_kubernetes $(kube_commands_to_build) ;;
     coredns) run_logged coredns build_coredns ;;

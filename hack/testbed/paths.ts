@@ -1,5 +1,5 @@
 // Where the installer puts the testbed binaries, and the checks that say what to run when one is missing.
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -51,4 +51,20 @@ export function coreDnsAvailability(): CoreDnsAvailability {
   } catch (err) {
     return { available: false, reason: (err as Error).message };
   }
+}
+
+/** The sigs.k8s.io/mcs-api release the installer downloads: its MCS_API_VERSION default, so the two cannot disagree. */
+export function mcsApiVersion(): string {
+  const script = readFileSync(join(import.meta.dirname, '..', 'install-testbed.sh'), 'utf8');
+  const version = /^MCS_API_VERSION=\$\{MCS_API_VERSION:-(v[0-9][^}]*)\}$/m.exec(script)?.[1];
+  if (version === undefined) throw new Error('hack/install-testbed.sh sets no MCS_API_VERSION default');
+  return process.env.MCS_API_VERSION ?? version;
+}
+
+export type UpstreamCrd = { available: true; path: string } | { available: false; reason: string };
+
+/** An upstream mcs-api CRD file (`serviceexports`, `serviceimports`) the installer copied into the cache (K5). */
+export function upstreamCrd(plural: string): UpstreamCrd {
+  const path = join(cacheDir(), 'mcs-api', mcsApiVersion(), `multicluster.x-k8s.io_${plural}.yaml`);
+  return existsSync(path) ? { available: true, path } : { available: false, reason: `${path} is missing: run "bash hack/install-testbed.sh"` };
 }

@@ -10,7 +10,7 @@ export interface ServiceExportJson { metadata: Meta; status?: { conditions?: Con
 export interface ServiceImportJson {
   metadata: Meta;
   spec?: { type?: string; ips?: string[]; ports?: PortJson[] };
-  status?: { clusters?: { cluster: string }[]; conditions?: Condition[] };
+  status?: { clusters?: { cluster: string }[]; conditions?: Condition[]; endpointSliceObjects?: string };
 }
 export interface EndpointSliceJson {
   metadata: Meta;
@@ -77,6 +77,7 @@ export function importView(si: ServiceImportJson, slices: readonly EndpointSlice
     ports: (si.spec?.ports ?? []).map(formatPort),
     clusters: (si.status?.clusters ?? []).map((c) => c.cluster).sort(),
     endpointsByCluster: Object.fromEntries([...byCluster].map(([cluster, s]) => [cluster, countEndpoints(s)])),
+    ...(si.status?.endpointSliceObjects === undefined ? {} : { endpointSliceObjects: si.status.endpointSliceObjects }),
     conditions: si.status?.conditions ?? [],
   };
 }

@@ -1,6 +1,6 @@
 // Renders a StatusReport for people (aligned text tables grouped by namespace) or for programs (JSON). Pure.
 import type { Condition } from '../core/types.ts';
-import { clusterPlacesOf, isHealthy, serviceKey, servicesOf, type EndpointCount, type StatusReport } from './status-model.ts';
+import { clusterPlacesOf, isHealthy, serviceKey, servicesOf, type EndpointCount, type ImportView, type StatusReport } from './status-model.ts';
 
 /** Left-aligned columns separated by two spaces; trailing spaces trimmed. */
 export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -27,6 +27,12 @@ function perCluster(byCluster: Record<string, EndpointCount>): string {
   return entries.length === 0 ? '0' : entries.map(([id, c]) => `${id}=${count(c)}`).join(',');
 }
 
+/** I8: an import that says its EndpointSlices are Absent is marked, since GEP-1748 gateways then do not route to them. */
+function importEndpoints(i: ImportView): string {
+  const endpoints = perCluster(i.endpointsByCluster);
+  return i.endpointSliceObjects === undefined || i.endpointSliceObjects === 'Present' ? endpoints : `${endpoints} !slices:${i.endpointSliceObjects}`;
+}
+
 function list(values: readonly string[]): string {
   return values.length === 0 ? '-' : values.join(',');
 }
@@ -42,7 +48,7 @@ function serviceRows(report: StatusReport): string[][] {
       const e = c.exports.find((x) => serviceKey(x.namespace, x.name) === key);
       if (e) rows.push([namespace, name, c.context, 'export', e.type ?? '-', '-', list(e.ports), c.clusterId ?? '?', count(e.endpoints), formatConditions(e.conditions)]);
       const i = c.imports.find((x) => serviceKey(x.namespace, x.name) === key);
-      if (i) rows.push([namespace, name, c.context, 'import', i.type, list(i.ips), list(i.ports), list(i.clusters), perCluster(i.endpointsByCluster), formatConditions(i.conditions)]);
+      if (i) rows.push([namespace, name, c.context, 'import', i.type, list(i.ips), list(i.ports), list(i.clusters), importEndpoints(i), formatConditions(i.conditions)]);
     }
     const s = cloudMap.get(key);
     if (s) {

@@ -38,6 +38,8 @@ export interface ImportView {
   clusters: string[];
   /** Keyed by the multicluster.kubernetes.io/source-cluster label of the slices. */
   endpointsByCluster: Record<string, EndpointCount>;
+  /** status.endpointSliceObjects (I8, mcs-api v0.5.1): Present or Absent; unset when written by an older controller. */
+  endpointSliceObjects?: string;
   conditions: Condition[];
 }
 

@@ -2,7 +2,7 @@
 // disagreement is reported with the field, the clusters involved and whose value is used. The reconcile worker calls
 // resolveImport to build ServiceImports and Conflict conditions; the webhook calls checkExportAgainstImport at admission.
 import { compareText } from './cluster-export.ts';
-import { formatPort, mergePorts, type PortClash, type PortDifference } from './ports.ts';
+import { formatPort, mergePorts, type PortClash, type PortDifference, type ServedPorts } from './ports.ts';
 import type { ClusterExport, ExportedServiceProperties } from './types.ts';
 
 /** Conflict reasons in the order of X2/X3; a condition joins several with commas in this order. */
@@ -33,6 +33,8 @@ export interface ConflictDetail {
   losers: string[];
   /** One clause with the values, e.g. `type ClusterSetIP from cluster a (oldest export) wins over Headless from b`. */
   description: string;
+  /** What the losers' endpoints then miss, for the Conflict condition (X5: the port they are left out of). */
+  consequence?: string;
 }
 
 export interface ImportConflict {
@@ -52,6 +54,8 @@ export interface ImportResolution {
   exports: ExportFacts[];
   /** I3: the exporting clusters, sorted. */
   clusters: string[];
+  /** X5, strict port conflicts: per cluster, the merged ports its endpoints serve (the EndpointSlice plan's input). */
+  served: ServedPorts;
   /**
    * Present when the exports disagree. By X2/X3 the Conflict condition then goes on every exporting cluster's
    * ServiceExport (all of `clusters`), not only on those named here.
@@ -141,7 +145,9 @@ export function resolveImport(exports: readonly ExportFacts[]): ImportResolution
     exportedLabels: { ...oldest.exportedLabels },
     exportedAnnotations: { ...oldest.exportedAnnotations },
   };
-  return { properties, exports: ordered, clusters: sortedUnique(ordered.map((e) => e.clusterId)), conflict: conflictOf(details) };
+  return {
+    properties, exports: ordered, clusters: sortedUnique(ordered.map((e) => e.clusterId)), served: merged.served, conflict: conflictOf(details),
+  };
 }
 
 export interface ExportCheck {
@@ -202,7 +208,11 @@ function portClashDetail(clash: PortClash): ConflictDetail {
       : clash.kind === 'protocolPort'
         ? `${formatPort({ ...clash.kept, name: '' })} is ${portName(clash.kept.name)} ${older} but ${portName(clash.dropped.name)} ${newer}`
         : `port ${portName(clash.kept.name)} has appProtocol ${clash.kept.appProtocol ?? ''} ${older} but ${clash.dropped.appProtocol ?? ''} ${newer}`;
-  return { reason: 'PortConflict', field: 'ports', winner: clash.keptBy, losers: [clash.droppedBy], description };
+  // X5, strict port conflicts: the loser's endpoints are left out of the port it does not define as the import states it.
+  const consequence = clash.kind === 'protocolPort'
+    ? `so ${portLabel(clash.dropped.name)} of ${clash.droppedBy} is left out and its endpoints receive no traffic on ${formatPort({ ...clash.kept, name: '' })}`
+    : `so the endpoints of ${clash.droppedBy} are left out of ${portLabel(clash.kept.name)} and receive no traffic for it`;
+  return { reason: 'PortConflict', field: 'ports', winner: clash.keptBy, losers: [clash.droppedBy], description, consequence };
 }
 
 /** X2 (mcs-api v0.5.0): ports that are not identical, clash or not; the import still exposes the union. */
@@ -226,12 +236,16 @@ function conflictOf(details: ConflictDetail[]): ImportConflict | undefined {
   const losers = sortedUnique(details.flatMap((d) => d.losers));
   const clusters = sortedUnique([...winners, ...losers]);
   // X2: the port facts go in the message itself, since the ports that differ are not visible on any one cluster.
-  const ports = details.filter((d) => d.reason === 'PortConflict').map((d) => d.description);
+  const ports = details.filter((d) => d.reason === 'PortConflict').map((d) => (d.consequence === undefined ? d.description : `${d.description}, ${d.consequence}`));
   const portFacts = ports.length > 0 ? `${ports.join('; ')}, and the ServiceImport exposes the union of the ports; ` : '';
   const message =
     `Conflicting ${listOf(fields)} between clusters ${listOf(clusters)}; ${portFacts}the oldest export wins (values from ${listOf(winners)}), ` +
     `so change the Service or ServiceExport in ${listOf(losers)} to match, or stop exporting it there.`;
   return { reasons, message, clusters, details };
+}
+
+function portLabel(name: string): string {
+  return name === '' ? 'the unnamed port' : `port "${name}"`;
 }
 
 function portName(name: string): string {

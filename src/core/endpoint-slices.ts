@@ -4,9 +4,9 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { compareText } from './cluster-export.ts';
 import { hashedName, shortHash } from './hashed-names.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from './names.ts';
-import { comparePorts, portListKey, toPortSpec, type PortSpec, type StoredPort } from './ports.ts';
+import { comparePorts, portListKey, toPortSpec, type PortSpec, type ServedPorts, type StoredPort } from './ports.ts';
 import type { OwnerReference } from './service-import.ts';
-import type { ClusterExport, IPFamily } from './types.ts';
+import type { ClusterExport, EndpointPort, IPFamily } from './types.ts';
 
 /** S4: endpoints per slice (the API allows 1000; 100 is what the EndpointSlice controller uses and the spec asks). */
 export const MAX_ENDPOINTS_PER_SLICE = 100;
@@ -66,6 +66,12 @@ export interface EndpointSlicePlanInput {
   /** Usually the ServiceImport, so the slices go when it goes. */
   owner?: OwnerReference | undefined;
   exports: ReadonlyArray<Pick<ClusterExport, 'clusterId' | 'endpoints'>>;
+  /**
+   * X5, strict port conflicts: per cluster, the import's ports its endpoints serve (mergePorts' `served`). Other endpoint
+   * ports are left out of its slices, and an endpoint left with none of its ports is left out, so no port reaches a
+   * cluster whose Service does not expose it as the ServiceImport states it.
+   */
+  served: ServedPorts;
 }
 
 /** Something in a peer's export the API server would refuse; it is left out and the rest is imported. */
@@ -81,8 +87,8 @@ export interface EndpointSlicePlan {
 }
 
 /**
- * S1–S4: one slice per source cluster, IP family and set of endpoint ports, split in chunks of at most 100 endpoints;
- * every endpoint is kept, whatever the total. Names are `<import>-<cluster>-<hash>-<n>`: the hash (of import, cluster
+ * S1–S4, X5: one slice per source cluster, IP family and set of endpoint ports (those the cluster serves), split in
+ * chunks of at most 100 endpoints; every endpoint that serves a port is kept, whatever the total. Names are `<import>-<cluster>-<hash>-<n>`: the hash (of import, cluster
  * and family) keeps names unique when dashes make `<import>-<cluster>` ambiguous and lets the family's slices keep their
  * names (so their immutable addressType) across runs; n counts that family's slices in a fixed order, so a changed
  * endpoint updates a slice in place. Endpoints are ordered by address: inserting one can shift later endpoints into the
@@ -100,7 +106,10 @@ export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlice
         problems.push({ clusterId, address: endpoint.address, problem: 'not an IPv4 or IPv6 address; endpoint left out' });
         continue;
       }
-      const ports = slicePorts(clusterId, endpoint, problems);
+      const served = input.served.get(clusterId);
+      const ports = slicePorts(clusterId, endpoint.ports.filter((p) => served?.has(p.name) === true), endpoint.address, problems);
+      // Not a problem to log: the cluster lost every port of this endpoint to a port conflict its condition reports.
+      if (ports.length === 0 && endpoint.ports.length > 0) continue;
       const byFamily = getOrAdd(groups, clusterId, () => new Map());
       const byPorts = getOrAdd(byFamily, family, () => new Map());
       const group = getOrAdd(byPorts, portListKey(ports), () => ({ ports, endpoints: new Map<string, SliceEndpoint>() }));
@@ -152,14 +161,14 @@ function sliceLabels(input: EndpointSlicePlanInput, clusterId: string): Record<s
   };
 }
 
-/** The endpoint's ports in a fixed order; a slice cannot hold two ports of the same name, so only the first is kept. */
-function slicePorts(clusterId: string, endpoint: ClusterExport['endpoints'][number], problems: EndpointProblem[]): PortSpec[] {
+/** Endpoint ports in a fixed order; a slice cannot hold two ports of the same name, so only the first is kept. */
+function slicePorts(clusterId: string, ports: readonly EndpointPort[], address: string, problems: EndpointProblem[]): PortSpec[] {
   const byName = new Map<string, PortSpec>();
-  for (const port of endpoint.ports.map(toPortSpec).sort(comparePorts)) {
+  for (const port of ports.map(toPortSpec).sort(comparePorts)) {
     const seen = byName.get(port.name ?? '');
     if (seen === undefined) byName.set(port.name ?? '', port);
     else if (comparePorts(seen, port) !== 0) {
-      problems.push({ clusterId, address: endpoint.address, problem: `two ports named "${port.name ?? ''}"; only ${seen.protocol}/${seen.port} kept` });
+      problems.push({ clusterId, address, problem: `two ports named "${port.name ?? ''}"; only ${seen.protocol}/${seen.port} kept` });
     }
   }
   return [...byName.values()];

@@ -31,9 +31,18 @@ export interface PortDifference {
   lacking: ServicePort[];
 }
 
+/** Per cluster, the names of the merged ports its endpoints serve: those it defines as the merge states them (X5). */
+export type ServedPorts = ReadonlyMap<string, ReadonlySet<string>>;
+
 export interface PortMerge {
   /** The union: the first export's ports in its order, then every new port in precedence order. */
   ports: ServicePort[];
+  /**
+   * X5, strict port conflicts: a cluster serves a merged port when its own port joined it without a clash (same name,
+   * protocol and number, no other appProtocol). A cluster whose port lost a clash does not serve that port, so its
+   * endpoints must not receive the port's traffic: they would be reached on a port its Service does not expose.
+   */
+  served: ServedPorts;
   /** X2: true when the port lists are not identical in every export, whether or not any port clashes. */
   conflicting: boolean;
   clashes: PortClash[];
@@ -53,8 +62,11 @@ export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: 
   const appProtocol: Array<{ value: string; by: string } | undefined> = [];
   const addedBy: string[] = [];
   const clashes: PortClash[] = [];
+  const served = new Map<string, Set<string>>();
 
   for (const { clusterId, ports: exported } of exportsInPrecedenceOrder) {
+    const own = new Set<string>();
+    served.set(clusterId, own);
     for (const port of exported) {
       const named = byName.get(port.name);
       if (named !== undefined) {
@@ -64,8 +76,9 @@ export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: 
           clashes.push({ kind: 'name', kept, keptBy: addedBy[named]!, dropped: port, droppedBy: clusterId });
         } else if (port.appProtocol !== undefined && seen !== undefined && seen.value !== port.appProtocol) {
           clashes.push({ kind: 'appProtocol', kept: { ...kept, appProtocol: seen.value }, keptBy: seen.by, dropped: port, droppedBy: clusterId });
-        } else if (port.appProtocol !== undefined && seen === undefined) {
-          appProtocol[named] = { value: port.appProtocol, by: clusterId };
+        } else {
+          if (port.appProtocol !== undefined && seen === undefined) appProtocol[named] = { value: port.appProtocol, by: clusterId };
+          own.add(port.name);
         }
         continue;
       }
@@ -79,10 +92,11 @@ export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: 
       appProtocol.push(port.appProtocol === undefined ? undefined : { value: port.appProtocol, by: clusterId });
       addedBy.push(clusterId);
       ports.push(port);
+      own.add(port.name);
     }
   }
   const differences = portDifferences(exportsInPrecedenceOrder, clashes);
-  return { ports, conflicting: clashes.length > 0 || differences.length > 0, clashes, differences };
+  return { ports, served, conflicting: clashes.length > 0 || differences.length > 0, clashes, differences };
 }
 
 /**
@@ -103,6 +117,23 @@ function portDifferences(ordered: ReadonlyArray<{ clusterId: string; ports: read
     if (added.length > 0 || lacking.length > 0) differences.push({ clusterId, oldest: oldest.clusterId, added, lacking });
   }
   return differences;
+}
+
+/**
+ * X5, strict port conflicts while the import's ports change: the served ports that are safe both under the ports
+ * published now (the stored ServiceImport's and derived Service's) and under the new merge, or undefined when no port is
+ * restated. A port published under the same name with another protocol, number or appProtocol is served by nobody in
+ * between, so no write before the new ports are published puts a cluster's endpoints behind a port it does not define
+ * as stated (kube-proxy and Gateway API implementations match slice ports to Service ports by name).
+ */
+export function servedWhilePortsChange(served: ServedPorts, next: readonly ServicePort[], published: ReadonlyArray<readonly StoredPort[]>): ServedPorts | undefined {
+  const stated = new Map(next.map((port) => [port.name, JSON.stringify(portTuple(port))]));
+  const restated = new Set(published.flat().filter((port) => {
+    const now = stated.get(port.name ?? '');
+    return now !== undefined && now !== JSON.stringify(portTuple(port));
+  }).map((port) => port.name ?? ''));
+  if (restated.size === 0) return undefined;
+  return new Map([...served].map(([clusterId, names]) => [clusterId, new Set([...names].filter((name) => !restated.has(name)))]));
 }
 
 /** The identity of a port when comparing port lists (X2): name, protocol and number. */

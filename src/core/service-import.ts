@@ -47,11 +47,24 @@ export interface ServiceImportSpec {
   trafficDistribution?: string;
 }
 
+/** mcs-api v0.5.1 `status.endpointSliceObjects`: whether the import's EndpointSlices are published for consumers to read. */
+export type EndpointSliceObjects = 'Present' | 'Absent';
+
+/**
+ * What this worker states in `status.endpointSliceObjects`. GEP-1748 Gateway API implementations route to a ServiceImport's
+ * endpoints by reading its EndpointSlices (label multicluster.kubernetes.io/service-name) only when it says Present;
+ * since KEP-1645 makes the slices optional, Absent tells them to use the import's IPs or to report the backend as
+ * unsupported. This worker publishes the slices of every import it keeps, ClusterSetIP and Headless alike (kube-proxy
+ * programs the derived Service from them, S1–S4), and writes the status only once they are in place, so its answer is
+ * always Present; a service without endpoints then has no slice, which a consumer reads as no endpoints.
+ */
+export const ENDPOINT_SLICE_OBJECTS: EndpointSliceObjects = 'Present';
+
 export interface DesiredServiceImport {
   spec: ServiceImportSpec;
   labels: Record<string, string>;
   annotations: Record<string, string>;
-  status: { clusters: Array<{ cluster: string }>; conditions: Condition[] };
+  status: { clusters: Array<{ cluster: string }>; conditions: Condition[]; endpointSliceObjects: EndpointSliceObjects };
 }
 
 export interface ServiceImportInput {
@@ -119,6 +132,7 @@ export function desiredServiceImport(input: ServiceImportInput): DesiredServiceI
     status: {
       clusters: input.resolution.clusters.filter((cluster) => !input.silent?.has(cluster)).map((cluster) => ({ cluster })),
       conditions,
+      endpointSliceObjects: ENDPOINT_SLICE_OBJECTS,
     },
   };
 }
@@ -197,6 +211,7 @@ export interface StoredServiceImport {
   status?: {
     clusters?: Array<{ cluster?: string | undefined }> | undefined;
     conditions?: Array<Partial<Condition>> | undefined;
+    endpointSliceObjects?: string | undefined;
   } | undefined;
 }
 
@@ -239,7 +254,7 @@ function statusKey(status: NonNullable<StoredServiceImport['status']>, condition
     const c = status.conditions?.find((x) => x.type === type);
     return c === undefined ? null : [c.status, c.reason, c.message, c.observedGeneration ?? null];
   });
-  return JSON.stringify([clusters, conditions]);
+  return JSON.stringify([clusters, conditions, status.endpointSliceObjects ?? null]);
 }
 
 function sameMap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>> | undefined): boolean {

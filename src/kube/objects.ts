@@ -21,7 +21,7 @@ export type ServiceObject = KubeObject & {
 export type EndpointSliceObject = KubeObject & Omit<EndpointSliceLike, 'metadata'> & Omit<StoredEndpointSlice, 'metadata'>;
 
 export type ServiceImportObject = KubeObject & Omit<StoredServiceImport, 'metadata' | 'status'> & {
-  status?: { clusters?: Array<{ cluster: string }>; conditions?: Condition[] };
+  status?: { clusters?: Array<{ cluster: string }>; conditions?: Condition[]; endpointSliceObjects?: string };
 };
 
 export type ClusterPropertyObject = KubeObject & { spec?: { value?: string } };

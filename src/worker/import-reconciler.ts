@@ -10,9 +10,10 @@ import { resolveImport, type ImportResolution } from '../core/conflicts.ts';
 import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DesiredDerivedService } from '../core/derived-service.ts';
 import { diffEndpointSlices, planEndpointSlices } from '../core/endpoint-slices.ts';
 import { partialExports, type QuotaCounts } from '../core/instance-quota.ts';
+import { servedWhilePortsChange, type ServedPorts } from '../core/ports.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../core/names.ts';
 import {
-  desiredServiceImport, serviceImportKeeper, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
+  desiredServiceImport, ENDPOINT_SLICE_OBJECTS, serviceImportKeeper, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
 } from '../core/service-import.ts';
 import type { CloudMapInstance, ClusterExport } from '../core/types.ts';
 import { errorText, isInvalid } from '../kube/api-error.ts';
@@ -146,6 +147,11 @@ export class ImportReconciler {
     if (serviceImport?.metadata.uid === undefined) serviceImport = await this.#applyServiceImport(namespace, name, desiredFor(undefined, undefined));
     const owner = serviceImportOwnerReference(name, serviceImport.metadata.uid!);
 
+    const sliceExports = exports.filter((e) => !silent.has(e.clusterId));
+    const keepOthers = regions.some((r) => !r.read);
+    const interim = await this.#servedWhilePortsChange(namespace, serviceImport, derivedName, resolution);
+    if (interim !== undefined) await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, interim, keepOthers);
+
     const derived = await this.#syncDerivedService(desiredDerivedService({ namespace, importName: name, owner, properties: resolution.properties }));
     let desired = desiredFor(serviceImport, derived);
     const changes = serviceImportNeedsUpdate(desired, serviceImport);
@@ -154,10 +160,29 @@ export class ImportReconciler {
       // A spec change moved the generation: the conditions must observe the new one, or the next pass writes them again.
       desired = desiredFor(serviceImport, derived);
     }
+    await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, resolution.served, keepOthers);
+    // After the slices: status.endpointSliceObjects says they are Present, and status.clusters names no cluster before
+    // its endpoints are in place.
     if (serviceImportNeedsUpdate(desired, serviceImport).status) {
       await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: desired.status });
     }
-    await this.#syncSlices(namespace, name, derivedName, owner, exports.filter((e) => !silent.has(e.clusterId)), regions.some((r) => !r.read));
+  }
+
+  /**
+   * X5, strict port conflicts: when a port is about to be restated (another number, protocol or appProtocol under its
+   * name), the served ports the slices must narrow to first, so no write in between puts a cluster's endpoints behind a
+   * port it does not define as stated. The informer cache may lag behind this worker's own last write, so a restatement
+   * it shows is confirmed with the API server: narrowing for nothing would take the port's endpoints away for a moment.
+   */
+  async #servedWhilePortsChange(namespace: string, serviceImport: ServiceImportObject, derivedName: string, resolution: ImportResolution): Promise<ServedPorts | undefined> {
+    const { served, properties: { ports } } = resolution;
+    const cached = [serviceImport.spec?.ports, this.#o.services.get(namespace, derivedName)?.spec?.ports];
+    if (servedWhilePortsChange(served, ports, cached.filter((p) => p !== undefined)) === undefined) return undefined;
+    const live = await Promise.all([
+      this.#o.writer.get<ServiceImportObject>(SERVICE_IMPORTS, namespace, serviceImport.metadata.name),
+      this.#o.writer.get<ServiceObject>(SERVICES, namespace, derivedName),
+    ]);
+    return servedWhilePortsChange(served, ports, live.map((o) => o?.spec?.ports).filter((p) => p !== undefined));
   }
 
   /** Keeps a ServiceImport whose exporters may be in a Region not read yet; only its RegionsReachable condition moves. */
@@ -167,7 +192,9 @@ export class ImportReconciler {
     if (JSON.stringify(conditions) === JSON.stringify(current)) return;
     this.#o.log.info({ event: 'import-kept', namespace, name, unread: regions.filter((r) => !r.read).map((r) => r.region) },
       'no exports seen, but some Regions were not read yet; the ServiceImport is kept');
-    await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status: { clusters: existing.status?.clusters ?? [], conditions } });
+    // An apply owns what it names: leaving out a field this worker set would remove it. The slices stay, so Present.
+    const status = { clusters: existing.status?.clusters ?? [], conditions, endpointSliceObjects: ENDPOINT_SLICE_OBJECTS };
+    await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status });
   }
 
   async #applyServiceImport(namespace: string, name: string, desired: DesiredServiceImport): Promise<ServiceImportObject> {
@@ -208,8 +235,10 @@ export class ImportReconciler {
   }
 
   /** S1–S4: our slices of the import equal to the plan; deletes first (an addressType change reuses the name). */
-  async #syncSlices(namespace: string, name: string, derivedName: string, owner: OwnerReference, exports: ClusterExport[], keepOthers: boolean): Promise<void> {
-    const plan = planEndpointSlices({ namespace, importName: name, derivedServiceName: derivedName, owner, exports });
+  async #syncSlices(
+    namespace: string, name: string, derivedName: string, owner: OwnerReference, exports: ClusterExport[], served: ServedPorts, keepOthers: boolean,
+  ): Promise<void> {
+    const plan = planEndpointSlices({ namespace, importName: name, derivedServiceName: derivedName, owner, exports, served });
     if (plan.problems.length > 0) {
       this.#o.log.warn({ event: 'endpoints-left-out', namespace, name, problems: plan.problems.slice(0, 5), count: plan.problems.length }, 'some exported endpoints cannot be imported');
     }

@@ -13,7 +13,7 @@ export const HEALTHY_EXPORT_CONDITIONS = [
 export function tutorialClusters(): ClusterView[] {
   const imported = (context: string) => ({
     namespace: 'demo', name: 'nginx-hello', type: 'ClusterSetIP' as const, ips: [context === 'cls1' ? '10.96.0.20' : '10.97.0.20'],
-    ports: ['80/TCP'], clusters: ['cls1'], endpointsByCluster: { cls1: { ready: 3, total: 3 } },
+    ports: ['80/TCP'], clusters: ['cls1'], endpointsByCluster: { cls1: { ready: 3, total: 3 } }, endpointSliceObjects: 'Present',
     conditions: [condition('Ready', 'True', 'Ready')],
   });
   return [

@@ -72,6 +72,8 @@ describe('mcs-cloudmap status: Kubernetes objects to views', () => {
       namespace: 'demo', name: 'web', type: 'Headless', ips: [], ports: ['http:8080/TCP'], clusters: ['cls1', 'cls2'],
       endpointsByCluster: { cls1: { ready: 1, total: 2 }, cls2: { ready: 1, total: 1 } }, conditions: [],
     });
+    const present = importView({ metadata: { name: 'web', namespace: 'demo' }, status: { endpointSliceObjects: 'Present' } }, slices);
+    expect(present.endpointSliceObjects, 'I8: status.endpointSliceObjects').to.equal('Present');
   });
 
   it('M5: Cloud Map instances are counted per CLUSTER_ID of the ClusterSet only; READY=false is not ready', () => {

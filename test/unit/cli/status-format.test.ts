@@ -34,6 +34,15 @@ describe('mcs-cloudmap status: formatting', () => {
     expect(text).to.contain('Problems (1):\n  cls1 demo/nginx-hello: Conflict=True (TypeConflict): cls2 exports Headless; the oldest export wins.');
   });
 
+  it('I8: marks an import whose EndpointSlices are Absent (GEP-1748 gateways then do not route to them)', () => {
+    const clusters = tutorialClusters();
+    clusters[1]!.imports[0]!.endpointSliceObjects = 'Absent';
+    delete clusters[0]!.imports[0]!.endpointSliceObjects;
+    const text = formatStatusTable(buildStatusReport(clusters));
+    expect(text).to.match(/cls2 +import .* cls1=3\/3 !slices:Absent +Ready/);
+    expect(text).to.match(/cls1 +import .* cls1=3\/3 +Ready/);
+  });
+
   it('shows an unreachable cluster and a Cloud Map service that does not exist', () => {
     const clusters = tutorialClusters();
     clusters[1] = { context: 'cls2', server: 'https://127.0.0.1:6444', exports: [], imports: [], error: 'context "cls2": cannot reach' };

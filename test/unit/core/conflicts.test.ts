@@ -120,6 +120,7 @@ describe('core/conflicts', () => {
           winner: 'a',
           losers: ['c'],
           description: 'port "metrics" is TCP/9090 in cluster a (older export, wins) but TCP/9091 in cluster c',
+          consequence: 'so the endpoints of c are left out of port "metrics" and receive no traffic for it',
         },
       ]);
       expect(r.conflict?.clusters).to.deep.equal(['a', 'c']);

@@ -8,14 +8,20 @@ import {
   type EndpointSlicePlanInput,
   type StoredEndpointSlice,
 } from '../../../src/core/endpoint-slices.ts';
+import type { ServedPorts } from '../../../src/core/ports.ts';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../../src/core/names.ts';
 import { serviceImportOwnerReference } from '../../../src/core/service-import.ts';
 import { clusterEndpointsArb, endpoint } from './import-fixtures.ts';
 
 const owner = serviceImportOwnerReference('web', 'uid-1');
 
-function plan(exports: EndpointSlicePlanInput['exports']): ReturnType<typeof planEndpointSlices> {
-  return planEndpointSlices({ namespace: 'default', importName: 'web', derivedServiceName: 'imported-web-0123456789', owner, exports });
+/** Every cluster serves every port its endpoints have: no port conflict. */
+function servingAll(exports: EndpointSlicePlanInput['exports']): ServedPorts {
+  return new Map(exports.map((x) => [x.clusterId, new Set(x.endpoints.flatMap((e) => e.ports.map((p) => p.name)))]));
+}
+
+function plan(exports: EndpointSlicePlanInput['exports'], served = servingAll(exports)): ReturnType<typeof planEndpointSlices> {
+  return planEndpointSlices({ namespace: 'default', importName: 'web', derivedServiceName: 'imported-web-0123456789', owner, exports, served });
 }
 
 function ipv4(n: number): string {
@@ -86,12 +92,13 @@ describe('core/endpoint-slices', () => {
     });
 
     it('names are <import>-<cluster>-<hash>-<n>, at most 63 characters, and differ where dashes make the text ambiguous', () => {
-      const a = planEndpointSlices({ namespace: 'ns', importName: 'a-b', derivedServiceName: 'd', exports: [{ clusterId: 'c', endpoints: [endpoint('10.0.0.1')] }] });
-      const b = planEndpointSlices({ namespace: 'ns', importName: 'a', derivedServiceName: 'd', exports: [{ clusterId: 'b-c', endpoints: [endpoint('10.0.0.1')] }] });
+      const served = new Map([['c', new Set(['http'])], ['b-c', new Set(['http'])], ['y'.repeat(63), new Set(['http'])]]);
+      const a = planEndpointSlices({ namespace: 'ns', importName: 'a-b', derivedServiceName: 'd', exports: [{ clusterId: 'c', endpoints: [endpoint('10.0.0.1')] }], served });
+      const b = planEndpointSlices({ namespace: 'ns', importName: 'a', derivedServiceName: 'd', exports: [{ clusterId: 'b-c', endpoints: [endpoint('10.0.0.1')] }], served });
       expect(a.slices[0]?.metadata.name).to.match(/^a-b-c-[0-9a-f]{8}-0$/);
       expect(b.slices[0]?.metadata.name).to.match(/^a-b-c-[0-9a-f]{8}-0$/);
       expect(a.slices[0]?.metadata.name).not.to.equal(b.slices[0]?.metadata.name);
-      const long = planEndpointSlices({ namespace: 'ns', importName: 'x'.repeat(63), derivedServiceName: 'd', exports: [{ clusterId: 'y'.repeat(63), endpoints: [endpoint('10.0.0.1')] }] });
+      const long = planEndpointSlices({ namespace: 'ns', importName: 'x'.repeat(63), derivedServiceName: 'd', exports: [{ clusterId: 'y'.repeat(63), endpoints: [endpoint('10.0.0.1')] }], served });
       expect(long.slices[0]?.metadata.name).to.have.length.at.most(63);
     });
 

@@ -188,6 +188,14 @@ describe('core/service-import', () => {
       }
     });
 
+    it('I8: status.endpointSliceObjects is Present, and a stored import without it gets a status write', () => {
+      expect(desired.status.endpointSliceObjects).to.equal('Present');
+      const older = asStored(desired);
+      delete older.status!.endpointSliceObjects;
+      expect(serviceImportNeedsUpdate(desired, older)).to.deep.equal({ metadata: false, spec: false, status: true });
+      expect(serviceImportNeedsUpdate(desired, asStored(desired)).status).to.equal(false);
+    });
+
     it('I3/I5: a change of clusters or of the Ready condition is a status write', () => {
       const clusters = asStored(desired);
       clusters.status!.clusters = [{ cluster: 'east' }, { cluster: 'gone' }];

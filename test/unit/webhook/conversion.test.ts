@@ -81,6 +81,16 @@ describe('webhook conversion', () => {
     });
   }
 
+  it('I8: status.endpointSliceObjects means the same in v1alpha1 and v1beta1 (mcs-api v0.5.1+), so it converts unchanged both ways', () => {
+    for (const value of ['Present', 'Absent']) {
+      const stored = { apiVersion: `${MCS_GROUP}/v1beta1`, kind: 'ServiceImport', metadata: { name: 'web', namespace: 'demo' }, spec: { type: 'ClusterSetIP', ports: [] }, status: { endpointSliceObjects: value } };
+      const old = convertObject(stored, `${MCS_GROUP}/v1alpha1`);
+      expect(old.ok && old.object.status).to.deep.equal({ endpointSliceObjects: value });
+      const back = old.ok ? convertObject(old.object, `${MCS_GROUP}/v1beta1`) : old;
+      expect(back.ok && back.object).to.deep.equal(stored);
+    }
+  });
+
   it('legacy conditions without status, reason, message or lastTransitionTime are completed so the object validates', () => {
     const legacyCondition = fc.record({
       type: fc.constantFrom('Valid', 'Ready', 'Conflict'),
