@@ -23,6 +23,8 @@ const DURATIONS = join(REPO, 'test/durations.json');
 const SUITES = ['test/unit', 'test/integration', 'test/e2e'];
 const DEFAULT_SECONDS = 30;
 const DEFAULT_LANES = 3;
+/** Each lane's testbeds take their ports from a range of its own, below the kernel's ephemeral ports (hack/testbed/ports.ts). */
+const LANE_PORTS = { first: 20_000, last: 32_767 };
 
 interface Durations {
   /** Run after the lanes, with nothing beside them. */
@@ -77,12 +79,19 @@ function counts(text: string): { passed: number; failed: number; skipped: number
   return { passed: n('passing'), failed: n('failing'), skipped: n('pending') };
 }
 
-function runLane(name: string, files: string[], logDir: string): Promise<LaneResult> {
+/** The `index`-th of `count` equal slices of LANE_PORTS, as MCS_TESTBED_PORTS gives it. */
+export function lanePorts(index: number, count: number): string {
+  const size = Math.floor((LANE_PORTS.last - LANE_PORTS.first + 1) / count);
+  const first = LANE_PORTS.first + index * size;
+  return `${first}-${first + size - 1}`;
+}
+
+function runLane(name: string, files: string[], ports: string, logDir: string): Promise<LaneResult> {
   const started = Date.now();
   const durationsFile = join(logDir, `${name}.durations.json`);
   const child = spawn('npx', ['mocha', '--timeout', '120000', ...files], {
     cwd: REPO,
-    env: { ...process.env, MCS_TEST_LANE: name, MCS_TEST_DURATIONS_FILE: durationsFile },
+    env: { ...process.env, MCS_TEST_LANE: name, MCS_TEST_DURATIONS_FILE: durationsFile, MCS_TESTBED_PORTS: ports },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const kept: string[] = [];
@@ -139,8 +148,9 @@ async function main(argv: string[]): Promise<number> {
   console.log(`[test] ${files.length} files in ${dealt.length} lane(s)${alone.length ? ` then ${alone.length} alone` : ''}; logs in ${logDir}`);
   dealt.forEach((l, i) => console.log(`[test] lane${i + 1}: ~${fmt(l.reduce((s, f) => s + (durations.seconds[f] ?? DEFAULT_SECONDS), 0))}, ${l.length} files`));
   const started = Date.now();
-  const results = await Promise.all(dealt.map((l, i) => runLane(`lane${i + 1}`, l, logDir)));
-  if (alone.length > 0) results.push(await runLane('alone', alone, logDir));
+  const ranges = dealt.length + (alone.length > 0 ? 1 : 0);
+  const results = await Promise.all(dealt.map((l, i) => runLane(`lane${i + 1}`, l, lanePorts(i, ranges), logDir)));
+  if (alone.length > 0) results.push(await runLane('alone', alone, lanePorts(dealt.length, ranges), logDir));
 
   const measured: Record<string, number> = {};
   for (const r of results) Object.assign(measured, r.fileSeconds);

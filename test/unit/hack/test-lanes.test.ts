@@ -1,7 +1,7 @@
 // Dealing spec files to the test lanes (hack/test-lanes.ts): pure, no processes.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { dealLanes } from '../../../hack/test-lanes.ts';
+import { dealLanes, lanePorts } from '../../../hack/test-lanes.ts';
 
 describe('test lanes', () => {
   it('deals the longest files first, each to the lane that ends earliest, and keeps each lane in path order', () => {
@@ -26,5 +26,15 @@ describe('test lanes', () => {
       const ideal = costs.reduce((a, b) => a + b, 0) / lanes;
       expect(Math.max(...totals)).to.be.at.most(ideal + Math.max(...costs));
     }));
+  });
+
+  it('gives each lane its own port range, all below the kernel\'s ephemeral ports', () => {
+    const ranges = [0, 1, 2, 3].map((i) => lanePorts(i, 4).split('-').map(Number) as [number, number]);
+    expect(ranges[0]![0]).to.equal(20_000);
+    for (const [i, [first, last]] of ranges.entries()) {
+      expect(last).to.be.below(32_768);
+      expect(first).to.be.below(last);
+      if (i > 0) expect(first).to.equal(ranges[i - 1]![1] + 1);
+    }
   });
 });
