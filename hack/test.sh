@@ -26,11 +26,8 @@ fi
 bash hack/install-testbed.sh
 if [ "$build_images" = true ]; then
   bash hack/image/build.sh >/dev/null
-  bash hack/image/coredns.sh >/dev/null
 fi
 npx tsc -p tsconfig.json
-# The clusterset CoreDNS plugin's Go tests (dns/, docs/dns.md).
-(cd dns && GOWORK=off go test ./...)
 
 specs=()
 for dir in test/unit test/integration test/e2e; do
