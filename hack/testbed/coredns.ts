@@ -25,6 +25,8 @@ export interface CoreDnsSpec {
    * also that CoreDNS has listed everything it watches (until then it answers SERVFAIL for names it does not find).
    */
   probeName?: string;
+  /** The Corefile for a server on `port`; default: one server block with `kubernetesBlock()` and `errors`. */
+  corefile?: (port: number) => string;
 }
 
 /**
@@ -62,7 +64,7 @@ export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
   mkdirSync(spec.dir, { recursive: true });
   const [port] = await freePorts(1) as [number];
   const corefile = join(spec.dir, 'Corefile');
-  writeFileSync(corefile, [
+  writeFileSync(corefile, spec.corefile?.(port) ?? [
     `.:${port} {`,
     '  errors',
     ...kubernetesBlock(spec.kubeconfigPath, spec.context),

@@ -4,13 +4,14 @@
 // ServiceImports as v1alpha1 and they are stored as v1beta1.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { startConversionWebhook, type ConversionWebhook } from '../../../hack/local/deploy.ts';
 import { serviceAccountKubeconfig } from '../../../hack/local/kubectl.ts';
 import { startCoreDns, type CoreDns, type TestCluster } from '../../../hack/testbed/index.ts';
+import { freePorts } from '../../../hack/testbed/ports.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { query, type DnsReply } from '../../support/dns-client.ts';
@@ -200,6 +201,28 @@ describe('clusterset.local DNS from ServiceImports and EndpointSlices (D1, D2)',
       kubectl(cluster, ['delete', '--ignore-not-found', '-f', 'kustomize/components/coredns-multicluster/rbac.yaml']);
       kubectl(cluster, ['delete', '--ignore-not-found', 'serviceaccount', 'coredns', '-n', 'kube-system']);
       kubectl(cluster, ['delete', '--ignore-not-found', 'clusterrolebinding/system:coredns', 'clusterrole/system:coredns']);
+    }
+  });
+
+  it('D3: the component\'s Corefile (kubeadm\'s with the multicluster lines) runs in stock CoreDNS: both zones answer, and it reports ready', async () => {
+    const shipped = (parse(readFileSync(join(ROOT, 'kustomize/components/coredns-multicluster/corefile.yaml'), 'utf8')) as { data: { Corefile: string } }).data.Corefile;
+    const [health, ready, metrics] = await freePorts(3) as [number, number, number];
+    // As it runs on the host: free ports for DNS, health, ready and metrics, and a kubeconfig for the in-cluster account.
+    const onHost = (port: number) => shipped
+      .replace('.:53 {', `.:${port} {`).replace(/^(\s+)health \{/m, `$1health 127.0.0.1:${health} {`)
+      .replace(/^(\s+)ready$/m, `$1ready 127.0.0.1:${ready}`).replace(/^(\s+)prometheus :9153$/m, `$1prometheus 127.0.0.1:${metrics}`)
+      .replace(/^(\s+)pods insecure$/m, `$1kubeconfig ${cluster.kubeconfigPath} ${cluster.context}\n$1pods insecure`);
+    expect(onHost(53).match(/127\.0\.0\.1:|^\s+kubeconfig /gm), 'every rewrite applied').to.have.length(4);
+    const kubeadm = await startCoreDns({ kubeconfigPath: cluster.kubeconfigPath, context: cluster.context, dir: join(testbed().dir, 'coredns-dns-test-component'), corefile: onHost });
+    try {
+      const r = new Resolver({ timeout: 1000, tries: 2 });
+      r.setServers([kubeadm.address]);
+      expect(await a(r, `web.${NS}.svc`)).to.deep.equal(['10.96.100.10']);
+      expect(await r.resolve4('kubernetes.default.svc.cluster.local')).to.have.length(1);
+      expect(await a(r, `missing.${NS}.svc`)).to.equal('ENOTFOUND');
+      expect((await fetch(`http://127.0.0.1:${ready}/ready`)).status, 'the ready plugin, which the Deployment\'s readiness probe asks').to.equal(200);
+    } finally {
+      await kubeadm.stop();
     }
   });
 
