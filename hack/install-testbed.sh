@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the testbed's pinned binaries into a cache outside the repository:
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and kube-proxy (built from k8s.io/kubernetes),
-# etcd, kwok, CoreDNS with our clusterset plugin (built from the repository's dns/ module), moto, helm and promtool,
-# and the CRDs of the mcs-api release our own are compared with; as root, also the data path's Debian packages
-# (containerd, runc, CNI plugins, iptables) and images (hack/image/data-path.sh).
-# Idempotent: every step is skipped when its output already exists (CoreDNS: when dns/ is unchanged).
+# etcd, kwok, stock CoreDNS, moto, helm and promtool, and the CRDs of the mcs-api release our own are compared with;
+# as root, also the data path's Debian packages (containerd, runc, CNI plugins, iptables) and images
+# (hack/image/data-path.sh).
+# Idempotent: every step is skipped when its output already exists at its pinned version.
 # Run by `npm test` (hack/test.sh) and `npm run demo` (hack/demo.ts) before anything else. It first checks the tools it
 # cannot install itself (Go, Python with venv, OpenSSL) and says what to install, then prints what it will build and
 # how long that took on a cold cache, then builds.
@@ -23,6 +23,8 @@ HELM_VERSION=${HELM_VERSION:-v3.22.0}
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
 # The newest sigs.k8s.io/mcs-api release on the Go module proxy (`go list -m -versions sigs.k8s.io/mcs-api`); hack/testbed/paths.ts reads this default.
 MCS_API_VERSION=${MCS_API_VERSION:-v0.5.2}
+# The newest release of `go list -m -versions github.com/coredns/coredns` that builds with our Go (v1.15.0 needs 1.26).
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}
@@ -168,19 +170,13 @@ install_kwok_stages() {
 }
 
 # ---------- CoreDNS ----------
-# CoreDNS (version pinned by dns/go.mod) with the clusterset plugin, from the repository's dns/ module. Keyed by a
-# hash of dns/'s Go sources and module files, so editing the plugin rebuilds it on the next run.
-coredns_sources_hash() {
-  (cd "$REPO" && find dns -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
-}
-
+# Stock CoreDNS with its default plugins: the kubernetes plugin's `multicluster` option (CoreDNS 1.12.2 and newer)
+# serves clusterset.local from ServiceImports and MCS EndpointSlices (docs/dns.md). A module download has no git
+# commit for CoreDNS's Makefile to stamp, so the release tag stands in for it in `coredns -version`.
 build_coredns() {
-  local hash; hash=$(coredns_sources_hash)
-  cd "$REPO/dns"
-  export GOWORK=off CGO_ENABLED=0
-  go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" ./cmd/coredns
-  mv "$BIN/coredns.tmp" "$BIN/coredns"
-  echo "$hash" >"$CACHE/coredns.sources"
+  GOWORK=off CGO_ENABLED=0 GOBIN="$BIN" go install -trimpath \
+    -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" "github.com/coredns/coredns@$COREDNS_VERSION"
+  echo "$COREDNS_VERSION" >"$CACHE/coredns.version"
 }
 
 # ---------- helm ----------
@@ -257,7 +253,7 @@ build_data_path_images() {
 
 # ---------- prerequisites ----------
 # What the installer cannot install itself, with the oldest version known to work: Go builds every binary
-# (helm v3.22 declares go 1.26; k8s.io/kubernetes v1.33 and kwok v0.7.0 go 1.24), Python runs moto (5.2 needs 3.9) from a venv, and the
+# (helm v3.22 and CoreDNS v1.15 declare go 1.26; k8s.io/kubernetes v1.33 and kwok v0.7.0 go 1.24), Python runs moto (5.2 needs 3.9) from a venv, and the
 # testbed and the demo make their certificates with `openssl req -x509 -CA` (OpenSSL 3.0).
 
 # True when dotted version $1 is at least $2.
@@ -302,7 +298,7 @@ data_path_packages_needed() {
 # hack/image/data-path.sh keys its output by its inputs; a quick check here, the script itself decides.
 data_path_images_needed() { [ ! -f "$CACHE/image/data-path/images.tar" ] || [ "$(cat "$CACHE/image/data-path/key" 2>/dev/null)" != "$(data_path_images_key)" ]; }
 data_path_images_key() { { cat "$REPO/hack/image/data-path.sh"; cat "$REPO"/hack/image/pause/*; } | sha256sum | cut -c1-16; }
-coredns_needed() { [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.sources" 2>/dev/null)" != "$(coredns_sources_hash)" ]; }
+coredns_needed() { [ ! -x "$BIN/coredns" ] || [ "$(cat "$CACHE/coredns.version" 2>/dev/null)" != "$COREDNS_VERSION" ]; }
 
 STEPS=(moto etcd kwok kwok_stages mcs_api_crds kubernetes coredns helm promtool data_path_packages data_path_images)
 declare -A COLD_SECONDS=([moto]=25 [etcd]=55 [kwok]=75 [kwok_stages]=5 [mcs_api_crds]=5 [kubernetes]=420 [coredns]=160 [helm]=300
@@ -342,6 +338,7 @@ fi
 for s in "${pending[@]}"; do run_step "$s"; done
 # The Cloud Map emulator (hack/testbed/cloudmap_emulator) runs in moto's venv.
 write_moto_python
-# Left by installers from before the clusterset plugin, when CoreDNS depended on an unobtainable module.
-rm -f "$CACHE/coredns.unavailable"
+# Left by older installers: the build of our own CoreDNS plugin (keyed by its sources), and before it a marker of an
+# unobtainable module.
+rm -f "$CACHE/coredns.sources" "$CACHE/coredns.unavailable"
 step "all binaries in $BIN ($(( $(now) - total_start ))s)"

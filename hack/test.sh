@@ -4,7 +4,7 @@
 # process whose integration and e2e suites share one 2-cluster ClusterSet (test/support/clusterset.ts; root hooks from
 # .mocharc.json stop it at the end). When a test fails the ClusterSet's component logs are kept and their path is
 # printed. `npm test -- FILE...` runs only those files; `--lanes N` sets the number of lanes.
-# The images are built first (npm run image, image:coredns) so the end-to-end tests also run the processes from them.
+# The production image is built first (npm run image) so the end-to-end tests also run the processes from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Root's tools (setcap, iptables, sysctl, runc) live in sbin directories that a shell that is not a login shell, or a CI
@@ -12,10 +12,10 @@ cd "$(dirname "$0")/.."
 for d in /usr/local/sbin /usr/sbin /sbin; do case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac; done
 export PATH
 
-# The production and CoreDNS images for test/e2e/image.test.ts (hack/image/; as root they apt-get install their tools;
-# warm runs take seconds, CoreDNS reuses the Go build cache the installer filled). Without root and without buildah
-# they cannot be built: in CI (CI=true) that fails here, before the install, so a broken image build is never hidden
-# behind a skipped test; a local run goes on and image.test.ts says it skipped (test/support/prerequisites.ts).
+# The production image for test/e2e/image.test.ts (hack/image/; as root it apt-get installs its tools; warm runs take
+# seconds). Without root and without buildah it cannot be built: in CI (CI=true) that fails here, before the install,
+# so a broken image build is never hidden behind a skipped test; a local run goes on and image.test.ts says it skipped
+# (test/support/prerequisites.ts).
 build_images=true
 if [ "$EUID" != 0 ] && ! command -v buildah >/dev/null 2>&1; then
   case "${CI:-}" in
@@ -27,11 +27,8 @@ fi
 bash hack/install-testbed.sh
 if [ "$build_images" = true ]; then
   bash hack/image/build.sh >/dev/null
-  bash hack/image/coredns.sh >/dev/null
 fi
 npx tsc -p tsconfig.json
-# The clusterset CoreDNS plugin's Go tests (dns/, docs/dns.md).
-(cd dns && GOWORK=off go test ./...)
 
 # Unit, integration and end-to-end files in parallel lanes, each lane with its own ClusterSet (hack/test-lanes.ts).
 exec node hack/test-lanes.ts "$@"

@@ -276,8 +276,9 @@ tls:
   # PEM CA of the secret mode, base64-encoded.
   caBundle: ""
 
-# Lets CoreDNS read ServiceImports, EndpointSlices and Namespaces for clusterset.local (D1-D3), as
-# kustomize/components/coredns-multicluster does. The Corefile line and the CoreDNS image stay yours: docs/install.md.
+# Lets CoreDNS read ServiceImports for clusterset.local (D1-D3), as kustomize/components/coredns-multicluster does.
+# The Corefile stays yours: add clusterset.local and "multicluster clusterset.local" to its kubernetes plugin (stock
+# CoreDNS 1.12.2 or newer), docs/install.md.
 coredns:
   enabled: false
 

@@ -1,4 +1,4 @@
-# Shared by the image scripts (build.sh, coredns.sh): tools, caches, and committing one layer at a time with buildah.
+# Shared by the image scripts (build.sh, data-path.sh): tools, caches, and committing one layer at a time with buildah.
 # Sourced, not run.
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -1,5 +1,6 @@
-// CoreDNS with our clusterset plugin (dns/), serving clusterset.local from one cluster's ServiceImports and
-// EndpointSlices (D1, D2). hack/install-testbed.sh builds it from the repository's dns/ module.
+// Stock CoreDNS (hack/install-testbed.sh builds it from the Go module proxy) serving clusterset.local from one cluster's
+// ServiceImports and MCS EndpointSlices with the kubernetes plugin's `multicluster` option (D1, D2; docs/dns.md). The
+// plugin reads ServiceImports as v1alpha1, so once any exist its lists go through the conversion webhook.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { join } from 'node:path';
@@ -19,9 +20,34 @@ export interface CoreDnsSpec {
   /** Holds the Corefile and coredns.log. */
   dir: string;
   timeoutMs?: number;
+  /**
+   * The name whose answer (NXDOMAIN included) means started. Default: one in clusterset.local that does not exist, so
+   * also that CoreDNS has listed everything it watches (until then it answers SERVFAIL for names it does not find).
+   */
+  probeName?: string;
+  /** The Corefile for a server on `port`; default: one server block with `kubernetesBlock()` and `errors`. */
+  corefile?: (port: number) => string;
 }
 
-/** An answer for `name`, NXDOMAIN included, proves the server is up and authoritative for its zone. */
+/**
+ * The kubernetes plugin's block, in a Corefile's server block, for cluster.local and clusterset.local: `multicluster`
+ * answers clusterset.local from ServiceImports, and CoreDNS refuses to start unless that zone is one of the block's too.
+ * `zones` and `lines` add what a cluster's Corefile has besides (reverse zones, `pods`, `fallthrough`).
+ */
+export function kubernetesBlock(kubeconfig: string, context: string, more: { zones?: readonly string[]; lines?: readonly string[] } = {}): string[] {
+  return [
+    `  kubernetes ${['cluster.local', 'clusterset.local', ...more.zones ?? []].join(' ')} {`,
+    `    kubeconfig ${kubeconfig} ${context}`,
+    ...(more.lines ?? []).map((l) => `    ${l}`),
+    '    multicluster clusterset.local',
+    '  }',
+  ];
+}
+
+/**
+ * An answer for `name`, NXDOMAIN included, proves the server is up and authoritative for its zone. The kubernetes
+ * plugin answers SERVFAIL instead of NXDOMAIN until it has listed everything it watches (ServiceImports included).
+ */
 export async function answers(resolver: Resolver, name = 'readiness-probe.default.svc.clusterset.local'): Promise<boolean> {
   try {
     await resolver.resolve4(name);
@@ -34,16 +60,14 @@ export async function answers(resolver: Resolver, name = 'readiness-probe.defaul
 
 export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
   const availability = coreDnsAvailability();
-  if (!availability.available) throw new Error(`CoreDNS with the clusterset plugin is unavailable: ${availability.reason}`);
+  if (!availability.available) throw new Error(`CoreDNS is unavailable: ${availability.reason}`);
   mkdirSync(spec.dir, { recursive: true });
   const [port] = await freePorts(1) as [number];
   const corefile = join(spec.dir, 'Corefile');
-  writeFileSync(corefile, [
+  writeFileSync(corefile, spec.corefile?.(port) ?? [
     `.:${port} {`,
     '  errors',
-    '  clusterset clusterset.local {',
-    `    kubeconfig ${spec.kubeconfigPath} ${spec.context}`,
-    '  }',
+    ...kubernetesBlock(spec.kubeconfigPath, spec.context),
     '}',
     '',
   ].join('\n'));
@@ -57,7 +81,7 @@ export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
     });
     const resolver = new Resolver({ timeout: 500, tries: 1 });
     resolver.setServers([`127.0.0.1:${port}`]);
-    await proc.waitReady('answers DNS queries', () => answers(resolver), spec.timeoutMs ?? 30_000);
+    await proc.waitReady('answers DNS queries', () => answers(resolver, spec.probeName), spec.timeoutMs ?? 30_000);
   } catch (err) {
     await sup.stopAll(1000);
     throw err;

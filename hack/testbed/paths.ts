@@ -44,7 +44,7 @@ export function kwokStageFiles(): string[] {
 
 export type CoreDnsAvailability = { available: true; path: string } | { available: false; reason: string };
 
-/** CoreDNS with our clusterset plugin, built by the installer from dns/; the reason says how to install it when missing. */
+/** Stock CoreDNS, built by the installer; the reason says how to install it when missing. */
 export function coreDnsAvailability(): CoreDnsAvailability {
   try {
     return { available: true, path: binary('coredns') };

@@ -1,11 +1,9 @@
 // The production image that `npm run image` builds, started by a container runtime: its configuration is the
 // Dockerfile's final stage, it carries production dependencies only, runs as non-root on a read-only root filesystem,
 // and its webhook server and worker — containers on the host network, with the Deployments' commands — pass the demo
-// flow against the testbed. The CoreDNS image (`npm run image:coredns`) carries the clusterset plugin and serves port 53
-// as non-root. Where no container runtime can start a container it fails in CI and is skipped, saying why, locally
-// (test/support/prerequisites.ts).
+// flow against the testbed. Where no container runtime can start a container it fails in CI and is skipped, saying why,
+// locally (test/support/prerequisites.ts).
 import { spawnSync } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { localImageRef, podman, podmanEnv, TESTBED_LABEL } from '../../hack/local/container.ts';
 import { finalStage } from '../support/dockerfile.ts';
@@ -77,31 +75,5 @@ describe('image: the webhook server and worker from the production image (npm ru
     const dir = expectTutorialReplayed(code, out);
     expect(out.match(/as containers of \S+/g), out).to.have.length(2);
     expect(podman(['ps', '-aq', '--filter', `label=${TESTBED_LABEL}=${dir}`]).trim()).to.equal('');
-  });
-});
-
-describe('image: CoreDNS with the clusterset plugin (npm run image:coredns)', function () {
-  this.timeout(60_000);
-  const image = localImageRef().replace('/mcs-cloudmap:', '/mcs-cloudmap-coredns:');
-
-  before(function () {
-    requirePrerequisite(this, 'the CoreDNS image', runtimeUnavailable(image, 'image:coredns', ['-version']));
-  });
-
-  it('has the clusterset plugin and serves port 53 as non-root with only NET_BIND_SERVICE, on a read-only root filesystem', async () => {
-    expect(podman(['run', '--rm', '--pull=never', '--network', 'none', image, '-plugins']).split('\n').map((l) => l.trim())).to.include('dns.clusterset');
-    expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).to.equal('65532:65532');
-    // As the stock CoreDNS Deployment: all capabilities dropped but NET_BIND_SERVICE. Its own network namespace, so
-    // port 53 is free whatever the host runs.
-    const id = podman(['run', '-d', '--pull=never', '--network', 'none', '--read-only', '--cap-drop', 'all', '--cap-add', 'NET_BIND_SERVICE',
-      '--security-opt', 'no-new-privileges', image, '-dns.port', '53']).trim();
-    try {
-      let logs = '';
-      for (let i = 0; i < 50 && !logs.includes('CoreDNS-'); i++, await sleep(100)) logs = podman(['logs', id]);
-      expect(logs).to.include('.:53');
-      expect(podman(['inspect', '--format', '{{.State.Running}}', id]).trim(), logs).to.equal('true');
-    } finally {
-      podman(['rm', '-f', '-t', '0', id]);
-    }
   });
 });

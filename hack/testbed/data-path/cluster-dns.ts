@@ -1,12 +1,13 @@
-// Cluster DNS of a cluster with a real node: CoreDNS with our clusterset plugin on the node's address, port 53, serving
-// cluster.local (the kubernetes plugin) and clusterset.local (docs/dns.md), behind the kube-system/kube-dns Service
-// whose ClusterIP the kubelet gives pods as their nameserver. No forward plugin: names outside the two zones get no
-// answer from outside the testbed.
+// Cluster DNS of a cluster with a real node: stock CoreDNS on the node's address, port 53, serving cluster.local and,
+// with the kubernetes plugin's multicluster option, clusterset.local (docs/dns.md), behind the kube-system/kube-dns
+// Service whose ClusterIP the kubelet gives pods as their nameserver. No forward plugin: names outside the two zones get
+// no answer from outside the testbed. Its fallthrough names only the reverse zones: with no plugin after kubernetes, a
+// name passed on would get SERVFAIL instead of NXDOMAIN.
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Resolver } from 'node:dns/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { answers } from '../coredns.ts';
+import { answers, kubernetesBlock } from '../coredns.ts';
 import { binary } from '../paths.ts';
 import type { ManagedProcess, Supervisor } from '../supervisor.ts';
 import { inNode } from './in-node.ts';
@@ -27,14 +28,7 @@ function corefile(spec: ClusterDnsSpec): string {
     '.:53 {',
     `  bind ${spec.node.nodeIp}`,
     '  errors',
-    '  kubernetes cluster.local in-addr.arpa ip6.arpa {',
-    `    kubeconfig ${spec.kubeconfig} ${spec.context}`,
-    '    pods insecure',
-    '    fallthrough in-addr.arpa ip6.arpa',
-    '  }',
-    '  clusterset clusterset.local {',
-    `    kubeconfig ${spec.kubeconfig} ${spec.context}`,
-    '  }',
+    ...kubernetesBlock(spec.kubeconfig, spec.context, { zones: ['in-addr.arpa', 'ip6.arpa'], lines: ['pods insecure', 'fallthrough in-addr.arpa ip6.arpa'] }),
     '}',
     '',
   ].join('\n');
@@ -51,6 +45,8 @@ export async function startClusterDns(sup: Supervisor, spec: ClusterDnsSpec, tim
   }));
   const resolver = new Resolver({ timeout: 500, tries: 1 });
   resolver.setServers([spec.node.nodeIp]);
+  // A name that exists: the testbed starts without the ServiceImport CRD, and until CoreDNS has listed ServiceImports
+  // (it retries until the CRD is installed) it answers SERVFAIL for names it does not find.
   await proc.waitReady('answers DNS queries on port 53', () => answers(resolver, 'kubernetes.default.svc.cluster.local'), timeoutMs);
   return proc;
 }

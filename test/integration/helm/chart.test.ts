@@ -18,9 +18,9 @@ const file = (name: string) => {
   if (!f) throw new Error(`charts/mcs-cloudmap/ci/${name}-values.yaml is missing`);
   return f;
 };
-/** What kustomize installs and the chart leaves to the cluster's owner: the namespace (helm --create-namespace) and CoreDNS itself. */
 const REPO = new URL('../../../', import.meta.url).pathname;
-const NOT_IN_CHART = new Set(['Namespace//mcs-cloudmap-system', 'ConfigMap/kube-system/coredns', 'Deployment/kube-system/coredns']);
+/** What kustomize installs and the chart leaves to the cluster's owner: the namespace (helm --create-namespace) and CoreDNS's Corefile. */
+const NOT_IN_CHART = new Set(['Namespace//mcs-cloudmap-system', 'ConfigMap/kube-system/coredns']);
 /** Labels and annotations only one of the two tools adds. */
 const TOOL_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/part-of'];
 const TOOL_ANNOTATIONS = ['helm.sh/resource-policy', 'checksum/config'];

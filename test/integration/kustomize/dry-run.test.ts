@@ -87,7 +87,7 @@ describe('kustomize and Helm output against a real kube-apiserver', function () 
     for (const [group, missing] of missingCrds) {
       if (objects.some((o) => o.apiVersion.startsWith(`${group}/`))) requirePrerequisite(ctx, `${what} dry run`, missing);
     }
-    // --force-conflicts: the CoreDNS ConfigMap and Deployment fields belong to the cluster's installer (kubeadm here).
+    // --force-conflicts: the CoreDNS ConfigMap's Corefile belongs to the cluster's installer (kubeadm here).
     const r = kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '--field-manager=mcs-cloudmap', '-o', 'json', '-f', '-'], toYaml(objects));
     expect(r.stderr).to.equal('');
     expect(r.status).to.equal(0);
@@ -102,12 +102,10 @@ describe('kustomize and Helm output against a real kube-apiserver', function () 
       const objects = kustomizeBuild(name).objects;
       const items = dryRun(this, name, objects);
       if (name !== 'base') {
-        // D3: merged into the installer's CoreDNS, not replacing it: selector and args stay, only the image changes.
-        const coredns = find(items, 'Deployment', 'coredns') as Deployment;
-        expect(coredns.spec.selector.matchLabels).to.deep.equal({ 'k8s-app': 'kube-dns' });
-        expect(coredns.spec.template.spec.containers[0]!.args).to.deep.equal(['-conf', '/etc/coredns/Corefile']);
-        const wanted = (find(objects, 'Deployment', 'coredns') as Deployment).spec.template.spec.containers[0]!.image;
-        expect(coredns.spec.template.spec.containers[0]!.image).to.equal(wanted);
+        // D3: the Corefile merged into the installer's ConfigMap; the CoreDNS Deployment, its stock image, is not touched.
+        const corefile = (find(items, 'ConfigMap', 'coredns').data as { Corefile: string }).Corefile;
+        expect(corefile).to.match(/^\s+multicluster clusterset\.local$/m);
+        expect(items.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name).sort()).to.deep.equal(['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']);
       }
     });
   }

@@ -1,4 +1,5 @@
-// CoreDNS with our clusterset plugin (dns/), started against cluster 1, answers a clusterset.local query.
+// The testbed's stock CoreDNS (the kubernetes plugin with its multicluster option), started against cluster 1, answers
+// a clusterset.local query.
 import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Resolver } from 'node:dns/promises';
@@ -8,14 +9,14 @@ import { parseAllDocuments } from 'yaml';
 import { startCoreDns, type CoreDns } from '../../../hack/testbed/index.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 
-describe('testbed CoreDNS with the clusterset plugin', function () {
+describe('testbed CoreDNS serving clusterset.local (stock, multicluster option)', function () {
   this.timeout(60_000);
   const testbed = withClusterSet();
   let dns: CoreDns | undefined;
 
   before(async function () {
     const cls1 = testbed().clusters[0]!;
-    // The plugin lists and watches ServiceImports, so their CRD must exist.
+    // The multicluster option lists and watches ServiceImports: until their CRD exists it answers SERVFAIL, not NXDOMAIN.
     await createServiceImportCrd(cls1.kubeConfig());
     dns = await startCoreDns({ kubeconfigPath: cls1.kubeconfigPath, context: cls1.context, dir: join(testbed().dir, 'coredns-cls1') });
   });
