@@ -14,9 +14,19 @@ const SHAPES: Array<[string, RegExp]> = [
   ['a JWT (bearer token)', /eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}/],
 ];
 
-/** Every file under `dir`, recursively. */
+/**
+ * Every file under `dir`, recursively. A folder that goes away while it is read (a real node's containerd removing a
+ * snapshot as the testbed stops) is passed over: what is gone cannot leak.
+ */
 export function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return entries.flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
 }
 
 /** Tokens and client keys of every *.kubeconfig under `dir`, and the body of every *.key (PEM) file. */
