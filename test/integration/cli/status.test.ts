@@ -13,11 +13,11 @@ import {
 import { stringify } from 'yaml';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, CONTROLLER_NAME } from '../../../src/core/names.ts';
 import type { StatusReport } from '../../../src/cli/status-model.ts';
-import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.ts';
 import { cloudMapClientConfig, operationDone } from '../../support/cloudmap.ts';
 import { DEFAULT_ACCOUNT } from '../../../hack/testbed/cloudmap-emulator.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
+import { installCrds } from '../kube/support.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
@@ -66,8 +66,7 @@ describe('mcs-cloudmap status on the testbed', function () {
 
     for (const c of cs.clusters) {
       // The CRDs as installed (conversion aimed at the in-cluster Service); objects are written in the storage version.
-      for (const crd of customResourceDefinitions()) apply(c.context, crd);
-      kubectl(c.context, ['wait', '--for=condition=Established', '--timeout=60s', ...customResourceDefinitions().map((d) => `crd/${d.metadata.name}`)]);
+      await installCrds(c.kubeconfigPath);
       for (const [name, value] of [[CLUSTER_ID_PROPERTY, c.id], [CLUSTERSET_ID_PROPERTY, cs.clustersetId]] as const) {
         const existing = spawnSync(kubectlBinary(), ['--kubeconfig', kubeconfig, '--context', c.context, 'get', `clusterproperties.about.k8s.io/${name}`, '-o', 'jsonpath={.spec.value}'], { encoding: 'utf8' });
         if (existing.status === 0) { expect(existing.stdout, `existing ${name} in ${c.id}`).to.equal(value); continue; }

@@ -2,9 +2,13 @@
 // installation, test namespaces and a logger whose JSON lines the test can read.
 import { KubeConfig } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { pino, type Logger } from 'pino';
+import { parse } from 'yaml';
+import { pointConversionAt } from '../../../hack/local/kubectl.ts';
+import type { Manifest } from '../../../hack/local/manifests.ts';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
 import { NAMESPACES, resourcePath } from '../../../src/kube/resources.ts';
@@ -24,8 +28,17 @@ export function kubeConfigVia(kc: KubeConfig, server: string): KubeConfig {
   return copy;
 }
 
-/** Installs the project's CRDs (crds/) with kubectl and waits until they are served. */
+const CRD_FILES = ['serviceexports.yaml', 'serviceimports.yaml', 'clusterproperties.yaml'];
+
+/**
+ * Installs the project's CRDs (crds/) with kubectl and waits until they are served. A suite before this one on the same
+ * ClusterSet may have aimed their conversion at a webhook server on the host (hack/local): server-side apply would keep
+ * that `url` beside crds/' in-cluster `service`, which the apiserver refuses, so the conversion goes back to crds/' first.
+ */
 export async function installCrds(kubeconfigPath: string): Promise<void> {
+  const crds = CRD_FILES.map((f) => parse(readFileSync(new URL(`../../../crds/${f}`, import.meta.url), 'utf8')) as Manifest);
+  const inCluster = (crds[0]!.spec as { conversion: { webhook: { clientConfig: Record<string, unknown> } } }).conversion.webhook.clientConfig;
+  pointConversionAt(kubeconfigPath, crds, inCluster);
   await run(kubectlBinary(), ['--kubeconfig', kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-k', 'crds/']);
   await run(kubectlBinary(), ['--kubeconfig', kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s',
     'crd/serviceexports.multicluster.x-k8s.io', 'crd/serviceimports.multicluster.x-k8s.io', 'crd/clusterproperties.about.k8s.io']);

@@ -7,6 +7,7 @@ import type { ExportFacts } from '../../../src/core/conflicts.ts';
 import { exportRecordAnnotations } from '../../../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, LABEL_SERVICE_NAME, SERVICE_EXPORT_FINALIZER, WORKER_SERVICE_ACCOUNT } from '../../../src/core/names.ts';
 import type { TestCluster } from '../../../hack/testbed/index.ts';
+import { WORKER_POLICY_NAME } from '../../../kustomize/worker-policy.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
 import { kubectl, kubectlOk, startRegisteredWebhook, storedObject, type RegisteredWebhook } from './harness.ts';
@@ -42,6 +43,8 @@ describe('webhooks on a real apiserver, driven by kubectl', function () {
   let cluster: TestCluster;
   let webhook: RegisteredWebhook | undefined;
   let savedProperties: unknown[] = [];
+  /** The worker-writes policy's binding (I7) an earlier suite may have installed: this suite checks the webhook's I6 alone. */
+  let savedPolicyBinding: { metadata: Record<string, unknown> } | undefined;
   const k = (args: string[], input?: string) => kubectl(cluster.kubeconfigPath, args, input);
   const ok = (args: string[], input?: string) => kubectlOk(cluster.kubeconfigPath, args, input);
 
@@ -62,6 +65,11 @@ describe('webhooks on a real apiserver, driven by kubectl', function () {
     const existing = await k(['get', 'clusterproperties', '-o', 'json']);
     savedProperties = existing.status === 0 ? (JSON.parse(existing.stdout) as { items: unknown[] }).items : [];
     if (savedProperties.length > 0) await ok(['delete', 'clusterproperties', '--all']);
+    const binding = await k(['get', 'validatingadmissionpolicybinding', WORKER_POLICY_NAME, '-o', 'json']);
+    if (binding.status === 0) {
+      savedPolicyBinding = JSON.parse(binding.stdout) as { metadata: Record<string, unknown> };
+      await ok(['delete', 'validatingadmissionpolicybinding', WORKER_POLICY_NAME]);
+    }
     await register('Warn');
     await createNamespace(cluster.kubeConfig(), NS);
   });
@@ -77,6 +85,7 @@ describe('webhooks on a real apiserver, driven by kubectl', function () {
     for (const p of savedProperties as Array<{ metadata: Record<string, unknown> }>) {
       await k(['create', '-f', '-'], yaml({ ...p, metadata: { name: p.metadata.name } }));
     }
+    if (savedPolicyBinding) await k(['create', '-f', '-'], yaml({ ...savedPolicyBinding, metadata: { name: savedPolicyBinding.metadata.name } }));
   });
 
   it('C1: the tutorial export is refused before the ClusterProperties exist, with our message and command', async () => {

@@ -10,7 +10,7 @@ import { waitFor } from '../../../hack/testbed/wait.ts';
 import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { httpsClient } from './local-server.ts';
-import { kubectlBinary } from '../../../hack/testbed/paths.ts';
+import { installCrds } from '../kube/support.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
@@ -39,9 +39,7 @@ describe('src/webhook/main.ts as a process: flags, readiness, graceful shutdown'
     const certs = makeDevCertificates(dir);
     const cluster = clusterSet().clusters[0]!;
     // The informers list our kinds, so the CRDs must be served (as `kubectl apply -k crds/` installs them).
-    const installed = spawnSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-k', 'crds/'], { cwd: ROOT, encoding: 'utf8' });
-    expect(installed.status, installed.stderr).to.equal(0);
-    spawnSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { cwd: ROOT });
+    await installCrds(cluster.kubeconfigPath);
     const child: ChildProcess = spawn(NODE, ['src/webhook/main.ts', '--port=0', '--metrics-port=off', '--bind-address=127.0.0.1', '--shutdown-delay=300ms'], {
       cwd: ROOT,
       env: { ...process.env, MCS_KUBECONFIG: cluster.kubeconfigPath, MCS_TLS_CERT_FILE: certs.certFile, MCS_TLS_KEY_FILE: certs.keyFile },
