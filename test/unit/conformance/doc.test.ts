@@ -54,12 +54,15 @@ describe('the conformance page', () => {
     expect(badge({ ...report, cases: [] }, 'v0.5.0'), 'no Required case ran').to.match(/-red\)$/);
   });
 
-  it('says when the suite could not start and when a label filter left a group out', () => {
+  it('says when the suite could not start, and when a label filter left a group out', () => {
     const { report, summary } = fixture([]);
-    const doc = renderConformanceDoc({ ...report, suiteFailure: 'error listing ServiceExports' }, { ...summary, testbed: { ...summary.testbed, labelFilter: 'DNS' } });
-    expect(doc).to.contain('the suite could not start: error listing ServiceExports');
-    expect(doc).to.contain('None ran (see the label filter above).');
-    expect(doc).to.contain("npm run conformance -- --label-filter 'DNS'");
+    const failed = renderConformanceDoc({ ...report, suiteFailure: 'error listing ServiceExports' }, summary);
+    expect(failed).to.contain('the suite could not start: error listing ServiceExports');
+    expect(failed).to.contain('None ran: the suite could not start (above).');
+    const filtered = renderConformanceDoc({ ...report, cases: CASES.filter((c) => c.group === 'Optional') }, { ...summary, testbed: { ...summary.testbed, labelFilter: 'DNS' } });
+    expect(filtered).to.contain('## Required tests\n\nNone ran (see the label filter above).');
+    expect(filtered).to.contain('| label filter | `DNS` |');
+    expect(filtered).to.contain("npm run conformance -- --label-filter 'DNS'");
   });
 
   it('writes durations as a person reads them', () => {
