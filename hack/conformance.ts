@@ -14,7 +14,7 @@ import { DOC_PATH, RESULTS_DIR, renderFromResults } from './conformance/doc.ts';
 import { machine, versions } from './conformance/environment.ts';
 import { currentCommit, identity } from './conformance/identity.ts';
 import { mergeKubeconfigs } from './conformance/kubeconfig.ts';
-import { caseDurations, parseSuiteReport, withDurations, type SuiteReport } from './conformance/report.ts';
+import { caseDetails, parseSuiteReport, withDetails, type SuiteReport } from './conformance/report.ts';
 import { startSuite } from './conformance/run-suite.ts';
 import { ConformanceSetupError, goVersion, suiteBinary, suiteCheckout, type SuiteBinary } from './conformance/suite-build.ts';
 import { closingLine, conformanceVersionOf, runFailed, runSummary, suiteSourceFromReadme, type ConformanceSummary, type RunSummary, type SuiteSource } from './conformance/summary.ts';
@@ -54,9 +54,9 @@ async function startTestbed(): Promise<{ set: TestClusterSet; deployment: LocalD
 
 function readRun(dir: string): SuiteReport {
   const report = parseSuiteReport(readFileSync(join(dir, 'report.yaml'), 'utf8'));
-  // Ginkgo's JSON report only adds each case's time: a run whose JSON is missing or cut short still counts.
+  // Ginkgo's JSON report only adds each case's time and whole failure: a run whose JSON is missing or cut short still counts.
   try {
-    return withDurations(report, caseDurations(readFileSync(join(dir, 'report.json'), 'utf8')));
+    return withDetails(report, caseDetails(readFileSync(join(dir, 'report.json'), 'utf8')));
   } catch {
     return report;
   }

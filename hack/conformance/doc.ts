@@ -2,7 +2,7 @@
 // (conformance/summary.json), so the page cannot say anything the report does not: laid out as SIG Multicluster's
 // published implementation reports are (implementation, suite version, Required and Optional cases with their
 // labels), plus where it ran and the commands that reproduce it. Pure: data in, Markdown out.
-import { countCases, parseSuiteReport, withDurations, type ConformanceCase, type SuiteReport } from './report.ts';
+import { countCases, detailsOf, parseSuiteReport, withDetails, type ConformanceCase, type SuiteReport } from './report.ts';
 import type { ConformanceSummary, RunSummary } from './summary.ts';
 
 /** The files of a run in the repository, relative to its root. */
@@ -16,8 +16,9 @@ const RESULT_MARK: Record<ConformanceCase['result'], string> = {
   'skipped': '⏭️ skipped',
 };
 
+/** Table cell text: a "|" would end the cell, and "<service>" would vanish as an HTML tag. */
 function cell(text: string): string {
-  return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
 /** 14 min 3 s, 48 s. */
@@ -57,9 +58,9 @@ function groupTable(report: SuiteReport, group: string): string[] {
     '| result | labels | description | time |',
     '| --- | --- | --- | --- |',
     ...inGroup.map((c) => {
-      const description = c.message ? `${c.description}<br>*${c.message}*` : c.description;
+      const why = [c.message ? `<br>*${cell(c.message)}*` : '', c.failure ? `<br>\`${c.failure.replaceAll('`', "'").replaceAll('|', '\\|')}\`` : ''].join('');
       const time = c.seconds === undefined ? '' : `${c.seconds.toFixed(1)} s`;
-      return `| ${RESULT_MARK[c.result]} | ${cell(c.labels.join(', '))} | ${cell(description)} | ${time} |`;
+      return `| ${RESULT_MARK[c.result]} | ${cell(c.labels.join(', '))} | ${cell(c.description)}${why} | ${time} |`;
     }),
     '',
   ];
@@ -162,9 +163,8 @@ export function renderConformanceDoc(report: SuiteReport, summary: ConformanceSu
   ].join('\n');
 }
 
-/** The page for report.yaml's text and the summary; the time column comes from the summary's last run (report.yaml has none). */
+/** The page for report.yaml's text and the summary, whose last run gives the times and whole failures (report.yaml has neither). */
 export function renderFromResults(reportYaml: string, summary: ConformanceSummary): string {
   const last = summary.runs[summary.runs.length - 1]?.cases ?? [];
-  const seconds = new Map(last.flatMap((c) => (c.seconds === undefined ? [] : [[c.description, c.seconds] as const])));
-  return renderConformanceDoc(withDurations(parseSuiteReport(reportYaml), seconds), summary);
+  return renderConformanceDoc(withDetails(parseSuiteReport(reportYaml), detailsOf(last)), summary);
 }

@@ -1,6 +1,6 @@
 // What one run of the upstream MCS conformance suite found, read from the files it writes: report.yaml (the form SIG
 // Multicluster publishes: cases grouped Required / Optional, each passed, failed, skipped or not conformant) and
-// Ginkgo's JSON report (how long each case took). Pure: text in, plain data out.
+// Ginkgo's JSON report (how long each case took, and the whole failure message). Pure: text in, plain data out.
 import { parse } from 'yaml';
 
 /** The implementation as the suite's -organization, -project, -version and -url flags name it in report.yaml. */
@@ -24,6 +24,8 @@ export interface ConformanceCase {
   message?: string;
   /** From Ginkgo's JSON report, when it names the case. */
   seconds?: number;
+  /** Ginkgo's failure message (what was expected and what came), on one line: report.yaml keeps only its first words. */
+  failure?: string;
 }
 
 export interface SuiteReport {
@@ -89,7 +91,9 @@ interface GinkgoSpec {
   ContainerHierarchyTexts?: string[] | null;
   LeafNodeText?: string;
   LeafNodeType?: string;
+  State?: string;
   RunTime?: number;
+  Failure?: { Message?: string };
 }
 
 /** Spaces collapsed: the suite joins empty container texts into its descriptions. */
@@ -97,24 +101,45 @@ function normalized(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-/** Seconds of each case (`It`) in Ginkgo's JSON report, by its full text. */
-export function caseDurations(ginkgoJson: string): Map<string, number> {
+export interface CaseDetail {
+  seconds: number;
+  failure?: string;
+}
+
+const FAILURE_CHARS = 400;
+
+/** One line, without the build's temporary source directory (it differs on every machine). */
+function failureLine(message: string): string {
+  const line = normalized(message.replace(/\S*\/(conformance\/[\w.]+\.go:\d+)/g, '$1'));
+  return line.length > FAILURE_CHARS ? `${line.slice(0, FAILURE_CHARS - 1)}…` : line;
+}
+
+/** Each case's (`It`'s) time and failure in Ginkgo's JSON report, by its full text. */
+export function caseDetails(ginkgoJson: string): Map<string, CaseDetail> {
   const suites = JSON.parse(ginkgoJson) as { SpecReports?: GinkgoSpec[] | null }[];
-  const out = new Map<string, number>();
+  const out = new Map<string, CaseDetail>();
   for (const spec of suites.flatMap((s) => s.SpecReports ?? [])) {
     if (spec.LeafNodeType !== 'It') continue;
     const text = normalized([...(spec.ContainerHierarchyTexts ?? []), spec.LeafNodeText ?? ''].join(' '));
-    out.set(text, Math.round((spec.RunTime ?? 0) / 1e8) / 10);
+    const message = spec.State !== 'passed' && spec.State !== 'skipped' ? spec.Failure?.Message : undefined;
+    out.set(text, { seconds: Math.round((spec.RunTime ?? 0) / 1e8) / 10, ...(message ? { failure: failureLine(message) } : {}) });
   }
   return out;
 }
 
-export function withDurations(report: SuiteReport, durations: ReadonlyMap<string, number>): SuiteReport {
+/** The details kept with cases (the summary's), looked up as caseDetails' are. */
+export function detailsOf(cases: readonly ConformanceCase[]): Map<string, CaseDetail> {
+  return new Map(cases.flatMap((c) => (c.seconds === undefined ? [] : [[normalized(c.description), {
+    seconds: c.seconds, ...(c.failure ? { failure: c.failure } : {}),
+  }] as const])));
+}
+
+export function withDetails(report: SuiteReport, details: ReadonlyMap<string, CaseDetail>): SuiteReport {
   return {
     ...report,
     cases: report.cases.map((c) => {
-      const seconds = durations.get(normalized(c.description));
-      return seconds === undefined ? c : { ...c, seconds };
+      const detail = details.get(normalized(c.description));
+      return detail === undefined ? c : { ...c, ...detail };
     }),
   };
 }

@@ -23,8 +23,8 @@ function fixture(cases: ConformanceCase[]): { report: SuiteReport; summary: Conf
 
 const CASES: ConformanceCase[] = [
   { group: 'Required', description: 'Connectivity to a service that is not exported should be inaccessible', labels: [], result: 'passed', seconds: 9.5 },
-  { group: 'Required', description: 'A ClusterIP service exported on two clusters with conflicting ports | x', labels: ['ClusterIP'], result: 'not conformant', message: 'no Conflict condition' },
-  { group: 'Optional', description: 'DNS SRV query', labels: ['ClusterIP', 'DNS'], result: 'passed' },
+  { group: 'Required', description: 'A ClusterIP service exported on two clusters with conflicting ports | x', labels: ['ClusterIP'], result: 'not conformant', message: 'no Conflict condition', failure: 'Expected <string>: a|b' },
+  { group: 'Optional', description: 'A DNS SRV query of the <service>.<ns>.svc.clusterset.local domain', labels: ['ClusterIP', 'DNS'], result: 'passed' },
   { group: 'Optional', description: 'exported labels', labels: ['ExportedLabels'], result: 'skipped' },
 ];
 
@@ -35,10 +35,11 @@ describe('the conformance page', () => {
     const required = doc.slice(doc.indexOf('## Required tests'), doc.indexOf('## Optional tests'));
     expect(required).to.contain('Passed: 1/2');
     expect(required).to.contain('| ✅ passed |  | Connectivity to a service that is not exported should be inaccessible | 9.5 s |');
-    expect(required).to.contain('| ❌ not conformant | ClusterIP | A ClusterIP service exported on two clusters with conflicting ports \\| x<br>*no Conflict condition* |  |');
+    expect(required).to.contain('| ❌ not conformant | ClusterIP | A ClusterIP service exported on two clusters with conflicting ports \\| x<br>*no Conflict condition*<br>`Expected <string>: a\\|b` |  |');
     const optional = doc.slice(doc.indexOf('## Optional tests'), doc.indexOf('## Every run'));
     expect(optional).to.contain('Passed: 1/2');
     expect(optional).to.contain('| ⏭️ skipped | ExportedLabels | exported labels |  |');
+    expect(optional, 'no HTML tag that a Markdown viewer would swallow').to.contain('A DNS SRV query of the &lt;service&gt;.&lt;ns&gt;.svc.clusterset.local domain');
     expect(doc).to.contain('| result | Required 1/2, Optional 1/2 |');
     expect(doc).to.contain('| duration | 1 min 1 s (the last of 2 runs) |');
     expect(doc).to.contain('| 1 | 2026-12-07 03:10:00 | 14 min 3 s | 2 | 1 | 1 |');

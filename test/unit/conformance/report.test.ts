@@ -1,6 +1,6 @@
 // Reading what the upstream MCS conformance suite writes (report.yaml, Ginkgo's JSON report) and summing it up.
 import { expect } from 'chai';
-import { caseDurations, countCases, missingImplementationFields, parseSuiteReport, withDurations } from '../../../hack/conformance/report.ts';
+import { caseDetails, countCases, detailsOf, missingImplementationFields, parseSuiteReport, withDetails } from '../../../hack/conformance/report.ts';
 import { closingLine, conformanceVersionOf, runFailed, runSummary, suiteSourceFromReadme } from '../../../hack/conformance/summary.ts';
 
 // The shape Go's yaml.v3 gives the suite's report struct: field names lower-cased, messages prefixed " - ".
@@ -92,18 +92,30 @@ describe('conformance report', () => {
     expect(() => parseSuiteReport('groups:\n  - name: Required\n    tests:\n      - desc: x\n')).to.throw(/case "x" is neither/);
   });
 
-  it('takes each case\'s time from Ginkgo\'s JSON report, matching texts whatever the spacing', () => {
+  it('takes each case\'s time and whole failure from Ginkgo\'s JSON report, matching texts whatever the spacing', () => {
     const json = JSON.stringify([{
       SpecReports: [
-        { LeafNodeType: 'BeforeSuite', RunTime: 5e9 },
-        { ContainerHierarchyTexts: ['', 'A ClusterIP service exported on two clusters', ''], LeafNodeText: 'should expose the union of the constituent service ports and raise a conflict', LeafNodeType: 'It', RunTime: 12_345_678_901 },
-        { ContainerHierarchyTexts: ['', 'Connectivity to a service that is not exported'], LeafNodeText: 'should be inaccessible', LeafNodeType: 'It', RunTime: 40_000_000 },
+        { LeafNodeType: 'BeforeSuite', State: 'passed', RunTime: 5e9 },
+        { ContainerHierarchyTexts: ['', 'A ClusterIP service exported on two clusters', ''], LeafNodeText: 'should expose the union of the constituent service ports and raise a conflict', LeafNodeType: 'It', State: 'failed', RunTime: 12_345_678_901,
+          Failure: { Message: 'Timed out after 200.001s.\n\nThe function passed to Eventually failed at /tmp/mcs-conformance-src-f7vlaK/conformance/conformance_suite.go:372 with:\nCommand output\nExpected\n    <string>: pod ip 10.245.10.34\r\r\n    \nto contain substring\n    <string>: 10.244.10.55' } },
+        { ContainerHierarchyTexts: ['', 'Connectivity to a service that is not exported'], LeafNodeText: 'should be inaccessible', LeafNodeType: 'It', State: 'passed', RunTime: 40_000_000, Failure: { Message: 'retried, then passed' } },
       ],
     }]);
-    const durations = caseDurations(json);
-    expect(durations.size).to.equal(2);
-    const timed = withDurations(parseSuiteReport(REPORT), durations);
-    expect(timed.cases.map((c) => c.seconds)).to.deep.equal([0, 12.3, undefined, undefined]);
+    const details = caseDetails(json);
+    expect(details.size).to.equal(2);
+    const detailed = withDetails(parseSuiteReport(REPORT), details);
+    expect(detailed.cases.map((c) => c.seconds)).to.deep.equal([0, 12.3, undefined, undefined]);
+    expect(detailed.cases[1]!.failure).to.equal('Timed out after 200.001s. The function passed to Eventually failed at conformance/conformance_suite.go:372 with: Command output Expected <string>: pod ip 10.245.10.34 to contain substring <string>: 10.244.10.55');
+    expect(detailed.cases[0], 'a passed case keeps no failure').to.not.have.property('failure');
+    // What the summary keeps is found again the same way (the page is rendered from the summary).
+    expect(withDetails(parseSuiteReport(REPORT), detailsOf(detailed.cases)).cases).to.deep.equal(detailed.cases);
+  });
+
+  it('cuts a very long failure to 400 characters', () => {
+    const json = JSON.stringify([{ SpecReports: [{ ContainerHierarchyTexts: [], LeafNodeText: 'x', LeafNodeType: 'It', State: 'failed', RunTime: 0, Failure: { Message: 'y'.repeat(1000) } }] }]);
+    const failure = caseDetails(json).get('x')!.failure!;
+    expect(failure).to.have.length(400);
+    expect(failure.endsWith('…')).to.equal(true);
   });
 
   it('adds up several runs in the closing line and fails on any failed case', () => {
