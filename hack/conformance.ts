@@ -23,6 +23,13 @@ import { missingDataPathPrerequisites, startClusterSet, type TestClusterSet } fr
 import { kubectlBinary } from './testbed/paths.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
+/**
+ * Settings of the workers beyond kustomize/base's ConfigMap. The suite makes a Kubernetes namespace, so a Cloud Map
+ * namespace, for every case; kept once empty (the default), they reach the 50-namespace quota of an account (AWS's
+ * default, which the emulator enforces) after 50 cases on one ClusterSet, and the next export fails with
+ * ResourceLimitExceeded, as the second of two runs on one ClusterSet did.
+ */
+const WORKER_ENV = { MCS_NAMESPACE_CLEANUP: 'true' };
 const started = Date.now();
 const say = (line: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(7)}s] ${line}\n`);
 
@@ -40,7 +47,7 @@ async function startTestbed(): Promise<{ set: TestClusterSet; deployment: LocalD
   const set = await startClusterSet({ dataPath: true, log: (l) => say(`  ${l}`) });
   say(`ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)} s (${set.dir})`);
   try {
-    const deployment = await deployLocally(set, { log: (l) => say(`  ${l}`) });
+    const deployment = await deployLocally(set, { log: (l) => say(`  ${l}`), configEnv: WORKER_ENV });
     for (const c of set.clusters) {
       execFileSync(kubectlBinary(), ['--kubeconfig', c.kubeconfigPath, 'apply', '-f', '-'], { input: clusterProperties(c.id, set.clustersetId), stdio: ['pipe', 'pipe', 'pipe'] });
     }
@@ -156,7 +163,7 @@ async function conformance(args: ConformanceArgs): Promise<boolean> {
   const summary: ConformanceSummary = {
     date: date.toISOString(), commit, implementation,
     suite: suiteSource(checkout, binary),
-    testbed: { clusters, clusterSetPerRun: args.fresh, ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }) },
+    testbed: { clusters, clusterSetPerRun: args.fresh, workerEnv: WORKER_ENV, ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }) },
     versions: clusterVersions!, machine: load, runs,
   };
   writeResults(workDir, summary);

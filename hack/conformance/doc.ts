@@ -84,6 +84,16 @@ function runsTable(runs: readonly RunSummary[]): string[] {
   ];
 }
 
+function workerSettings(env: Readonly<Record<string, string>> | undefined): string[] {
+  const entries = Object.entries(env ?? {});
+  if (entries.length === 0) return [];
+  return [
+    `- The workers run with ${entries.map(([k, v]) => `\`${k}=${v}\``).join(', ')} besides kustomize/base's ConfigMap: the suite makes a`,
+    '  namespace for every case, and empty Cloud Map namespaces kept (the default) reach the account\'s 50-namespace quota',
+    '  after 50 cases on one ClusterSet, when the next export fails with `ResourceLimitExceeded`.',
+  ];
+}
+
 export function renderConformanceDoc(report: SuiteReport, summary: ConformanceSummary): string {
   const last = summary.runs[summary.runs.length - 1];
   const impl = report.implementation;
@@ -131,6 +141,7 @@ export function renderConformanceDoc(report: SuiteReport, summary: ConformanceSu
     '  iptables mode, CoreDNS serving `cluster.local` and `clusterset.local`) where the suite\'s pods run, and a pod network',
     '  routed between the clusters. AWS Cloud Map is the testbed\'s Cloud Map emulator (moto); mcs-cloudmap\'s webhook server',
     '  and reconcile worker run per cluster as host processes configured like the Deployments (`hack/local`).',
+    ...workerSettings(summary.testbed.workerEnv),
     '- The suite\'s images `alpine/socat:1.7.4.4` and `nicolaka/netshoot:v0.15` are local stand-ins built by the testbed',
     '  ([testbed.md](testbed.md#images)), as no image registry is reachable there.',
     '',

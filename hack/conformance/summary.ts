@@ -42,7 +42,8 @@ export interface ConformanceSummary {
   commit: string;
   implementation: Implementation;
   suite: SuiteSource;
-  testbed: { clusters: string[]; clusterSetPerRun: boolean; labelFilter?: string };
+  /** workerEnv: the workers' settings beyond kustomize/base's ConfigMap. */
+  testbed: { clusters: string[]; clusterSetPerRun: boolean; labelFilter?: string; workerEnv?: Record<string, string> };
   versions: Versions;
   machine: Machine;
   runs: RunSummary[];

@@ -45,6 +45,9 @@ describe('the conformance page', () => {
     expect(doc).to.contain('| 1 | 2026-12-07 03:10:00 | 14 min 3 s | 2 | 1 | 1 |');
     expect(doc).to.contain('git checkout 0123456789abcdef0123456789abcdef01234567');
     expect(doc).to.contain('reports/v0.5.0/mcs-cloudmap/0.1.0+0123456789ab.yaml');
+    expect(doc, 'no worker settings, no line about them').to.not.contain('The workers run with');
+    const cleanup = renderConformanceDoc(report, { ...summary, testbed: { ...summary.testbed, workerEnv: { MCS_NAMESPACE_CLEANUP: 'true' } } });
+    expect(cleanup).to.contain('- The workers run with `MCS_NAMESPACE_CLEANUP=true` besides kustomize/base\'s ConfigMap');
   });
 
   it('shows a green badge only when every Required case passed', () => {
