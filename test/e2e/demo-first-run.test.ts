@@ -41,7 +41,7 @@ describe('demo on a fresh machine (README: npm ci && npm run demo)', function ()
     const { out, stoppedAt } = await demoUntil({ ...process.env, MCS_CLOUDMAP_CACHE: cache }, FIRST_BUILD_STEP, 150_000);
     expect(stoppedAt, `the installer never started a build step; output:\n${out}`).to.not.equal(undefined);
     expect(out).to.include(`Install the testbed binaries into ${cache}`);
-    expect(out).to.include(`[install] to build into ${cache}: moto etcd kwok kwok_stages kubernetes (kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy) coredns`);
+    expect(out).to.include(`[install] to build into ${cache}: moto etcd kwok kwok_stages mcs_api_crds kubernetes (kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy) coredns helm promtool`);
     expect(out).to.match(/\[install\] a cold install of these takes about \d+ min on 2 idle cores/);
     // Nothing of the ClusterSet starts before the installer has finished.
     expect(out).to.not.include('Start a 2-cluster ClusterSet');
