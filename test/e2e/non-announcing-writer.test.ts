@@ -18,8 +18,8 @@ const NS_CHANGES = 'e2e-v031-changes';
 const NS_NEW = 'e2e-v031-new';
 
 /** An instance as v0.3.1 registers an endpoint of cluster cls0 (its id, its attributes, no markers). */
-function v031Instance(clustersetId: string, ip: string, serviceType: 'ClusterSetIP' | 'Headless' = 'ClusterSetIP'): CloudMapInstance {
-  return standInInstance({ clusterId: 'cls0', clustersetId, serviceType }, { ip, nodeName: 'node-0' });
+function v031Instance(clustersetId: string, ip: string, serviceType: 'ClusterSetIP' | 'Headless' = 'ClusterSetIP', port?: number): CloudMapInstance {
+  return standInInstance({ clusterId: 'cls0', clustersetId, serviceType }, { ip, nodeName: 'node-0', ...(port === undefined ? {} : { port }) });
 }
 
 async function serviceIds(cloudMap: ServiceDiscoveryClient): Promise<Map<string, string>> {
@@ -141,7 +141,9 @@ describe('e2e: a controller that does not announce its writes (v0.3.1) is active
         async () => (await importedBySource(cls1, 'api', NS_NEW)).cls0?.length === 1);
       await timed('new headless export', () => register('hl', v031Instance(cs.clustersetId, '10.244.4.3', 'Headless')),
         async () => (await cls1.serviceImport(NS_NEW, 'hl'))?.spec.type === 'Headless' && (await importedBySource(cls1, 'hl', NS_NEW)).cls0?.length === 1);
-      await timed('both clusters exporting', () => register(APP, v031Instance(cs.clustersetId, '10.244.4.4')),
+      // The same Service as cls1's (its unnamed port 80): the stand-in's default 8080 under the same name would be a
+      // port conflict that v0.3.1, the older export, wins, leaving cls1's endpoints out of the port (X5).
+      await timed('both clusters exporting', () => register(APP, v031Instance(cs.clustersetId, '10.244.4.4', 'ClusterSetIP', 80)),
         async () => {
           const bySource = await importedBySource(cls1, APP, NS_NEW);
           return bySource.cls0?.length === 1 && bySource.cls1?.length === 1;
