@@ -1,5 +1,5 @@
 // The generated parts of the Helm chart (charts/mcs-cloudmap). Every object the chart shares with kustomize is rendered
-// from the same source: kustomize/base and its components, src/webhook/registration.ts and src/webhook/crd. Only the values an
+// from the same source: kustomize/base and its components, src/webhook/registration/webhook-configurations.ts and src/webhook/crd. Only the values an
 // install chooses become template expressions ("holes"): namespace, labels, image, replicas, resources, CA, settings.
 // A hole is data: a Template value or a TemplateLine among a map's pairs, put into the YAML tree of the source object
 // and written by the yaml library like any other node (no placeholder text, no search and replace of lines).
@@ -15,7 +15,7 @@ import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
 import { customResourceDefinitions } from '../src/webhook/crd/definitions.ts';
 import { webhookOptionSpecs } from '../src/webhook/options.ts';
-import { webhookConfigurations } from '../src/webhook/registration.ts';
+import { webhookConfigurations } from '../src/webhook/registration/webhook-configurations.ts';
 import { renderDashboard } from './dashboard.ts';
 import { workerPolicy } from './worker-policy.ts';
 
@@ -179,7 +179,7 @@ function crds(): string {
 
 function admissionWebhooks(): string {
   const configs = webhookConfigurations();
-  return objects('src/webhook/registration.ts', configs, (_, i) => [CA_INJECTION, ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig']))]);
+  return objects('src/webhook/registration/webhook-configurations.ts', configs, (_, i) => [CA_INJECTION, ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig']))]);
 }
 
 function packageVersion(): string {

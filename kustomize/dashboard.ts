@@ -1,6 +1,6 @@
 // The Grafana dashboard of both processes, written by `npm run manifests` to
 // kustomize/components/monitoring/mcs-cloudmap-dashboard.json (the component's ConfigMap and the chart's carry that file).
-// Every query reads metrics the worker (src/worker/metrics.ts) or the webhook server (src/webhook/metrics.ts) registers;
+// Every query reads metrics the worker (src/worker/metrics.ts) or the webhook server (src/webhook/transport/metrics.ts) registers;
 // test/unit/observability/monitoring-metrics.test.ts checks the names against their registries, and
 // test/integration/monitoring/promtool.test.ts parses every query with promtool.
 

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SYSTEM_NAMESPACE } from '../../src/core/names.ts';
-import { clientConfig, CONVERT_PATH } from '../../src/webhook/client-config.ts';
+import { clientConfig, CONVERT_PATH } from '../../src/webhook/registration/client-config.ts';
 import { makeDevCertificates } from './dev-certificates.ts';
 import type { TestCluster } from '../testbed/cluster.ts';
 import type { TestClusterSet } from '../testbed/clusterset.ts';

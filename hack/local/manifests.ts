@@ -4,8 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { clientConfig, CONVERT_PATH, type WebhookTarget } from '../../src/webhook/client-config.ts';
-import { webhookConfigurations } from '../../src/webhook/registration.ts';
+import { clientConfig, CONVERT_PATH, type WebhookTarget } from '../../src/webhook/registration/client-config.ts';
+import { webhookConfigurations } from '../../src/webhook/registration/webhook-configurations.ts';
 import { kubectlBinary } from '../testbed/paths.ts';
 
 export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [key: string]: unknown };

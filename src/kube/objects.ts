@@ -1,7 +1,7 @@
 // The Kubernetes objects mcs-cloudmap reads, one shape per kind, as the JSON the apiserver sends (timestamps are
 // strings): the worker's informers, the webhook server's caches and admission rules, and the status command all use
 // these. Each shape is KubeObject plus the structural inputs the core functions take, so no client types reach the core.
-// The webhook server reads them through `Incoming<T>` (src/webhook/objects.ts): a request may not name its object yet.
+// The webhook server reads them through `Incoming<T>` (src/webhook/admission/objects.ts): a request may not name its object yet.
 import type { Condition } from '../core/types.ts';
 import type { EndpointSliceLike, ServiceExportLike, ServiceLike } from '../core/service-export.ts';
 import type { StoredEndpointSlice } from '../core/endpoint-slices.ts';

@@ -6,9 +6,9 @@ import { ConfigError } from '../config/options.ts';
 import { versionText } from '../config/version.ts';
 import { loadKubeAccess } from '../kube/kube-access.ts';
 import { createLogger } from '../observability/log.ts';
-import { informerView } from './cluster-view.ts';
+import { informerView } from './cluster-caches.ts';
 import { parseWebhookOptions, splitList, webhookHelp } from './options.ts';
-import { startWebhookServer } from './server.ts';
+import { startWebhookServer } from './transport/server.ts';
 
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {

@@ -3,12 +3,8 @@ import {
   durationOption, enumOption, formatHelp, intOption, logLevelOption, parseOptions, stringOption, warnDeprecated, type OptionSpec, type OptionValues,
 } from '../config/options.ts';
 import { WORKER_SERVICE_ACCOUNT } from '../core/names.ts';
-
-export const CONFLICT_POLICIES = ['Warn', 'Reject'] as const;
-export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number];
-/** E5: what to do with a new ServiceExport of an ExternalName Service; refusing it is opt-in, never the default. */
-export const EXTERNAL_NAME_POLICIES = ['Warn', 'Reject'] as const;
-export type ExternalNamePolicy = (typeof EXTERNAL_NAME_POLICIES)[number];
+import { CONFLICT_POLICIES } from './admission/export-conflicts.ts';
+import { EXTERNAL_NAME_POLICIES } from './admission/exported-service.ts';
 
 /**
  * Identities allowed to delete ServiceImports and MCS EndpointSlices besides the worker: the namespace controller and the

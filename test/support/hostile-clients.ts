@@ -5,7 +5,7 @@
 import { fork } from 'node:child_process';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { Agent, request } from 'node:https';
-import { MAX_JSON_VALUES } from '../../src/webhook/review-answer.ts';
+import { MAX_JSON_VALUES } from '../../src/webhook/transport/review-answer.ts';
 import { messagesOf } from './webhook-client.ts';
 import { connect as tlsConnect } from 'node:tls';
 

@@ -1,9 +1,9 @@
 // A review worker thread that misbehaves on request, for the tests of what the webhook server does when its worker
 // thread hangs or dies (W6): a body containing "hang" spins forever, "throw" throws, "exit" ends the thread; any other
-// body is answered as src/webhook/review-worker.ts answers it.
+// body is answered as src/webhook/transport/review-worker.ts answers it.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { answerBody, type BodyJob } from '../../src/webhook/review-answer.ts';
+import { answerBody, type BodyJob } from '../../src/webhook/transport/review-answer.ts';
 
 parentPort!.on('message', (job: BodyJob) => {
   const text = Buffer.from(job.body).toString('utf8');

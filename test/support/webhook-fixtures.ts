@@ -5,8 +5,9 @@ import { ABOUT_GROUP, CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, MCS_GROUP } f
 import type { IPFamily, Protocol, ServiceType } from '../../src/core/types.ts';
 import type { AdmissionRequest, Operation } from '../../src/webhook/admission/review.ts';
 import type { ValidationContext } from '../../src/webhook/admission/validate.ts';
-import { memoryView, type CacheName } from '../../src/webhook/cluster-view.ts';
-import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from '../../src/webhook/objects.ts';
+import type { CacheName } from '../../src/webhook/admission/cluster-view.ts';
+import { memoryView } from '../../src/webhook/cluster-caches.ts';
+import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from '../../src/webhook/admission/objects.ts';
 
 export const NOW = Date.parse('2026-01-01T12:00:00Z');
 export const WORKER = 'system:serviceaccount:mcs-cloudmap-system:mcs-cloudmap-worker';

@@ -6,9 +6,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { exportRecordAnnotations } from '../../src/core/export-record.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
 import { createLogger } from '../../src/observability/log.ts';
-import { ALWAYS_SYNCED, memoryView, trimService, trimServiceExport, trimServiceImport } from '../../src/webhook/cluster-view.ts';
+import { ALWAYS_SYNCED, memoryView, trimService, trimServiceExport, trimServiceImport } from '../../src/webhook/cluster-caches.ts';
 import { MAX_REVIEW_BYTES } from '../../src/webhook/options.ts';
-import { startWebhookServer } from '../../src/webhook/server.ts';
+import { startWebhookServer } from '../../src/webhook/transport/server.ts';
 
 export const SERVICES = 10_000;
 export const NAMESPACES = 10;

@@ -5,13 +5,12 @@ import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../core/names.ts
 import { buildClusterExport, type ServiceLike } from '../../core/service-export.ts';
 import { pick } from '../../runtime/trim.ts';
 import type { ExportFacts } from '../../core/conflicts.ts';
-import type { ClusterView } from '../cluster-view.ts';
-import type { ServiceExportObject, ServiceObject } from '../objects.ts';
-import type { ConflictPolicy, ExternalNamePolicy } from '../options.ts';
+import type { ClusterView } from './cluster-view.ts';
+import type { ServiceExportObject, ServiceObject } from './objects.ts';
 import { checkClusterPropertiesPresent, type ClusterIdentity } from './cluster-properties-present.ts';
 import { allow, combine, deny, type Decision } from './decision.ts';
-import { checkExportConflicts } from './export-conflicts.ts';
-import { checkExportedService, checkServiceTypeChange } from './exported-service.ts';
+import { checkExportConflicts, type ConflictPolicy } from './export-conflicts.ts';
+import { checkExportedService, checkServiceTypeChange, type ExternalNamePolicy } from './exported-service.ts';
 
 export interface ExportAdmission {
   view: ClusterView;
@@ -44,7 +43,7 @@ const SERVICE_SPEC_FIELDS = (Object.keys(SERVICE_SPEC_READ) as Array<keyof Servi
 /**
  * A Service cut to what these rules read of one: its type (E5) and what buildClusterExport reads (X1–X3). Exact, so a
  * large review can be read in a worker thread and only this cut sent back (W6; test/unit/webhook/lookup-projection.test.ts),
- * and the webhook's Service cache keeps no more (cluster-view.ts).
+ * and the webhook's Service cache keeps no more (../cluster-caches.ts).
  */
 export function serviceAsRead(service: ServiceObject): ServiceObject {
   const spec = service.spec;

@@ -12,9 +12,12 @@
 import { checkExportAgainstImport, type ConflictDetail, type ExportFacts } from '../../core/conflicts.ts';
 import { decodeExportRecord } from '../../core/export-record.ts';
 import { EXPORT_RECORD_ANNOTATION } from '../../core/names.ts';
-import type { ConflictPolicy } from '../options.ts';
-import type { ServiceImportObject } from '../objects.ts';
+import type { ServiceImportObject } from './objects.ts';
 import { allow, deny, type Decision } from './decision.ts';
+
+/** X1–X3: admit a conflicting export with warnings, or refuse it (--conflict-policy). */
+export const CONFLICT_POLICIES = ['Warn', 'Reject'] as const;
+export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number];
 
 export interface ExportConflictCheck {
   /** This cluster's id (ClusterProperty cluster.clusterset.k8s.io). */

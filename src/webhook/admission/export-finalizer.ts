@@ -3,7 +3,7 @@
 // an object that already carries it patches nothing.
 
 import { SERVICE_EXPORT_FINALIZER } from '../../core/names.ts';
-import type { ObjectMeta } from '../objects.ts';
+import type { ObjectMeta } from './objects.ts';
 import { allow, type Decision } from './decision.ts';
 
 export function addExportFinalizer(metadata: ObjectMeta): Decision {

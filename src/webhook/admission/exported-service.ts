@@ -3,9 +3,12 @@
 // Valid=False (InvalidServiceType) condition can be seen, as the MCS conformance suite requires (E5). Refusing it at
 // admission is the opt-in --external-name-policy=Reject.
 
-import type { ExternalNamePolicy } from '../options.ts';
-import type { ServiceObject } from '../objects.ts';
+import type { ServiceObject } from './objects.ts';
 import { allow, deny, type Decision } from './decision.ts';
+
+/** E5: what to do with a new ServiceExport of an ExternalName Service; refusing it is opt-in, never the default. */
+export const EXTERNAL_NAME_POLICIES = ['Warn', 'Reject'] as const;
+export type ExternalNamePolicy = (typeof EXTERNAL_NAME_POLICIES)[number];
 
 export function checkExportedService(service: ServiceObject | undefined, exportRef: string, policy: ExternalNamePolicy): Decision {
   if (service === undefined) {

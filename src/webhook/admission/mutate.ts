@@ -2,7 +2,7 @@
 // the same on every (re-)invocation and on dry-run requests (no side effects).
 
 import { MCS_GROUP } from '../../core/names.ts';
-import { metadataError, type KubeObject } from '../objects.ts';
+import { metadataError, type KubeObject } from './objects.ts';
 import { allow, deny, type Decision } from './decision.ts';
 import { addExportFinalizer } from './export-finalizer.ts';
 import type { AdmissionRequest } from './review.ts';

@@ -4,11 +4,12 @@
 
 import { isWellKnownPropertyName } from '../../core/cluster-id.ts';
 import { ABOUT_GROUP, MCS_GROUP } from '../../core/names.ts';
-import type { CacheName, ClusterView } from '../cluster-view.ts';
+import type { CacheName, ClusterView } from './cluster-view.ts';
 import { customObjectError } from '../crd/object-validation.ts';
 import type { CustomKind } from '../crd/schemas.ts';
-import { metadataError, serviceError, type ClusterPropertyObject, type KubeObject, type ServiceExportObject, type ServiceObject } from '../objects.ts';
-import type { ConflictPolicy, ExternalNamePolicy } from '../options.ts';
+import { metadataError, serviceError, type ClusterPropertyObject, type KubeObject, type ServiceExportObject, type ServiceObject } from './objects.ts';
+import type { ConflictPolicy } from './export-conflicts.ts';
+import type { ExternalNamePolicy } from './exported-service.ts';
 import { checkClusterPropertyChange, type ClusterPropertyChange } from './cluster-property-change.ts';
 import { allow, deny, type Decision } from './decision.ts';
 import { admitService, admitServiceExport, serviceAsRead, serviceExportAsRead, type ExportAdmission, type Target } from './export-admission.ts';
@@ -18,7 +19,7 @@ import { checkWorkerOnlyWrite, type WriterIdentities } from './worker-only-write
 
 export interface ValidationContext {
   view: ClusterView;
-  /** Caches still loading (see server.ts: after a grace period the server serves before they are all synced). */
+  /** Caches still loading (see ../transport/server.ts: after a grace period the server serves before they are all synced). */
   unsynced: () => readonly CacheName[];
   policy: ConflictPolicy;
   externalNamePolicy: ExternalNamePolicy;

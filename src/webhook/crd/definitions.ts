@@ -5,7 +5,7 @@
 import {
   ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, VERSIONS,
 } from '../../core/names.ts';
-import { caInjectionAnnotations, clientConfig, CONVERT_PATH, IN_CLUSTER, type WebhookTarget } from '../client-config.ts';
+import { caInjectionAnnotations, clientConfig, CONVERT_PATH, IN_CLUSTER, type WebhookTarget } from '../registration/client-config.ts';
 import { SCHEMAS, type CustomKind, type JsonSchema } from './schemas.ts';
 
 interface PrinterColumn { name: string; type: 'string' | 'date'; jsonPath: string; description: string }

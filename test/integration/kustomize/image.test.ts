@@ -76,13 +76,13 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
   it('mcs-cloudmap-webhook: the review worker thread starts from the image layout and answers a large body (W6)', () => {
     const container = (find(kustomizeBuild('base').objects, 'Deployment', 'mcs-cloudmap-webhook') as Deployment).spec.template.spec.containers[0]!;
     const flags = container.command!.slice(1, -1);
-    // The app of dist/src/webhook/app.js on a plain listener, sent one mutation padded past the large-body threshold.
+    // The app of dist/src/webhook/transport/app.js on a plain listener, sent one mutation padded past the large-body threshold.
     const script = `
       import { createServer, request } from 'node:http';
-      import { createApp, THREAD_BODY_BYTES } from './dist/src/webhook/app.js';
-      import { createWebhookMetrics } from './dist/src/webhook/metrics.js';
+      import { createApp, THREAD_BODY_BYTES } from './dist/src/webhook/transport/app.js';
+      import { createWebhookMetrics } from './dist/src/webhook/transport/metrics.js';
       import { createLogger } from './dist/src/observability/log.js';
-      import { memoryView } from './dist/src/webhook/cluster-view.js';
+      import { memoryView } from './dist/src/webhook/cluster-caches.js';
       const validation = { view: memoryView(), unsynced: () => [], policy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'w', deleters: [] }, now: Date.now };
       const webhook = createApp({ validation, metrics: createWebhookMetrics(), logger: createLogger('image-test'), ready: () => true, maxRequestBytes: 2 * THREAD_BODY_BYTES });
       const server = createServer(webhook.app);

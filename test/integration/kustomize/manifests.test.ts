@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import { validateClusterId } from '../../../src/core/cluster-id.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
 import { parseWorkerOptions, workerOptionSpecs } from '../../../src/worker/options.ts';
-import { IN_CLUSTER, CONVERT_PATH } from '../../../src/webhook/client-config.ts';
+import { IN_CLUSTER, CONVERT_PATH } from '../../../src/webhook/registration/client-config.ts';
 import { parseWebhookOptions, webhookOptionSpecs } from '../../../src/webhook/options.ts';
 import { staleManifests } from '../../../kustomize/generate.ts';
 import { find, kustomizations, kustomizeBuild, kustomizeBuildWithBase, type Manifest } from './build.ts';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { stringify } from 'yaml';
 import { binary } from '../../../hack/testbed/paths.ts';
-import { createWebhookMetrics, type WebhookMetrics } from '../../../src/webhook/metrics.ts';
+import { createWebhookMetrics, type WebhookMetrics } from '../../../src/webhook/transport/metrics.ts';
 import { createWorkerMetrics, type WorkerMetrics } from '../../../src/worker/metrics.ts';
 import { asPromql, dashboardQueries, ruleGroups, type RuleGroup } from '../../support/monitoring.ts';
 

@@ -1,5 +1,5 @@
 // Runs the webhook server in-process on loopback against one real cluster, with a throwaway CA made by openssl, and
-// registers it there (webhook configurations and CRD conversion with url + caBundle) exactly as src/webhook/registration.ts
+// registers it there (webhook configurations and CRD conversion with url + caBundle) exactly as src/webhook/registration/webhook-configurations.ts
 // and src/webhook/crd/definitions.ts produce them. Tests then drive it with kubectl.
 
 import { KubeConfig } from '@kubernetes/client-node';
@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../../hack/testbed/wait.ts';
 import { createLogger } from '../../../src/observability/log.ts';
-import { informerView, type InformerView } from '../../../src/webhook/cluster-view.ts';
+import { informerView, type InformerView } from '../../../src/webhook/cluster-caches.ts';
 import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.ts';
 import { makeDevCertificates, type DevCertificates } from '../../../hack/local/dev-certificates.ts';
-import type { ConflictPolicy, ExternalNamePolicy } from '../../../src/webhook/options.ts';
-import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../src/webhook/registration.ts';
-import { startWebhookServer, type WebhookServer } from '../../../src/webhook/server.ts';
+import type { ConflictPolicy } from '../../../src/webhook/admission/export-conflicts.ts';
+import type { ExternalNamePolicy } from '../../../src/webhook/admission/exported-service.ts';
+import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../src/webhook/registration/webhook-configurations.ts';
+import { startWebhookServer, type WebhookServer } from '../../../src/webhook/transport/server.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
 export interface KubectlResult { status: number; stdout: string; stderr: string }

@@ -3,7 +3,7 @@
 // (no review failed or went unanswered), that the server cut the slow connections, and that it kept serving. The
 // recorded long runs are in docs/reliability.md.
 //
-// These can fail: a server that drops one review in a hundred once the clients are warmed up (src/webhook/server.ts,
+// These can fail: a server that drops one review in a hundred once the clients are warmed up (src/webhook/transport/server.ts,
 // `req.socket.destroy()` on every 100th request) fails the slowloris case and the soak, which before asserted only
 // that some reviews were made.
 
@@ -12,7 +12,7 @@ import { waitFor } from '../../../hack/testbed/wait.ts';
 import { describeSlow, slowlorisRun, soakRun } from '../../support/chaos-runs.ts';
 import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, slowloris } from '../../support/hostile-clients.ts';
 import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
-import { MAX_JSON_DEPTH } from '../../../src/webhook/review-answer.ts';
+import { MAX_JSON_DEPTH } from '../../../src/webhook/transport/review-answer.ts';
 
 const MAX_REQUEST_BYTES = 1 << 20;
 /** Modest, so a CI machine keeps up and latency reflects the slow connections, not a backlog. */

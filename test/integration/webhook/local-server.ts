@@ -6,9 +6,9 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../../src/observability/log.ts';
-import type { CacheName, ClusterView } from '../../../src/webhook/cluster-view.ts';
+import type { CacheName, ClusterView } from '../../../src/webhook/admission/cluster-view.ts';
 import { makeDevCertificates, type DevCertificates } from '../../../hack/local/dev-certificates.ts';
-import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../src/webhook/server.ts';
+import { startWebhookServer, type ServerOptions, type WebhookServer } from '../../../src/webhook/transport/server.ts';
 
 export interface LocalServer {
   server: WebhookServer;

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import { METRIC_PREFIX } from '../../../src/observability/metric-names.ts';
-import { createWebhookMetrics, DEPRECATED_PREFIX } from '../../../src/webhook/metrics.ts';
+import { createWebhookMetrics, DEPRECATED_PREFIX } from '../../../src/webhook/transport/metrics.ts';
 import { createWorkerMetrics } from '../../../src/worker/metrics.ts';
 import { dashboardQueries, dashboardVariableQueries, metricNames, ruleGroups } from '../../support/monitoring.ts';
 

@@ -1,7 +1,7 @@
 // W6: large bodies are read into shared buffers that are kept and reused, so a body allocates no fresh memory.
 
 import { expect } from 'chai';
-import { BodyBuffers } from '../../../src/webhook/body-buffers.ts';
+import { BodyBuffers } from '../../../src/webhook/transport/body-buffers.ts';
 
 describe('W6: BodyBuffers', () => {
   it('lends a view of exactly the length asked, over a shared buffer of the full size', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Slots } from '../../../src/webhook/body-slots.ts';
+import { Slots } from '../../../src/webhook/transport/body-slots.ts';
 
 describe('large-body slots of the webhook server (W6)', () => {
   it('grants at most its number of slots, the rest in arrival order as slots are freed; freeing twice frees once', async () => {

@@ -8,8 +8,8 @@ import { desiredServiceImport } from '../../../src/core/service-import.ts';
 import { buildClusterExport } from '../../../src/core/service-export.ts';
 import type { ClusterExport } from '../../../src/core/types.ts';
 import { validateAdmission } from '../../../src/webhook/admission/validate.ts';
-import { trimService, trimServiceExport, trimServiceImport } from '../../../src/webhook/cluster-view.ts';
-import type { ServiceExportObject, ServiceImportObject, ServiceObject } from '../../../src/webhook/objects.ts';
+import { trimService, trimServiceExport, trimServiceImport } from '../../../src/webhook/cluster-caches.ts';
+import type { ServiceExportObject, ServiceImportObject, ServiceObject } from '../../../src/webhook/admission/objects.ts';
 import { exportArb, exportsArb } from '../core/import-fixtures.ts';
 import { context, request, serviceExport, viewWith } from '../../support/webhook-fixtures.ts';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { exceededBound } from '../../../src/webhook/json-depth.ts';
+import { exceededBound } from '../../../src/webhook/transport/json-depth.ts';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const nestsAtMost = (text: Uint8Array, depth: number) => exceededBound(text, { depth, containers: Infinity, keys: Infinity, values: Infinity }) === undefined;

@@ -4,7 +4,7 @@
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
-import { paceDue, paceWait, readSized, type Pace } from '../../../src/webhook/large-body.ts';
+import { paceDue, paceWait, readSized, type Pace } from '../../../src/webhook/transport/large-body.ts';
 
 const asRequest = (s: PassThrough) => s as unknown as IncomingMessage;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
 import type { Operation } from '../../../src/webhook/admission/review.ts';
 import { decideLookup, projectLookup, readValidation, validateAdmission } from '../../../src/webhook/admission/validate.ts';
-import type { CacheName } from '../../../src/webhook/cluster-view.ts';
+import type { CacheName } from '../../../src/webhook/admission/cluster-view.ts';
 import { context, request, service, serviceExport, serviceImport, viewWith, WORKER } from '../../support/webhook-fixtures.ts';
 
 const NAME = 'web';

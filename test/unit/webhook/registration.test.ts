@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { LABEL_SERVICE_NAME, WORKER_SERVICE_ACCOUNT } from '../../../src/core/names.ts';
 import { DEFAULT_SYSTEM_DELETERS, parseWebhookOptions, splitList, webhookHelp } from '../../../src/webhook/options.ts';
-import { webhookConfigurations } from '../../../src/webhook/registration.ts';
+import { webhookConfigurations } from '../../../src/webhook/registration/webhook-configurations.ts';
 
 type Hook = Record<string, unknown> & { name: string; rules: Array<{ resources: string[]; operations: string[] }> };
 

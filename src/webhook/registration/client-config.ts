@@ -1,7 +1,7 @@
 // How the apiserver reaches the webhook server: the in-cluster Service (installed), or a URL with its CA (tests, demo,
 // where the server runs on the host). Shared by the CRD conversion stanzas and the admission webhook configurations.
 
-import { SYSTEM_NAMESPACE, WEBHOOK_CERTIFICATE_NAME, WEBHOOK_SERVICE_NAME } from '../core/names.ts';
+import { SYSTEM_NAMESPACE, WEBHOOK_CERTIFICATE_NAME, WEBHOOK_SERVICE_NAME } from '../../core/names.ts';
 
 export type WebhookTarget =
   | { service: { namespace: string; name: string; port?: number }; caBundle?: string }

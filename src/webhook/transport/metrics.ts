@@ -2,7 +2,7 @@
 // mcs_cloudmap_webhook_* as every metric of the project is mcs_cloudmap_* (the old mcs_webhook_* names too, until 0.3.0).
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { METRIC_PREFIX } from '../observability/metric-names.ts';
+import { METRIC_PREFIX } from '../../observability/metric-names.ts';
 
 export type WebhookName = 'validate' | 'mutate' | 'convert';
 /** allowed, warned (allowed with warnings), denied, converted, failed (conversion), invalid (4xx: not a review). */

@@ -1,21 +1,22 @@
 // The webhook server process minus its wiring to a cluster: HTTPS listener with reloadable certificate, optional plain
 // metrics listener, and graceful shutdown (unready, wait for endpoints to notice, finish in-flight requests, close).
-// main.ts feeds it informer caches; tests and the benchmark feed it in-memory ones.
+// ../main.ts feeds it informer caches; tests and the benchmark feed it in-memory ones.
 
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { packageVersion } from '../config/version.ts';
-import { CONNECTION_LIMITS } from '../runtime/connection-limits.ts';
-import { startHealthServer } from '../runtime/health-server.ts';
-import type { Logger } from '../observability/log.ts';
-import type { WriterIdentities } from './admission/worker-only-writes.ts';
+import { packageVersion } from '../../config/version.ts';
+import { CONNECTION_LIMITS } from '../../runtime/connection-limits.ts';
+import { startHealthServer } from '../../runtime/health-server.ts';
+import type { Logger } from '../../observability/log.ts';
+import type { WriterIdentities } from '../admission/worker-only-writes.ts';
 import { createApp, probeOptions } from './app.ts';
-import type { CacheState, ClusterView } from './cluster-view.ts';
+import type { CacheState, ClusterView } from '../admission/cluster-view.ts';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.ts';
-import type { ConflictPolicy, ExternalNamePolicy } from './options.ts';
-import { notAfter, readKeyPair, watchKeyPair } from './tls.ts';
+import type { ConflictPolicy } from '../admission/export-conflicts.ts';
+import type { ExternalNamePolicy } from '../admission/exported-service.ts';
+import { notAfter, readKeyPair, watchKeyPair } from '../../runtime/certificate-watcher.ts';
 
 export interface ServerOptions {
   port: number;
@@ -35,7 +36,7 @@ export interface ServerOptions {
    * How long /readyz waits for the caches before reporting ready anyway (0: forever). Breaks the one deadlock strict
    * gating has: objects stored at v1alpha1 need this server's conversion to be listed at v1beta1, and the apiserver
    * reaches it only through ready endpoints. Until the caches load, decisions that need them are refused as
-   * "still loading" (validate.ts), never made on empty caches.
+   * "still loading" (../admission/validate.ts), never made on empty caches.
    */
   cacheSyncGraceMs: number;
 }

@@ -1,7 +1,8 @@
-// Serving certificate and key from files (cert-manager writes them into a Secret volume), re-read when they change.
-// A new pair is applied with server.setSecureContext: connections already open keep their handshake, new ones get the
-// new certificate, so rotation needs no restart and drops no request. A half-written pair (cert and key not matching
-// yet) is skipped and retried on the next check.
+// A serving certificate and key from files, re-read when they change (after controller-runtime's certwatcher). The
+// files are typically a Secret volume that cert-manager rewrites. A new pair goes to `apply` (an HTTPS server's
+// setSecureContext): connections already open keep their handshake, new ones get the new certificate, so rotation
+// needs no restart and drops no request. A half-written pair (cert and key not matching yet) is skipped and retried on
+// the next check. Any process that serves TLS uses it; today that is the webhook server (the worker serves none).
 
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';

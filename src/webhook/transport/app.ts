@@ -3,9 +3,9 @@
 // is wrong; a rule that throws becomes a denial that says so, never a crash.
 
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Logger } from '../observability/log.ts';
-import { answerProbe, type ProbeOptions } from '../runtime/health-server.ts';
-import type { ValidationContext } from './admission/validate.ts';
+import type { Logger } from '../../observability/log.ts';
+import { answerProbe, type ProbeOptions } from '../../runtime/health-server.ts';
+import type { ValidationContext } from '../admission/validate.ts';
 import { BodyBuffers } from './body-buffers.ts';
 import { Slots } from './body-slots.ts';
 import { readSized, type Pace } from './large-body.ts';

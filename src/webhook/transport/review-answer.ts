@@ -1,14 +1,14 @@
 // One review from its body to its answer, as plain functions with no HTTP and no logger, so the main thread (bodies of
 // ordinary size) and the review worker thread (large bodies, W6) run the same code: the worker reads the body and
 // answers mutation and conversion whole; of a validation it settles what the request alone decides and leaves a small
-// lookup (admission/validate.ts) that the main thread decides against its caches.
+// lookup (../admission/validate.ts) that the main thread decides against its caches.
 
-import { deny, type Decision } from './admission/decision.ts';
-import { mutateAdmission } from './admission/mutate.ts';
-import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from './admission/review.ts';
-import { decideLookup, projectLookup, readValidation, requestRef, type Lookup, type Reading, type ValidationContext } from './admission/validate.ts';
-import type { WriterIdentities } from './admission/worker-only-writes.ts';
-import { convertReview, parseConversionReview } from './conversion/review.ts';
+import { deny, type Decision } from '../admission/decision.ts';
+import { mutateAdmission } from '../admission/mutate.ts';
+import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from '../admission/review.ts';
+import { decideLookup, projectLookup, readValidation, requestRef, type Lookup, type Reading, type ValidationContext } from '../admission/validate.ts';
+import type { WriterIdentities } from '../admission/worker-only-writes.ts';
+import { convertReview, parseConversionReview } from '../conversion/review.ts';
 import { exceededBound } from './json-depth.ts';
 import type { RequestResult, WebhookName } from './metrics.ts';
 

@@ -2,7 +2,7 @@
 // given target (in-cluster Service with cert-manager CA injection, or a URL with caBundle for tests and the demo).
 // kustomize and the demo register exactly these objects, so what is tested is what is installed.
 
-import { ABOUT_GROUP, LABEL_SERVICE_NAME, MCS_GROUP, SYSTEM_NAMESPACE } from '../core/names.ts';
+import { ABOUT_GROUP, LABEL_SERVICE_NAME, MCS_GROUP, SYSTEM_NAMESPACE } from '../../core/names.ts';
 import { caInjectionAnnotations, clientConfig, IN_CLUSTER, MUTATE_PATH, VALIDATE_PATH, type WebhookTarget } from './client-config.ts';
 
 export const VALIDATING_CONFIGURATION_NAME = 'mcs-cloudmap-validating';

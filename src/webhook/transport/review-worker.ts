@@ -3,7 +3,7 @@
 
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { WriterIdentities } from './admission/worker-only-writes.ts';
+import type { WriterIdentities } from '../admission/worker-only-writes.ts';
 import { answerBody, type BodyJob } from './review-answer.ts';
 
 /**

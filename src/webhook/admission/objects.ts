@@ -1,8 +1,8 @@
 // The objects the admission rules read, as they arrive in a review, and the checks that make them safe to read. Objects of our own kinds are checked against
 // the CRD schema before they are treated as these types; Services and EndpointSlices only need well-formed metadata.
 
-import type * as Stored from '../kube/objects.ts';
-import type { ObjectMeta as StoredObjectMeta } from '../kube/resources.ts';
+import type * as Stored from '../../kube/objects.ts';
+import type { ObjectMeta as StoredObjectMeta } from '../../kube/resources.ts';
 
 /** Metadata as in src/kube, but a request may not name its object yet (generateName). */
 export type ObjectMeta = Partial<StoredObjectMeta>;

@@ -1,5 +1,6 @@
-// What the admission rules may look up: Services, ServiceExports, ServiceImports and ClusterProperties of this cluster,
-// always from informer caches (never a live API call per request). Tests and the benchmark fill ObjectCaches directly.
+// The caches behind the admission rules' view of the cluster (admission/cluster-view.ts): informers on Services,
+// ServiceExports, ServiceImports and ClusterProperties, trimmed to what the rules read. Tests and the benchmark fill
+// ObjectCaches directly.
 
 import { createInformerSet } from '../runtime/informer-set.ts';
 import { ObjectCache } from '../runtime/object-cache.ts';
@@ -8,28 +9,9 @@ import { keepFields, keepMetadata, type ObjectTrim } from '../runtime/trim.ts';
 import { EXPORT_RECORD_ANNOTATION } from '../core/names.ts';
 import { serviceAsRead, serviceExportAsRead } from './admission/export-admission.ts';
 import type { Logger } from '../observability/log.ts';
-import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './objects.ts';
+import type { CacheName, CacheState, ClusterView, Store } from './admission/cluster-view.ts';
+import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './admission/objects.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
-
-export interface Store<T> {
-  /** '' as namespace for cluster-scoped objects. */
-  get(namespace: string, name: string): T | undefined;
-  list(namespace?: string): T[];
-}
-
-export interface ClusterView {
-  services: Store<ServiceObject>;
-  serviceExports: Store<ServiceExportObject>;
-  serviceImports: Store<ServiceImportObject>;
-  clusterProperties: Store<ClusterPropertyObject>;
-}
-
-export type CacheName = keyof ClusterView;
-
-export interface CacheState {
-  /** The caches whose first list has not completed yet; empty once all are synced. */
-  unsynced(): CacheName[];
-}
 
 /** For caches filled by the caller: always synced. */
 export const ALWAYS_SYNCED: CacheState = { unsynced: () => [] };
@@ -45,8 +27,9 @@ export interface InformerView extends CacheState {
   stop(): Promise<void>;
 }
 
-// The caches keep what the admission rules read (export-admission.ts, export-conflicts.ts) and nothing else: with
-// 10,000 Services the rest of each object was about a third of the webhook server's JavaScript heap (docs/benchmarks.md).
+// The caches keep what the admission rules read (admission/export-admission.ts, admission/export-conflicts.ts) and
+// nothing else: with 10,000 Services the rest of each object was about a third of the webhook server's JavaScript heap
+// (docs/benchmarks.md).
 
 /** A Service as the admission rules read it (serviceAsRead): not its selector, labels or status. */
 export const trimService: ObjectTrim<ServiceObject & KubeObject> = (service) => ({
