@@ -6,7 +6,7 @@
 // a worker killed, Cloud Map unreachable, ... Every failed request is counted with its time, its cause and, where the
 // client knows it, the pod that failed. Prints a table and the failures, and writes bench/results/traffic-<scenario>.json
 // per scenario: the one table of docs/benchmarks.md "Requests while things change". A benchmark: nothing asserts.
-import { resultOfThisRun, resultsOption, writeResult, loadNow } from '../hack/results/result-file.ts';
+import { resultOfThisRun, resultsOption, writeResult, loadNow, type Figure } from '../hack/results/result-file.ts';
 import { LABEL_SERVICE_NAME } from '../src/core/names.ts';
 import { boolOption, durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
 import { eventually } from '../test/support/e2e-harness.ts';
@@ -14,7 +14,9 @@ import { createNamespaces } from '../test/support/workloads.ts';
 import { describeSide, failureLines, scenarioFigures, summarizeSide, type Stream } from '../test/support/traffic-result.ts';
 import { startStreams, type ClientRates, type StreamSpec } from './traffic/clients.ts';
 import { importConverged, readyPods, SCENARIOS, type Scenario, type ScenarioContext } from './traffic/scenarios.ts';
+import { apply, kubectl } from './traffic/kubectl.ts';
 import { startTrafficTestbed } from './traffic/testbed.ts';
+import { publishLags, startTimeline, withdrawalLags } from './traffic/timeline.ts';
 import { CLIENT_POD, disruptionBudget, nginx, nginxExport, NS, PAIR_SERVICE, SERVICE, services, spare } from './traffic/workload.ts';
 
 const specs = {
@@ -32,6 +34,9 @@ const specs = {
   results: resultsOption,
 };
 
+const WITHDRAWAL_FIGURE = 'terminating pod → gone from cls2\'s slices, slowest';
+const PUBLISH_FIGURE = 'ready pod → in cls2\'s slices, slowest';
+
 const started = Date.now();
 const log = (line: string) => console.error(`[traffic ${((Date.now() - started) / 1000).toFixed(0).padStart(5)}s] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,24 +52,32 @@ function streamSpecs(ctx: ScenarioContext, scenario: Scenario, clusterSetIp: str
   ];
 }
 
+/** The slowest withdrawal of a terminating pod from cls2's slices and the slowest arrival of a new one, when there were any. */
+function lagFigures(withdrawn: number[], published: number[]): Figure[] {
+  const figure = (name: string, lags: number[]): Figure[] => lags.length === 0 ? [] : [{
+    name, value: Math.max(...lags), unit: 's', detail: `each: ${lags.map((l) => l.toFixed(1)).join(', ')} s`,
+  }];
+  return [...figure(WITHDRAWAL_FIGURE, withdrawn), ...figure(PUBLISH_FIGURE, published)];
+}
+
 /** The exporting Deployment as the scenario wants it, and cls2's export and the spare pods when it needs them. */
 async function prepare(ctx: ScenarioContext, scenario: Scenario): Promise<void> {
   const settings = { replicas: ctx.replicas, preStopS: scenario.preStopS };
-  ctx.cls1.apply([nginx(settings)]);
-  ctx.cls1.kubectl(['rollout', 'status', '-n', NS, 'deployment/nginx', '--timeout=300s']);
+  await apply(ctx.cls1, [nginx(settings)]);
+  await kubectl(ctx.cls1, ['rollout', 'status', '-n', NS, 'deployment/nginx', '--timeout=300s']);
   await readyPods(ctx.cls1, 'nginx', ctx.replicas);
   if (scenario.baseline === PAIR_SERVICE) {
-    ctx.cls1.apply([spare(settings)]);
+    await apply(ctx.cls1, [spare(settings)]);
     await readyPods(ctx.cls1, 'spare', ctx.replicas);
   }
-  if (scenario.bothExport) ctx.cls2.apply([nginxExport()]);
+  if (scenario.bothExport) await apply(ctx.cls2, [nginxExport()]);
   await importConverged(ctx, scenario.bothExport === true);
 }
 
 async function cleanUp(ctx: ScenarioContext, scenario: Scenario): Promise<void> {
   await scenario.restore?.(ctx);
-  if (scenario.baseline === PAIR_SERVICE) ctx.cls1.kubectl(['delete', 'deployment', '-n', NS, 'spare', '--ignore-not-found']);
-  if (scenario.bothExport) ctx.cls2.kubectl(['delete', 'serviceexport', '-n', NS, SERVICE, '--ignore-not-found', '--timeout=120s']);
+  if (scenario.baseline === PAIR_SERVICE) await kubectl(ctx.cls1, ['delete', 'deployment', '-n', NS, 'spare', '--ignore-not-found']);
+  if (scenario.bothExport) await kubectl(ctx.cls2, ['delete', 'serviceexport', '-n', NS, SERVICE, '--ignore-not-found', '--timeout=120s']);
   await importConverged(ctx, false);
 }
 
@@ -74,6 +87,7 @@ async function runScenario(ctx: ScenarioContext, scenario: Scenario, clusterSetI
   await prepare(ctx, scenario);
   const loadBefore = loadNow();
   const streams = startStreams(streamSpecs(ctx, scenario, clusterSetIp), rates);
+  const timeline = startTimeline(ctx.cls1, ctx.cls2);
   await sleep(opts.lead * ctx.scale);
   const actionAt = Date.now();
   log(`${scenario.name}: change begins`);
@@ -85,9 +99,11 @@ async function runScenario(ctx: ScenarioContext, scenario: Scenario, clusterSetI
   } finally {
     records = await streams.stop();
   }
+  const pods = await timeline.stop();
   const loadAfter = loadNow();
-  const figures = scenarioFigures(records, actionAt);
+  const figures = [...scenarioFigures(records, actionAt), ...lagFigures(withdrawalLags(pods), publishLags(pods))];
   console.log(`\n## ${scenario.name}: ${scenario.size(ctx)} (load ${loadBefore} → ${loadAfter})\n`);
+  for (const f of figures.filter((x) => x.unit === 's')) console.log(`${f.name}: ${f.value} s (${f.detail})`);
   for (const side of ['cross-cluster', 'in-cluster'] as const) {
     const s = summarizeSide(records, side, actionAt);
     if (s === undefined) {
@@ -127,17 +143,17 @@ async function main(): Promise<number> {
     const [cls1, cls2] = bed.clusters as [typeof bed.clusters[0], typeof bed.clusters[0]];
     const ctx: ScenarioContext = { bed, cls1, cls2, replicas: opts.replicas, scale, ttlMs: opts.ttl, log };
     await createNamespaces(bed.clusters, NS);
-    cls1.apply([nginx({ replicas: opts.replicas, preStopS: 0 }), ...services(true), disruptionBudget(), CLIENT_POD, nginxExport()]);
-    cls2.apply([nginx({ replicas: opts.replicas, preStopS: 0 }), ...services(false), CLIENT_POD]);
+    await apply(cls1, [nginx({ replicas: opts.replicas, preStopS: 0 }), ...services(true), disruptionBudget(), CLIENT_POD, nginxExport()]);
+    await apply(cls2, [nginx({ replicas: opts.replicas, preStopS: 0 }), ...services(false), CLIENT_POD]);
     for (const c of bed.clusters) {
       await readyPods(c, 'nginx', opts.replicas);
-      c.kubectl(['wait', '-n', NS, '--for=condition=Ready', 'pod/client', '--timeout=180s']);
+      await kubectl(c, ['wait', '-n', NS, '--for=condition=Ready', 'pod/client', '--timeout=180s']);
     }
     let clusterSetIp = '';
     await eventually('cls2 imports nginx-hello with a ClusterSet IP', async () => (clusterSetIp = (await cls2.serviceImport(NS, SERVICE))?.spec.ips?.[0] ?? '') !== '', 120_000);
     await importConverged(ctx, false);
-    await eventually('a cls2 pod is answered by clusterset name', () =>
-      cls2.kubectl(['exec', '-n', NS, 'client', '--', 'curl', '-sS', '--max-time', '2', `http://${SERVICE}.${NS}.svc.clusterset.local/`]).includes('Server name:'), 60_000);
+    await eventually('a cls2 pod is answered by clusterset name', async () =>
+      (await kubectl(cls2, ['exec', '-n', NS, 'client', '--', 'curl', '-sS', '--max-time', '2', `http://${SERVICE}.${NS}.svc.clusterset.local/`]).catch(() => '')).includes('Server name:'), 60_000);
     log(`ready: ClusterSet IP ${clusterSetIp}, derived slices ${(await cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${SERVICE}`)).length}`);
     const rates = { intervalMs: opts.intervalMs, perSecond: opts.perSecond, timeoutS: opts.timeoutS };
     const rows: string[] = [];

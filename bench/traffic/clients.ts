@@ -3,6 +3,7 @@
 // its output is parsed into requests when it ends.
 import { spawn } from 'node:child_process';
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
+import { kubectl } from './kubectl.ts';
 import type { E2ECluster } from '../../test/support/e2e-harness.ts';
 import { clientScript, parseClientOutput, type ConnectionMode } from '../../test/support/traffic-requests.ts';
 import type { Side, Stream } from '../../test/support/traffic-result.ts';
@@ -49,7 +50,7 @@ export function startStreams(specs: readonly StreamSpec[], rates: ClientRates): 
   });
   return {
     async stop() {
-      for (const cluster of new Set(specs.map((s) => s.cluster))) cluster.kubectl(['exec', '-n', NS, 'client', '--', 'touch', stopFile]);
+      await Promise.all([...new Set(specs.map((s) => s.cluster))].map((cluster) => kubectl(cluster, ['exec', '-n', NS, 'client', '--', 'touch', stopFile])));
       const ended = await Promise.all(running.map(async ({ spec, done }) => ({ spec, ...await done })));
       const failed = ended.filter((e) => e.failure !== undefined);
       if (failed.length > 0) throw new Error(failed.map((e) => `client ${e.spec.cluster.id} ${e.spec.via} ${e.spec.mode} ${e.failure}`).join('\n'));

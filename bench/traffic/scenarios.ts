@@ -6,6 +6,7 @@ import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import { eventually, type E2ECluster } from '../../test/support/e2e-harness.ts';
 import { runningPodIps } from '../../test/support/workloads.ts';
+import { apply, kubectl } from './kubectl.ts';
 import type { TrafficTestbed } from './testbed.ts';
 import { nginxExport, NS, PAIR_SERVICE, SERVICE } from './workload.ts';
 
@@ -58,9 +59,9 @@ export async function importConverged(ctx: ScenarioContext, withCls2: boolean): 
   }, 240_000);
 }
 
-function rolloutRestart(c: E2ECluster): void {
-  c.kubectl(['rollout', 'restart', '-n', NS, 'deployment/nginx']);
-  c.kubectl(['rollout', 'status', '-n', NS, 'deployment/nginx', '--timeout=300s']);
+async function rolloutRestart(c: E2ECluster): Promise<void> {
+  await kubectl(c, ['rollout', 'restart', '-n', NS, 'deployment/nginx']);
+  await kubectl(c, ['rollout', 'status', '-n', NS, 'deployment/nginx', '--timeout=300s']);
 }
 
 /** Evicts every nginx pod through the Eviction API, as `kubectl drain` does, retrying while the budget refuses. */
@@ -96,24 +97,24 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'rollout',
     size: (ctx) => `rollout restart of the exporting Deployment (${ctx.replicas} pods), no preStop`,
     preStopS: 0, baseline: SERVICE,
-    act: async (ctx) => rolloutRestart(ctx.cls1),
+    act: (ctx) => rolloutRestart(ctx.cls1),
   },
   {
     name: 'rollout-prestop',
     size: (ctx) => `rollout restart of the exporting Deployment (${ctx.replicas} pods), preStop sleep ${PRESTOP_S} s`,
     preStopS: PRESTOP_S, baseline: SERVICE,
-    act: async (ctx) => rolloutRestart(ctx.cls1),
+    act: (ctx) => rolloutRestart(ctx.cls1),
   },
   {
     name: 'scale-to-zero',
     size: () => `the exporting Deployment scaled to zero while cls2 also exports (baseline: a Service over it and another Deployment), preStop ${PRESTOP_S} s`,
     preStopS: PRESTOP_S, bothExport: true, baseline: PAIR_SERVICE,
     async act(ctx) {
-      ctx.cls1.kubectl(['scale', '-n', NS, 'deployment/nginx', '--replicas=0']);
+      await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', '--replicas=0']);
       await readyPods(ctx.cls1, 'nginx', 0);
     },
     async restore(ctx) {
-      ctx.cls1.kubectl(['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas}`]);
+      await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas}`]);
       await readyPods(ctx.cls1, 'nginx', ctx.replicas);
     },
   },
@@ -135,7 +136,7 @@ export const SCENARIOS: readonly Scenario[] = [
       const identity = `cls1-worker-replacement-${Date.now()}`;
       await ctx.bed.startWorker(ctx.cls1, identity);
       await eventually('the replacement worker holds cls1\'s Lease', async () => await leaseHolder(ctx.cls1) === identity, 120_000);
-      rolloutRestart(ctx.cls1);
+      await rolloutRestart(ctx.cls1);
     },
   },
   {
@@ -168,9 +169,9 @@ export const SCENARIOS: readonly Scenario[] = [
     async act(ctx) {
       const started = Date.now();
       for (const c of [ctx.cls1, ctx.cls2]) await ctx.bed.stopWebhook(c);
-      ctx.cls1.kubectl(['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas + 1}`]);
+      await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas + 1}`]);
       await readyPods(ctx.cls1, 'nginx', ctx.replicas + 1);
-      ctx.cls1.kubectl(['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas}`]);
+      await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas}`]);
       await readyPods(ctx.cls1, 'nginx', ctx.replicas);
       await sleep(Math.max(0, 60_000 * ctx.scale - (Date.now() - started)));
       for (const c of [ctx.cls1, ctx.cls2]) await ctx.bed.startWebhook(c);
@@ -192,12 +193,12 @@ export const SCENARIOS: readonly Scenario[] = [
     preStopS: PRESTOP_S, bothExport: true, baseline: undefined,
     async act(ctx) {
       await ctx.bed.killWorker(ctx.cls1);
-      ctx.cls1.kubectl(['scale', '-n', NS, 'deployment/nginx', '--replicas=0']);
-      ctx.cls1.kubectl(['delete', 'pods', '-n', NS, '-l', 'app=nginx', '--grace-period=0', '--force', '--wait=false']);
+      await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', '--replicas=0']);
+      await kubectl(ctx.cls1, ['delete', 'pods', '-n', NS, '-l', 'app=nginx', '--grace-period=0', '--force', '--wait=false']);
       await sleep(pastTtl(ctx));
     },
     async restore(ctx) {
-      ctx.cls1.kubectl(['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas}`]);
+      await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', `--replicas=${ctx.replicas}`]);
       await readyPods(ctx.cls1, 'nginx', ctx.replicas);
       await ctx.bed.startWorker(ctx.cls1, `cls1-worker-after-loss-${Date.now()}`);
     },
@@ -207,14 +208,14 @@ export const SCENARIOS: readonly Scenario[] = [
     size: () => 'cls1 deletes its ServiceExport while clients are connected and cls2 also exports',
     preStopS: PRESTOP_S, bothExport: true, baseline: undefined,
     async act(ctx) {
-      ctx.cls1.kubectl(['delete', 'serviceexport', '-n', NS, SERVICE, '--timeout=120s']);
+      await kubectl(ctx.cls1, ['delete', 'serviceexport', '-n', NS, SERVICE, '--timeout=120s']);
       await eventually('cls2 imports only cls2\'s endpoints', async () => {
         const slices = await ctx.cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${SERVICE}`);
         return slices.length > 0 && slices.every((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER] === 'cls2');
       }, 120_000);
     },
     async restore(ctx) {
-      ctx.cls1.apply([nginxExport()]);
+      await apply(ctx.cls1, [nginxExport()]);
     },
   },
 ];

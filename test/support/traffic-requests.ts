@@ -61,14 +61,15 @@ function parseTransfer(line: string): Transfer | undefined {
 /**
  * Why a request failed, in words, from curl's exit code and message; undefined for a success. The words name what
  * the client saw: `connect timeout` (no answer to the connection request: an address where no pod answers any more),
- * `refused` (no listener, or kube-proxy rejecting for a Service without endpoints), `reset`, and so on. `keptAlive`:
+ * `refused` or `connect failed at once` (no listener, or kube-proxy rejecting for a Service without endpoints), `reset`, and so on. `keptAlive`:
  * the request went out on a connection an earlier request had used.
  */
 export function failureCause(t: Pick<Transfer, 'exitCode' | 'httpCode' | 'connectS' | 'error'>, keptAlive = false): string | undefined {
   switch (t.exitCode) {
     case 0: return t.httpCode >= 200 && t.httpCode < 400 ? undefined : `HTTP ${t.httpCode}`;
     case 6: return 'name not resolved';
-    case 7: return /refused/i.test(t.error) ? 'refused' : /no route|unreachable/i.test(t.error) ? 'no route to host' : `connect failed${t.error ? ` (${t.error.replace(/^.*: /, '')})` : ''}`;
+    // curl 7.88 reports a refusal and an unreachable host alike ("Couldn't connect to server"); either came at once.
+    case 7: return /refused/i.test(t.error) ? 'refused' : /no route|unreachable/i.test(t.error) ? 'no route to host' : 'connect failed at once';
     case 28: return t.connectS > 0 ? 'response timeout' : keptAlive ? 'no answer on a kept-alive connection' : 'connect timeout';
     case 52: return 'closed without an answer';
     case 55: case 56: return 'reset';

@@ -14,6 +14,7 @@ describe('traffic benchmark: client output', () => {
       [{ ...t, exitCode: 6 }, false, 'name not resolved'],
       [{ ...t, exitCode: 7, error: 'Failed to connect to 10.96.0.9 port 80 after 1 ms: Connection refused' }, false, 'refused'],
       [{ ...t, exitCode: 7, error: 'Failed to connect: No route to host' }, false, 'no route to host'],
+      [{ ...t, exitCode: 7, error: 'Failed to connect to 10.96.0.9 port 80 after 2 ms: Couldn\'t connect to server' }, false, 'connect failed at once'],
       [{ ...t, exitCode: 28 }, false, 'connect timeout'],
       [{ ...t, exitCode: 28 }, true, 'no answer on a kept-alive connection'],
       [{ ...t, exitCode: 28, connectS: 0.002 }, false, 'response timeout'],
