@@ -3,10 +3,12 @@
 //   <!-- results: sync -->            the result files of benchmark `sync` (a comma-separated list names several)
 //   ...generated, replaced on each run of `npm run docs:results`...
 //   <!-- end results -->
-// so a result file and the table that shows it cannot disagree. Pure: text in, text out.
+// so a result file and the table that shows it cannot disagree. `<!-- results by scenario: traffic -->` renders one row
+// per result file instead, one column per figure name (figures side by side) and the command of each row. Pure: text
+// in, text out.
 import type { BenchResult, Figure, Machine } from './result-file.ts';
 
-const BEGIN = /^<!-- results: ([a-z0-9, -]+) -->$/;
+const BEGIN = /^<!-- results( by scenario)?: ([a-z0-9, -]+) -->$/;
 const END = '<!-- end results -->';
 
 export function formatNumber(n: number): string {
@@ -64,11 +66,38 @@ export function renderGroup(results: readonly BenchResult[], benchmarks: readonl
   ];
 }
 
+/**
+ * One row per run (its size, then each figure name of the group as a column, so the figures of a scenario stand side
+ * by side), with the date, commit and command of the run; a run without a column's figure shows a dash.
+ */
+export function renderByScenario(results: readonly BenchResult[], benchmarks: readonly string[]): string[] {
+  const runs = ordered(results, benchmarks);
+  if (runs.length === 0) throw new Error(`no result file of ${benchmarks.join(', ')}`);
+  const columns = [...new Set(runs.flatMap((r) => r.figures.map((f) => f.name)))];
+  const rows = runs.map((r) => {
+    const figures = columns.map((name) => {
+      const f = r.figures.find((x) => x.name === name);
+      return f === undefined ? '—' : result(f);
+    });
+    return `| ${[r.scenario, r.size, ...figures, r.date.slice(0, 10), r.commit ?? 'unknown', `\`${r.command}\``].map(cell).join(' | ')} |`;
+  });
+  const lines = runs.map((r) => `- ${r.scenario}: ${describeMachine(r.machine)}, Node ${r.node ?? 'unknown'}, load average ${r.load ?? 'unknown'}${r.note ? `. ${r.note}${/[.!?]$/.test(r.note) ? '' : '.'}` : ''}`);
+  return [
+    `| scenario | what changes | ${columns.map(cell).join(' | ')} | date | commit | command |`,
+    `| --- | --- | ${columns.map(() => '---').join(' | ')} | --- | --- | --- |`,
+    ...rows,
+    '',
+    'Machine and load average of each run:',
+    '',
+    ...lines,
+  ];
+}
+
 /** The benchmarks each marker of a page names. */
 export function markedBenchmarks(markdown: string): string[][] {
   return markdown.split('\n').flatMap((l) => {
     const m = BEGIN.exec(l);
-    return m ? [m[1]!.split(',').map((b) => b.trim())] : [];
+    return m ? [m[2]!.split(',').map((b) => b.trim())] : [];
   });
 }
 
@@ -83,7 +112,8 @@ export function renderPage(markdown: string, results: readonly BenchResult[]): s
     const end = lines.indexOf(END, i + 1);
     const next = lines.findIndex((l, j) => j > i && BEGIN.test(l));
     if (end < 0 || (next >= 0 && next < end)) throw new Error(`"${lines[i]}" (line ${i + 1}) has no "${END}" before the next marker`);
-    out.push('', ...renderGroup(results, m[1]!.split(',').map((b) => b.trim())), '', END);
+    const benchmarks = m[2]!.split(',').map((b) => b.trim());
+    out.push('', ...(m[1] ? renderByScenario(results, benchmarks) : renderGroup(results, benchmarks)), '', END);
     i = end;
   }
   return out.join('\n');

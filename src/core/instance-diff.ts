@@ -82,3 +82,33 @@ export function diffInstances({ desired, current, clusterId, clustersetId }: Dif
   }
   return plan;
 }
+
+/** A plan's deregistrations in the order they may be carried out (E8, I3). */
+export interface WithdrawalOrder {
+  /** May go at once, alongside the registrations: another instance of ours stays for each of their Service ports. */
+  early: string[];
+  /** Must wait until the registrations are done: they hold a Service port (or the cluster itself) up until then. */
+  late: string[];
+}
+
+/**
+ * E8: an endpoint that is gone must leave the other clusters as fast as one that appears reaches them, so a
+ * deregistration does not wait behind registrations (each waits for its Cloud Map operation) unless it has to. It has
+ * to when it is the last of this cluster's instances for its Service port: withdrawn first, the port (or the whole
+ * cluster) would drop out of the import until the registration that replaces it lands (I3). `current` is what Cloud
+ * Map lists for the service; `deregister` holds ids of this cluster's instances (diffInstances).
+ */
+export function withdrawalOrder({ deregister, current, clusterId, clustersetId }: { deregister: readonly string[] } & Omit<DiffInstancesInput, 'desired'>): WithdrawalOrder {
+  const leaving = new Set(deregister);
+  const portOf = (i: CloudMapInstance) => `${i.attributes[ATTR.SERVICE_PROTOCOL] ?? ''}/${i.attributes[ATTR.SERVICE_PORT] ?? ''}`;
+  const ours = [...latestById(current).values()].filter((i) => i.attributes[ATTR.CLUSTER_ID] === clusterId && i.attributes[ATTR.CLUSTERSET_ID] === clustersetId);
+  // Ports for which an instance of ours stays registered through the whole plan.
+  const held = new Set(ours.filter((i) => !leaving.has(i.id)).map(portOf));
+  const byId = new Map(ours.map((i) => [i.id, i]));
+  const order: WithdrawalOrder = { early: [], late: [] };
+  for (const id of deregister) {
+    const instance = byId.get(id);
+    (instance !== undefined && held.has(portOf(instance)) ? order.early : order.late).push(id);
+  }
+  return order;
+}

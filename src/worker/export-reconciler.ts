@@ -5,7 +5,7 @@
 import { exportsFromInstances, instancesForExport } from '../core/cloudmap-attributes.ts';
 import { cloudMapFailingCondition, conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
 import { resolveImport } from '../core/conflicts.ts';
-import { diffInstances, type InstancePlan } from '../core/instance-diff.ts';
+import { diffInstances, withdrawalOrder, type InstancePlan } from '../core/instance-diff.ts';
 import { latestById } from '../core/instance-id.ts';
 import { fitInstances, INSTANCES_PER_SERVICE, markPartial, quotaCondition, readQuotaRefusal, type InstanceQuota, type QuotaRefusal } from '../core/instance-quota.ts';
 import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXPORT_FINALIZER } from '../core/names.ts';
@@ -280,28 +280,36 @@ export class ExportReconciler {
     if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0, notRegistered: 0 });
     let registered: { instance: CloudMapInstance; operation: string }[] = [];
     let refusal: CloudMapCallError | undefined;
-    const deregister = async () => {
-      if (plan.deregister.length === 0) return;
-      const operations = await cloudMap.deregisterInstances(serviceId, plan.deregister);
+    const deregister = async (ids: readonly string[]) => {
+      if (ids.length === 0) return;
+      const operations = await cloudMap.deregisterInstances(serviceId, ids);
       this.#o.markChanged(namespace, name);
       await cloudMap.waitForOperations(operations);
     };
+    const register = async () => {
+      if (plan.register.length === 0) return;
+      ({ registered, refusal } = await this.#register(serviceId, plan.register, newFrom));
+      if (registered.length > 0) {
+        this.#o.markChanged(namespace, name);
+        await cloudMap.waitForOperations(registered.map((r) => r.operation));
+      }
+    };
     try {
-      // Registrations first: when the last endpoint goes, the address-less instances are in place before the endpoint
-      // instances leave, so peers never see this cluster drop out of status.clusters in between (I3). At a quota the
-      // slots must be freed first (M8).
-      if (atQuota) await deregister();
+      // At a quota the slots must be freed first (M8). Otherwise an endpoint that is gone leaves alongside the
+      // registrations rather than after them (E8), unless it is the last instance of its Service port: then it waits,
+      // so that peers never see the port or this cluster drop out of the import in between (I3).
       // The peers are told as soon as the operations are submitted, not once they succeed: the marker's own operation
       // then runs alongside them instead of after them, which halves export-to-import latency (M7). A marker that
       // becomes visible before the instances is caught by the readers' quick recheck (watcher.ts).
-      if (plan.register.length > 0) {
-        ({ registered, refusal } = await this.#register(serviceId, plan.register, newFrom));
-        if (registered.length > 0) {
-          this.#o.markChanged(namespace, name);
-          await cloudMap.waitForOperations(registered.map((r) => r.operation));
-        }
+      if (atQuota) {
+        await deregister(plan.deregister);
+        await register();
+      } else {
+        const { early, late } = withdrawalOrder({ deregister: plan.deregister, current: this.#o.view.instances(namespace, name), ...this.#o.identity });
+        const outcomes = await Promise.allSettled([deregister(early), register()]);
+        for (const o of outcomes) if (o.status === 'rejected') throw o.reason;
+        await deregister(late);
       }
-      if (!atQuota) await deregister();
     } catch (err) {
       // Some of the writes may have landed (a registration answered by a timeout, one of several that failed): the
       // next diff must start from what Cloud Map holds, not from our last complete write, or an instance registered

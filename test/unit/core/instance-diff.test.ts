@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ATTR, ExportDataError, instancesForExport, KNOWN_ATTRIBUTES } from '../../../src/core/cloudmap-attributes.ts';
-import { diffInstances, type InstancePlan } from '../../../src/core/instance-diff.ts';
+import { diffInstances, withdrawalOrder, type InstancePlan } from '../../../src/core/instance-diff.ts';
 import { latestById, legacyInstanceId } from '../../../src/core/instance-id.ts';
 import type { CloudMapInstance } from '../../../src/core/types.ts';
 import { clusterExportArb, readyEndpoint, tutorialExport } from './export-fixtures.ts';
@@ -125,6 +125,57 @@ describe('instance diff (M4, E8)', () => {
     const other = instancesForExport(tutorialExport({ clusterId: 'cls2', endpoints: [readyEndpoint('10.0.0.1')] }), 'v1');
     expect(() => diff(other, [])).to.throw(/desired instance .* belongs to cls2 in clusterset1, not to this cluster cls1 in clusterset1/);
     expect(() => diff([...instances(), instances()[0]!], [])).to.throw(/appears twice/);
+  });
+
+  describe('E8, I3: which deregistrations need not wait for the registrations', () => {
+    const order = (desired: CloudMapInstance[], current: CloudMapInstance[]) => withdrawalOrder({ deregister: diff(desired, current).deregister, current, ...us });
+    const portsExport = (...endpoints: Array<[string, number[]]>) => tutorialExport({
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: '80' }, { name: 'https', protocol: 'TCP', port: 443, targetPort: '443' }],
+      endpoints: endpoints.map(([address, ports]) => ({ address, ready: true, ports: ports.map((port) => ({ name: port === 80 ? 'http' : 'https', protocol: 'TCP' as const, port })) })),
+    });
+
+    it('a rollout: the terminating pod\'s instance goes at once, since the others keep its port up', () => {
+      const before = instances(tutorialExport({ endpoints: [readyEndpoint('10.0.0.1'), readyEndpoint('10.0.0.2')] }));
+      const after = instances(tutorialExport({ endpoints: [readyEndpoint('10.0.0.2'), readyEndpoint('10.0.0.3')] }));
+      expect(order(after, before)).to.deep.equal({ early: [before[0]!.id], late: [] });
+    });
+
+    it('the last endpoint waits for the address-less instance that keeps the cluster in the import', () => {
+      const before = instances(tutorialExport({ endpoints: [readyEndpoint('10.0.0.1')] }));
+      const after = instances(tutorialExport({ endpoints: [] }));
+      expect(order(after, before)).to.deep.equal({ early: [], late: [before[0]!.id] });
+    });
+
+    it('per Service port: the last instance of a port waits, another port\'s goes at once', () => {
+      const before = instances(portsExport(['10.0.0.1', [80]], ['10.0.0.2', [80, 443]]));
+      const after = instances(portsExport(['10.0.0.1', [80]], ['10.0.0.3', [443]]));
+      const gone = ids(before).filter((id) => !ids(after).includes(id));
+      const o = order(after, before);
+      expect(o.early.map((id) => before.find((i) => i.id === id)!.attributes[ATTR.SERVICE_PORT])).to.deep.equal(['80']);
+      expect(o.late.map((id) => before.find((i) => i.id === id)!.attributes[ATTR.SERVICE_PORT])).to.deep.equal(['443']);
+      expect([...o.early, ...o.late].sort()).to.deep.equal(gone.sort());
+    });
+
+    it('another cluster\'s instance of the port does not hold it up for us', () => {
+      const mine = instances(tutorialExport({ endpoints: [readyEndpoint('10.0.0.1')] }));
+      const theirs = instances(tutorialExport({ clusterId: 'cls2', endpoints: [readyEndpoint('10.1.0.1')] }));
+      expect(withdrawalOrder({ deregister: ids(mine), current: [...theirs, ...mine], ...us })).to.deep.equal({ early: [], late: ids(mine) });
+    });
+
+    it('property: withdrawing the early ones first leaves every Service port and the cluster as present as before', () => {
+      const ourExport = clusterExportArb({ min: 0, max: 4 }, fc.constant('cls1'));
+      fc.assert(fc.property(ourExport, ourExport, (a, b) => {
+        const owner = { clusterId: a.clusterId, clustersetId: a.clustersetId };
+        const current = instancesForExport(a, 'v1');
+        const desired = instancesForExport({ ...b, clustersetId: a.clustersetId }, 'v1');
+        const { deregister } = diffInstances({ desired, current, ...owner });
+        const o = withdrawalOrder({ deregister, current, ...owner });
+        expect([...o.early, ...o.late].sort()).to.deep.equal([...deregister].sort());
+        const port = (i: CloudMapInstance) => `${i.attributes[ATTR.SERVICE_PROTOCOL]}/${i.attributes[ATTR.SERVICE_PORT]}`;
+        const early = new Set(o.early);
+        expect(new Set(current.filter((i) => !early.has(i.id)).map(port))).to.deep.equal(new Set(current.map(port)));
+      }));
+    });
   });
 
   describe('properties', () => {

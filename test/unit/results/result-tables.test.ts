@@ -56,6 +56,19 @@ describe('result tables: docs/benchmarks.md and docs/reliability.md from bench/r
     expect(at('three hundred')).to.be.lessThan(at('ten thousand'));
   });
 
+  it('renders a by-scenario marker as one row per run with its figures side by side and its command', () => {
+    const traffic = (scenario: string, figures: BenchResult['figures']) => result({ benchmark: 'traffic', scenario, size: `${scenario} happens`, command: `npm run bench:traffic -- --scenario=${scenario}`, figures });
+    const page = renderPage('<!-- results by scenario: traffic -->\n<!-- end results -->', [
+      traffic('rollout', [{ name: 'across clusters', value: 3, unit: '', detail: 'of 900' }, { name: 'in-cluster', value: 0, unit: '' }]),
+      traffic('unexport', [{ name: 'across clusters', value: 0, unit: '' }]),
+    ]);
+    expect(page).to.contain('| scenario | what changes | across clusters | in-cluster | date | commit | command |');
+    expect(page).to.contain('| rollout | rollout happens | **3** (of 900) | **0** | 2026-12-02 | abc1234 | `npm run bench:traffic -- --scenario=rollout` |');
+    expect(page).to.contain('| unexport | unexport happens | **0** | — | 2026-12-02 | abc1234 | `npm run bench:traffic -- --scenario=unexport` |');
+    expect(page).to.contain('- rollout: 2 cores (AMD EPYC), 24 GiB, Node v24.21.0, load average 0.5');
+    expect(markedBenchmarks(page)).to.deep.equal([['traffic']]);
+  });
+
   it('refuses a marker without its end, and a marker with no result file', () => {
     expect(() => renderPage('<!-- results: sync -->\nno end', [result()])).to.throw(/has no "<!-- end results -->"/);
     expect(() => renderPage(PAGE, [result({ benchmark: 'memory' })])).to.throw(/no result file of sync/);
