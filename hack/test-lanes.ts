@@ -56,7 +56,7 @@ function readDurations(): Durations {
     return JSON.parse(readFileSync(DURATIONS, 'utf8')) as Durations;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { alone: [], seconds: {} };
-    throw new Error(`cannot read ${relative(REPO, DURATIONS)}: ${(err as Error).message} (delete it to deal files evenly)`);
+    throw new Error(`cannot read ${relative(REPO, DURATIONS)}: ${(err as Error).message} (delete it to deal files evenly)`, { cause: err });
   }
 }
 

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { basename } from 'node:path';
-import { Document, isScalar, Pair, parse, parseAllDocuments, stringify, visit, type Scalar, type ScalarTag, type YAMLMap } from 'yaml';
+import { Document, isScalar, Pair, parse, parseAllDocuments, stringify, visit, type ScalarTag, type YAMLMap } from 'yaml';
 import { DNS_LABEL } from '../src/core/cluster-id.ts';
 import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
@@ -67,7 +67,7 @@ const TEMPLATE_TAG: ScalarTag = {
   default: true,
   identify: (value) => value instanceof Template,
   resolve: (text) => text,
-  stringify: (item, ctx) => ((item as Scalar).value as Template).render(ctx.indent.length - 2),
+  stringify: (item, ctx) => ((item).value as Template).render(ctx.indent.length - 2),
 };
 const YAML_OPTIONS = { customTags: [TEMPLATE_TAG] };
 
@@ -130,7 +130,7 @@ function header(from: string): string {
 function fromYamlFile(path: string, holesOf: (doc: Document) => Hole[], condition?: string): string {
   const docs = parseAllDocuments(source(path), YAML_OPTIONS).map((d) => {
     if (d.errors.length > 0) throw new Error(`${path}: ${d.errors[0]!.message}`);
-    return templated(d as Document, holesOf(d as Document));
+    return templated(d, holesOf(d));
   });
   const body = docs.join('---\n');
   return header(path) + (condition ? `{{- if ${condition} }}\n${body}{{- end }}\n` : body);

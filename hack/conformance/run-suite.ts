@@ -41,8 +41,8 @@ export function startSuite(binary: string, spec: SuiteRunSpec, workDir: string, 
   const child = spawn(binary, suiteArgs(spec), { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const collect = (d: Buffer) => { text += d.toString(); out.write(d); };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
   const started = Date.now();
   const ticker = setInterval(() => log(`  still running after ${Math.round((Date.now() - started) / 1000)} s, ${finishedCases(text)} case(s) finished (log: ${logPath})`), 60_000);
   const done = new Promise<number>((resolve, reject) => {

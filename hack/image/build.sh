@@ -92,7 +92,7 @@ fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 step "app: tsc -p tsconfig.build.json"
-(cd "$REPO" && "$NODE_BIN" node_modules/typescript/bin/tsc -p tsconfig.build.json --outDir "$stage/dist")
+(cd "$REPO" && "$NODE_BIN" node_modules/@typescript/native/bin/tsc -p tsconfig.build.json --outDir "$stage/dist")
 add_app() {
   buildah copy --quiet --chown "$UID_GID" "$1" "$stage/dist" "$WORKDIR/dist" >/dev/null
   buildah copy --quiet --chown "$UID_GID" "$1" "$REPO/package.json" "$WORKDIR/package.json" >/dev/null

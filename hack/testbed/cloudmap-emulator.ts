@@ -153,7 +153,7 @@ export class CloudMapEmulatorControl {
   /** The requests logged since `since` (epoch ms; default all kept), of `apis` only when given, oldest first. */
   async requests(since = 0, apis: readonly string[] = []): Promise<CloudMapRequest[]> {
     const query = new URLSearchParams({ since: String(since / 1000), apis: apis.join(',') });
-    return (await this.request<{ requests: CloudMapRequest[] }>('GET', `requests?${query}`)).requests;
+    return (await this.request<{ requests: CloudMapRequest[] }>('GET', `requests?${query.toString()}`)).requests;
   }
 
   resetCalls(): Promise<CloudMapCallLog> {

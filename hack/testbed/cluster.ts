@@ -39,11 +39,11 @@ export interface TestCluster {
   /** Health endpoints of the other components. */
   endpoints: { etcd: string; controllerManager: string; scheduler: string; kwok: string };
   /** A fresh client configuration for this cluster (admin, system:masters). */
-  kubeConfig(): KubeConfig;
+  readonly kubeConfig: () => KubeConfig;
   /** Fault tests: stops one component (SIGTERM, SIGKILL after 5 s) and waits until it has exited. */
-  stopComponent(name: RestartableComponent): Promise<void>;
+  readonly stopComponent: (name: RestartableComponent) => Promise<void>;
   /** Starts a stopped component again with the same flags, ports and data; waits until it answers its health check. */
-  startComponent(name: RestartableComponent): Promise<void>;
+  readonly startComponent: (name: RestartableComponent) => Promise<void>;
 }
 
 export type RestartableComponent = 'etcd' | 'kube-apiserver';

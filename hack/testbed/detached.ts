@@ -89,7 +89,7 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
     }, { timeoutMs, intervalMs: 200 });
   } catch (err) {
     throw new Error(`${(err as Error).message}\n--- last lines of ${ownerLogPath(dir)} ---\n${logTail(ownerLogPath(dir), 25)}\n---\n`
-      + 'Clean up with "npm run testbed -- down".');
+      + 'Clean up with "npm run testbed -- down".', { cause: err });
   }
   return readState(dir)!;
 }

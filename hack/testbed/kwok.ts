@@ -73,7 +73,7 @@ export async function createFakeNodes(kc: KubeConfig, network: ClusterNetwork, r
     try {
       await api.createNode({ body: fakeNode(n, region, tainted) });
     } catch (err) {
-      throw new Error(`creating fake node ${n.name} in ${network.clusterId}: ${(err as Error).message}`);
+      throw new Error(`creating fake node ${n.name} in ${network.clusterId}: ${(err as Error).message}`, { cause: err });
     }
   }));
 }

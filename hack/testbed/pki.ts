@@ -34,7 +34,7 @@ async function openssl(args: string[], what: string): Promise<void> {
     await run('openssl', args);
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`openssl failed making ${what}: ${e.stderr?.trim() || e.message}`);
+    throw new Error(`openssl failed making ${what}: ${e.stderr?.trim() || e.message}`, { cause: err });
   }
 }
 

@@ -27,7 +27,7 @@ export async function waitFor(what: string, check: () => Promise<boolean>, opts:
     }
     opts.signal?.throwIfAborted();
     if (Date.now() >= deadline) {
-      const why = lastError === undefined ? '' : `; last error: ${(lastError as Error).message ?? String(lastError)}`;
+      const why = lastError === undefined ? '' : `; last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}`;
       throw new Error(`timed out after ${Math.round(opts.timeoutMs / 1000)}s waiting for ${what}${why}`);
     }
     try {

@@ -47,7 +47,7 @@ export function explainKubeError(err: unknown, context: string, server: string, 
 export function explainCloudMapError(wrapped: unknown, endpoint: string | undefined, call: string): string {
   // src/cloudmap's CloudMapCallError keeps the SDK's error as its cause.
   const err = wrapped instanceof Error && wrapped.name === 'CloudMapCallError' && wrapped.cause !== undefined ? wrapped.cause : wrapped;
-  const name = err !== null && typeof err === 'object' ? String((err as { name?: unknown }).name ?? '') : '';
+  const name = err !== null && typeof err === 'object' ? String((err as { name?: string }).name ?? '') : '';
   const where = endpoint ?? 'Cloud Map';
   if (name === 'CredentialsProviderError' || (/credential/i.test(messageOf(err)) && httpStatus(err) === undefined)) {
     return `no AWS credentials for Cloud Map (${call}); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pass --cloudmap=false to show the clusters only.`;

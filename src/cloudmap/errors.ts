@@ -38,7 +38,7 @@ interface SdkErrorShape {
 }
 
 function shape(err: unknown): SdkErrorShape {
-  return typeof err === 'object' && err !== null ? (err as SdkErrorShape) : {};
+  return typeof err === 'object' && err !== null ? (err) : {};
 }
 
 /** The AWS error code (`ServiceNotFound`, `ThrottlingException`, ...) or the Node.js network error code. */

@@ -19,7 +19,7 @@ export class CallCounter implements CloudMapMetrics {
 
   onCall(api: string, outcome: CallOutcome): void {
     let byOutcome = this.counts.get(api);
-    if (!byOutcome) this.counts.set(api, (byOutcome = new Map()));
+    if (!byOutcome) this.counts.set(api, (byOutcome = new Map<CallOutcome, number>()));
     byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
   }
 

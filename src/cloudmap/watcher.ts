@@ -502,7 +502,7 @@ export class CloudMapWatcher {
     if (failure instanceof CallCancelledError || failure instanceof LeaseLostError) return;
     const reachable = failure === undefined;
     if (reachable === this.reach.reachable) return;
-    this.reach = reachable ? { reachable, since: this.opts.clock.now() } : { reachable, since: this.opts.clock.now(), error: String(failure) };
+    this.reach = reachable ? { reachable, since: this.opts.clock.now() } : { reachable, since: this.opts.clock.now(), error: failure instanceof Error ? String(failure) : JSON.stringify(failure) };
     try {
       this.opts.onReachability?.(this.reach);
     } catch (err) {
@@ -684,7 +684,7 @@ export class CloudMapWatcher {
   /** Records when a completed read of the service began; returns `result`. */
   private readDone(namespace: string, service: string, startedAt: number, result: boolean): boolean {
     let services = this.readStarted.get(namespace);
-    if (!services) this.readStarted.set(namespace, (services = new Map()));
+    if (!services) this.readStarted.set(namespace, (services = new Map<string, number>()));
     services.set(service, startedAt);
     return result;
   }
@@ -699,7 +699,7 @@ export class CloudMapWatcher {
       services?.delete(service);
       if (services?.size === 0) this.cache.delete(namespace);
     } else {
-      if (!services) this.cache.set(namespace, (services = new Map()));
+      if (!services) this.cache.set(namespace, (services = new Map<string, Cached>()));
       services.set(service, next);
     }
     if (sameInstances(before, next?.instances ?? [])) return false;
@@ -886,7 +886,7 @@ export class CloudMapWatcher {
       let cached = this.cache.get(namespace);
       for (const s of services) {
         if (cached?.has(s.name)) continue; // read since (a retried first read): newer than the checkpoint
-        if (!cached) this.cache.set(namespace, (cached = new Map()));
+        if (!cached) this.cache.set(namespace, (cached = new Map<string, Cached>()));
         cached.set(s.name, { revision: s.revision, instances: s.instances, revisionChecks: 0 });
         seeded.push(`${namespace}/${s.name}`);
       }

@@ -86,6 +86,12 @@ export interface EndpointSlicePlan {
   problems: EndpointProblem[];
 }
 
+/** The endpoints of one cluster and IP family that serve the same ports, by address. */
+interface PortGroup {
+  ports: PortSpec[];
+  endpoints: Map<string, SliceEndpoint>;
+}
+
 /**
  * S1–S4, X5: one slice per source cluster, IP family and set of endpoint ports (those the cluster serves), split in
  * chunks of at most 100 endpoints; every endpoint that serves a port is kept, whatever the total. Names are `<import>-<cluster>-<hash>-<n>`: the hash (of import, cluster
@@ -97,7 +103,7 @@ export interface EndpointSlicePlan {
 export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlicePlan {
   const problems: EndpointProblem[] = [];
   // cluster → family → port list key → endpoints by address
-  const groups = new Map<string, Map<IPFamily, Map<string, { ports: PortSpec[]; endpoints: Map<string, SliceEndpoint> }>>>();
+  const groups = new Map<string, Map<IPFamily, Map<string, PortGroup>>>();
 
   for (const { clusterId, endpoints } of input.exports) {
     for (const endpoint of endpoints) {
@@ -110,8 +116,8 @@ export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlice
       const ports = slicePorts(clusterId, endpoint.ports.filter((p) => served?.has(p.name) === true), endpoint.address, problems);
       // Not a problem to log: the cluster lost every port of this endpoint to a port conflict its condition reports.
       if (ports.length === 0 && endpoint.ports.length > 0) continue;
-      const byFamily = getOrAdd(groups, clusterId, () => new Map());
-      const byPorts = getOrAdd(byFamily, family, () => new Map());
+      const byFamily = getOrAdd(groups, clusterId, () => new Map<IPFamily, Map<string, PortGroup>>());
+      const byPorts = getOrAdd(byFamily, family, () => new Map<string, PortGroup>());
       const group = getOrAdd(byPorts, portListKey(ports), () => ({ ports, endpoints: new Map<string, SliceEndpoint>() }));
       // The same address twice within a cluster and port set is one endpoint. Which report is kept must not depend on
       // the order Cloud Map listed them in, or the slice would flap between the two: the smaller JSON form wins.

@@ -86,7 +86,7 @@ function readEntry(v: unknown): ExportFacts | undefined {
     ...(v.sessionAffinityTimeoutSeconds === undefined ? {} : { sessionAffinityTimeoutSeconds: v.sessionAffinityTimeoutSeconds as number }),
     ...(v.internalTrafficPolicy === undefined ? {} : { internalTrafficPolicy: v.internalTrafficPolicy as 'Cluster' | 'Local' }),
     ...(v.trafficDistribution === undefined ? {} : { trafficDistribution: v.trafficDistribution as string }),
-    ipFamilies: v.ipFamilies as IPFamily[],
+    ipFamilies: v.ipFamilies,
     exportedLabels: v.exportedLabels,
     exportedAnnotations: v.exportedAnnotations,
   });

@@ -335,10 +335,10 @@ export function readChunks(res: http.IncomingMessage, onChunk: (chunk: Buffer) =
       try {
         onChunk(c);
       } catch (err) {
-        settle(err ?? new Error('chunk handler failed'));
+        settle(err instanceof Error ? err : new Error(`chunk handler failed: ${String(err)}`));
       }
     };
-    const settle = (err?: unknown) => {
+    const settle = (err?: Error) => {
       res.off('data', onData).off('end', settle).off('error', settle).on('error', ignore);
       if (err === undefined) resolve();
       else reject(err);

@@ -27,17 +27,17 @@ export interface InformerSetOptions {
 
 export interface InformerSet<S extends { [K in keyof S]: KubeObject }> {
   readonly informers: { readonly [K in keyof S]: Informer<S[K]> };
-  start(): void;
+  readonly start: () => void;
   /** The informers whose first list has not completed yet; empty once all are synced. */
-  unsynced(): Array<keyof S & string>;
+  readonly unsynced: () => Array<keyof S & string>;
   /** True once every informer has listed once. */
-  synced(): boolean;
-  waitForSync(signal?: AbortSignal): Promise<void>;
+  readonly synced: () => boolean;
+  readonly waitForSync: (signal?: AbortSignal) => Promise<void>;
   /** True while every cache follows its server (none is recovering from a failed list or watch). */
-  current(): boolean;
+  readonly current: () => boolean;
   /** Resolves once every cache is current at the same time; rejects when `signal` aborts or an informer stops. */
-  waitUntilCurrent(signal?: AbortSignal): Promise<void>;
-  stop(): Promise<void>;
+  readonly waitUntilCurrent: (signal?: AbortSignal) => Promise<void>;
+  readonly stop: () => Promise<void>;
 }
 
 export function createInformerSet<S extends { [K in keyof S]: KubeObject }>(

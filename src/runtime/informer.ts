@@ -337,7 +337,7 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
         delivered = true;
         if (event.type !== 'ERROR') {
           this.#succeeded();
-          this.#apply(event as WatchEvent<T>);
+          this.#apply(event.type, event.object as T);
           return;
         }
         const status = event.object as Status;
@@ -360,10 +360,10 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     }
   }
 
-  #apply(event: WatchEvent<T>): void {
-    const rv = event.object.metadata?.resourceVersion;
-    const obj = event.type === 'BOOKMARK' ? event.object : this.#trim(event.object);
-    switch (event.type) {
+  #apply(type: Exclude<WatchEvent['type'], 'ERROR'>, object: T): void {
+    const rv = object.metadata?.resourceVersion;
+    const obj = type === 'BOOKMARK' ? object : this.#trim(object);
+    switch (type) {
       case 'ADDED':
       case 'MODIFIED':
         this.#deliver([this.#cache.upsert(obj)]);

@@ -4,7 +4,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from '../cloudmap/client.ts';
 import { CLOUD_MAP_QUOTAS, DEFAULT_CONTROLLERS_SHARE } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
 import {
-  boolOption, ConfigError, regionListOption, durationOption, enumOption, formatHelp, intOption, logLevelOption, parseOptions, rateMapOption, renamed,
+  boolOption, ConfigError, regionListOption, durationOption, formatHelp, intOption, logLevelOption, parseOptions, rateMapOption, renamed,
   stringOption, type OptionSpec, type OptionValues,
 } from '../config/options.ts';
 

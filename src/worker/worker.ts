@@ -69,7 +69,8 @@ class Worker {
     // Which replica wrote what, in the apiserver's audit log (M4: a paused leader's writes after its successor's).
     kubeClientFor(this.#kubeConfig).identify(`mcs-cloudmap-worker/${this.#options.controllerVersion} (${identity})`);
     this.#events = new EventRecorder({ kubeConfig: this.#kubeConfig, reportingInstance: identity, logger: createLogger('events', options.logLevel) });
-    const evaluate = () => this.#evaluate();
+    // #evaluate logs its own failures and never rejects: the informer's handlers need not wait for it.
+    const evaluate = () => void this.#evaluate();
     this.#informers.clusterProperties.addHandlers({ onAdd: evaluate, onUpdate: evaluate, onDelete: evaluate });
     // While frozen (C3), the last ServiceExport going lets the worker follow the new identity.
     this.#informers.serviceExports.addHandlers({ onDelete: evaluate });

@@ -21,7 +21,7 @@ const MCS_RESOURCES = new Set(['serviceimports', 'endpointslices', 'services', '
 function apiserverWrites(cluster: E2ECluster): Record<string, number> {
   const writes: Record<string, number> = {};
   for (const m of cluster.kubectl(['get', '--raw', '/metrics']).matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)$/gm)) {
-    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const labels: Record<string, string> = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!]));
     if (!WRITE_VERBS.has(labels.verb ?? '') || !MCS_RESOURCES.has(labels.resource ?? '')) continue;
     const key = `${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
     writes[key] = (writes[key] ?? 0) + Number(m[2]);

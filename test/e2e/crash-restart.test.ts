@@ -79,7 +79,7 @@ describe('e2e: a worker killed while its registrations are pending (M6)', functi
       cls1.apply([...wideService(), serviceExport(NS, APP)]);
       await eventually(`cls1's worker to submit ${ENDPOINTS} registrations`, async () => ((await cls1.cloudMapCalls()).RegisterInstance ?? 0) >= ENDPOINTS, 60_000);
       const pending = await cloudMap.send(new ListOperationsCommand({ Filters: [{ Name: 'STATUS', Condition: 'IN', Values: ['SUBMITTED', 'PENDING'] }], MaxResults: 100 }));
-      expect(pending.Operations ?? [], 'registrations still pending when the worker is killed').to.not.be.empty;
+      expect(pending.Operations ?? [], 'registrations still pending when the worker is killed').to.not.have.lengthOf(0);
       await killWorker(cls1);
     } finally {
       // Back to the realistic mode (1 s operations) once they are pending: the restart is what is tested.

@@ -40,7 +40,7 @@ function saved(cluster: E2ECluster, args: readonly string[]): KubeObject[] {
   const { items } = JSON.parse(cluster.kubectl(['get', ...args, '-o', 'json'])) as { items: KubeObject[] };
   return items.map(({ status: _status, metadata, ...rest }) => {
     const { 'kubectl.kubernetes.io/last-applied-configuration': _last, ...annotations } = metadata.annotations ?? {};
-    return { ...rest, metadata: { name: metadata.name, ...(metadata.labels ? { labels: metadata.labels } : {}), annotations } } as KubeObject;
+    return { ...rest, metadata: { name: metadata.name, ...(metadata.labels ? { labels: metadata.labels } : {}), annotations } };
   });
 }
 
@@ -226,7 +226,7 @@ describe('e2e: a cluster on the AWS controller v0.3.1 migrated to mcs-cloudmap a
       const slices = await cls1.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${PEER}`);
       return slices.flatMap((s) => s.endpoints ?? []).length === peerPods.length;
     }, 60_000);
-    expect(JSON.parse(cls1.kubectl(['get', 'serviceimports.v1alpha1.multicluster.x-k8s.io', PEER, '-n', NS, '-o', 'json'])).metadata.annotations)
+    expect((JSON.parse(cls1.kubectl(['get', 'serviceimports.v1alpha1.multicluster.x-k8s.io', PEER, '-n', NS, '-o', 'json'])) as KubeObject).metadata.annotations)
       .to.deep.equal({ [V031_DERIVED_SERVICE_ANNOTATION]: v031DerivedName(NS, PEER) });
   });
 

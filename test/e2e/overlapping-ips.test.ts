@@ -20,10 +20,10 @@ describe('e2e: overlapping pod IPs in the two clusters (M3, M4)', function () {
     for (const cluster of clusters) {
       cluster.apply([deployment(NS, NAME, 2, undefined, cluster.cluster.nodeNames[0]), service(NS, NAME)]);
       await eventually(`2 running pods in ${cluster.id}`, async () => (ips[cluster.id] = await runningPodIps(cluster, NS, NAME)).length === 2);
-      expect(new Set(ips[cluster.id]).size, `${cluster.id}'s pod IPs are distinct within the cluster: ${ips[cluster.id]}`).to.equal(2);
+      expect(new Set(ips[cluster.id]).size, `${cluster.id}'s pod IPs are distinct within the cluster: ${ips[cluster.id]?.join(', ')}`).to.equal(2);
     }
     const shared = ips.cls1!.filter((ip) => ips.cls2!.includes(ip));
-    expect(shared, `pod IPs in both clusters (cls1 ${ips.cls1}, cls2 ${ips.cls2})`).to.not.deep.equal([]);
+    expect(shared, `pod IPs in both clusters (cls1 ${ips.cls1?.join(', ')}, cls2 ${ips.cls2?.join(', ')})`).to.not.deep.equal([]);
     for (const cluster of clusters) cluster.apply([serviceExport(NS, NAME)]);
 
     for (const cluster of clusters) {

@@ -82,19 +82,19 @@ describe('e2e: two worker replicas in one cluster (leader election)', function (
     await eventually('cls2 imports "moving"', async () => condition(await cls2.serviceImport(NS, 'moving'), 'Ready')?.status === 'True');
 
     // The export's endpoint moves every second, so the leader always has writes in flight when it is paused.
-    let moveError: unknown;
+    let moveError: Error | undefined;
     const mover = setInterval(() => {
       try {
         cls1.apply(movingService(NS, 'moving', n + 1));
         n++;
       } catch (err) {
-        moveError ??= err;
+        moveError ??= err instanceof Error ? err : new Error(String(err));
       }
     }, 1000);
     const since = Date.now();
-    let writes: Awaited<ReturnType<typeof cs.cloudMapControl.requests>> = [];
-    let kubeWrites: AuditedWrite[] = [];
-    let takeoverMs = 0;
+    let writes: Awaited<ReturnType<typeof cs.cloudMapControl.requests>>;
+    let kubeWrites: AuditedWrite[];
+    let takeoverMs: number;
     const byReplica = (w: AuditedWrite, identity: string) => w.userAgent.endsWith(`(${identity})`);
     try {
       await new Promise((r) => setTimeout(r, 3000));

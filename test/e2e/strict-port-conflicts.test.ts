@@ -40,12 +40,12 @@ class History {
   #record<T extends KubernetesObject>(kind: Kind, informer: Informer<T>, only?: string): void {
     const add = (object: T, deleted: boolean) => {
       if (only !== undefined && object.metadata?.name !== only) return;
-      this.#versions.push({ rv: Number(object.metadata?.resourceVersion), kind, name: object.metadata?.name ?? '', object: deleted ? undefined : object as Ported });
+      this.#versions.push({ rv: Number(object.metadata?.resourceVersion), kind, name: object.metadata?.name ?? '', object: deleted ? undefined : object });
     };
     informer.on('add', (o) => add(o, false));
     informer.on('update', (o) => add(o, false));
     informer.on('delete', (o) => add(o, true));
-    this.#informers.push(informer as unknown as Informer<KubernetesObject>);
+    this.#informers.push(informer);
   }
 
   start(): Promise<void[]> {

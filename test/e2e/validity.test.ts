@@ -43,7 +43,7 @@ describe('e2e: ServiceExports of missing and ExternalName Services (E4, E5, X4)'
     expect(condition(await cls1.serviceExport(NS, NAME), 'Valid')!.status).to.equal('False');
     await eventually('a Warning Event InvalidServiceType', () => exportEvents(cls1).some((e) => e.reason === 'InvalidServiceType'));
     const found = await cloudMap.send(new DiscoverInstancesCommand({ NamespaceName: NS, ServiceName: NAME, HealthStatus: 'ALL' })).then(
-      (out) => out.Instances ?? [], (err: { name?: string }) => (/NotFound$/.test(err.name ?? '') ? [] : Promise.reject(err)));
+      (out) => out.Instances ?? [], (err: unknown) => (/NotFound$/.test((err as { name?: string }).name ?? '') ? [] : Promise.reject(err)));
     expect(found).to.deep.equal([]);
     expect(await cls2.serviceImport(NS, NAME)).to.equal(undefined);
   });

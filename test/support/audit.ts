@@ -31,7 +31,7 @@ export function auditedWrites(cluster: TestCluster, sinceMs: number): AuditedWri
   try {
     text = readFileSync(auditLogPath(cluster.logsDir), 'utf8');
   } catch (err) {
-    throw new Error(`cannot read ${cluster.id}'s apiserver audit log (started without --audit-log-path?): ${String(err)}`);
+    throw new Error(`cannot read ${cluster.id}'s apiserver audit log (started without --audit-log-path?): ${String(err)}`, { cause: err });
   }
   return text.split('\n').filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as AuditEvent)

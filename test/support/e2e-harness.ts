@@ -129,20 +129,20 @@ export interface E2E {
   clusters: E2ECluster[];
   cloudMap: ServiceDiscoveryClient;
   /** Stops the cluster's worker (graceful, as on a pod deletion). */
-  stopWorker(cluster: E2ECluster): Promise<void>;
+  readonly stopWorker: (cluster: E2ECluster) => Promise<void>;
   /** Kills the cluster's worker with SIGKILL (a node failure, an OOM kill): nothing is flushed or released. */
-  killWorker(cluster: E2ECluster): Promise<void>;
+  readonly killWorker: (cluster: E2ECluster) => Promise<void>;
   /**
    * Starts a new worker process for the cluster, configured as the first one plus `env` (MCS_* settings) and, when
    * given, its own Cloud Map Region, endpoint and account credentials; waits until it is healthy.
    */
-  startWorker(cluster: E2ECluster, env?: Record<string, string>, cloudMap?: WorkerCloudMap): Promise<void>;
+  readonly startWorker: (cluster: E2ECluster, env?: Record<string, string>, cloudMap?: WorkerCloudMap) => Promise<void>;
   /** Starts another replica of the cluster's worker with Lease identity `identity`, next to the current one. */
-  startReplica(cluster: E2ECluster, identity: string): Promise<HostProcess>;
+  readonly startReplica: (cluster: E2ECluster, identity: string) => Promise<HostProcess>;
   /** Stops the cluster's webhook server (every replica: the local install runs one). */
-  stopWebhook(cluster: E2ECluster): Promise<void>;
+  readonly stopWebhook: (cluster: E2ECluster) => Promise<void>;
   /** Starts the cluster's webhook server again as it was started (same port, certificate, settings); waits until ready. */
-  startWebhook(cluster: E2ECluster): Promise<void>;
+  readonly startWebhook: (cluster: E2ECluster) => Promise<void>;
 }
 
 /** Ends a host process with `signal` (not reported as a crash) and waits until it has exited. */

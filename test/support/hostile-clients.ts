@@ -153,7 +153,7 @@ function raw(port: number, tls: boolean, payload: string, endAfterWrite: boolean
 const poster = (port: number, agent: Agent) => (path: string, body: string | Buffer, contentType = 'application/json') => new Promise<HostileReply>((resolve) => {
   const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
     let text = '';
-    res.on('data', (c: Buffer) => { text += c; });
+    res.on('data', (c: Buffer) => { text += c.toString(); });
     res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
   });
   req.on('error', (err) => resolve({ status: 0, body: `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}` }));

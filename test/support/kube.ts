@@ -23,7 +23,7 @@ export async function createNamespace(kc: KubeConfig, name: string, timeoutMs = 
     try {
       await api.createNamespace({ body: { metadata: { name } } });
     } catch (err) {
-      if (statusCode(err) !== 409) throw new Error(`creating namespace ${name}: ${(err as Error).message}`);
+      if (statusCode(err) !== 409) throw new Error(`creating namespace ${name}: ${(err as Error).message}`, { cause: err });
     }
     return false;
   }, { timeoutMs, intervalMs: 250 });
@@ -40,7 +40,7 @@ export async function deleteNamespace(kc: KubeConfig, name: string, timeoutMs = 
     await api.deleteNamespace({ name });
   } catch (err) {
     if (statusCode(err) === 404) return;
-    throw new Error(`deleting namespace ${name}: ${(err as Error).message}`);
+    throw new Error(`deleting namespace ${name}: ${(err as Error).message}`, { cause: err });
   }
   await waitFor(`namespace ${name} to be deleted`, async () => {
     try {

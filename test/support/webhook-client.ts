@@ -150,14 +150,14 @@ export interface ServerProcess {
   /** The CA the server's certificate chains to. */
   ca: string;
   /** The server process's resident set size in bytes. */
-  rss(): Promise<number>;
+  readonly rss: () => Promise<number>;
   /** The most the server process's resident set has been since it started, in bytes (getrusage's ru_maxrss). */
-  peakRss(): Promise<number>;
+  readonly peakRss: () => Promise<number>;
   /** The 99th percentile and the most of the server's event-loop delay since the last call, in ms (then reset). */
-  loopDelay(): Promise<{ p99: number; max: number }>;
+  readonly loopDelay: () => Promise<{ p99: number; max: number }>;
   /** Whether the process is still running (it never exits on its own). */
-  alive(): boolean;
-  stop(): Promise<void>;
+  readonly alive: () => boolean;
+  readonly stop: () => Promise<void>;
 }
 
 /**

@@ -58,10 +58,10 @@ if (import.meta.main) {
   // The main thread's event-loop delay, so a stall of the server is told apart from one of the client (W6).
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
-  process.on('message', async (m: string) => {
+  process.on('message', (m: string) => {
     if (m === 'loop') { process.send!({ loopP99: loop.percentile(99) / 1e6, loopMax: loop.max / 1e6 }); loop.reset(); }
     if (m === 'rss') process.send!({ rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 });
-    if (m === 'stop') { await server.shutdown(); process.exit(0); }
+    if (m === 'stop') server.shutdown().then(() => process.exit(0), (err: unknown) => { console.error(err); process.exit(1); });
   });
   process.send({ port: server.port, rss: process.memoryUsage().rss });
 }

@@ -92,7 +92,7 @@ export async function removeNodeCgroup(cgroup: string, timeoutMs = 10_000): Prom
           break;
         } catch (err) {
           // A cgroup is busy for a moment after its last task exits.
-          if (attempt >= 50) throw new Error(`removing cgroup ${dir}: ${(err as Error).message}`);
+          if (attempt >= 50) throw new Error(`removing cgroup ${dir}: ${(err as Error).message}`, { cause: err });
           await sleep(20);
         }
       }

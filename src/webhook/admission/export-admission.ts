@@ -52,7 +52,7 @@ export function serviceAsRead(service: ServiceObject): ServiceObject {
   if (Array.isArray(spec.ports)) cut.ports = spec.ports.map((p) => (isRecord(p) ? pick(p, ['name', 'protocol', 'port', 'targetPort', 'appProtocol']) : p) as typeof p);
   const timeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
   if (timeoutSeconds !== undefined) cut.sessionAffinityConfig = { clientIP: { timeoutSeconds } };
-  return { spec: cut as NonNullable<ServiceObject['spec']> };
+  return { spec: cut };
 }
 
 /** A ServiceExport cut to what these rules read of one: its creation time and what it exports (E7). */

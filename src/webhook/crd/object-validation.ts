@@ -14,7 +14,7 @@ function uniqueBy(items: unknown[], key: (item: unknown) => string): boolean {
 const listTypeValid: SchemaValidateFunction = (listType: string, data: unknown[], parent?: AnySchemaObject) => {
   if (listType === 'set') return uniqueBy(data, (x) => JSON.stringify(x));
   if (listType === 'map') {
-    const keys: string[] = parent?.['x-kubernetes-list-map-keys'] ?? [];
+    const keys = (parent?.['x-kubernetes-list-map-keys'] as string[] | undefined) ?? [];
     return uniqueBy(data, (x) => JSON.stringify(keys.map((k) => (x as Record<string, unknown>)?.[k])));
   }
   return true;

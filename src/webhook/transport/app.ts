@@ -91,7 +91,7 @@ function send(res: Response, answer: Answer): void {
 export interface WebhookApp {
   app: express.Express;
   /** Stops the review worker thread. */
-  close(): Promise<void>;
+  readonly close: () => Promise<void>;
 }
 
 export function createApp(options: AppOptions): WebhookApp {

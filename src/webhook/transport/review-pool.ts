@@ -49,7 +49,7 @@ export class ThreadPool<In, Out> {
   run(message: In, transfer: Transferable[] = []): Promise<Out> {
     if (this.#closed) return Promise.reject(new Error('thread pool closed'));
     return new Promise<Out>((resolve, reject) => {
-      this.#queue.push({ message, transfer, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ message, transfer, resolve: resolve, reject });
       this.#dispatch();
     });
   }
@@ -72,7 +72,7 @@ export class ThreadPool<In, Out> {
       job?.resolve(reply);
       if (!this.#closed) { this.#idle.push(thread); this.#dispatch(); } else void worker.terminate();
     });
-    worker.on('error', (err) => this.#lose(thread, new ThreadFailure('crash', `worker thread failed: ${(err as { code?: string }).code ?? err.name}: ${err.message}`)));
+    worker.on('error', (err: Error & { code?: string }) => this.#lose(thread, new ThreadFailure('crash', `worker thread failed: ${err.code ?? err.name}: ${err.message}`)));
     worker.on('exit', (code) => this.#lose(thread, new ThreadFailure('crash', `worker thread exited (${code})`)));
     return thread;
   }

@@ -16,7 +16,7 @@ async function untilLanded<T>(attempt: () => Promise<T>, failures: Error[]): Pro
     } catch (err) {
       const retryable = (err instanceof CloudMapCallError && err.retryable) || err instanceof OperationsFailedError;
       if (!retryable) throw err;
-      failures.push(err as Error);
+      failures.push(err);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

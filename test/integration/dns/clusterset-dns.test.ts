@@ -42,7 +42,7 @@ function kubectl(cluster: TestCluster, args: string[], input?: object[]): string
     return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, '--context', cluster.context, ...args],
       { cwd: ROOT, encoding: 'utf8', input: stdin, stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (err) {
-    throw new Error(`kubectl ${args.join(' ')} on ${cluster.context}: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`);
+    throw new Error(`kubectl ${args.join(' ')} on ${cluster.context}: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`, { cause: err });
   }
 }
 
@@ -77,7 +77,7 @@ function mcsSlice(service: string, clusterId: string, endpoints: TestEndpoint[],
 
 /** The addresses a name resolves to, sorted, or the resolver's error code (ENOTFOUND is NXDOMAIN, ENODATA is NODATA). */
 async function a(resolver: Resolver, name: string): Promise<string[] | string> {
-  return resolver.resolve4(`${name}.${ZONE}`).then((ips) => ips.sort(), (err: { code?: string }) => err.code ?? String(err));
+  return resolver.resolve4(`${name}.${ZONE}`).then((ips) => ips.sort(), (err: NodeJS.ErrnoException) => err.code ?? err.message);
 }
 
 /**

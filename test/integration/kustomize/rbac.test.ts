@@ -64,8 +64,8 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const log = createWriteStream(logFile);
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
     const s = { process: child, logFile };
     started.push(s);
     return s;
@@ -86,7 +86,7 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
     try {
       await waitFor(what, check, { timeoutMs: 60_000, intervalMs: 500 });
     } catch (err) {
-      throw new Error(`${(err as Error).message}; refused requests: ${forbidden(s).slice(0, 3).join(' | ') || 'none'}; log: ${s.logFile}`);
+      throw new Error(`${(err as Error).message}; refused requests: ${forbidden(s).slice(0, 3).join(' | ') || 'none'}; log: ${s.logFile}`, { cause: err });
     }
   }
 

@@ -68,7 +68,7 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
 
   function start<T extends KubeObject>(opts: Partial<InformerOptions<T>> & { path: string }, kubeConfig = kc): Informer<T> {
     const informer = createInformer<T>({ kubeConfig, resyncMs: 0, logger: captureLogger().logger, ...opts });
-    informers.push(informer as unknown as Informer<KubeObject>);
+    informers.push(informer);
     return informer;
   }
 

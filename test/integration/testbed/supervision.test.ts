@@ -15,7 +15,7 @@ const OWNER = join(import.meta.dirname, 'fixtures', 'clusterset-owner.ts');
 /** Pids among `pids` that are still running (zombies count as gone: they hold no resources and run nothing). */
 function running(pids: number[]): number[] {
   if (pids.length === 0) return [];
-  let out = '';
+  let out: string;
   try {
     out = execFileSync('ps', ['-o', 'pid=,stat=', '-p', pids.join(',')], { encoding: 'utf8' });
   } catch {
@@ -33,7 +33,7 @@ function statePids(dir: string): number[] {
 async function startOwner(dir: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [OWNER, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('READY')) resolve();
     });
     child.once('exit', (code) => reject(new Error(`the ClusterSet owner exited with code ${code} before it was ready`)));

@@ -30,8 +30,8 @@ export function kubectl(kubeconfigPath: string, args: readonly string[], input?:
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.on('data', (c: Buffer) => { stdout += c; });
-    child.stderr.on('data', (c: Buffer) => { stderr += c; });
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
     child.on('error', (err) => { clearTimeout(timer); reject(new Error(`kubectl ${args.join(' ')}: ${err.message}`)); });
     child.on('close', (code) => { clearTimeout(timer); resolve({ status: code ?? -1, stdout, stderr }); });
     child.stdin.end(input ?? '');

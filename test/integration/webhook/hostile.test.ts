@@ -43,8 +43,8 @@ describe('webhook under hostile and broken clients (W5)', function () {
   it('says why a deep body is refused, and that a v1beta1 review is answered in v1beta1', async () => {
     const bad = hostileClient(server.port, server.ca, MAX_REQUEST_BYTES);
     try {
-      expect(JSON.parse((await bad.send('deep', 0)).body).message).to.equal(`request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`);
-      expect(JSON.parse((await bad.send('oversized', 0)).body).message).to.equal(`request body is larger than the limit of ${MAX_REQUEST_BYTES} bytes (--max-request-bytes)`);
+      expect((JSON.parse((await bad.send('deep', 0)).body) as { message: string }).message).to.equal(`request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`);
+      expect((JSON.parse((await bad.send('oversized', 0)).body) as { message: string }).message).to.equal(`request body is larger than the limit of ${MAX_REQUEST_BYTES} bytes (--max-request-bytes)`);
       const beta = JSON.parse((await bad.send('v1beta1', 7)).body) as { apiVersion: string; response: { uid: string; allowed: boolean } };
       expect([beta.apiVersion, beta.response.uid, typeof beta.response.allowed]).to.deep.equal(['admission.k8s.io/v1beta1', 'beta-7', 'boolean']);
     } finally {

@@ -37,7 +37,7 @@ export function httpsClient(port: number, ca: string, timeoutMs = 10_000): Https
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: () => JSON.parse(text) });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: () => JSON.parse(text) as unknown });
         });
         res.on('error', reject);
       });

@@ -47,8 +47,8 @@ describe('src/webhook/main.ts as a process: flags, readiness, graceful shutdown'
     });
     const lines: Array<Record<string, unknown>> = [];
     let stderr = '';
-    child.stdout!.on('data', (c: Buffer) => { for (const l of c.toString().split('\n')) if (l.startsWith('{')) lines.push(JSON.parse(l)); });
-    child.stderr!.on('data', (c: Buffer) => { stderr += c; });
+    child.stdout!.on('data', (c: Buffer) => { for (const l of c.toString().split('\n')) if (l.startsWith('{')) lines.push(JSON.parse(l) as Record<string, unknown>); });
+    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       await waitFor('the webhook to listen', async () => lines.some((l) => l.event === 'listening'), { timeoutMs: 20_000 });

@@ -207,7 +207,7 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
     expect((await s.client.send('GET', '/readyz')).status, 'unready during the delay').to.equal(503);
     const done = await inFlight;
     expect(done.status).to.equal(200);
-    expect(JSON.parse(done.text).response.uid).to.equal('uid-1');
+    expect((JSON.parse(done.text) as { response: { uid: string } }).response.uid).to.equal('uid-1');
     await stopped;
     const fresh = httpsClient(s.server.port, ca);
     let refused = '';

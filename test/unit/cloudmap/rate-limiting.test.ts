@@ -25,7 +25,7 @@ describe('cloudmap token bucket (M6)', () => {
   it('grants a full second of burst at once, then lets callers through 1/rate apart, in arrival order', async () => {
     const { bucket: b, clock } = bucket(10);
     const times = await takeAll(b, clock, 13);
-    expect(times.map((t) => t - T0)).to.deep.equal([...Array(10).fill(0), 100, 200, 300]);
+    expect(times.map((t) => t - T0)).to.deep.equal([...Array<number>(10).fill(0), 100, 200, 300]);
   });
 
   it('lets an urgent caller ahead of those queued, and still at the rate', async () => {

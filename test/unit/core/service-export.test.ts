@@ -1,4 +1,4 @@
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
@@ -9,7 +9,7 @@ import { LABEL_KUBE_SERVICE_NAME } from '../../../src/core/names.ts';
 import { readyEndpoint, tutorialExport } from './export-fixtures.ts';
 
 // The structural shapes must accept the client library's objects as they are.
-const typedService: ServiceLike = {} as V1Service;
+const typedService: ServiceLike = {};
 const typedSlice: EndpointSliceLike = {} as V1EndpointSlice;
 void typedService;
 void typedSlice;

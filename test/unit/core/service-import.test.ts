@@ -31,7 +31,7 @@ function input(exports: ClusterExport[], overrides: Partial<ServiceImportInput> 
 
 /** The ServiceImport as stored after writing `desired` (metadata, spec, status as JSON). */
 function asStored(desired: ReturnType<typeof desiredServiceImport>): StoredServiceImport {
-  return JSON.parse(JSON.stringify({ metadata: { labels: desired.labels, annotations: desired.annotations, uid: 'u' }, spec: desired.spec, status: desired.status }));
+  return JSON.parse(JSON.stringify({ metadata: { labels: desired.labels, annotations: desired.annotations, uid: 'u' }, spec: desired.spec, status: desired.status })) as StoredServiceImport;
 }
 
 describe('core/service-import', () => {

@@ -61,14 +61,14 @@ describe('monitoring: alerts and dashboard against the metrics the processes reg
   it('every alert reads metrics, and only registered mcs_cloudmap_* ones', () => {
     const exprs = alertExprs();
     expect(exprs.length).to.be.greaterThan(10);
-    for (const { where, expr } of exprs) expect(metricNames(expr), where).to.not.be.empty;
+    for (const { where, expr } of exprs) expect(metricNames(expr), where).to.not.have.lengthOf(0);
     expect(unknownNames(exprs, exposed)).to.deep.equal([]);
   });
 
   it('every dashboard query and variable reads metrics, and only registered mcs_cloudmap_* ones', () => {
     const exprs = panelExprs();
     expect(exprs.length).to.be.greaterThan(20);
-    for (const { where, expr } of exprs) expect(metricNames(expr), where).to.not.be.empty;
+    for (const { where, expr } of exprs) expect(metricNames(expr), where).to.not.have.lengthOf(0);
     expect(unknownNames(exprs, exposed)).to.deep.equal([]);
   });
 
@@ -94,9 +94,9 @@ describe('monitoring: alerts and dashboard against the metrics the processes reg
       names.add(rule.alert);
       expect(rule.for, rule.alert).to.match(/^\d+[smh]$/);
       expect(rule.labels?.severity, rule.alert).to.be.oneOf(['warning', 'critical']);
-      expect(rule.annotations?.summary, rule.alert).to.be.a('string').and.not.be.empty;
+      expect(rule.annotations?.summary, rule.alert).to.be.a('string').and.not.equal('');
       const sections = [...(rule.annotations?.description ?? '').matchAll(/docs\/([a-z-]+\.md) "([^"]+)"/g)];
-      expect(sections, `${rule.alert} names a section of the docs`).to.not.be.empty;
+      expect(sections, `${rule.alert} names a section of the docs`).to.not.have.lengthOf(0);
       for (const [, file, section] of sections) expect(headings(file!), `${rule.alert}: ${file} "${section}"`).to.satisfy((h: string[]) => h.some((t) => t.startsWith(section!)));
     }
   });

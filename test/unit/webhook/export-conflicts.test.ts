@@ -54,7 +54,7 @@ function importFor(exports: readonly ClusterExport[]): ServiceImportObject {
   return {
     apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport',
     metadata: { name: TARGET.name, namespace: TARGET.namespace, labels: desired.labels, annotations: desired.annotations },
-    spec: desired.spec as ServiceImportObject['spec'], status: desired.status,
+    spec: desired.spec, status: desired.status,
   };
 }
 

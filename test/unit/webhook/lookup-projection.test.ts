@@ -79,7 +79,7 @@ const PEERS: Record<string, Parameters<typeof serviceImport>[2]> = {
 
 function contextFor(c: { identity: boolean; cachedService: Record<string, unknown> | undefined; cachedExport: boolean; peers: string; policy: 'Warn' | 'Reject'; unsynced: CacheName[] }) {
   const imports = c.peers === 'none' ? [] : [serviceImport(NAME, ['west'], PEERS[c.peers])];
-  const view = viewWith({ identity: c.identity, services: c.cachedService ? [c.cachedService as never] : [], exports: c.cachedExport ? [serviceExport(NAME)] : [], imports });
+  const view = viewWith({ identity: c.identity, services: c.cachedService ? [c.cachedService] : [], exports: c.cachedExport ? [serviceExport(NAME)] : [], imports });
   return context(view, c.policy, c.unsynced);
 }
 

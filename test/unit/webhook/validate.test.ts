@@ -13,7 +13,7 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
     });
     it('C1: refused when only one property exists, naming the other', () => {
       const view = viewWith({ identity: false });
-      view.clusterProperties.upsert(clusterProperty(CLUSTER_ID_PROPERTY, 'east') as never);
+      view.clusterProperties.upsert(clusterProperty(CLUSTER_ID_PROPERTY, 'east'));
       const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context(view));
       expect(d.message).to.contain(`ClusterProperty ${CLUSTERSET_ID_PROPERTY}`).and.not.contain(`"name":"${CLUSTER_ID_PROPERTY}"`);
     });
@@ -33,7 +33,7 @@ describe('webhook validate/mutate dispatch (cache-backed)', () => {
       expect(validateAdmission(request('ServiceExport', 'CREATE', serviceExport('a'.repeat(63))), context()).allowed).to.equal(true);
       // One admitted before the rule stays updatable (a name never changes).
       const old = serviceExport('web.v1');
-      expect(validateAdmission(request('ServiceExport', 'UPDATE', serviceExport('web.v1', { spec: { exportedLabels: { a: 'b' } } } as never), old), context()).allowed).to.equal(true);
+      expect(validateAdmission(request('ServiceExport', 'UPDATE', serviceExport('web.v1', { spec: { exportedLabels: { a: 'b' } } }), old), context()).allowed).to.equal(true);
     });
     it('E4: admitted with a warning when the Service is missing', () => {
       const d = validateAdmission(request('ServiceExport', 'CREATE', serviceExport('web')), context());
