@@ -118,11 +118,14 @@ describe('folders and the direction of imports (docs/architecture.md)', () => {
     for (const folder of picture.folders.values()) expect(statSync(join(ROOT, folder)).isDirectory(), folder).to.equal(true);
   });
 
-  it('keeps the processes apart, src/core pure and src/runtime free of MCS and Cloud Map meaning', () => {
+  it('keeps the processes and the worker\'s controllers apart, src/core pure and src/runtime free of MCS and Cloud Map meaning', () => {
     const may = (from: string, to: string) => picture.allowed.get(from)?.has(to) ?? false;
     for (const [a, b] of [['src/worker', 'src/webhook'], ['src/webhook', 'src/worker'], ['src/cli', 'src/worker']]) {
       expect(may(a!, b!), `${a} → ${b}`).to.equal(false);
     }
+    const controllers = [...picture.folders.values()].filter((f) => f.startsWith('src/worker/controllers/'));
+    expect(controllers).to.have.length.greaterThan(2);
+    for (const a of controllers) for (const b of controllers) if (a !== b) expect(may(a, b), `${a} → ${b}`).to.equal(false);
     expect(picture.allowed.get('src/core') ?? new Set()).to.be.empty;
     for (const domain of ['src/core', 'src/cloudmap', 'src/worker', 'src/webhook']) expect(may('src/runtime', domain), domain).to.equal(false);
     for (const suite of ['test/unit', 'test/integration', 'test/e2e']) {
