@@ -1,36 +1,44 @@
-// The reconcilers of a cluster that has an identity in a ClusterSet: the Cloud Map adapter and change watcher bound to
-// that identity, the export and import work queues (keys `namespace/name`), and the routing of informer and Cloud
-// Map events to keys. Started when the identity is known (and this replica leads), stopped when either ends.
+// The controllers of a cluster that has an identity in a ClusterSet, and what they share: the Cloud Map adapter and
+// change watcher of each Region bound to that identity, the view of Cloud Map with this cluster's own writes, and the
+// liveness of the other clusters. The controllers are declared in controllers/ (export, import, dead-cluster); this
+// file wires them. Started when the identity is known (and this replica leads), stopped when either ends.
 //
 // Nothing is reconciled before the watcher's first full read of Cloud Map: with an empty view the export side would
 // re-register every instance and the import side would delete every ServiceImport.
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
 import { CallCancelledError } from '../cloudmap/errors.ts';
 import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watcher.ts';
-import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID, CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../core/names.ts';
-import { conditionTime, readyCondition } from '../core/conditions.ts';
+import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
+import { conditionTime } from '../core/conditions.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import { sleep } from '../runtime/backoff.ts';
 import { errorText } from '../kube/api-error.ts';
 import { kubeClientFor } from '../kube/client.ts';
 import type { EventRecorder } from '../kube/event-recorder.ts';
-import type { Informer, InformerHandlers } from '../runtime/informer.ts';
+import type { Controller } from '../runtime/controller.ts';
+import type { ControllerSettings } from '../runtime/controller-builder.ts';
+import { Channel } from '../runtime/event-sources.ts';
+import type { Informer } from '../runtime/informer.ts';
 import type { ObjectWriter } from '../runtime/object-writer.ts';
 import type { KubeObject } from '../kube/resources.ts';
-import { WorkQueue } from '../runtime/work-queue.ts';
 import type { Logger } from '../observability/log.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { Identity } from './cluster-identity.ts';
-import { reapDeadCluster } from './dead-cluster-reaper.ts';
-import { DeadClusters } from './dead-clusters.ts';
-import { ExportReconciler } from './export-reconciler.ts';
-import { ExportStatusWriter } from './export-status.ts';
-import { createdByUs, ImportReconciler, keptByUs } from './import-reconciler.ts';
+import { deadClusterController } from './controllers/dead-cluster/controller.ts';
+import { reapDeadCluster } from './controllers/dead-cluster/dead-cluster-reaper.ts';
+import { DeadClusters } from './controllers/dead-cluster/dead-clusters.ts';
+import { exportController, exportKeys } from './controllers/export/controller.ts';
+import { ExportReconciler } from './controllers/export/export-reconciler.ts';
+import { ExportStatusWriter } from './controllers/export/export-status.ts';
+import { startOrder } from './controllers/export/start-order.ts';
+import { WaitingStatus } from './controllers/export/waiting-status.ts';
+import { importController, importKeys } from './controllers/import/controller.ts';
+import { ImportReconciler } from './controllers/import/import-reconciler.ts';
+import { ExportToImportLag } from './export-to-import-lag.ts';
 import type { WorkerInformers } from './informers.ts';
 import { InstanceView } from './instance-view.ts';
 import type { LoopProgress } from './liveness.ts';
-import { keyOf } from './objects.ts';
-import { startOrder } from './start-order.ts';
+import { keptByUs } from './objects.ts';
 import { KubeCheckpointStore } from './checkpoint-store.ts';
 import type { WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
@@ -81,19 +89,22 @@ export class Member {
   readonly #others: RegionReader[];
   readonly #view: InstanceView;
   readonly #deadClusters: DeadClusters;
-  readonly #exports: WorkQueue<string>;
-  readonly #imports: WorkQueue<string>;
-  readonly #removeHandlers: Array<() => void> = [];
-  /** Start of the export reconcile whose writes the local import has not shown yet, per key (lag metric). */
-  readonly #exportStarted = new Map<string, number>();
-  readonly #pendingLag = new Map<string, number>();
+  /** Services of every Region that Cloud Map tells of a change to. */
+  readonly #cloudMapChanges = new Channel<ServiceKey>();
+  /** Clusters that turned silent or were heard again. */
+  readonly #silenceChanges = new Channel<ReadonlySet<string>>();
+  /** Clusters silent long enough to be reaped. */
+  readonly #dueClusters = new Channel<readonly string[]>();
+  readonly #exports: Controller<string>;
+  readonly #imports: Controller<string>;
+  readonly #deadClusterReaper: Controller<string>;
+  readonly #lag: ExportToImportLag;
   readonly #stopped = new AbortController();
   #frozen: string | undefined;
   #synced = false;
   readonly #ownRegion: string;
   readonly #exportStatus: ExportStatusWriter;
-  /** Why this cluster's Region of Cloud Map does not answer, while it does not. */
-  #cloudMapDown: string | undefined;
+  readonly #waiting: WaitingStatus;
   /** Set while reconciling waits for the caches to be current again. */
   #paused: Promise<void> | undefined;
 
@@ -116,18 +127,34 @@ export class Member {
       (namespace, service) => this.#watcher.snapshot(namespace, service), (namespace, service) => this.#watcher.readAt(namespace, service),
       o.identity, OWN_WRITES_SETTLE_MS, () => this.#watcher.now(),
     );
-    this.#deadClusters = this.#createDeadClusters();
-    const exporter = this.#createExporter();
-    const importer = this.#createImporter();
-    this.#exports = this.#queue('export', async (key) => {
-      this.#exportStarted.set(key, Date.now());
-      try {
-        await exporter.reconcile(key);
-      } finally {
-        this.#exportStarted.delete(key);
-      }
+    this.#lag = new ExportToImportLag((seconds) => o.metrics.exportToImportLag.observe(seconds));
+    this.#waiting = new WaitingStatus({
+      serviceExports: o.informers.serviceExports, status: this.#exportStatus, waiting: () => !this.#synced && !this.#stopped.signal.aborted, log: this.#log,
     });
-    this.#imports = this.#queue('import', (key) => importer.reconcile(key));
+    this.#deadClusters = this.#createDeadClusters();
+    // The controllers, each declared in its folder under controllers/.
+    this.#exports = this.#exportController();
+    this.#imports = this.#importController();
+    this.#deadClusterReaper = this.#deadClusterController();
+  }
+
+  get #controllers(): Controller<string>[] {
+    return [this.#exports, this.#imports, this.#deadClusterReaper];
+  }
+
+  /**
+   * What the export and import controllers share: metrics, logs, the member's stop, and no reconcile while a cache
+   * of this cluster's apiserver is recovering.
+   */
+  #settings(name: string): Omit<ControllerSettings<string>, 'concurrency'> {
+    return {
+      metrics: this.#o.metrics,
+      logger: this.#log.child({ controller: name }),
+      signal: this.#stopped.signal,
+      reconcileWhen: () => this.#cachesCurrent(),
+      // Cut short by stop(), which cancels the Cloud Map calls in flight: nothing failed, and nothing to retry here.
+      cancelled: (err) => err instanceof CallCancelledError,
+    };
   }
 
   /** The Cloud Map adapter of one Region of the ClusterSet. */
@@ -156,7 +183,7 @@ export class Member {
   #watchOptions(region: string) {
     const { options, metrics, informers } = this.#o;
     return {
-      onChange: (change: ServiceKey) => this.#onCloudMapChange(change),
+      onChange: (change: ServiceKey) => this.#cloudMapChanges.emit(change),
       onReachability: (reachability: Reachability) => this.#onReachability(region, reachability),
       pollIntervalMs: options.pollInterval,
       fullResyncIntervalMs: options.fullResyncInterval,
@@ -187,7 +214,7 @@ export class Member {
     return { checkpoints, checkpointIntervalMs: options.checkpointInterval };
   }
 
-  /** Liveness of the other clusters from their heartbeats, and the reaper when --reap-dead-clusters-after is set. */
+  /** Liveness of the other clusters from their heartbeats, and which are due a reap (--reap-dead-clusters-after). */
   #createDeadClusters(): DeadClusters {
     const { options, identity, metrics } = this.#o;
     return new DeadClusters({
@@ -195,17 +222,16 @@ export class Member {
       ttlMs: options.deadClusterTtl,
       reapAfterMs: options.reapDeadClustersAfter,
       heartbeats: () => this.#watcher.heartbeats(),
-      onChange: (clusters) => this.#onSilenceChange(clusters),
-      reap: (clusterId) => reapDeadCluster({ cloudMap: this.#cloudMap, watcher: this.#watcher, log: this.#log.child({ controller: 'reaper' }) }, clusterId),
+      onChange: (clusters) => this.#silenceChanges.emit(clusters),
+      onDue: (clusters) => this.#dueClusters.emit(clusters),
       onSilentCount: (n) => metrics.silentClusters.set(n),
-      onReaped: (n) => metrics.reapedInstances.inc(n),
       log: this.#log.child({ controller: 'liveness' }),
     });
   }
 
-  #createExporter(): ExportReconciler {
+  #exportController(): Controller<string> {
     const { options, identity, metrics, informers, writer } = this.#o;
-    return new ExportReconciler({
+    const exporter = new ExportReconciler({
       identity: identity,
       frozen: () => this.#frozen,
       serviceExports: informers.serviceExports,
@@ -222,8 +248,7 @@ export class Member {
       },
       announceComing: () => this.#watcher.announceComing(),
       onWritten: (key) => {
-        const started = this.#exportStarted.get(key);
-        if (started !== undefined && !this.#pendingLag.has(key)) this.#pendingLag.set(key, started);
+        this.#lag.written(key);
         this.#imports.add(key);
       },
       writer: writer,
@@ -240,11 +265,18 @@ export class Member {
       },
       log: this.#log.child({ controller: 'export' }),
     });
+    return exportController({
+      settings: { ...this.#settings('export'), concurrency: options.exportWorkers, whileStarting: (key) => this.#waiting.reportKey(key) },
+      informers,
+      cloudMapChanges: this.#cloudMapChanges,
+      ours: (namespace, service) => this.#view.ours(namespace, service).length > 0,
+      reconcile: (key) => this.#lag.exporting(key, () => exporter.reconcile(key)),
+    });
   }
 
-  #createImporter(): ImportReconciler {
-    const { identity, metrics, informers, writer, kubeConfig } = this.#o;
-    return new ImportReconciler({
+  #importController(): Controller<string> {
+    const { options, identity, metrics, informers, writer, kubeConfig } = this.#o;
+    const importer = new ImportReconciler({
       identity: identity,
       // This cluster's Region with its own writes, and every other Region as last read.
       view: { instances: (namespace, service) => this.#clusterSetInstances(namespace, service) },
@@ -260,36 +292,31 @@ export class Member {
         metrics.importedServices.set(services);
         metrics.importedEndpoints.set(endpoints);
       },
-      onImported: (key) => {
-        const started = this.#pendingLag.get(key);
-        if (started === undefined) return;
-        this.#pendingLag.delete(key);
-        metrics.exportToImportLag.observe((Date.now() - started) / 1000);
-      },
+      onImported: (key) => this.#lag.imported(key),
       log: this.#log.child({ controller: 'import' }),
+    });
+    return importController({
+      settings: { ...this.#settings('import'), concurrency: options.importWorkers },
+      informers,
+      cloudMapChanges: this.#cloudMapChanges,
+      silenceChanges: this.#silenceChanges,
+      cloudMapServices: () => this.#services(),
+      // Silence is judged in this cluster's Region, where every cluster's heartbeat is.
+      servicesOf: (clusters) => this.#watcher.services().filter(({ namespace, service }) =>
+        this.#watcher.snapshot(namespace, service).some((i) => clusters.has(i.attributes[ATTR_CLUSTER_ID] ?? ''))),
+      reconcile: (key) => importer.reconcile(key),
     });
   }
 
-  #queue(name: 'export' | 'import', reconcile: (key: string) => Promise<void>): WorkQueue<string> {
-    return new WorkQueue<string>({
-      name,
-      concurrency: name === 'export' ? this.#o.options.exportWorkers : this.#o.options.importWorkers,
-      metrics: this.#o.metrics.workQueue,
-      logger: this.#log.child({ controller: name }),
-      handler: async (key) => {
-        await this.#cachesCurrent();
-        if (this.#stopped.signal.aborted) return;
-        const started = performance.now();
-        try {
-          await reconcile(key);
-          this.#o.metrics.observeReconcile(name, 'success', (performance.now() - started) / 1000);
-        } catch (err) {
-          // Cut short by stop(), which cancels the Cloud Map calls in flight: nothing failed, and nothing to retry here.
-          if (err instanceof CallCancelledError) return;
-          this.#o.metrics.observeReconcile(name, 'error', (performance.now() - started) / 1000);
-          throw err;
-        }
-      },
+  /** --reap-dead-clusters-after: the clusters DeadClusters finds silent that long, reaped one at a time. */
+  #deadClusterController(): Controller<string> {
+    const log = this.#log.child({ controller: 'reaper' });
+    return deadClusterController({
+      settings: { metrics: this.#o.metrics, logger: log, signal: this.#stopped.signal },
+      due: this.#dueClusters,
+      reap: (clusterId) => reapDeadCluster({ cloudMap: this.#cloudMap, watcher: this.#watcher, log }, clusterId),
+      onReaped: (n) => this.#o.metrics.reapedInstances.inc(n),
+      log: this.#log.child({ controller: 'liveness' }),
     });
   }
 
@@ -316,7 +343,7 @@ export class Member {
     await this.#paused;
   }
 
-  /** The loops liveness watches: every Region's change watcher and both work queues. */
+  /** The loops liveness watches: every Region's change watcher, and the export and import controllers' queues. */
   progress(): LoopProgress[] {
     return [
       { name: `Cloud Map watcher (${this.#o.regions[0]})`, ...this.#watcher.progress },
@@ -332,12 +359,12 @@ export class Member {
   }
 
   /**
-   * Routes events, waits for the watcher's first full read of Cloud Map (retried until it succeeds) and for every
-   * informer's first list, then queues every key this cluster knows of. Resolves early, without starting, if stop()
-   * comes first.
+   * Subscribes the controllers to their sources, waits for the watcher's first full read of Cloud Map (retried until it
+   * succeeds) and for every informer's first list, then starts the controllers and queues every key this cluster knows
+   * of. Resolves early, without starting, if stop() comes first.
    */
   async start(): Promise<void> {
-    this.#route();
+    for (const controller of this.#controllers) controller.watch();
     const { informers } = this.#o;
     const stopped = new Promise<void>((resolve) => this.#stopped.signal.addEventListener('abort', () => resolve(), { once: true }));
     // The first read starts from what this cluster exports and imports (knownServices, which waits for their lists);
@@ -352,12 +379,12 @@ export class Member {
     if (others.length > 0) await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
+    for (const controller of this.#controllers) controller.start();
     this.#deadClusters.evaluate();
     this.#deadClusters.start();
-    const exports = informers.serviceExports.list().map((se) => keyOf(se.metadata.namespace ?? '', se.metadata.name));
-    for (const key of startOrder(this.identity.clusterId, exports)) this.#exports.add(key);
-    for (const si of informers.serviceImports.list()) if (keptByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
-    for (const change of this.#services()) this.#onCloudMapChange(change);
+    this.#exports.requeue(startOrder(this.identity.clusterId, exportKeys(informers.serviceExports)));
+    this.#imports.requeue(importKeys(informers.serviceImports));
+    for (const change of this.#services()) this.#cloudMapChanges.emit(change);
     this.#log.info({
       event: 'member-started', cloudMapServices: this.#services().length, serviceExports: informers.serviceExports.list().length,
       ...(this.#others.length > 0 ? { regions: this.#o.regions, unread: this.#others.filter((r) => !r.watcher.synced).map((r) => r.region) } : {}),
@@ -380,9 +407,9 @@ export class Member {
   async stop(): Promise<void> {
     this.#stopped.abort();
     this.#synced = false;
-    for (const remove of this.#removeHandlers.splice(0)) remove();
-    await this.#deadClusters.stop();
-    await Promise.all([this.#exports.shutdown(), this.#imports.shutdown()]);
+    this.#deadClusters.stop();
+    // Each stops taking keys at once, then waits for its reconciles in flight (the reaper's reap too).
+    await Promise.all(this.#controllers.map((c) => c.stop()));
     await Promise.all([this.#watcher, ...this.#others.map((r) => r.watcher)].map((w) => w.stop()));
     for (const cloudMap of [this.#cloudMap, ...this.#others.map((r) => r.cloudMap)]) cloudMap.destroy();
     this.#log.info({ event: 'member-stopped' }, 'stopped reconciling');
@@ -418,91 +445,14 @@ export class Member {
     if (reachability.reachable) this.#log.info({ event: 'region-reachable', region }, 'Cloud Map of the Region answers again; its imports are current');
     else this.#log.warn({ event: 'region-unreachable', region, err: reachability.error }, 'Cloud Map of the Region does not answer; imports from it keep the last endpoints read');
     if (this.#others.length > 0) this.#requeueImports();
-    if (region !== this.#ownRegion) return;
-    this.#cloudMapDown = reachability.reachable ? undefined : reachability.error ?? 'no answer';
-    for (const se of this.#o.informers.serviceExports.list()) this.#reportWaiting(se.metadata.namespace ?? '', se.metadata.name);
-  }
-
-  /**
-   * Before the first read of Cloud Map nothing is reconciled; while Cloud Map does not answer, each export says so
-   * (Ready=False, Pending, "Waiting for Cloud Map: <error>") rather than showing no status at all. The first read then
-   * queues every export and the reconciler writes the real conditions.
-   */
-  #reportWaiting(namespace: string, name: string): void {
-    const why = this.#cloudMapDown;
-    if (this.#synced || why === undefined || this.#stopped.signal.aborted) return;
-    const se = this.#o.informers.serviceExports.get(namespace, name);
-    if (se === undefined || se.metadata.deletionTimestamp !== undefined) return;
-    this.#exportStatus.update(se, [readyCondition('Pending', se.metadata.generation ?? 0, `Cloud Map: ${why}`)]).catch((err: unknown) => {
-      this.#log.warn({ event: 'export-status-failed', namespace, name, err: errorText(err) }, 'could not say on the ServiceExport that Cloud Map does not answer');
-    });
+    if (region === this.#ownRegion) this.#waiting.cloudMapDown(reachability.reachable ? undefined : reachability.error ?? 'no answer');
   }
 
   #requeueImports(): void {
-    if (!this.#synced) return;
-    for (const si of this.#o.informers.serviceImports.list()) if (keptByUs(si)) this.#imports.add(keyOf(si.metadata.namespace ?? '', si.metadata.name));
+    this.#imports.requeue(importKeys(this.#o.informers.serviceImports));
   }
 
   #requeueExports(): void {
-    if (!this.#synced) return;
-    for (const se of this.#o.informers.serviceExports.list()) this.#exports.add(keyOf(se.metadata.namespace ?? '', se.metadata.name));
-  }
-
-  /** `resync`: from an informer's periodic pass, queued behind every change (M7: a new export waits for no resync). */
-  #exportKey(namespace: string, name: string, resync = false): void {
-    if (!this.#synced) this.#reportWaiting(namespace, name);
-    else if (resync) this.#exports.addLow(keyOf(namespace, name));
-    else this.#exports.add(keyOf(namespace, name));
-  }
-
-  #importKey(namespace: string, name: string, resync = false): void {
-    if (!this.#synced) return;
-    if (resync) this.#imports.addLow(keyOf(namespace, name));
-    else this.#imports.add(keyOf(namespace, name));
-  }
-
-  /** Every service of a Cloud Map change is imported again; a local export of it re-checks its instances and conflicts. */
-  #onCloudMapChange({ namespace, service }: ServiceKey): void {
-    this.#importKey(namespace, service);
-    if (this.#o.informers.serviceExports.get(namespace, service) !== undefined || this.#view.ours(namespace, service).length > 0) {
-      this.#exportKey(namespace, service);
-    }
-  }
-
-  /** Imports of every service in which a cluster that turned silent, or was heard again, has instances. */
-  #onSilenceChange(clusters: ReadonlySet<string>): void {
-    for (const { namespace, service } of this.#watcher.services()) {
-      if (this.#watcher.snapshot(namespace, service).some((i) => clusters.has(i.attributes[ATTR_CLUSTER_ID] ?? ''))) this.#importKey(namespace, service);
-    }
-  }
-
-  #route(): void {
-    const { informers } = this.#o;
-    // An informer's periodic resync delivers each cached object as its own old version.
-    const on = <T extends KubeObject>(informer: { addHandlers(h: InformerHandlers<T>): () => void }, route: (o: T, resync: boolean) => void) => {
-      this.#removeHandlers.push(informer.addHandlers({ onAdd: (o) => route(o, false), onUpdate: (o, old) => route(o, o === old), onDelete: (o) => route(o, false) }));
-    };
-    on(informers.serviceExports, (se, resync) => this.#exportKey(se.metadata.namespace ?? '', se.metadata.name, resync));
-    on(informers.serviceImports, (si, resync) => this.#importKey(si.metadata.namespace ?? '', si.metadata.name, resync));
-    on(informers.services, (svc, resync) => {
-      const namespace = svc.metadata.namespace ?? '';
-      const imported = createdByUs(svc) ? svc.metadata.labels?.[LABEL_SERVICE_NAME] : undefined;
-      if (imported !== undefined) this.#importKey(namespace, imported, resync);
-      else if (informers.serviceExports.get(namespace, svc.metadata.name) !== undefined) this.#exportKey(namespace, svc.metadata.name, resync);
-    });
-    on(informers.endpointSlices, (slice, resync) => {
-      const namespace = slice.metadata.namespace ?? '';
-      const labels = slice.metadata.labels ?? {};
-      const imported = labels[LABEL_MANAGED_BY] === CONTROLLER_NAME ? labels[LABEL_SERVICE_NAME] : undefined;
-      const exported = labels[LABEL_KUBE_SERVICE_NAME];
-      if (imported !== undefined) this.#importKey(namespace, imported, resync);
-      else if (exported !== undefined && informers.serviceExports.get(namespace, exported) !== undefined) this.#exportKey(namespace, exported, resync);
-    });
-    // I1: a namespace that appears can now hold the imports Cloud Map has for it.
-    this.#removeHandlers.push(informers.namespaces.addHandlers({
-      onAdd: (ns) => {
-        for (const s of this.#services()) if (s.namespace === ns.metadata.name) this.#importKey(s.namespace, s.service);
-      },
-    }));
+    this.#exports.requeue(exportKeys(this.#o.informers.serviceExports));
   }
 }

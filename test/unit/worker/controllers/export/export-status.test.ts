@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../../../src/core/conditions.ts';
-import { exportValidity } from '../../../src/core/service-export.ts';
-import { planConditions } from '../../../src/worker/export-status.ts';
+import { conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../../../../../src/core/conditions.ts';
+import { exportValidity } from '../../../../../src/core/service-export.ts';
+import { planConditions } from '../../../../../src/worker/controllers/export/export-status.ts';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-01T00:01:00Z');

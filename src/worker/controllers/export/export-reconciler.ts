@@ -2,27 +2,27 @@
 // its endpoints × ports, report Valid / Ready / Conflict, and clean up behind the finalizer.
 //   watch (informer caches, Cloud Map view) → desired (buildClusterExport, instancesForExport) → diff (diffInstances)
 //   → apply (register / deregister, bump the ClusterSet change marker, wait for the operations).
-import { exportsFromInstances, instancesForExport } from '../core/cloudmap-attributes.ts';
-import { cloudMapFailingCondition, conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../core/conditions.ts';
-import { resolveImport } from '../core/conflicts.ts';
-import { diffInstances, withdrawalOrder, type InstancePlan } from '../core/instance-diff.ts';
-import { latestById } from '../core/instance-id.ts';
-import { fitInstances, INSTANCES_PER_SERVICE, markPartial, quotaCondition, readQuotaRefusal, type InstanceQuota, type QuotaRefusal } from '../core/instance-quota.ts';
-import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXPORT_FINALIZER } from '../core/names.ts';
-import { buildClusterExport, exportValidity } from '../core/service-export.ts';
-import type { CloudMapInstance } from '../core/types.ts';
-import type { CloudMapAdapter } from '../cloudmap/adapter.ts';
-import { CloudMapCallError, isTemporary } from '../cloudmap/errors.ts';
-import { forEachLimited } from '../runtime/for-each-limited.ts';
-import { errorText } from '../kube/api-error.ts';
-import type { Informer } from '../runtime/informer.ts';
-import type { ObjectWriter } from '../runtime/object-writer.ts';
-import { SERVICE_EXPORTS } from '../kube/resources.ts';
-import type { Logger } from '../observability/log.ts';
-import type { Identity } from './cluster-identity.ts';
+import { exportsFromInstances, instancesForExport } from '../../../core/cloudmap-attributes.ts';
+import { cloudMapFailingCondition, conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../../../core/conditions.ts';
+import { resolveImport } from '../../../core/conflicts.ts';
+import { diffInstances, withdrawalOrder, type InstancePlan } from '../../../core/instance-diff.ts';
+import { latestById } from '../../../core/instance-id.ts';
+import { fitInstances, INSTANCES_PER_SERVICE, markPartial, quotaCondition, readQuotaRefusal, type InstanceQuota, type QuotaRefusal } from '../../../core/instance-quota.ts';
+import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXPORT_FINALIZER } from '../../../core/names.ts';
+import { buildClusterExport, exportValidity } from '../../../core/service-export.ts';
+import type { CloudMapInstance } from '../../../core/types.ts';
+import type { CloudMapAdapter } from '../../../cloudmap/adapter.ts';
+import { CloudMapCallError, isTemporary } from '../../../cloudmap/errors.ts';
+import { forEachLimited } from '../../../runtime/for-each-limited.ts';
+import { errorText } from '../../../kube/api-error.ts';
+import type { Informer } from '../../../runtime/informer.ts';
+import type { ObjectWriter } from '../../../runtime/object-writer.ts';
+import { SERVICE_EXPORTS } from '../../../kube/resources.ts';
+import type { Logger } from '../../../observability/log.ts';
+import type { Identity } from '../../cluster-identity.ts';
 import type { ExportStatusWriter } from './export-status.ts';
-import type { InstanceView } from './instance-view.ts';
-import { keyOf, parseKey, type EndpointSliceObject, type ServiceExportObject, type ServiceObject } from './objects.ts';
+import type { InstanceView } from '../../instance-view.ts';
+import { keyOf, parseKey, type EndpointSliceObject, type ServiceExportObject, type ServiceObject } from '../../objects.ts';
 
 export interface ExportReconcilerOptions {
   identity: Identity;

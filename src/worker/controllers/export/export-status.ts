@@ -1,11 +1,11 @@
 // ServiceExport status (X4): merges condition updates into the stored conditions, writes them only when something
 // other than a timestamp changed, and records a Kubernetes Event for every transition (status or reason changed).
-import { CONDITION_CONFLICT, CONDITION_READY, CONDITION_VALID, setCondition, type ConditionUpdate } from '../core/conditions.ts';
-import type { Condition } from '../core/types.ts';
-import type { EventRecorder, EventType } from '../kube/event-recorder.ts';
-import type { ObjectWriter } from '../runtime/object-writer.ts';
-import { SERVICE_EXPORTS } from '../kube/resources.ts';
-import type { ServiceExportObject } from './objects.ts';
+import { CONDITION_CONFLICT, CONDITION_READY, CONDITION_VALID, setCondition, type ConditionUpdate } from '../../../core/conditions.ts';
+import type { Condition } from '../../../core/types.ts';
+import type { EventRecorder, EventType } from '../../../kube/event-recorder.ts';
+import type { ObjectWriter } from '../../../runtime/object-writer.ts';
+import { SERVICE_EXPORTS } from '../../../kube/resources.ts';
+import type { ServiceExportObject } from '../../objects.ts';
 
 /** A condition whose status or reason changed, for an Event. */
 export interface ConditionTransition {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { HeartbeatSighting } from '../../../src/core/cluster-liveness.ts';
-import type { HeartbeatView } from '../../../src/cloudmap/watcher.ts';
-import { createLogger } from '../../../src/observability/log.ts';
-import { DeadClusters } from '../../../src/worker/dead-clusters.ts';
+import type { HeartbeatSighting } from '../../../../../src/core/cluster-liveness.ts';
+import type { HeartbeatView } from '../../../../../src/cloudmap/watcher.ts';
+import { createLogger } from '../../../../../src/observability/log.ts';
+import { DeadClusters } from '../../../../../src/worker/controllers/dead-cluster/dead-clusters.ts';
 
 const TTL = 180_000;
 const log = createLogger('test', 'silent');
@@ -15,10 +15,7 @@ function harness(reapAfterMs = 0) {
     self: 'cls1', ttlMs: TTL, reapAfterMs, log,
     heartbeats: () => view,
     onChange: (clusters) => changes.push([...clusters].sort()),
-    reap: async (clusterId) => {
-      reaped.push(clusterId);
-      return 1;
-    },
+    onDue: (clusters) => reaped.push(...clusters),
   });
   const read = (readAt: number, sightings: Record<string, HeartbeatSighting>) => {
     view = { sightings: new Map(Object.entries(sightings)), readAt };
@@ -27,7 +24,7 @@ function harness(reapAfterMs = 0) {
   return { dead, changes, reaped, read };
 }
 
-describe('worker/dead-clusters', () => {
+describe('worker/controllers/dead-cluster/dead-clusters', () => {
   it('withdraws a peer silent past the TTL once, and restores it when it beats again', () => {
     const { dead, changes, read } = harness();
     read(1000, { cls1: { stamp: 1, heardAt: 0 }, cls2: { stamp: 1, heardAt: 0 } });
@@ -50,19 +47,16 @@ describe('worker/dead-clusters', () => {
     expect(changes).to.deep.equal([]);
   });
 
-  it('reaps only with --reap-dead-clusters-after, only peers silent that long, and not again at once', async () => {
+  it('hands over for reaping only with --reap-dead-clusters-after, only peers silent that long, and not again at once', () => {
     const off = harness();
     off.read(10 * TTL, { cls2: { stamp: 1, heardAt: 0 } });
     expect(off.reaped).to.deep.equal([]);
 
     const on = harness(2 * TTL);
     on.read(TTL + 1, { cls1: { stamp: 1, heardAt: 0 }, cls2: { stamp: 1, heardAt: 0 } });
-    await on.dead.stop();
     expect(on.reaped).to.deep.equal([]);
     on.read(2 * TTL + 1, { cls1: { stamp: 1, heardAt: 0 }, cls2: { stamp: 1, heardAt: 0 }, cls3: { stamp: 1, heardAt: 2 * TTL } });
-    await on.dead.stop();
     on.read(2 * TTL + 2, { cls1: { stamp: 1, heardAt: 0 }, cls2: { stamp: 1, heardAt: 0 } });
-    await on.dead.stop();
     expect(on.reaped).to.deep.equal(['cls2']);
   });
 });

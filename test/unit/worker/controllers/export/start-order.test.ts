@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { startOrder } from '../../../src/worker/start-order.ts';
+import { startOrder } from '../../../../../src/worker/controllers/export/start-order.ts';
 
 describe('worker start order of ServiceExports (M6)', () => {
   const keys = Array.from({ length: 200 }, (_, i) => `bench-${i % 10}/svc-${i}`);

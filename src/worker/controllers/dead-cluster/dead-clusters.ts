@@ -1,15 +1,15 @@
 // Dead clusters: once a second, which peers are silent (core/cluster-liveness.ts over the heartbeats the watcher
 // read) — their endpoints are withdrawn from imports until they beat again — and, with --reap-dead-clusters-after,
-// which are silent long enough to have their instances deregistered. Silence is measured up to the watcher's last
-// complete read of the marker service, never beyond: while this cluster cannot read Cloud Map, nobody turns silent
-// (an import is never dropped because a call failed).
-import { sameSilence, silentClusters } from '../core/cluster-liveness.ts';
-import type { HeartbeatView } from '../cloudmap/watcher.ts';
-import type { Logger } from '../observability/log.ts';
+// which are silent long enough to have their instances deregistered (handed to the reaper, controller.ts). Silence
+// is measured up to the watcher's last complete read of the marker service, never beyond: while this cluster cannot
+// read Cloud Map, nobody turns silent (an import is never dropped because a call failed).
+import { sameSilence, silentClusters } from '../../../core/cluster-liveness.ts';
+import type { HeartbeatView } from '../../../cloudmap/watcher.ts';
+import type { Logger } from '../../../observability/log.ts';
 
 /**
- * Least time between two reaps of one cluster: a failed one is retried after it, and a finished one is not repeated
- * while the watcher has not read yet that the heartbeat is gone.
+ * Least time between two hand-overs of one cluster to the reaper: a failed reap is retried after it, and a finished
+ * one is not repeated while the watcher has not read yet that the heartbeat is gone.
  */
 const REAP_AGAIN_AFTER_MS = 30_000;
 
@@ -22,10 +22,9 @@ export interface DeadClustersOptions {
   heartbeats: () => HeartbeatView;
   /** Called with the clusters that turned silent or were heard again. */
   onChange: (clusters: ReadonlySet<string>) => void;
-  /** Deregisters a dead cluster's instances (dead-cluster-reaper.ts); returns how many. */
-  reap: (clusterId: string) => Promise<number>;
+  /** Called with the clusters silent past --reap-dead-clusters-after, each at most once per REAP_AGAIN_AFTER_MS. */
+  onDue: (clusters: readonly string[]) => void;
   onSilentCount?: (n: number) => void;
-  onReaped?: (instances: number) => void;
   log: Logger;
   intervalMs?: number;
 }
@@ -34,8 +33,7 @@ export class DeadClusters {
   readonly #o: DeadClustersOptions;
   #silent: ReadonlyMap<string, number> = new Map();
   #timer: NodeJS.Timeout | undefined;
-  #reaping: Promise<void> | undefined;
-  readonly #reapedAt = new Map<string, number>();
+  readonly #dueAt = new Map<string, number>();
 
   constructor(options: DeadClustersOptions) {
     this.#o = options;
@@ -50,13 +48,12 @@ export class DeadClusters {
     this.#timer ??= setInterval(() => this.evaluate(), this.#o.intervalMs ?? 1000);
   }
 
-  async stop(): Promise<void> {
+  stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.#reaping;
   }
 
-  /** One judgement: updates the silent set (calling onChange for what moved) and starts a reap when one is due. */
+  /** One judgement: updates the silent set (calling onChange for what moved) and hands over the clusters due a reap. */
   evaluate(): void {
     const { sightings, readAt } = this.#o.heartbeats();
     if (readAt === undefined) return;
@@ -78,23 +75,12 @@ export class DeadClusters {
       this.#o.onSilentCount?.(silent.size);
       this.#o.onChange(changed);
     }
-    if (this.#o.reapAfterMs > 0 && this.#reaping === undefined) {
+    if (this.#o.reapAfterMs > 0) {
       const now = Date.now();
       const due = [...silentClusters(sightings, readAt, this.#o.reapAfterMs, this.#o.self).keys()]
-        .filter((c) => now - (this.#reapedAt.get(c) ?? Number.NEGATIVE_INFINITY) >= REAP_AGAIN_AFTER_MS);
-      if (due.length > 0) this.#reaping = this.#reap(due).finally(() => (this.#reaping = undefined));
-    }
-  }
-
-  async #reap(clusters: readonly string[]): Promise<void> {
-    for (const clusterId of clusters) {
-      this.#reapedAt.set(clusterId, Date.now());
-      try {
-        const instances = await this.#o.reap(clusterId);
-        this.#o.onReaped?.(instances);
-      } catch (err) {
-        this.#o.log.warn({ event: 'dead-cluster-reap-failed', deadClusterId: clusterId, err: String(err) }, 'could not reap a dead cluster\'s instances; retrying');
-      }
+        .filter((c) => now - (this.#dueAt.get(c) ?? Number.NEGATIVE_INFINITY) >= REAP_AGAIN_AFTER_MS);
+      for (const clusterId of due) this.#dueAt.set(clusterId, now);
+      if (due.length > 0) this.#o.onDue(due);
     }
   }
 }

@@ -4,29 +4,29 @@
 // touched.
 //   watch (Cloud Map view, informer caches) → desired (exportsFromInstances, resolveImport, desired*) → diff
 //   (serviceImportNeedsUpdate, derivedServiceNeedsUpdate, diffEndpointSlices) → apply (server-side apply, patch, delete).
-import { exportsFromInstances } from '../core/cloudmap-attributes.ts';
-import { conditionTime, setCondition } from '../core/conditions.ts';
-import { resolveImport, type ImportResolution } from '../core/conflicts.ts';
-import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DesiredDerivedService } from '../core/derived-service.ts';
-import { diffEndpointSlices, planEndpointSlices } from '../core/endpoint-slices.ts';
-import { partialExports, type QuotaCounts } from '../core/instance-quota.ts';
-import { servedWhilePortsChange, type ServedPorts } from '../core/ports.ts';
-import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../core/names.ts';
+import { exportsFromInstances } from '../../../core/cloudmap-attributes.ts';
+import { conditionTime, setCondition } from '../../../core/conditions.ts';
+import { resolveImport, type ImportResolution } from '../../../core/conflicts.ts';
+import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DesiredDerivedService } from '../../../core/derived-service.ts';
+import { diffEndpointSlices, planEndpointSlices } from '../../../core/endpoint-slices.ts';
+import { partialExports, type QuotaCounts } from '../../../core/instance-quota.ts';
+import { servedWhilePortsChange, type ServedPorts } from '../../../core/ports.ts';
+import { CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../../core/names.ts';
 import {
-  desiredServiceImport, ENDPOINT_SLICE_OBJECTS, serviceImportKeeper, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
-} from '../core/service-import.ts';
-import type { CloudMapInstance, ClusterExport } from '../core/types.ts';
-import { errorText, isInvalid } from '../kube/api-error.ts';
-import { CONTENT_MERGE_PATCH, type KubeClient } from '../kube/client.ts';
-import type { Informer } from '../runtime/informer.ts';
-import type { ObjectWriter } from '../runtime/object-writer.ts';
-import { ENDPOINT_SLICES, resourcePath, SERVICE_IMPORTS, SERVICES } from '../kube/resources.ts';
-import type { Logger } from '../observability/log.ts';
-import type { Identity } from './cluster-identity.ts';
-import { regionsCondition, type RegionState } from './regions.ts';
+  desiredServiceImport, ENDPOINT_SLICE_OBJECTS, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
+} from '../../../core/service-import.ts';
+import type { CloudMapInstance, ClusterExport } from '../../../core/types.ts';
+import { errorText, isInvalid } from '../../../kube/api-error.ts';
+import { CONTENT_MERGE_PATCH, type KubeClient } from '../../../kube/client.ts';
+import type { Informer } from '../../../runtime/informer.ts';
+import type { ObjectWriter } from '../../../runtime/object-writer.ts';
+import { ENDPOINT_SLICES, resourcePath, SERVICE_IMPORTS, SERVICES } from '../../../kube/resources.ts';
+import type { Logger } from '../../../observability/log.ts';
+import type { Identity } from '../../cluster-identity.ts';
+import { regionsCondition, type RegionState } from '../../regions.ts';
 import {
-  keyOf, parseKey, type EndpointSliceObject, type NamespaceObject, type ServiceImportObject, type ServiceObject,
-} from './objects.ts';
+  createdByUs, keptByUs, keyOf, parseKey, type EndpointSliceObject, type NamespaceObject, type ServiceImportObject, type ServiceObject,
+} from '../../objects.ts';
 
 export interface ImportReconcilerOptions {
   identity: Identity;
@@ -54,15 +54,6 @@ export interface ImportReconcilerOptions {
   /** Called after a ServiceImport and its slices were written (export-to-import lag). */
   onImported?: (key: string) => void;
   log: Logger;
-}
-
-export function createdByUs(object: { metadata: { labels?: Record<string, string> } } | undefined): boolean {
-  return object?.metadata.labels?.[LABEL_CREATED_BY] === CONTROLLER_NAME;
-}
-
-/** ServiceImports this worker keeps current: its own and those it takes over from v0.3.1 (M3). */
-export function keptByUs(object: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } }): boolean {
-  return serviceImportKeeper(object.metadata) !== 'other';
 }
 
 /** The derived Service as the ServiceImport needs it, or why this cluster refused its IP families (I5). */

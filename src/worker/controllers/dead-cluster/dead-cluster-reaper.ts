@@ -3,11 +3,11 @@
 // instances go first, service by service, each followed by this cluster's marker bump so peers re-read it, and the
 // Cloud Map service deleted when nobody has instances left in it; then its change markers and its heartbeat, which
 // ends its silence: a cluster without a heartbeat is not judged any more.
-import type { CloudMapAdapter } from '../cloudmap/adapter.ts';
-import { MARKER_SERVICE, markerNamespaceName } from '../cloudmap/change-marker.ts';
-import type { CloudMapWatcher } from '../cloudmap/watcher.ts';
-import { ATTR_CLUSTER_ID } from '../core/names.ts';
-import type { Logger } from '../observability/log.ts';
+import type { CloudMapAdapter } from '../../../cloudmap/adapter.ts';
+import { MARKER_SERVICE, markerNamespaceName } from '../../../cloudmap/change-marker.ts';
+import type { CloudMapWatcher } from '../../../cloudmap/watcher.ts';
+import { ATTR_CLUSTER_ID } from '../../../core/names.ts';
+import type { Logger } from '../../../observability/log.ts';
 
 export interface DeadClusterReaperOptions {
   cloudMap: CloudMapAdapter;
@@ -31,7 +31,7 @@ export async function reapDeadCluster(o: DeadClusterReaperOptions, deadClusterId
     reaped += operations.length;
     log.info({ event: 'dead-cluster-reaped', deadClusterId, namespace, service, deregistered: operations.length }, 'instances of a dead cluster deregistered from Cloud Map');
     watcher.markChanged(namespace, [service]).catch((err: unknown) => log.debug({ namespace, service, err: String(err) }, 'change marker not bumped after reaping; peers catch up at their full resync'));
-    // M3: not while a controller that caches services is active (export-reconciler.ts, withdraw).
+    // M3: not while a controller that caches services is active (controllers/export/export-reconciler.ts, withdraw).
     if (!watcher.nonAnnouncingWriterSeen() && await cloudMap.deleteServiceIfEmpty(serviceId)) {
       log.info({ event: 'cloudmap-service-deleted', namespace, name: service }, 'Cloud Map service deleted: only the dead cluster had instances in it');
     }
