@@ -13,7 +13,8 @@ import { kubectlBinary } from '../../hack/testbed/paths.ts';
 import { packageVersion } from '../../src/config/version.ts';
 import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { requirePrerequisite } from '../support/prerequisites.ts';
-import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, service, serviceExport, type PortSpec } from '../support/workloads.ts';
 
 const NS = 'data-path';

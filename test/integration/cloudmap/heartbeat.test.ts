@@ -4,7 +4,8 @@
 import { expect } from 'chai';
 import { OwnershipError } from '../../../src/cloudmap/errors.ts';
 import type { CloudMapWatcher } from '../../../src/cloudmap/watcher.ts';
-import { adapterFor, eventually, instanceOf, registerAll, withEmulator } from './fixtures.ts';
+import { adapterFor, instanceOf, registerAll, withEmulator } from './fixtures.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const POLL_MS = 200;
 const HEARTBEAT_MS = 600;
