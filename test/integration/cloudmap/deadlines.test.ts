@@ -53,7 +53,8 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
   it('a request accepted and never answered ends at the deadline, is retried on a new connection, counted as a timeout, and named when it gives up', async () => {
     // Backoffs without jitter, on a clock that only moves when slept on: every wait between attempts is recorded.
     const clock = new FakeClock();
-    const { adapter, calls } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 500, maxAttempts: 3, clock, random: () => 0 });
+    // A deadline long enough for a loaded machine to get each request to the proxy; the backoffs cost no time.
+    const { adapter, calls } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 2_000, maxAttempts: 3, clock, random: () => 0 });
     try {
       proxy.hold(1);
       const err = await rejection(adapter.instances.discoverRevision('demo', 'web'));
@@ -61,7 +62,7 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
       const failed = err as CloudMapCallError;
       expect(failed.code).to.equal('TimeoutError');
       expect(failed.retryable).to.equal(true);
-      expect(failed.message).to.match(/^Cloud Map DiscoverInstancesRevision failed for namespace "demo", service "web": TimeoutError: no complete answer within 500 ms.*\(gave up after 3 attempts \(timed out\); the change is kept and will be retried\)$/);
+      expect(failed.message).to.match(/^Cloud Map DiscoverInstancesRevision failed for namespace "demo", service "web": TimeoutError: no complete answer within 2000 ms.*\(gave up after 3 attempts \(timed out\); the change is kept and will be retried\)$/);
       expect(calls.count('DiscoverInstancesRevision', 'timeout')).to.equal(3);
       expect(proxy.held, 'requests held: each attempt on a connection of its own').to.equal(3);
       // Three deadlines and, between them, the two backoffs of the policy (100 ms, then 200 ms): no other wait.
