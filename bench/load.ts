@@ -138,6 +138,11 @@ export async function heapAccount(metricsUrl: string): Promise<HeapAccount> {
   };
 }
 
+/** The p-th percentile (0–100) of ascending samples, nearest rank. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
 export const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
 /** CPU time (user + system) process `pid` has used so far, in seconds, from /proc/<pid>/stat (clock ticks of 10 ms). */

@@ -42,7 +42,7 @@ import { CONTENT_MERGE_PATCH, kubeClientFor, type KubeClient } from '../src/kube
 import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS } from '../src/kube/resources.ts';
 import { createLogger } from '../src/observability/log.ts';
 import {
-  addresses, cpuSeconds, createExported, createServices, heapAccount, mib, name, ns, prepare, processMemory, residentByKind, serviceExportBody, sliceBody, stolenSeconds,
+  addresses, cpuSeconds, createExported, createServices, heapAccount, mib, name, ns, percentile, prepare, processMemory, residentByKind, serviceExportBody, sliceBody, stolenSeconds,
   type HeapAccount,
 } from './load.ts';
 import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
@@ -93,10 +93,6 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
  */
 function dephase(): Promise<void> {
   return sleep(100 + Math.random() * 1000);
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 /**

@@ -52,7 +52,7 @@ const OWNED_DESCRIPTION = 'Created by mcs-cloudmap (Kubernetes Multi-Cluster Ser
 const COLLISION_LISTING_MS = 2_000;
 
 /** How often a namespace creation's operation is asked for (ten GetOperation a second while one runs, rarely). */
-const NAMESPACE_OPERATION_POLL_MS = 100;
+export const NAMESPACE_OPERATION_POLL_MS = 100;
 
 function isOlder(a: { id: string; createdAt: number }, b: { id: string; createdAt: number }): boolean {
   return a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.id < b.id);

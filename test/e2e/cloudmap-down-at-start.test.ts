@@ -3,7 +3,8 @@
 // Cloud Map: <error>") instead of no status. Once the worker reaches Cloud Map the export becomes Ready.
 import { expect } from 'chai';
 import { freePorts } from '../../hack/testbed/ports.ts';
-import { condition, eventually, restoreCls1WorkerAfterEach, withE2E } from '../support/e2e-harness.ts';
+import { condition, restoreCls1WorkerAfterEach, withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-cloudmap-down';

@@ -10,7 +10,8 @@ import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file
 import { sleep } from '../../src/runtime/backoff.ts';
 import { startCuttableProxy, type CuttableProxy } from '../support/proxy.ts';
 import { FaultWorkload, serviceName } from '../support/fault-workload.ts';
-import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { condition, withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 
 const NS = 'e2e-cloudmap-stall';
 const SERVICES = 10;

@@ -8,7 +8,8 @@
 import { DiscoverInstancesCommand, ListOperationsCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
-import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import { createNamespaces, serviceExport } from '../support/workloads.ts';
 

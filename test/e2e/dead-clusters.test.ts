@@ -8,7 +8,8 @@ import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { markerNamespaceName, MARKER_SERVICE } from '../../src/cloudmap/change-marker.ts';
 import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
-import { condition, eventually, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { suiteResult } from '../support/suite-result.ts';
 import { createNamespaces, deployment, importedBySource, runningPodIps, service, serviceExport } from '../support/workloads.ts';
 

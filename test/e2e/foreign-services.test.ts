@@ -14,7 +14,8 @@ import {
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { cloudMapClientConfig, operationDone } from '../support/cloudmap.ts';
-import { eventually, withE2E } from '../support/e2e-harness.ts';
+import { withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, exportReady, runApp } from '../support/workloads.ts';
 
 const NS = 'e2e-foreign';

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../src/core/names.ts';
-import { applyClusterProperties, condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { applyClusterProperties, condition, withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, deployment, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-identity';

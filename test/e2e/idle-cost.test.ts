@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { MARKER_NAMESPACE_PREFIX } from '../../src/cloudmap/change-marker.ts';
 import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
 import type { CloudMapRequest } from '../../hack/testbed/cloudmap-emulator.ts';
-import { eventually, withE2E } from '../support/e2e-harness.ts';
+import { withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, importedBySource, runApp, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-idle-cost';

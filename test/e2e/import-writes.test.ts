@@ -3,7 +3,8 @@
 // and one EndpointSlice, and nothing written again once the watch delivers those writes back (I1–I5, S1).
 import { expect } from 'chai';
 import { auditedWrites } from '../support/audit.ts';
-import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { condition, withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, importedBySource, runApp, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-import-writes';

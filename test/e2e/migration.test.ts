@@ -14,7 +14,8 @@ import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLU
 import { V031_DERIVED_SERVICE_ANNOTATION } from '../../src/core/service-import.ts';
 import { clusterProperties } from '../../hack/demo/cluster-properties.ts';
 import { V031_FINALIZER, V031StandIn, v031Crds, v031DerivedName } from '../support/v031.ts';
-import { condition, eventually, retried, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, retried, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, exportReady, runApp } from '../support/workloads.ts';
 
 const NS = 'e2e-migration';

@@ -4,7 +4,8 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { LABEL_SERVICE_NAME } from '../../src/core/names.ts';
 import { createNamespace } from '../support/kube.ts';
-import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, deployment, exportReady, importedBySource, runApp, runningPodIps, service, serviceExport, type PortSpec } from '../support/workloads.ts';
 
 const NS = 'e2e-multi';

@@ -12,7 +12,8 @@ import { DEFAULT_ACCOUNT } from '../../hack/testbed/cloudmap-emulator.ts';
 import { markerNamespaceName } from '../../src/cloudmap/change-marker.ts';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
 import { cloudMapClientConfig } from '../support/cloudmap.ts';
-import { condition, eventually, withE2E, type E2ECluster, type WorkerCloudMap } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster, type WorkerCloudMap } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, exportReady, runApp, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-regions';

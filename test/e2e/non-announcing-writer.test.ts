@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { CloudMapAdapter } from '../../src/cloudmap/adapter.ts';
 import type { CloudMapInstance } from '../../src/core/types.ts';
 import { v031Instance as standInInstance, v031InstanceId } from '../support/v031.ts';
-import { eventually, retried, withE2E } from '../support/e2e-harness.ts';
+import { retried, withE2E, type E2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, exportReady, importedBySource, runApp } from '../support/workloads.ts';
 
 const NS = 'e2e-v031';
@@ -20,6 +21,16 @@ const NS_NEW = 'e2e-v031-new';
 /** An instance as v0.3.1 registers an endpoint of cluster cls0 (its id, its attributes, no markers). */
 function v031Instance(clustersetId: string, ip: string, serviceType: 'ClusterSetIP' | 'Headless' = 'ClusterSetIP', port?: number): CloudMapInstance {
   return standInInstance({ clusterId: 'cls0', clustersetId, serviceType }, { ip, nodeName: 'node-0', ...(port === undefined ? {} : { port }) });
+}
+
+/**
+ * Rounds of cls1's close checks between `since` and `until` (epoch ms), counted at the emulator: its checks
+ * (DiscoverInstancesRevision) of `service` (`<namespace>/<name>`), which each round makes once. A loaded machine makes
+ * rounds later, not the change visible to fewer of them.
+ */
+async function closeChecks(cs: E2E['cs'], service: string, since: number, until: number): Promise<number> {
+  const requests = await cs.cloudMapControl.requests(since, ['DiscoverInstancesRevision']);
+  return requests.filter((r) => r.app.startsWith('cls1-') && r.serviceName === service && r.start * 1000 <= until).length;
 }
 
 async function serviceIds(cloudMap: ServiceDiscoveryClient): Promise<Map<string, string>> {
@@ -69,7 +80,7 @@ describe('e2e: a controller that does not announce its writes (v0.3.1) is active
     await eventually('the stand-in\'s service to be deletable', async () => cloudMap.send(new DeleteServiceCommand({ Id: v031Service })).then(() => true, () => false), 30_000);
   });
 
-  it('M6: the changes v0.3.1 makes in a namespace where it has instances reach the imports within 5 s, at the default settings', async () => {
+  it('M6: the changes v0.3.1 makes in a namespace where it has instances reach the imports by the next close check, at the default settings', async () => {
     const { clusters, cls1, cs, startWorker, stopWorker } = e2e();
     const v031 = new CloudMapAdapter({ clusterId: 'cls0', clustersetId: cs.clustersetId, client: { region: cs.region, endpoint: cs.cloudMapEndpoint, credentials: { accessKeyId: 'testbed', secretAccessKey: 'testbed' } } });
     await createNamespaces(clusters, NS_CHANGES);
@@ -82,32 +93,33 @@ describe('e2e: a controller that does not announce its writes (v0.3.1) is active
     const imported = async () => (await importedBySource(cls1, 'api', NS_CHANGES)).cls0?.length ?? 0;
     await eventually('cls1 to import the stand-in\'s service', async () => (await imported()) === 1, 60_000);
 
-    // Each change timed from its submission (the emulator's operations take about 1 s, as Cloud Map's) to cls1's slices.
-    const latencies: number[] = [];
+    // Each change counted in cls1's close checks of the service from the end of its operation (about 1 s, as Cloud
+    // Map's) to cls1's slices.
+    const rounds: number[] = [];
+    const checked = `${NS_CHANGES}/api`;
     try {
       for (let n = 2; n <= 11; n++) {
         const added = v031Instance(cs.clustersetId, `10.244.3.${n}`);
+        await v031.waitForOperations([await v031.registerInstance(service, added)]);
         let since = Date.now();
-        const registered = await v031.registerInstance(service, added);
         await eventually(`${n} endpoints imported`, async () => (await imported()) === 2, 30_000);
-        latencies.push(Date.now() - since);
-        await v031.waitForOperations([registered]);
+        rounds.push(await closeChecks(cs, checked, since, Date.now()));
+        await v031.waitForOperations(await v031.deregisterInstances(service, [added.id]));
         since = Date.now();
-        const deregistered = await v031.deregisterInstances(service, [added.id]);
         await eventually(`${n}: back to 1 endpoint`, async () => (await imported()) === 1, 30_000);
-        latencies.push(Date.now() - since);
-        await v031.waitForOperations(deregistered);
+        rounds.push(await closeChecks(cs, checked, since, Date.now()));
       }
     } finally {
       await v031.waitForOperations(await v031.deregisterInstances(service, [first.id]));
       v031.destroy();
     }
-    const sorted = [...latencies].sort((a, b) => a - b);
-    console.log(`      v0.3.1 scale up / down by one endpoint, submission to cls1's slices (ms, ${sorted.length}): ${sorted.join(' ')}`);
-    expect(sorted.at(-1), 'slowest').to.be.at.most(5000);
+    console.log(`      v0.3.1 scale up / down by one endpoint, cls1's close checks from its operation's end to its slices (${rounds.length}): ${rounds.join(' ')}`);
+    // The round under way may have read before the change; the next one sees it (and one more may start before the
+    // slices are read back here).
+    expect(Math.max(...rounds), 'most close checks before a change was imported').to.be.at.most(3);
   });
 
-  it('M3: a service v0.3.1 creates there, headless or not, one it exports next to mcs-cloudmap, and its unexport reach the imports within 5 s, at the default settings', async () => {
+  it('M3: a service v0.3.1 creates there, headless or not, one it exports next to mcs-cloudmap, and its unexport reach the imports by the next rounds of close checks, at the default settings', async () => {
     const { clusters, cls1, cs, startWorker, stopWorker } = e2e();
     const v031 = new CloudMapAdapter({ clusterId: 'cls0', clustersetId: cs.clustersetId, client: { region: cs.region, endpoint: cs.cloudMapEndpoint, credentials: { accessKeyId: 'testbed', secretAccessKey: 'testbed' } } });
     await createNamespaces(clusters, NS_NEW);
@@ -122,19 +134,20 @@ describe('e2e: a controller that does not announce its writes (v0.3.1) is active
     await runApp(cls1, NS_NEW, APP, 1);
     await exportReady(cls1, NS_NEW, APP);
 
-    const latencies: Record<string, number> = {};
-    /** From the stand-in's first call for the change to `check` true in cls1. */
+    // Rounds of close checks (each checks `present`, always there) from the end of the change's operation to `check`
+    // true in cls1.
+    const rounds: Record<string, number> = {};
     const timed = async (what: string, change: () => Promise<unknown>, check: () => Promise<boolean>) => {
-      const since = Date.now();
       await change();
+      const since = Date.now();
       await eventually(what, check, 30_000);
-      latencies[what] = Date.now() - since;
+      rounds[what] = await closeChecks(cs, `${NS_NEW}/present`, since, Date.now());
     };
     const written: Array<{ service: string; id: string }> = [{ service: present, id: first.id }];
     const register = async (name: string, instance: CloudMapInstance) => {
       const service = await v031.ensureService(namespaceId, name, true);
       written.push({ service, id: instance.id });
-      return v031.registerInstance(service, instance);
+      await v031.waitForOperations([await v031.registerInstance(service, instance)]);
     };
     try {
       await timed('new export', () => register('api', v031Instance(cs.clustersetId, '10.244.4.2')),
@@ -155,7 +168,8 @@ describe('e2e: a controller that does not announce its writes (v0.3.1) is active
       for (const w of written) await v031.waitForOperations(await v031.deregisterInstances(w.service, [w.id])).catch(() => {});
       v031.destroy();
     }
-    console.log(`      v0.3.1's writes, its first call to cls1's import (ms): ${JSON.stringify(latencies)}`);
-    for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most(5000);
+    console.log(`      v0.3.1's writes, cls1's rounds of close checks from the end of its operation to cls1's import: ${JSON.stringify(rounds)}`);
+    // As above; a new service is found by the round's listing of its namespace, the only one v0.3.1 writes in now.
+    for (const [what, n] of Object.entries(rounds)) expect(n, what).to.be.at.most(3);
   });
 });

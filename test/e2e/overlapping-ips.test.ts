@@ -3,7 +3,8 @@
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
-import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { condition, withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, deployment, runningPodIps, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-overlap';

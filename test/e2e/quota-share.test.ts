@@ -3,7 +3,8 @@
 // cls1's worker restarted with MCS_CLOUDMAP_QUOTA_SHARE=100 must allow itself 100/80 of the rate cls2's worker (the
 // default 80 %) allows, both read from mcs_cloudmap_cloudmap_rate_limit.
 import { expect } from 'chai';
-import { eventually, restoreCls1WorkerAfterEach, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { restoreCls1WorkerAfterEach, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 
 /** Every worker calls it on each marker poll, and far below its share: the rate reported is the share itself. */
 const API = 'DiscoverInstancesRevision';

@@ -14,7 +14,8 @@ import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { compareText } from '../../src/core/cluster-export.ts';
 import type { CloudMapRequest } from '../../hack/testbed/cloudmap-emulator.ts';
-import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { resultOfThisRun, writeTestResult, type Figure } from '../../hack/results/result-file.ts';
 import { createNamespaces, importedBySource, serviceExport } from '../support/workloads.ts';
 

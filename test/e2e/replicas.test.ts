@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
 import type { HostProcess } from '../../hack/local/processes.ts';
 import { auditedWrites, type AuditedWrite } from '../support/audit.ts';
-import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { condition, withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, deployment, service, serviceExport } from '../support/workloads.ts';
 
 const WRITES = ['RegisterInstance', 'DeregisterInstance', 'CreateService', 'DeleteService', 'CreateHttpNamespace', 'DeleteNamespace'];

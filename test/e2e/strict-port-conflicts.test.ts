@@ -9,7 +9,8 @@ import {
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, SERVICE_IMPORT_PLURAL, STORAGE_VERSION } from '../../src/core/names.ts';
-import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, exportReady, runApp, service } from '../support/workloads.ts';
 
 const NS = 'e2e-strict-ports';

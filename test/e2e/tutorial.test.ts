@@ -7,7 +7,8 @@ import {
   CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, SERVICE_EXPORT_FINALIZER,
 } from '../../src/core/names.ts';
 import { ipv4InCidr } from '../../hack/testbed/index.ts';
-import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, deployment, runningPodIps, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'demo';

@@ -2,7 +2,8 @@
 // exported as soon as the Service becomes exportable.
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, deployment, service, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-validity';

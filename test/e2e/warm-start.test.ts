@@ -9,7 +9,8 @@ import { gunzipSync } from 'node:zlib';
 import { decodeCheckpoint, type NamespaceCheckpoint } from '../../src/core/checkpoint.ts';
 import { SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import { CHECKPOINT_KEY, checkpointName } from '../../src/worker/checkpoint-store.ts';
-import { condition, eventually, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { condition, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-warm';

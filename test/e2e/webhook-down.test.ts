@@ -5,7 +5,8 @@
 // BENCH_RESULTS=bench/results its figures replace bench/results/faults-webhook-down.json.
 import { expect } from 'chai';
 import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';
-import { condition, eventually, withE2E } from '../support/e2e-harness.ts';
+import { condition, withE2E } from '../support/e2e-harness.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespaces, serviceExport } from '../support/workloads.ts';
 
 const NS = 'e2e-webhook-down';

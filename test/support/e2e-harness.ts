@@ -14,7 +14,7 @@ import { LOCAL_AWS_SECRET_ACCESS_KEY, startWorkerProcess, type HostProcess } fro
 import type { ClusterSetOptions, TestCluster, TestClusterSet } from '../../hack/testbed/index.ts';
 import { freePorts } from '../../hack/testbed/ports.ts';
 import { Supervisor, type ManagedProcess } from '../../hack/testbed/supervisor.ts';
-import { waitFor } from '../../hack/testbed/wait.ts';
+import { eventually } from './eventually.ts';
 import { MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
 import type { Condition } from '../../src/core/types.ts';
 import { cloudMapClientConfig } from './cloudmap.ts';
@@ -272,11 +272,6 @@ export function restoreCls1WorkerAfterEach(e2e: () => E2E): (settingsChanged: bo
     changed = false;
   });
   return (settingsChanged) => { changed = settingsChanged; };
-}
-
-/** Polls `check` (true when done) for up to `timeoutMs`; the message says what never happened. */
-export function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000): Promise<void> {
-  return waitFor(what, async () => check(), { timeoutMs, intervalMs: 250 });
 }
 
 /** One Cloud Map call, retried while the emulator's request quotas (shared with the workers) throttle it. */

@@ -8,7 +8,7 @@
 import { DiscoverInstancesCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import type { CloudMapEmulatorControl, CloudMapFaults } from '../../hack/testbed/cloudmap-emulator.ts';
-import { waitFor } from '../../hack/testbed/wait.ts';
+import { eventually } from './eventually.ts';
 import {
   CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION,
 } from '../../src/core/names.ts';
@@ -159,10 +159,10 @@ export class FaultWorkload {
   /** Waits until every cluster imports exactly what is exported; returns when that was first seen. */
   async converged(what: string): Promise<number> {
     let last: string[] = [];
-    await waitFor(`${what}: every cluster to import exactly the exported ports, endpoints and readiness`, async () => {
+    await eventually(`${what}: every cluster to import exactly the exported ports, endpoints and readiness`, async () => {
       last = (await Promise.all(this.#clusters.map(async (c) => (await this.#differences(c)).map((d) => `${c.id} ${d}`)))).flat();
       return last.length === 0;
-    }, { timeoutMs: this.#o.convergeTimeoutMs, intervalMs: 500 }).catch((err: Error) => {
+    }, this.#o.convergeTimeoutMs).catch((err: Error) => {
       throw new Error(`${err.message}\n${last.length} differences, first: ${last.slice(0, 5).join('; ')}`, { cause: err });
     });
     return Date.now();
@@ -287,9 +287,8 @@ export class FaultWorkload {
       await this.#control.clearFaults();
       end = Date.now();
     }
-    await waitFor(`${cluster.id}'s export of ${serviceName(i)} to be Exported again`, async () =>
-      (await cluster.serviceExport(this.#o.namespace, serviceName(i)))?.status?.conditions?.find((c) => c.type === 'Ready')?.reason === 'Exported',
-    { timeoutMs: this.#o.convergeTimeoutMs, intervalMs: 250 });
+    await eventually(`${cluster.id}'s export of ${serviceName(i)} to be Exported again`, async () =>
+      (await cluster.serviceExport(this.#o.namespace, serviceName(i)))?.status?.conditions?.find((c) => c.type === 'Ready')?.reason === 'Exported', this.#o.convergeTimeoutMs);
     const exportedAgainMs = Date.now() - end;
     await this.converged('after the outage');
     return { seen: [...seen], exportedAgainMs };

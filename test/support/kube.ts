@@ -1,6 +1,6 @@
 // Small Kubernetes helpers for tests on the testbed.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { waitFor } from '../../hack/testbed/wait.ts';
+import { eventually } from './eventually.ts';
 
 function statusCode(err: unknown): number | undefined {
   return (err as { code?: number }).code;
@@ -13,7 +13,7 @@ function statusCode(err: unknown): number | undefined {
  */
 export async function createNamespace(kc: KubeConfig, name: string, timeoutMs = 60_000): Promise<void> {
   const api = kc.makeApiClient(CoreV1Api);
-  await waitFor(`namespace ${name} to exist and not be terminating`, async () => {
+  await eventually(`namespace ${name} to exist and not be terminating`, async () => {
     try {
       const ns = await api.readNamespace({ name });
       return ns.status?.phase !== 'Terminating';
@@ -26,11 +26,11 @@ export async function createNamespace(kc: KubeConfig, name: string, timeoutMs = 
       if (statusCode(err) !== 409) throw new Error(`creating namespace ${name}: ${(err as Error).message}`, { cause: err });
     }
     return false;
-  }, { timeoutMs, intervalMs: 250 });
-  await waitFor(`ServiceAccount ${name}/default`, async () => {
+  }, timeoutMs);
+  await eventually(`ServiceAccount ${name}/default`, async () => {
     await api.readNamespacedServiceAccount({ name: 'default', namespace: name });
     return true;
-  }, { timeoutMs });
+  }, timeoutMs);
 }
 
 /** Deletes a namespace and waits until it is gone, so a later suite can create it afresh. */
@@ -42,7 +42,7 @@ export async function deleteNamespace(kc: KubeConfig, name: string, timeoutMs = 
     if (statusCode(err) === 404) return;
     throw new Error(`deleting namespace ${name}: ${(err as Error).message}`, { cause: err });
   }
-  await waitFor(`namespace ${name} to be deleted`, async () => {
+  await eventually(`namespace ${name} to be deleted`, async () => {
     try {
       await api.readNamespace({ name });
       return false;
@@ -50,5 +50,5 @@ export async function deleteNamespace(kc: KubeConfig, name: string, timeoutMs = 
       if (statusCode(err) === 404) return true;
       throw err;
     }
-  }, { timeoutMs, intervalMs: 250 });
+  }, timeoutMs);
 }

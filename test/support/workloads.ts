@@ -4,7 +4,8 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { logTail } from '../../hack/testbed/wait.ts';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, STORAGE_VERSION } from '../../src/core/names.ts';
 import { createNamespace, deleteNamespace } from './kube.ts';
-import { condition, eventually, type E2ECluster } from './e2e-harness.ts';
+import { condition, type E2ECluster } from './e2e-harness.ts';
+import { eventually } from './eventually.ts';
 
 export interface PortSpec {
   name?: string;

@@ -1,19 +1,21 @@
 // Every Cloud Map call has a deadline (M6), through the real AWS SDK and real sockets: a request accepted and never
 // answered (a proxy in front of the emulator that holds it), or answered a byte at a time so its socket is never idle,
 // ends at the call deadline, is retried on a new connection and counted as a timeout; an operation wait ends at its
-// own deadline even while its poll is stuck; and stopping the adapter's owner cancels the calls in flight.
+// own deadline even while its poll is stuck; and stopping the adapter's owner cancels the calls in flight. The call
+// deadlines are wall-clock (they bound real I/O); the backoffs between attempts run on a fake clock and are checked as
+// waits, not timed. No test times a window: each checks which deadline ended the wait.
 import { createServer, type Server, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { CloudMapCallError, CallCancelledError, isTemporary, OperationsFailedError } from '../../../src/cloudmap/errors.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
+import { eventually } from '../../support/eventually.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import type { Reachability } from '../../../src/cloudmap/watcher.ts';
 import { adapterFor } from './fixtures.ts';
 
-async function rejection(promise: Promise<unknown>): Promise<{ err: unknown; ms: number }> {
-  const started = Date.now();
-  const err = await promise.then(() => new Error('resolved'), (e: unknown) => e);
-  return { err, ms: Date.now() - started };
+function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(() => new Error('resolved'), (e: unknown) => e);
 }
 
 /** An HTTP server that answers every request 200 with a body of 1 MiB sent one byte every 50 ms. */
@@ -49,19 +51,22 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
   afterEach(() => proxy.close());
 
   it('a request accepted and never answered ends at the deadline, is retried on a new connection, counted as a timeout, and named when it gives up', async () => {
-    const { adapter, calls } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 500, maxAttempts: 3 });
+    // Backoffs without jitter, on a clock that only moves when slept on: every wait between attempts is recorded.
+    const clock = new FakeClock();
+    // A deadline long enough for a loaded machine to get each request to the proxy; the backoffs cost no time.
+    const { adapter, calls } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 2_000, maxAttempts: 3, clock, random: () => 0 });
     try {
       proxy.hold(1);
-      const { err, ms } = await rejection(adapter.instances.discoverRevision('demo', 'web'));
+      const err = await rejection(adapter.instances.discoverRevision('demo', 'web'));
       expect(err).to.be.instanceOf(CloudMapCallError);
       const failed = err as CloudMapCallError;
       expect(failed.code).to.equal('TimeoutError');
       expect(failed.retryable).to.equal(true);
-      expect(failed.message).to.match(/^Cloud Map DiscoverInstancesRevision failed for namespace "demo", service "web": TimeoutError: no complete answer within 500 ms.*\(gave up after 3 attempts \(timed out\); the change is kept and will be retried\)$/);
+      expect(failed.message).to.match(/^Cloud Map DiscoverInstancesRevision failed for namespace "demo", service "web": TimeoutError: no complete answer within 2000 ms.*\(gave up after 3 attempts \(timed out\); the change is kept and will be retried\)$/);
       expect(calls.count('DiscoverInstancesRevision', 'timeout')).to.equal(3);
       expect(proxy.held, 'requests held: each attempt on a connection of its own').to.equal(3);
-      // Three deadlines and two backoffs (at most 200 + 400 ms), nothing more.
-      expect(ms).to.be.within(1500, 3000);
+      // Three deadlines and, between them, the two backoffs of the policy (100 ms, then 200 ms): no other wait.
+      expect(clock.sleeps, 'waits between the attempts').to.deep.equal([100, 200]);
       // Answered again (the namespace does not exist: nothing to read), on a new connection.
       proxy.up();
       expect(await adapter.instances.discoverRevision('demo', 'web')).to.equal(undefined);
@@ -75,13 +80,13 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     const drip = await startDripServer();
     const { adapter, calls } = adapterFor(drip.url, 'cls1', { callTimeoutMs: 800, maxAttempts: 1 });
     try {
-      const { err, ms } = await rejection(adapter.listNamespaces());
+      // The whole answer would take 14 hours at its pace: ending at all is ending at the deadline, which names itself.
+      const err = await rejection(adapter.listNamespaces());
       expect((err as CloudMapCallError).code).to.equal('TimeoutError');
+      expect((err as Error).message).to.include('no complete answer within 800 ms');
       expect(calls.count('ListNamespaces', 'timeout')).to.equal(1);
-      expect(ms).to.be.within(800, 2000);
       // The abandoned request's connection is closed, so nothing keeps dripping into the process.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(drip.sockets.size).to.equal(0);
+      await eventually('the dripping connection to be closed', () => drip.sockets.size === 0 || `${drip.sockets.size} open`, 5_000);
     } finally {
       adapter.destroy();
       for (const s of drip.sockets) s.destroy();
@@ -93,12 +98,12 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     const { adapter } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 30_000, operationPolling: { timeoutMs: 1000 } });
     try {
       proxy.hold(1);
-      const { err, ms } = await rejection(adapter.waitForOperations(['op-held']));
+      const err = await rejection(adapter.waitForOperations(['op-held']));
       expect(err).to.be.instanceOf(OperationsFailedError);
-      expect((err as OperationsFailedError).failures.map((f) => [f.operationId, f.pending])).to.deep.equal([['op-held', true]]);
+      // The waiter's deadline ended it (its 1 s, named in the failure), not the stuck call's 30 s, which is still held.
+      expect((err as OperationsFailedError).failures.map((f) => [f.operationId, f.pending, f.reason])).to.deep.equal([['op-held', true, 'still pending after 1000 ms']]);
       expect(isTemporary(err), 'retried without touching the export\'s conditions').to.equal(true);
-      // The waiter's 1 s, not the stuck call's 30 s.
-      expect(ms).to.be.below(3000);
+      expect(proxy.held, 'the poll still held').to.equal(1);
     } finally {
       adapter.destroy();
     }
@@ -109,14 +114,16 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     const { adapter, calls } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 30_000, signal: stop.signal });
     try {
       proxy.hold(1);
-      const pending = rejection(adapter.listNamespaces());
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      let settled: unknown;
+      const pending = rejection(adapter.listNamespaces()).then((err) => (settled = err));
+      await eventually('the call to be held', () => proxy.held === 1);
       stop.abort();
-      const { err, ms } = await pending;
-      expect(err).to.be.instanceOf(CallCancelledError);
+      // At once: settled by the abort itself, before any timer or I/O could have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled, 'settled by the abort').to.be.instanceOf(CallCancelledError);
+      const err = await pending;
       expect((err as Error).message).to.equal('Cloud Map ListNamespaces for no resource cancelled: the reconcilers are stopping');
       expect(isTemporary(err)).to.equal(true);
-      expect(ms).to.be.below(1000);
       expect(proxy.held).to.equal(1);
       expect(calls.count()).to.equal(0);
     } finally {
@@ -132,7 +139,7 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     try {
       proxy.hold(1);
       void watcher.start();
-      while (proxy.held === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventually('the marker poll to be held', () => proxy.held > 0);
       // As a member stops: its adapter's signal first (the poll is cancelled), then the watcher.
       stop.abort();
       await watcher.stop();

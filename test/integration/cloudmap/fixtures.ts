@@ -37,15 +37,6 @@ export async function registerAll(adapter: CloudMapAdapter, serviceId: string, i
   await adapter.waitForOperations(ops);
 }
 
-/** Resolves once `check` is true; polls every 20 ms; rejects with `what` after `timeoutMs`. */
-export async function eventually(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /**
  * Call inside describe(): an emulator of the suite's own, reset before each test; watchers pushed on `running` are
  * stopped after each test.

@@ -4,7 +4,8 @@
 import { expect } from 'chai';
 import { OwnershipError } from '../../../src/cloudmap/errors.ts';
 import type { CloudMapWatcher } from '../../../src/cloudmap/watcher.ts';
-import { adapterFor, eventually, instanceOf, registerAll, withEmulator } from './fixtures.ts';
+import { adapterFor, instanceOf, registerAll, withEmulator } from './fixtures.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const POLL_MS = 200;
 const HEARTBEAT_MS = 600;
@@ -59,7 +60,8 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
     const queued = Promise.all(Array.from({ length: 24 }, (_, n) => a.adapter.registerInstance(service, instanceOf('cls1', `i-${n}`))));
     await Promise.all([a.watcher.start(), b.watcher.start()]);
     await eventually('cls2 to see cls1 beat', () => b.watcher.heartbeats().sightings.has('cls1'), 30_000);
-    expect(a.calls.count('RegisterInstance', 'success'), 'registrations sent before the beat was seen (all 24 when it waits its turn)').to.be.below(18);
+    // Order, not time: a beat that waited its turn would be seen only after all 24 (a loaded machine slows both alike).
+    expect(a.calls.count('RegisterInstance', 'success'), 'registrations sent before the beat was seen (all 24 when it waits its turn)').to.be.below(24);
     await queued;
   });
 

@@ -6,7 +6,9 @@ import {
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { OperationsFailedError, OwnershipError } from '../../../src/cloudmap/errors.ts';
+import { NAMESPACE_OPERATION_POLL_MS } from '../../../src/cloudmap/registry.ts';
 import { operationDone } from '../../support/cloudmap.ts';
+import { RecordingClock } from '../../support/fake-clock.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { adapterFor, instanceOf, REGION, registerAll } from './fixtures.ts';
 
@@ -45,22 +47,25 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
   });
 
   it('M1, M7: a new namespace is known from its creation\'s operation, polled closely, without a ListNamespaces', async () => {
-    const a = adapterFor(moto.endpoint, 'cls1');
-    const b = adapterFor(moto.endpoint, 'cls2');
+    const clocks = { a: new RecordingClock(), b: new RecordingClock() };
+    const a = adapterFor(moto.endpoint, 'cls1', { clock: clocks.a });
+    const b = adapterFor(moto.endpoint, 'cls2', { clock: clocks.b });
     await Promise.all([a.adapter.listNamespaces(), b.adapter.listNamespaces()]); // both start knowing every namespace
     a.calls.reset();
     b.calls.reset();
     let waits = 0;
-    const started = Date.now();
     // cls2 asks while cls1's creation runs: it waits for that operation (DuplicateRequest) instead of creating another.
     const [created, joined] = await Promise.all([a.adapter.ensureNamespace('fresh', () => waits++), b.adapter.ensureNamespace('fresh', () => waits++)]);
-    const took = Date.now() - started;
     expect(joined).to.equal(created);
     expect(waits).to.equal(2);
     expect(a.calls.byApi()).to.not.have.property('ListNamespaces');
     expect(b.calls.byApi()).to.not.have.property('ListNamespaces');
-    const { operationDelayMs } = await moto.control.config();
-    expect(took).to.be.within(operationDelayMs, operationDelayMs + 200 + 300); // the poll's lag, and a loaded machine
+    // Polled closely: each GetOperation after a wait of the close interval, not the shared rounds' backoff to 1 s.
+    for (const [cluster, calls, clock] of [['cls1', a.calls, clocks.a], ['cls2', b.calls, clocks.b]] as const) {
+      const polls = calls.count('GetOperation');
+      expect(polls, `${cluster}: polls of the creation`).to.be.at.least(1);
+      expect(clock.sleeps, `${cluster}: waits`).to.deep.equal(Array(polls).fill(NAMESPACE_OPERATION_POLL_MS));
+    }
     // Known now: no wait reported, no call.
     a.calls.reset();
     expect(await a.adapter.ensureNamespace('fresh', () => waits++)).to.equal(created);

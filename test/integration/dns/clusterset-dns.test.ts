@@ -12,7 +12,7 @@ import { startConversionWebhook, type ConversionWebhook } from '../../../hack/lo
 import { serviceAccountKubeconfig } from '../../../hack/local/kubectl.ts';
 import { startCoreDns, type CoreDns, type TestCluster } from '../../../hack/testbed/index.ts';
 import { freePorts } from '../../../hack/testbed/ports.ts';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { query, type DnsReply } from '../../support/dns-client.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
@@ -103,7 +103,6 @@ describe('clusterset.local DNS from ServiceImports and EndpointSlices (D1, D2)',
   let dns: CoreDns | undefined;
   let conversion: ConversionWebhook | undefined;
   const resolver = new Resolver({ timeout: 1000, tries: 2 });
-  const eventually = (what: string, check: () => Promise<boolean>) => waitFor(what, check, { timeoutMs: 20_000, intervalMs: 100 });
 
   before(async function () {
     cluster = testbed().clusters[0]!;
@@ -380,9 +379,9 @@ describe('clusterset.local DNS from ServiceImports and EndpointSlices (D1, D2)',
       await conversion!.resume();
       const back = Date.now();
       const caughtUp = async (server: string) => JSON.stringify(summary(await query(server, DURING, 'A')).answer) === JSON.stringify([`${DURING} A 10.96.100.12`]);
-      await waitFor('the running CoreDNS to see the import created during the outage', () => caughtUp(dns!.address), { timeoutMs: 90_000, intervalMs: 250 });
+      await eventually('the running CoreDNS to see the import created during the outage', () => caughtUp(dns!.address), 90_000);
       const runningMs = Date.now() - back;
-      await waitFor('the CoreDNS started during the outage to list ServiceImports', () => caughtUp(late!.address), { timeoutMs: 90_000, intervalMs: 250 });
+      await eventually('the CoreDNS started during the outage to list ServiceImports', () => caughtUp(late!.address), 90_000);
       const lateMs = Date.now() - back;
       console.log(`      webhook back: the running CoreDNS resolved the new import after ${(runningMs / 1000).toFixed(1)} s, the one started during the outage after ${(lateMs / 1000).toFixed(1)} s`);
       expect((await query(late.address, 'no-such-service.default.svc.cluster.local', 'A')).rcode).to.equal('NXDOMAIN');

@@ -15,7 +15,7 @@ import { serviceAccountKubeconfig } from '../../../hack/local/kubectl.ts';
 import { hostAddress } from '../../../hack/testbed/host-address.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 import { freePorts } from '../../../hack/testbed/ports.ts';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, SERVICE_EXPORT_FINALIZER } from '../../../src/core/names.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 import { NO_HOST_ADDRESS, requirePrerequisite } from '../../support/prerequisites.ts';
@@ -108,10 +108,10 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster', function 
 
   it('I7: the chart\'s policy refuses the worker\'s own token a delete of a Service it did not create', async () => {
     const worker = serviceAccountKubeconfig(admin, NS, 'mcs-cloudmap-worker', join(dir, 'worker.kubeconfig'));
-    await waitFor('a dry-run delete of the default/kubernetes Service as the worker to be refused naming I7', async () => {
+    await eventually('a dry-run delete of the default/kubernetes Service as the worker to be refused naming I7', async () => {
       const r = spawnSync(kubectlBinary(), ['--kubeconfig', worker, '-n', 'default', 'delete', 'service', 'kubernetes', '--dry-run=server'], { encoding: 'utf8' });
       return r.status !== 0 && /I7/.test(r.stderr);
-    }, { timeoutMs: 30_000, intervalMs: 500 });
+    }, 30_000);
   });
 
   it('the webhook answers the apiserver through the chart\'s Service and CA: the next upgrade creates the ClusterProperties (C1, C2)', async () => {
@@ -136,10 +136,10 @@ describe('helm install of charts/mcs-cloudmap into a testbed cluster', function 
     const out = createWriteStream(log);
     server.stdout!.pipe(out);
     server.stderr!.pipe(out);
-    await waitFor(`the webhook server to be ready (log: ${log})`, async () => {
+    await eventually(`the webhook server to be ready (log: ${log})`, async () => {
       if (server!.exitCode !== null) throw new Error(`the webhook server exited with code ${server!.exitCode}; log: ${log}`);
       return fetch(`http://127.0.0.1:${metrics}/readyz`).then((r) => r.ok, () => false);
-    }, { timeoutMs: 60_000, intervalMs: 250 });
+    }, 60_000);
 
     upgradeInstall();
     const cs = clusterSet();

@@ -5,7 +5,8 @@ import { CONTROLLER_NAME } from '../../../src/core/names.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
 import { EventRecorder } from '../../../src/kube/event-recorder.ts';
 import { EVENTS, resourcePath, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
-import { captureLogger, createTestNamespace, deleteNamespace, eventually } from './support.ts';
+import { captureLogger, createTestNamespace, deleteNamespace } from './support.ts';
+import { eventually } from '../../support/eventually.ts';
 
 interface EventObj extends KubeObject {
   reason: string;

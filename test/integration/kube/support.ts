@@ -9,7 +9,6 @@ import { pino, type Logger } from 'pino';
 import { parse } from 'yaml';
 import { pointConversionAt } from '../../../hack/local/kubectl.ts';
 import type { Manifest } from '../../../hack/local/manifests.ts';
-import { waitFor } from '../../../hack/testbed/wait.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
 import { NAMESPACES, resourcePath } from '../../../src/kube/resources.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
@@ -53,11 +52,6 @@ export async function createTestNamespace(kc: KubeConfig, prefix: string): Promi
 
 export async function deleteNamespace(kc: KubeConfig, name: string): Promise<void> {
   await kubeClientFor(kc).request({ method: 'DELETE', path: resourcePath(NAMESPACES, undefined, name) }).catch(() => {});
-}
-
-/** Polls until `check` returns true (a throw counts as not yet). */
-export function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  return waitFor(what, async () => check(), { timeoutMs, intervalMs: 50 });
 }
 
 /** A pino logger shaped like createLogger's (level as a label) whose JSON lines are collected in `lines`. */

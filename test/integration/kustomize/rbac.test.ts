@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { freePorts } from '../../../hack/testbed/ports.ts';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY, CONTROLLER_NAME, DERIVED_SERVICE_PREFIX, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY } from '../../../src/core/names.ts';
 import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
@@ -72,19 +72,19 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
   }
 
   async function waitReady(s: Started, url: string): Promise<void> {
-    await waitFor(`${url} to answer 200`, async () => {
+    await eventually(`${url} to answer 200`, async () => {
       if (s.process.exitCode !== null) throw new Error(`exited with code ${s.process.exitCode}; log: ${s.logFile}`);
       return fetch(url).then((r) => r.ok, () => false);
-    }, { timeoutMs: 60_000, intervalMs: 250 });
+    }, 60_000);
   }
 
   /** Log lines in which the apiserver refused a request. */
   const forbidden = (s: Started) => readFileSync(s.logFile, 'utf8').split('\n').filter((l) => /\b403\b|forbidden/i.test(l));
 
-  /** waitFor that names the refused requests when it gives up: a missing verb shows as a stall, not an exception. */
+  /** eventually() that names the refused requests when it gives up: a missing verb shows as a stall, not an exception. */
   async function waitWithLog(s: Started, what: string, check: () => Promise<boolean>): Promise<void> {
     try {
-      await waitFor(what, check, { timeoutMs: 60_000, intervalMs: 500 });
+      await eventually(what, check, 60_000);
     } catch (err) {
       throw new Error(`${(err as Error).message}; refused requests: ${forbidden(s).slice(0, 3).join(' | ') || 'none'}; log: ${s.logFile}`, { cause: err });
     }
@@ -120,10 +120,10 @@ describe('kustomize RBAC is enough for each process, run as its own ServiceAccou
   before(async () => {
     kubectl(['apply', '--server-side', '--field-manager=test-setup', '-f', '-'], [userService, systemSlice].map((o) => stringify(o)).join('---\n'));
     // A new policy reaches the apiserver's admission chain through an informer: wait until a dry run is refused.
-    await waitFor('the worker policy to refuse a dry-run delete of a user\'s Service (I7)', async () => {
+    await eventually('the worker policy to refuse a dry-run delete of a user\'s Service (I7)', async () => {
       const r = kubectlAs('mcs-cloudmap-worker', ['-n', NS, 'delete', 'service', 'users-own', '--dry-run=server']);
       return r.status !== 0 && /I7/.test(r.stderr);
-    }, { timeoutMs: 30_000, intervalMs: 500 });
+    }, 30_000);
   });
 
   it('the worker exports a Service, imports it, holds its Lease and cleans up, without one 403', async () => {

@@ -4,7 +4,8 @@ import { createInformer } from '../../../src/runtime/informer.ts';
 import { NAMESPACES, resourcePath, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
 import { startPrivateApiserver, type PrivateApiserver } from '../kube/private-apiserver.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
-import { captureLogger, eventually, kubeConfigVia } from '../kube/support.ts';
+import { captureLogger, kubeConfigVia } from '../kube/support.ts';
+import { eventually } from '../../support/eventually.ts';
 
 describe('informer relists on 410 Gone after an apiserver restart', function () {
   this.timeout(120_000);

@@ -8,9 +8,8 @@ import { resourcePath, SERVICE_EXPORTS, SERVICES, type KubeObject } from '../../
 import { keepFields, LAST_APPLIED_ANNOTATION } from '../../../src/runtime/trim.ts';
 import { startCuttableProxy } from '../../support/proxy.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
-import {
-  captureLogger, createTestNamespace, deleteNamespace, eventually, installCrds, kubeConfigVia,
-} from '../kube/support.ts';
+import { captureLogger, createTestNamespace, deleteNamespace, installCrds, kubeConfigVia } from '../kube/support.ts';
+import { eventually } from '../../support/eventually.ts';
 
 interface Recorded {
   adds: string[];

@@ -6,7 +6,8 @@ import { runLeaderElection, type LeaderElection } from '../../../src/runtime/lea
 import type { LeaseSpec } from '../../../src/runtime/lease-rules.ts';
 import { LEASES, resourcePath, type KubeObject } from '../../../src/kube/resources.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
-import { captureLogger, createTestNamespace, deleteNamespace, eventually, kubeConfigVia } from '../kube/support.ts';
+import { captureLogger, createTestNamespace, deleteNamespace, kubeConfigVia } from '../kube/support.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const FAST = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 };
 

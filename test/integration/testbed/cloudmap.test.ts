@@ -8,7 +8,7 @@ import {
   ServiceDiscoveryClient, type ServiceDiscoveryClientConfig,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { failure } from '../../support/cloudmap.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
@@ -46,10 +46,10 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
   async function settled(operationId: string | undefined): Promise<string | undefined> {
     let last: string | undefined;
-    await waitFor(`operation ${operationId} to finish`, async () => {
+    await eventually(`operation ${operationId} to finish`, async () => {
       last = await status(operationId);
       return last === 'SUCCESS' || last === 'FAIL';
-    }, { timeoutMs: 10_000 });
+    }, 10_000);
     return last;
   }
 

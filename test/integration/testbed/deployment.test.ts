@@ -4,7 +4,7 @@ import {
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { ipv4InCidr, type TestCluster } from '../../../hack/testbed/index.ts';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
 
@@ -102,7 +102,7 @@ describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)
     expect(service.spec?.clusterIP, 'ClusterIP').to.be.a('string');
     expect(ipv4InCidr(service.spec!.clusterIP!, cls1.serviceCidr), `${service.spec?.clusterIP} in ${cls1.serviceCidr}`).to.equal(true);
 
-    await waitFor('3 ready endpoints in the watched EndpointSlices', async () => watch.readyAddresses().length === 3, { timeoutMs: 60_000 });
+    await eventually('3 ready endpoints in the watched EndpointSlices', async () => watch.readyAddresses().length === 3, 60_000);
     const podIps = await runningPodIps(core);
     expect(podIps).to.have.length(3);
     for (const ip of podIps) expect(ipv4InCidr(ip, cls1.podCidr), `${ip} in ${cls1.podCidr}`).to.equal(true);
@@ -116,7 +116,7 @@ describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)
     const eventsBefore = watch.events.length;
     await apps.patchNamespacedDeploymentScale({ name: APP, namespace: NS, body: [{ op: 'replace', path: '/spec/replicas', value: 4 }] });
 
-    await waitFor('4 ready endpoints in the watched EndpointSlices', async () => watch.readyAddresses().length === 4, { timeoutMs: 60_000 });
+    await eventually('4 ready endpoints in the watched EndpointSlices', async () => watch.readyAddresses().length === 4, 60_000);
     const podIps = await runningPodIps(core);
     expect(podIps).to.have.length(4);
     expect(watch.readyAddresses()).to.deep.equal(podIps);

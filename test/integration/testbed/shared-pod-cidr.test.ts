@@ -3,7 +3,7 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { ipv4InCidr } from '../../../hack/testbed/index.ts';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 
 async function runPinnedPod(kc: KubeConfig, nodeName: string, name = 'overlap'): Promise<string> {
@@ -16,11 +16,11 @@ async function runPinnedPod(kc: KubeConfig, nodeName: string, name = 'overlap'):
     },
   });
   let ip = '';
-  await waitFor(`pod default/${name} Running on ${nodeName}`, async () => {
+  await eventually(`pod default/${name} Running on ${nodeName}`, async () => {
     const pod = await core.readNamespacedPod({ name, namespace: 'default' });
     ip = pod.status?.podIP ?? '';
     return pod.status?.phase === 'Running' && ip !== '';
-  }, { timeoutMs: 30_000 });
+  }, 30_000);
   return ip;
 }
 

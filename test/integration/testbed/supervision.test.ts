@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { STATE_FILE, startClusterSet, type ClusterSetState } from '../../../hack/testbed/index.ts';
 import { cacheDir } from '../../../hack/testbed/paths.ts';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { CLUSTERSET_START_TIMEOUT_MS } from '../../support/clusterset.ts';
 
 const OWNER = join(import.meta.dirname, 'fixtures', 'clusterset-owner.ts');
@@ -77,7 +77,7 @@ describe('testbed process supervision (no orphans)', function () {
     owner.kill('SIGINT');
     expect(await exited).to.equal(130);
     // SIGKILL was sent before the owner exited; the kernel may take a moment to finish them.
-    await waitFor('the SIGKILLed testbed processes to be gone', async () => running(pids).length === 0, { timeoutMs: 5000, intervalMs: 50 });
+    await eventually('the SIGKILLed testbed processes to be gone', async () => running(pids).length === 0, 5000);
     expect(statSync(join(dir, 'cls1', 'logs', 'kube-apiserver.log')).size).to.be.above(0);
   });
 
@@ -87,7 +87,7 @@ describe('testbed process supervision (no orphans)', function () {
     owners.push(owner);
     const pids = statePids(dir);
     owner.kill('SIGKILL');
-    await waitFor('the watchdog to kill the orphaned testbed processes', async () => running(pids).length === 0, { timeoutMs: 10_000 });
+    await eventually('the watchdog to kill the orphaned testbed processes', async () => running(pids).length === 0, 10_000);
   });
 
   /** Runs `fn` with MCS_CLOUDMAP_CACHE pointing at `cache`. */

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { createLogger } from '../../../src/observability/log.ts';
 import { informerView, type InformerView } from '../../../src/webhook/cluster-caches.ts';
 import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.ts';
@@ -110,7 +110,7 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
     metricsPort: 0, conflictPolicy: options.policy, externalNamePolicy: options.externalNamePolicy ?? 'Warn', writers: { worker: options.worker, deleters: [] },
     maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
   }, informers.view, informers, logger);
-  await waitFor('the webhook informer caches to sync', async () => informers.unsynced().length === 0, { timeoutMs: 30_000, intervalMs: 100 });
+  await eventually('the webhook informer caches to sync', async () => informers.unsynced().length === 0, 30_000);
   await put(options.kubeconfigPath, webhookConfigurations(target));
 
   return {

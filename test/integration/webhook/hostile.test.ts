@@ -8,11 +8,12 @@
 // that some reviews were made.
 
 import { expect } from 'chai';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { describeSlow, slowlorisRun, soakRun } from '../../support/chaos-runs.ts';
 import { EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, slowloris } from '../../support/hostile-clients.ts';
 import { fmt, mib, startServerProcess, type ServerProcess } from '../../support/webhook-client.ts';
 import { MAX_JSON_DEPTH } from '../../../src/webhook/transport/review-answer.ts';
+import { CONNECTION_LIMITS } from '../../../src/runtime/connection-limits.ts';
 
 const MAX_REQUEST_BYTES = 1 << 20;
 /** Modest, so a CI machine keeps up and latency reflects the slow connections, not a backlog. */
@@ -61,8 +62,10 @@ describe('webhook under hostile and broken clients (W5)', function () {
     expect(run.slow.opened, 'slow connections opened').to.be.at.least(200);
     expect(run.underAttack.errors, 'reviews that failed under attack').to.deep.equal([]);
     expect(run.underAttack.n, 'reviews answered under attack, as many as alone').to.equal(run.baseline.n);
-    // Generous for a loaded CI machine; a server stalled by the slow connections waits for its 10-30 s deadlines.
-    expect(run.underAttack.p99, 'p99 ms under attack').to.be.below(2_000);
+    // Not held behind the slow connections: every review answered before the first deadline that would free the server
+    // from them could cut one (a server stalled by them answers only then). How fast the answers are is the chaos
+    // benchmark's figure (npm run chaos), not a bound here.
+    expect(run.underAttack.max, 'slowest review under attack, ms').to.be.below(Math.min(CONNECTION_LIMITS.handshakeTimeout, CONNECTION_LIMITS.headersTimeout));
     expect(server.alive()).to.equal(true);
   });
 
@@ -70,7 +73,7 @@ describe('webhook under hostile and broken clients (W5)', function () {
     const attack = slowloris(server.port, 30);
     try {
       // Generous ceiling: the deadlines are 10 s, 10 s and 30 s (src/runtime/connection-limits.ts).
-      await waitFor('every slow style to be cut by the server', async () => Object.values(attack.figures().cut).every((n) => n > 0), { timeoutMs: 120_000, intervalMs: 500 });
+      await eventually('every slow style to be cut by the server', async () => Object.values(attack.figures().cut).every((n) => n > 0), 120_000);
     } finally {
       console.log(`      ${describeSlow(attack.stop())}`);
     }

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '../../../hack/testbed/wait.ts';
+import { eventually } from '../../support/eventually.ts';
 import { makeDevCertificates } from '../../../hack/local/dev-certificates.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { httpsClient } from './local-server.ts';
@@ -51,12 +51,12 @@ describe('src/webhook/main.ts as a process: flags, readiness, graceful shutdown'
     child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      await waitFor('the webhook to listen', async () => lines.some((l) => l.event === 'listening'), { timeoutMs: 20_000 });
+      await eventually('the webhook to listen', async () => lines.some((l) => l.event === 'listening'), 20_000);
       const port = lines.find((l) => l.event === 'listening')!.port as number;
       const client = httpsClient(port, readFileSync(certs.caFile, 'utf8'));
-      await waitFor('/readyz to report ready (caches synced)', async () => (await client.send('GET', '/readyz')).status === 200, { timeoutMs: 20_000 });
+      await eventually('/readyz to report ready (caches synced)', async () => (await client.send('GET', '/readyz')).status === 200, 20_000);
       child.kill('SIGTERM');
-      await waitFor('/readyz to report unready during the shutdown delay', async () => (await client.send('GET', '/readyz')).status === 503, { timeoutMs: 2_000, intervalMs: 20 });
+      await eventually('/readyz to report unready during the shutdown delay', async () => (await client.send('GET', '/readyz')).status === 503, 2_000);
       client.agent.destroy();
       expect(await exited, stderr).to.equal(0);
       expect(lines.map((l) => l.event)).to.include.members(['listening', 'signal', 'shutdown', 'stopped']);

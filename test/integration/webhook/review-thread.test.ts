@@ -102,16 +102,21 @@ describe('W6: large bodies in the review worker thread', function () {
     try {
       const small = body('/mutate', false);
       const large = Buffer.from(small.toString().padEnd(4 * 2 ** 20, ' '));
+      // Lower bounds only: the pace makes the large body slow, and a loaded machine can only make it slower. That the
+      // ordinary review is not held behind it is shown by order, not by a time.
       const started = performance.now();
-      const largeAnswered = post(s.port, '/mutate', large).then((answer) => ({ answer, after: performance.now() - started }));
+      let largeDone = false;
+      const largeAnswered = post(s.port, '/mutate', large).then((answer) => {
+        largeDone = true;
+        return { answer, after: performance.now() - started };
+      });
       await new Promise((r) => setTimeout(r, 100));
       const ordinary = await post(s.port, '/mutate', small);
-      const ordinaryAfter = performance.now() - started;
+      expect(largeDone, 'the large body still being read when the ordinary review posted after it was answered').to.equal(false);
       const { answer, after } = await largeAnswered;
       expect(answer).to.deep.equal(ordinary);
       const floorMs = (large.length * 1000) / LARGE_BODY_PACE.maxBytesPerSecond;
-      expect(after, 'ms until the large body was answered').to.be.within(floorMs * 0.9, floorMs + 2_000);
-      expect(ordinaryAfter, 'ms until the ordinary review posted 100 ms in was answered').to.be.below(after);
+      expect(after, 'ms until the large body was answered').to.be.at.least(floorMs * 0.9);
     } finally {
       await s.close();
     }
@@ -122,7 +127,8 @@ describe('W6: large bodies in the review worker thread', function () {
     const s = await serve();
     const slow = connect(s.port, '127.0.0.1');
     let reply = '';
-    const closed = new Promise<number>((resolve) => slow.on('close', () => resolve(performance.now())));
+    let closedAt: number | undefined;
+    const closed = new Promise<void>((resolve) => slow.on('close', () => { closedAt = performance.now(); resolve(); }));
     slow.on('data', (c: Buffer) => { reply += c.toString('latin1'); });
     slow.on('error', () => {});
     const trickle = setInterval(() => slow.write(' '), 200);
@@ -132,11 +138,13 @@ describe('W6: large bodies in the review worker thread', function () {
       await new Promise((r) => setTimeout(r, 300));
       const behind = Buffer.from(body('/validate', false).toString().padEnd(LARGE_BODY_BYTES + 1024, ' '));
       const answered = await post(s.port, '/validate', behind);
-      const answeredAfter = performance.now() - started;
+      const answeredAt = performance.now();
       expect(answered.status).to.equal(200);
-      expect(answeredAfter, 'ms until the review behind the trickle was answered').to.be.within(LARGE_BODY_PACE.graceMs, LARGE_BODY_PACE.graceMs + 3_000);
-      const closedAfter = (await closed) - started;
-      expect(closedAfter, 'ms until the server closed the trickling connection').to.be.below(LARGE_BODY_PACE.graceMs + 3_000);
+      // The trickle held the slot through the grace (a lower bound: load only lengthens it), then lost it to the pace
+      // (the 408 below says which limit ended it): the review behind it got the slot once the trickle was cut.
+      expect(answeredAt - started, 'ms until the review behind the trickle was answered').to.be.at.least(LARGE_BODY_PACE.graceMs);
+      await closed;
+      expect(closedAt!, 'the trickling connection closed before the review behind it was answered').to.be.at.most(answeredAt);
       expect(reply).to.match(/^HTTP\/1\.1 408 /).and.match(/request body arrived too slowly: \d+ of \d+ bytes arrived in/);
       expect(s.lines.filter((l) => l.event === 'large-body-too-slow')).to.have.length(1);
     } finally {
@@ -148,15 +156,19 @@ describe('W6: large bodies in the review worker thread', function () {
 
   for (const fault of ['hang', 'throw', 'exit'] as const) {
     it(`a thread that ${fault === 'hang' ? 'hangs past its deadline' : fault === 'throw' ? 'throws' : 'exits'}: a 500 for that review, one log line, a fresh thread for the next`, async () => {
-      const s = await serve({ entry: new URL('../../support/review-worker-faults.ts', import.meta.url), deadlineMs: 1_000 });
+      // The deadline also bounds a fresh thread's start, which a loaded machine stretches past a second: one that only a
+      // hang reaches, and long enough for the next review's new thread. A throw or an exit ends the review by itself.
+      const deadlineMs = fault === 'hang' ? 10_000 : 60_000;
+      const s = await serve({ entry: new URL('../../support/review-worker-faults.ts', import.meta.url), deadlineMs });
       try {
         const started = performance.now();
         const failed = await post(s.port, '/mutate', body('/mutate', true, fault));
         const took = performance.now() - started;
         expect(failed.status).to.equal(500);
-        expect(failed.json.message).to.match(fault === 'hang' ? /no answer within 1000 ms; the worker thread was stopped/ : /worker thread (failed|exited)/)
+        expect(failed.json.message).to.match(fault === 'hang' ? new RegExp(`no answer within ${deadlineMs} ms; the worker thread was stopped`) : /worker thread (failed|exited)/)
           .and.match(/failurePolicy applies/);
-        if (fault === 'hang') expect(took, 'answered at its deadline').to.be.within(900, 5_000);
+        // The message above names the deadline that ended it; no sooner than that deadline (load only makes it later).
+        if (fault === 'hang') expect(took, 'answered at its deadline').to.be.at.least(deadlineMs - 100);
         const logged = s.lines.filter((l) => l.event === 'review-thread-failed');
         expect(logged).to.have.length(1);
         expect(logged[0]).to.include({ level: 'error', webhook: 'mutate', reason: fault === 'hang' ? 'deadline' : 'crash' });

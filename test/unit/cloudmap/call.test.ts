@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { CloudMapCaller, DEFAULT_BACKOFF, longestCallMs } from '../../../src/cloudmap/call.ts';
 import { CallCancelledError, CloudMapCallError, isTemporary, LeaseLostError } from '../../../src/cloudmap/errors.ts';
 import { CallCounter, type CloudMapMetrics } from '../../../src/cloudmap/metrics.ts';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 function throttle(): Error {
   return Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });

@@ -4,7 +4,7 @@ import { AdaptiveRate, adaptiveRateConfig } from '../../../src/runtime/adaptive-
 import { CLOUD_MAP_QUOTAS, DEFAULT_CONTROLLERS_SHARE, OTHER_APIS } from '../../../src/cloudmap/quotas.ts';
 import { RateLimiter } from '../../../src/cloudmap/rate-limits.ts';
 import { TokenBucket } from '../../../src/runtime/token-bucket.ts';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 const T0 = 1_000_000;
 
