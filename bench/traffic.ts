@@ -9,7 +9,7 @@
 import { resultOfThisRun, resultsOption, writeResult, loadNow, type Figure } from '../hack/results/result-file.ts';
 import { LABEL_SERVICE_NAME } from '../src/core/names.ts';
 import { boolOption, durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
-import { eventually } from '../test/support/e2e-harness.ts';
+import { eventually } from '../test/support/eventually.ts';
 import { createNamespaces } from '../test/support/workloads.ts';
 import { describeSide, failureLines, scenarioFigures, summarizeSide, type Stream } from '../test/support/traffic-result.ts';
 import { startStreams, type ClientRates, type StreamSpec } from './traffic/clients.ts';

@@ -4,7 +4,8 @@
 // somewhere to go when cls1's endpoints leave.
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
-import { eventually, type E2ECluster } from '../../test/support/e2e-harness.ts';
+import type { E2ECluster } from '../../test/support/e2e-harness.ts';
+import { eventually } from '../../test/support/eventually.ts';
 import { runningPodIps } from '../../test/support/workloads.ts';
 import { apply, kubectl } from './kubectl.ts';
 import type { TrafficTestbed } from './testbed.ts';

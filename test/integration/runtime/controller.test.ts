@@ -9,7 +9,8 @@ import { CONFIG_MAPS, resourcePath, SERVICES, type KubeObject } from '../../../s
 import { ControllerBuilder } from '../../../src/runtime/controller-builder.ts';
 import type { Controller } from '../../../src/runtime/controller.ts';
 import { createInformer, type Informer } from '../../../src/runtime/informer.ts';
-import { captureLogger, createTestNamespace, deleteNamespace, eventually } from '../kube/support.ts';
+import { captureLogger, createTestNamespace, deleteNamespace } from '../kube/support.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
 
