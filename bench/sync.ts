@@ -47,6 +47,7 @@ import {
 } from './load.ts';
 import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
 import { ImportWatch } from './sync-imports.ts';
+import { isReady, metrics, metricSeries, metricValue, queuesIdle, reconciled, stopWorkers, until } from './worker-probes.ts';
 import { syncResult } from './sync-result.ts';
 import { resultOfThisRun, resultsOption, writeResult } from '../hack/results/result-file.ts';
 
@@ -112,27 +113,6 @@ function summary(samples: number[]): string {
   return `p50 ${ms(percentile(sorted, 50))}, p99 ${ms(percentile(sorted, 99))} (max ${ms(sorted.at(-1)!)})`;
 }
 
-async function metrics(worker: HostProcess): Promise<string> {
-  return (await fetch(worker.metricsUrl)).text();
-}
-
-/** Every series of one metric in a worker's /metrics text, with its labels. */
-function metricSeries(text: string, name: string): { labels: Record<string, string>; value: number }[] {
-  return [...text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? ([0-9.e+-]+)$`, 'gm'))].map((m) => ({
-    labels: Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!])),
-    value: Number(m[2]),
-  }));
-}
-
-/** A metric's value as the worker's /metrics reports it (the first series of that name); 0 when absent. */
-function metricValue(text: string, name: string): number {
-  return metricSeries(text, name)[0]?.value ?? 0;
-}
-
-async function queuesIdle(worker: HostProcess): Promise<boolean> {
-  return metricSeries(await metrics(worker), 'mcs_cloudmap_workqueue_depth').every((s) => s.value === 0);
-}
-
 /** Each work queue's waiting keys, as `name n (low m)`, for the initial sync's progress lines. */
 async function queueDepths(worker: HostProcess): Promise<string> {
   const lanes = new Map<string, Record<string, number>>();
@@ -140,28 +120,6 @@ async function queueDepths(worker: HostProcess): Promise<string> {
     lanes.set(labels.name!, { ...lanes.get(labels.name!), [labels.lane!]: value });
   }
   return [...lanes].map(([queue, n]) => `${queue} ${n.normal ?? 0} (low ${n.low ?? 0})`).join(', ');
-}
-
-async function reconciled(worker: HostProcess): Promise<number> {
-  return metricSeries(await metrics(worker), 'mcs_cloudmap_reconcile_total').reduce((n, s) => n + s.value, 0);
-}
-
-async function isReady(worker: HostProcess): Promise<boolean> {
-  try {
-    return (await fetch(`${worker.healthUrl}/readyz`)).ok;
-  } catch {
-    return false;
-  }
-}
-
-/** Polls `check` every 100 ms; resolves with the time it first held. */
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-  return performance.now();
 }
 
 /** resourceVersion of every ServiceImport and of every EndpointSlice the controller manages, by kind/namespace/name. */
@@ -269,15 +227,6 @@ function testbedCpu(cs: TestClusterSet): Record<string, number> {
 }
 
 /** SIGTERM, as a rolling update does: the Lease is released and in-flight work finishes. */
-async function stopWorkers(workers: readonly HostProcess[]): Promise<void> {
-  await Promise.all(workers.map(async (w) => {
-    w.proc.stopping = true;
-    w.proc.signalGroup('SIGTERM');
-    await Promise.race([w.proc.exited, sleep(30_000).then(() => w.proc.signalGroup('SIGKILL'))]);
-    await w.proc.exited;
-  }));
-}
-
 /** What a restart in sync of some clusters' workers did, per restarted cluster. */
 interface Restart {
   readonly clusters: readonly TestCluster[];

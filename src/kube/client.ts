@@ -12,7 +12,6 @@ import https from 'node:https';
 import { createInterface } from 'node:readline';
 import type { KubeAccess } from './kube-access.ts';
 import { errorText, KubeApiError } from './api-error.ts';
-import { ListBodyParser, type ListEnvelope } from './list-body.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -160,25 +159,6 @@ export class KubeClient {
   }
 
   /**
-   * One GET of a collection, read as it arrives: `onItem` runs for every item, in order, as soon as it is in; resolves
-   * with the list's envelope (its metadata: resourceVersion, continue). The list is never held whole (list-body.ts).
-   */
-  async list<T>(req: KubeRequest, onItem: (item: T) => void): Promise<ListEnvelope> {
-    const res = await this.#send(req, this.#requestTimeoutMs);
-    if (res.statusCode! < 200 || res.statusCode! >= 300) {
-      throw this.#httpError(req, res.statusCode!, await readBody(res).catch(() => ''));
-    }
-    const parser = new ListBodyParser((item) => onItem(item as T));
-    try {
-      await readChunks(res, (chunk) => parser.push(chunk));
-      return parser.end();
-    } catch (err) {
-      res.destroy();
-      throw this.#error(req, res.statusCode, err instanceof SyntaxError || !(err instanceof Error) ? new Error(`unparseable response body: ${errorText(err)}`) : err);
-    }
-  }
-
-  /**
    * Streams a watch until the server ends it (resolves), the connection fails or stays silent for `idleTimeoutMs`
    * (rejects), or `signal` aborts (resolves). `onEvent` runs synchronously for every event, in order; `onOpen` once the
    * server accepted the watch.
@@ -318,29 +298,14 @@ function sameTls(a: TlsMaterial, b: TlsMaterial): boolean {
 }
 
 // A keep-alive connection keeps its first request and response reachable for as long as it lives (through Node's TLS
-// session listener), so listeners left on a response would keep its chunks and text too: an informer's whole first list.
-export async function readBody(res: http.IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  await readChunks(res, (c) => chunks.push(c));
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/**
- * Hands every chunk of a response to `onChunk` as it arrives (a throw ends the read with that error); like readBody,
- * leaves no listener on the response that would keep what was read.
- */
-export function readChunks(res: http.IncomingMessage, onChunk: (chunk: Buffer) => void): Promise<void> {
+// session listener), so listeners left on a response would keep its chunks and text too: an informer's first list page.
+export function readBody(res: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      try {
-        onChunk(c);
-      } catch (err) {
-        settle(err instanceof Error ? err : new Error(`chunk handler failed: ${String(err)}`));
-      }
-    };
-    const settle = (err?: Error) => {
+    const chunks: Buffer[] = [];
+    const onData = (c: Buffer) => chunks.push(c);
+    const settle = (err?: unknown) => {
       res.off('data', onData).off('end', settle).off('error', settle).on('error', ignore);
-      if (err === undefined) resolve();
+      if (err === undefined) resolve(Buffer.concat(chunks).toString('utf8'));
       else reject(err);
     };
     res.on('data', onData).on('end', settle).on('error', settle);

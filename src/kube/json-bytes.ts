@@ -1,6 +1,5 @@
-// JSON's structural characters as bytes, for the scanners that read JSON text before or instead of parsing it whole:
-// list bodies (list-body.ts) and admission review bodies (webhook/transport/json-depth.ts). All are ASCII, so none occurs inside
-// a UTF-8 multi-byte sequence.
+// JSON's structural characters as bytes, for the scanner that reads JSON text before parsing it: admission review
+// bodies (webhook/transport/json-depth.ts). All are ASCII, so none occurs inside a UTF-8 multi-byte sequence.
 export const OPEN_OBJECT = 0x7b;
 export const CLOSE_OBJECT = 0x7d;
 export const OPEN_ARRAY = 0x5b;

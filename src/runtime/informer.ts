@@ -98,6 +98,20 @@ export interface Informer<T extends KubeObject> {
 // pause of all reconciling (one list or watch call per kind every 5–10 s is no load for an apiserver).
 export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 10_000, jitter: 0.5 };
 
+/** A collection as the apiserver lists it: the items carry no apiVersion or kind, the list does. */
+interface ObjectList<T> {
+  kind?: string;
+  apiVersion?: string;
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: T[];
+}
+
+/**
+ * Items per list page, as client-go's pager asks. A page is held whole while it is parsed; each page after the first
+ * costs the apiserver a read from etcd (its watch cache serves only a list's first page).
+ */
+const LIST_PAGE_SIZE = 500;
+
 interface Status {
   code?: number;
   reason?: string;
@@ -282,15 +296,19 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
   async #list(): Promise<void> {
     const items: T[] = [];
     const started = performance.now();
-    // Unpaged and consistent: since kube-apiserver 1.31 the watch cache serves a consistent list whole once it has
-    // caught up with etcd, where a paged one reads each page after the first from etcd (3–4× the apiserver's CPU for
-    // 5,000 ServiceImports; docs/benchmarks.md). Consistent rather than resourceVersion=0 (as fast there): a new
-    // leader must not reconcile from a cache behind its predecessor's writes. Each item is trimmed as it arrives, so
-    // the list is never held whole (kube/list-body.ts).
-    const list = await this.#client.list<T>({
-      method: 'GET', path: this.path, signal: this.#stop.signal,
-      query: { labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector },
-    }, (item) => items.push(this.#trim(item)));
+    let list: ObjectList<T>;
+    let token: string | undefined;
+    // Consistent (no resourceVersion) rather than resourceVersion=0: a new leader must not reconcile from a cache behind
+    // its predecessor's writes. Paged: each page is parsed whole and trimmed before the next is asked for, so a start
+    // holds one page as received on top of the trimmed cache (docs/design.md, "Runtime: V8 compilers and list parsing").
+    do {
+      list = await this.#client.request<ObjectList<T>>({
+        method: 'GET', path: this.path, signal: this.#stop.signal,
+        query: { labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector, limit: LIST_PAGE_SIZE, continue: token },
+      });
+      for (const item of list.items ?? []) items.push(this.#trim(item));
+      token = list.metadata?.continue || undefined;
+    } while (token !== undefined && !this.#stop.signal.aborted);
     // List items carry no apiVersion/kind; fill them in so handlers see the same shape as from the watch.
     const kind = list.kind?.replace(/List$/, '');
     for (const item of items) {
