@@ -204,7 +204,7 @@ async function main(): Promise<void> {
   const syncing = syncLabels.length === 0 ? [configs[0]!] : syncLabels.map((l) => configs.find((c) => c.label === l) ?? (() => { throw new Error(`--sync-configs: no configuration "${l}"`); })());
   const loadAtStart = loadavg()[0]!.toFixed(1);
   for (const n of counts) {
-    const runs = new Map(configs.map((c) => [c.label, { syncs: [], starts: [] } as Runs]));
+    const runs = new Map(configs.map((c) => [c.label, { syncs: [], starts: [] }]));
     for (const first of syncing) await clusterSetRun(o, n, first, configs, runs);
     const load = `${loadAtStart} at the start, ${loadavg()[0]!.toFixed(1)} at the end`;
     say('');

@@ -67,7 +67,7 @@ export function startTimeline(cls1: E2ECluster, cls2: E2ECluster): Timeline {
 
 /** Seconds from a pod's termination to its address leaving cls2's slices, for every pod that did both. */
 export function withdrawalLags(pods: readonly PodTimes[]): number[] {
-  return pods.filter((p) => p.terminatingAt !== undefined && p.withdrawnAt !== undefined && p.importedAt! < p.terminatingAt!)
+  return pods.filter((p) => p.terminatingAt !== undefined && p.withdrawnAt !== undefined && p.importedAt! < p.terminatingAt)
     .map((p) => Math.max(0, p.withdrawnAt! - p.terminatingAt!) / 1000);
 }
 

@@ -303,7 +303,7 @@ export function readBody(res: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const onData = (c: Buffer) => chunks.push(c);
-    const settle = (err?: unknown) => {
+    const settle = (err?: Error) => {
       res.off('data', onData).off('end', settle).off('error', settle).on('error', ignore);
       if (err === undefined) resolve(Buffer.concat(chunks).toString('utf8'));
       else reject(err);

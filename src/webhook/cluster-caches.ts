@@ -10,7 +10,7 @@ import { EXPORT_RECORD_ANNOTATION } from '../core/names.ts';
 import { serviceAsRead, serviceExportAsRead } from './admission/export-admission.ts';
 import type { Logger } from '../observability/log.ts';
 import type { CacheName, CacheState, ClusterView, Store } from './admission/cluster-view.ts';
-import type { ClusterPropertyObject, ServiceExportObject, ServiceImportObject, ServiceObject } from './admission/objects.ts';
+import type { ServiceExportObject, ServiceImportObject, ServiceObject } from './admission/objects.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 
 /** For caches filled by the caller: always synced. */
