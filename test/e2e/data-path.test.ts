@@ -15,72 +15,19 @@ import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file
 import { requirePrerequisite } from '../support/prerequisites.ts';
 import { condition, eventually, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { createNamespaces, service, serviceExport, type PortSpec } from '../support/workloads.ts';
+import {
+  answeringClusters, clientPod, dig as digIn, echoDeployment as echoDeploymentIn, echoStatefulSet as echoStatefulSetIn, podNames as podNamesIn,
+  readyPods as readyPodsIn, requests as requestsIn,
+} from '../support/data-path-pods.ts';
 
 const NS = 'data-path';
-const TOOLS_IMAGE = 'docker.io/nicolaka/netshoot:v0.15';
-/** Each request from a pod gives up after this long; every loop below is bounded in count too. */
-const REQUEST_TIMEOUT_S = 2;
-
-function echoContainer(clusterId: string, ports: readonly PortSpec[]): object {
-  const listen = ports.map((p) => `socat TCP-LISTEN:${p.port},fork,reuseaddr "SYSTEM:echo cluster=${clusterId} pod=$h port=${p.port}" &`).join(' ');
-  return {
-    name: 'echo',
-    image: TOOLS_IMAGE,
-    imagePullPolicy: 'IfNotPresent',
-    command: ['sh', '-c', `h=$(hostname); ${listen} wait`],
-    ports: ports.map((p) => ({ containerPort: p.port, ...(p.name ? { name: p.name } : {}) })),
-    // Ready while /tmp/unready does not exist: a test turns one endpoint unready without stopping it.
-    readinessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/unready'] }, periodSeconds: 1, failureThreshold: 1 },
-  };
-}
-
-function echoDeployment(clusterId: string, name: string, replicas: number, ports: readonly PortSpec[]): object {
-  return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [echoContainer(clusterId, ports)] } },
-    },
-  };
-}
-
-function echoStatefulSet(clusterId: string, name: string, replicas: number, port: number): object {
-  return {
-    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: NS },
-    spec: {
-      replicas, serviceName: name, podManagementPolicy: 'Parallel',
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [echoContainer(clusterId, [{ port }])] } },
-    },
-  };
-}
-
-const CLIENT_POD = {
-  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client', namespace: NS },
-  spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'client', image: TOOLS_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', 'infinity'] }] },
-};
-
-/** Runs `script` with sh in the cluster's client pod; its output. */
-function inClient(cluster: E2ECluster, script: string): string {
-  return cluster.kubectl(['exec', '-n', NS, 'client', '--', 'sh', '-c', script]);
-}
-
-/** `count` requests from the cluster's client pod to host:port; each answer line, or "" for a failed request. */
-function requests(cluster: E2ECluster, host: string, port: number, count: number): string[] {
-  const out = inClient(cluster, `for i in $(seq ${count}); do r=$(nc -w ${REQUEST_TIMEOUT_S} ${host} ${port} </dev/null 2>/dev/null); echo "#$r"; done`);
-  return out.split('\n').filter((l) => l.startsWith('#')).map((l) => l.slice(1).trim());
-}
-
-/** The clusters that answered, in order (a failed request is "none"). */
-function answeringClusters(answers: readonly string[]): string[] {
-  return answers.map((a) => /cluster=(\S+)/.exec(a)?.[1] ?? 'none');
-}
-
-/** Answers of DNS `type` for `name` from the cluster's client pod (the pod's own resolver: kube-dns). */
-function dig(cluster: E2ECluster, name: string, type = 'A'): string[] {
-  return inClient(cluster, `dig +short +time=2 +tries=1 ${type} ${name}`).split('\n').map((l) => l.trim()).filter(Boolean);
-}
+const CLIENT_POD = clientPod(NS);
+const echoDeployment = (clusterId: string, name: string, replicas: number, ports: readonly PortSpec[]) => echoDeploymentIn(NS, clusterId, name, replicas, ports);
+const echoStatefulSet = (clusterId: string, name: string, replicas: number, port: number) => echoStatefulSetIn(NS, clusterId, name, replicas, port);
+const requests = (cluster: E2ECluster, host: string, port: number, count: number) => requestsIn(cluster, NS, host, port, count);
+const dig = (cluster: E2ECluster, name: string, type = 'A') => digIn(cluster, NS, name, type);
+const podNames = (cluster: E2ECluster, app: string) => podNamesIn(cluster, NS, app);
+const readyPods = (cluster: E2ECluster, app: string, count: number) => readyPodsIn(cluster, NS, app, count);
 
 /**
  * Epoch ms at which a request from the cluster's client pod to host:port was first answered by `expected`, polling
@@ -97,18 +44,6 @@ function firstAnswer(cluster: E2ECluster, host: string, port: number, expected: 
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`${cluster.id}: no answer from ${expected} at ${host}:${port} within ${timeoutS} s ${err.trim()}`))));
   });
-}
-
-async function podNames(cluster: E2ECluster, app: string): Promise<string[]> {
-  const pods = await cluster.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
-  return pods.items.map((p) => p.metadata!.name!).sort();
-}
-
-async function readyPods(cluster: E2ECluster, app: string, count: number): Promise<void> {
-  await eventually(`${cluster.id}: ${count} ready ${app} pods`, async () => {
-    const pods = await cluster.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
-    return pods.items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === count;
-  }, 120_000);
 }
 
 function percentile(sorted: readonly number[], p: number): number {
