@@ -29,8 +29,12 @@ export interface ClusterNetwork {
   serviceCidr: string;
   /** First address of each service range: the primary one is the `kubernetes` Service's; all are in the apiserver certificate. */
   apiserverServiceIps: string[];
-  /** One /24 and one /64 of the pod ranges per fake node (in family order), as the node IPAM controller would assign. */
-  nodes: { name: string; podCidrs: string[]; zone: string; internalIps: string[] }[];
+  /**
+   * One /24 and one /64 of the pod ranges per fake node (in family order), as the node IPAM controller would assign;
+   * one InternalIP, of the primary family: kwok patches a Node's addresses with `type` as the merge key, and the
+   * apiserver refuses the patch of a Node that lists two InternalIPs ("Duplicate value").
+   */
+  nodes: { name: string; podCidrs: string[]; zone: string; internalIp: string }[];
 }
 
 export function clusterId(index: number): string {
@@ -101,7 +105,7 @@ export function clusterNetwork(index: number, sharedPodCidr: boolean, region: st
       name: `${id}-node-${n}`,
       podCidrs: ranges.map((r) => r.node(podOctet, n)),
       zone: `${region}${zones[n % zones.length]}`,
-      internalIps: ranges.map((r) => r.nodeIp(index, n)),
+      internalIp: ranges[0]!.nodeIp(index, n),
     })),
   };
 }
