@@ -9,7 +9,7 @@ import { deployLocally } from '../hack/local/deploy.ts';
 import { missingDataPathPrerequisites, startClusterSet } from '../hack/testbed/index.ts';
 import { loadNow, resultOfThisRun, resultsOption, writeResult } from '../hack/results/result-file.ts';
 import { formatHelp, intOption, parseOptions } from '../src/config/options.ts';
-import { clientPod, echoDeployment, firstAnswer, readyPods } from '../test/support/echo-pods.ts';
+import { clientPod, echoDeployment, firstAnswer, readyPods } from '../test/support/data-path-pods.ts';
 import { applyClusterProperties, condition, E2ECluster } from '../test/support/e2e-harness.ts';
 import { eventually } from '../test/support/eventually.ts';
 import { createNamespaces, service, serviceExport } from '../test/support/workloads.ts';

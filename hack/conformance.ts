@@ -1,5 +1,6 @@
 // `npm run conformance`: the upstream MCS API conformance suite against mcs-cloudmap on the data-path testbed. Builds
-// the suite (cached by its sources' hash), starts a 2-cluster ClusterSet with a real node per cluster, installs
+// the suite (cached by its sources' hash), starts a 2-cluster ClusterSet with a real node per cluster (IPv4, or
+// `--ip-families IPv6|dual`, whose results go to a folder and page of their own), installs
 // mcs-cloudmap and the ClusterProperties in each cluster, runs the suite (`--runs N` times; `--fresh` for a new
 // ClusterSet each time), then writes conformance/ (report.yaml and junit.xml as the suite wrote them, summary.json)
 // and docs/conformance.md from them, and ends with `conformance: N passed, M failed` (exit code 1 on a failure).
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { clusterProperties } from './demo/cluster-properties.ts';
 import { parseConformanceArgs, type ConformanceArgs } from './conformance/args.ts';
-import { DOC_PATH, RESULTS_DIR, renderFromResults } from './conformance/doc.ts';
+import { renderFromResults, resultsLocation } from './conformance/doc.ts';
 import { machine, versions } from './conformance/environment.ts';
 import { currentCommit, identity } from './conformance/identity.ts';
 import { mergeKubeconfigs } from './conformance/kubeconfig.ts';
@@ -20,6 +21,7 @@ import { ConformanceSetupError, goVersion, suiteBinary, suiteCheckout, type Suit
 import { closingLine, conformanceVersionOf, runFailed, runSummary, suiteSourceFromReadme, type ConformanceSummary, type RunSummary, type SuiteSource } from './conformance/summary.ts';
 import { deployLocally, type LocalDeployment } from './local/deploy.ts';
 import { missingDataPathPrerequisites, startClusterSet, type TestClusterSet } from './testbed/index.ts';
+import { familiesOfFlag, type IpFamilyFlagValue } from './testbed/network.ts';
 import { kubectlBinary } from './testbed/paths.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
@@ -42,9 +44,9 @@ function suiteSource(checkout: string, binary: SuiteBinary): SuiteSource {
 }
 
 /** The ClusterSet with mcs-cloudmap installed as the e2e tests install it, and the ClusterProperties (C1) set. */
-async function startTestbed(): Promise<{ set: TestClusterSet; deployment: LocalDeployment }> {
-  say('starting a 2-cluster ClusterSet with a real node per cluster and the Cloud Map emulator');
-  const set = await startClusterSet({ dataPath: true, log: (l) => say(`  ${l}`) });
+async function startTestbed(ipFamilies: IpFamilyFlagValue): Promise<{ set: TestClusterSet; deployment: LocalDeployment }> {
+  say(`starting a 2-cluster ${ipFamilies} ClusterSet with a real node per cluster and the Cloud Map emulator`);
+  const set = await startClusterSet({ dataPath: true, ipFamilies: familiesOfFlag(ipFamilies), log: (l) => say(`  ${l}`) });
   say(`ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)} s (${set.dir})`);
   try {
     const deployment = await deployLocally(set, { log: (l) => say(`  ${l}`), configEnv: WORKER_ENV });
@@ -75,9 +77,9 @@ function printRun(run: RunSummary): void {
   say(`  run ${run.run}: ${closingLine([run]).replace('conformance: ', '')} in ${run.durationSeconds} s`);
 }
 
-/** conformance/ in the repository: the last run's report.yaml and junit.xml, each run's when there were several. */
+/** conformance/ (or the shape's folder) in the repository: the last run's report.yaml and junit.xml, each run's when there were several. */
 function writeResults(workDir: string, summary: ConformanceSummary): void {
-  const out = join(REPO, RESULTS_DIR);
+  const out = join(REPO, resultsLocation(summary.testbed.ipFamilies).dir);
   mkdirSync(out, { recursive: true });
   for (const entry of readdirSync(out)) if (/^run-\d+$/.test(entry)) rmSync(join(out, entry), { recursive: true });
   const last = summary.runs.length;
@@ -91,9 +93,11 @@ function writeResults(workDir: string, summary: ConformanceSummary): void {
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
 }
 
-function renderDocs(): void {
-  const summary = JSON.parse(readFileSync(join(REPO, RESULTS_DIR, 'summary.json'), 'utf8')) as ConformanceSummary;
-  writeFileSync(join(REPO, DOC_PATH), renderFromResults(readFileSync(join(REPO, RESULTS_DIR, 'report.yaml'), 'utf8'), summary));
+function renderDocs(ipFamilies: IpFamilyFlagValue): { dir: string; doc: string } {
+  const where = resultsLocation(ipFamilies);
+  const summary = JSON.parse(readFileSync(join(REPO, where.dir, 'summary.json'), 'utf8')) as ConformanceSummary;
+  writeFileSync(join(REPO, where.doc), renderFromResults(readFileSync(join(REPO, where.dir, 'report.yaml'), 'utf8'), summary));
+  return where;
 }
 
 async function conformance(args: ConformanceArgs): Promise<boolean> {
@@ -131,7 +135,7 @@ async function conformance(args: ConformanceArgs): Promise<boolean> {
   try {
     for (let run = 1; run <= args.runs && !interrupted; run++) {
       if (testbed && args.fresh) await stopTestbed();
-      testbed ??= await startTestbed();
+      testbed ??= await startTestbed(args.ipFamilies);
       const { set } = testbed;
       clusterVersions ??= versions(set.clusters);
       clusters = set.clusters.map((c) => c.id);
@@ -159,16 +163,19 @@ async function conformance(args: ConformanceArgs): Promise<boolean> {
     process.off('SIGTERM', interrupt);
     await stopTestbed();
   }
-  if (interrupted) throw new Error(`interrupted after ${runs.length} complete run(s); nothing written to ${RESULTS_DIR}/`);
+  if (interrupted) throw new Error(`interrupted after ${runs.length} complete run(s); nothing written to ${resultsLocation(args.ipFamilies).dir}/`);
   const summary: ConformanceSummary = {
     date: date.toISOString(), commit, implementation,
     suite: suiteSource(checkout, binary),
-    testbed: { clusters, clusterSetPerRun: args.fresh, workerEnv: WORKER_ENV, ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }) },
+    testbed: {
+      clusters, clusterSetPerRun: args.fresh, workerEnv: WORKER_ENV, ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }),
+      ...(args.ipFamilies === 'IPv4' ? {} : { ipFamilies: args.ipFamilies }),
+    },
     versions: clusterVersions!, machine: load, runs,
   };
   writeResults(workDir, summary);
-  renderDocs();
-  say(`wrote ${RESULTS_DIR}/ and ${DOC_PATH}`);
+  const where = renderDocs(args.ipFamilies);
+  say(`wrote ${where.dir}/ and ${where.doc}`);
   process.stdout.write(`${closingLine(runs)}\n`);
   return !failed;
 }
@@ -183,8 +190,8 @@ try {
 let passed = false;
 try {
   if (args.renderDocs) {
-    renderDocs();
-    process.stdout.write(`rewrote ${DOC_PATH} from ${RESULTS_DIR}/\n`);
+    const where = renderDocs(args.ipFamilies);
+    process.stdout.write(`rewrote ${where.doc} from ${where.dir}/\n`);
     passed = true;
   } else {
     passed = await conformance(args);

@@ -4,7 +4,7 @@ import { boolOption, ConfigError, enumOption, formatHelp, intOption, parseOption
 import type { ClusterSetState } from './testbed/clusterset.ts';
 import { defaultTestbedDir, down, ownerLogPath, readState, runningOwner, serve, up } from './testbed/detached.ts';
 import { clusterSetHealth } from './testbed/health.ts';
-import { MAX_CLUSTERS } from './testbed/network.ts';
+import { IP_FAMILY_FLAG_VALUES, MAX_CLUSTERS, type IpFamilyFlagValue } from './testbed/network.ts';
 import { kubectlBinary } from './testbed/paths.ts';
 
 const specs = {
@@ -13,6 +13,10 @@ const specs = {
   sharedPodCidr: boolOption('shared-pod-cidr', 'MCS_CLOUDMAP_TESTBED_SHARED_POD_CIDR', false, 'give every cluster the same pod CIDR (up)'),
   dataPath: boolOption('data-path', 'MCS_CLOUDMAP_TESTBED_DATA_PATH', false,
     'a real node per cluster (kubelet, containerd, kube-proxy, cluster DNS) with a flat pod network, so pods run and traffic crosses clusters (up; root)'),
+  ipFamilies: enumOption('ip-families', 'MCS_CLOUDMAP_TESTBED_IP_FAMILIES', 'IPv4', IP_FAMILY_FLAG_VALUES,
+    'IP families of every cluster (up): IPv4, IPv6, or dual (IPv4 primary, IPv6 secondary): Service and pod ranges, and with --data-path pod addresses, kube-proxy and DNS'),
+  ipFamiliesPerCluster: stringOption('ip-families-per-cluster', 'MCS_CLOUDMAP_TESTBED_IP_FAMILIES_PER_CLUSTER', '',
+    'a mixed ClusterSet (up): comma-separated families per cluster by position, each IPv4, IPv6 or dual (e.g. IPv4,dual), replacing --ip-families for those clusters'),
   cloudMapMode: enumOption('cloudmap-mode', 'MCS_CLOUDMAP_TESTBED_CLOUDMAP_MODE', 'realistic', ['realistic', 'fast'] as const,
     'Cloud Map emulator (up): realistic = asynchronous operations and request quotas as documented; fast = everything at once'),
 };
@@ -28,8 +32,8 @@ function printUsage(state: ClusterSetState, dir: string): void {
     '',
   ];
   for (const c of state.clusters) {
-    out.push(`  ${c.id}  ${c.server}  pods ${c.podCidr}  services ${c.serviceCidr}  kubeconfig ${c.kubeconfigPath}`);
-    if (c.realNode) out.push(`        real node ${c.realNode.name} ${c.realNode.nodeIp}, pods ${c.realNode.podCidr}, cluster DNS ${c.realNode.dnsServiceIp}`);
+    out.push(`  ${c.id}  ${c.server}  ${c.ipFamilies.join('+')}  pods ${c.podCidrs.join(',')}  services ${c.serviceCidrs.join(',')}  kubeconfig ${c.kubeconfigPath}`);
+    if (c.realNode) out.push(`        real node ${c.realNode.name} ${c.realNode.nodeIps.join(',')}, pods ${c.realNode.podCidrs.join(',')}, cluster DNS ${c.realNode.dnsServiceIps.join(',')}`);
   }
   out.push('', `Cloud Map emulator: ${state.cloudMapEndpoint}  (AWS SDK: endpoint, region ${state.region}, any credentials, disableHostPrefix: true)`, '');
   out.push('# kubectl of the clusters\' version, built by the installer:', `alias kubectl=${kubectlBinary()}`);
@@ -59,6 +63,14 @@ async function status(dir: string): Promise<number> {
   return healthy ? 0 : 1;
 }
 
+function perClusterFamilies(list: string): IpFamilyFlagValue[] {
+  return list.split(',').map((v) => v.trim()).filter((v) => v !== '').map((v) => {
+    const value = IP_FAMILY_FLAG_VALUES.find((x) => x.toLowerCase() === v.toLowerCase());
+    if (value === undefined) throw new ConfigError(`--ip-families-per-cluster: expected each of ${IP_FAMILY_FLAG_VALUES.join(', ')}, got "${v}"`);
+    return value;
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === 'help') {
@@ -66,14 +78,18 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 1 : 0;
   }
   const opts = parseOptions(specs, rest);
+  const upOptions = {
+    clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode, dataPath: opts.dataPath,
+    ipFamilies: opts.ipFamilies, ipFamiliesPerCluster: perClusterFamilies(opts.ipFamiliesPerCluster),
+  };
   switch (command) {
     case 'up': {
-      const state = await up(process.argv[1]!, opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode, dataPath: opts.dataPath });
+      const state = await up(process.argv[1]!, opts.dir, upOptions);
       printUsage(state, opts.dir);
       return 0;
     }
     case 'serve': // internal: the detached owner started by `up`
-      await serve(opts.dir, { clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMapMode: opts.cloudMapMode, dataPath: opts.dataPath });
+      await serve(opts.dir, upOptions);
       return -1;
     case 'status':
       return status(opts.dir);

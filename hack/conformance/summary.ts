@@ -1,5 +1,6 @@
 // The machine-readable record of `npm run conformance` (conformance/summary.json): per run, every case's result with
 // its group (Required / Optional), and what the runs ran on (machine, date, commit, Kubernetes and CoreDNS versions).
+import type { IpFamilyFlagValue } from '../testbed/network.ts';
 import { countCases, type ConformanceCase, type Counts, type Implementation, type SuiteReport } from './report.ts';
 
 /** Where the suite's sources came from, as far as the checkout says. */
@@ -43,7 +44,8 @@ export interface ConformanceSummary {
   implementation: Implementation;
   suite: SuiteSource;
   /** workerEnv: the workers' settings beyond kustomize/base's ConfigMap. */
-  testbed: { clusters: string[]; clusterSetPerRun: boolean; labelFilter?: string; workerEnv?: Record<string, string> };
+  /** ipFamilies: the ClusterSet's IP families (`--ip-families`), absent for IPv4. */
+  testbed: { clusters: string[]; clusterSetPerRun: boolean; labelFilter?: string; workerEnv?: Record<string, string>; ipFamilies?: IpFamilyFlagValue };
   versions: Versions;
   machine: Machine;
   runs: RunSummary[];

@@ -47,7 +47,8 @@ export interface ApiserverSpec {
   logsDir: string;
   port: number;
   etcdUrl: string;
-  serviceCidr: string;
+  /** One range per IP family, the primary first. */
+  serviceCidrs: readonly string[];
   pki: ClusterPki;
   /** With a real node (data path): listen on every address, and the client certificate for its kubelet (exec, logs). */
   kubeletClient?: KeyPair;
@@ -77,7 +78,7 @@ export async function startApiserver(sup: Supervisor, spec: ApiserverSpec, timeo
       ] : []),
       `--secure-port=${spec.port}`,
       `--etcd-servers=${spec.etcdUrl}`,
-      `--service-cluster-ip-range=${spec.serviceCidr}`,
+      `--service-cluster-ip-range=${spec.serviceCidrs.join(',')}`,
       `--client-ca-file=${pki.ca.cert}`,
       `--tls-cert-file=${pki.apiserver.cert}`,
       `--tls-private-key-file=${pki.apiserver.key}`,

@@ -9,7 +9,7 @@ import { startEtcd } from './etcd.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { startRealNode, type RealNode, type RealNodePlan } from './data-path/index.ts';
 import { createFakeNodes, FAKE_NODE_TAINT, startKwok } from './kwok.ts';
-import { clusterNetwork, type ClusterNetwork } from './network.ts';
+import { clusterNetwork, type ClusterIpFamilies, type ClusterNetwork } from './network.ts';
 import { createClusterPki, createNodePki } from './pki.ts';
 import { freePorts } from './ports.ts';
 import { startScheduler } from './scheduler.ts';
@@ -26,13 +26,21 @@ export interface TestCluster {
   context: string;
   /** kube-apiserver URL, https://127.0.0.1:<port>. */
   server: string;
+  /** The cluster's IP families, the primary first: its Services get ClusterIPs of these, its pods addresses of these. */
+  ipFamilies: ClusterIpFamilies;
+  /** The primary family's pod range. */
   podCidr: string;
+  /** The primary family's Service range. */
   serviceCidr: string;
+  /** One pod range per family, in `ipFamilies` order. */
+  podCidrs: string[];
+  /** One Service range per family, in `ipFamilies` order. */
+  serviceCidrs: string[];
   /** One log file per component: etcd.log, kube-apiserver.log, kube-controller-manager.log, kube-scheduler.log, kwok.log. */
   logsDir: string;
   /** CA that signed the apiserver's certificate (and every client certificate of this cluster). */
   caCertPath: string;
-  /** Names of the fake Nodes, each with its own /24 of podCidr. */
+  /** Names of the fake Nodes, each with its own range of each pod CIDR. */
   nodeNames: string[];
   /** The real node, with a data path (`startClusterSet({ dataPath: true })`): pods scheduled there run. */
   realNode?: RealNode;
@@ -54,6 +62,7 @@ export interface ClusterStartOptions {
   dir: string;
   sharedPodCidr: boolean;
   region: string;
+  ipFamilies: ClusterIpFamilies;
   timeoutMs: number;
   /** Aborted when another part of the ClusterSet failed to start: stop waiting. */
   signal: AbortSignal;
@@ -85,7 +94,7 @@ async function waitUntilSchedulable(kc: KubeConfig, network: ClusterNetwork, tim
 }
 
 export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): Promise<TestCluster> {
-  const network = clusterNetwork(opts.index, opts.sharedPodCidr, opts.region);
+  const network = clusterNetwork(opts.index, opts.sharedPodCidr, opts.region, opts.ipFamilies);
   const id = network.clusterId;
   const base = join(opts.dir, id);
   const logsDir = join(base, 'logs');
@@ -95,7 +104,7 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
   const server = `https://127.0.0.1:${apiserverPort}`;
 
   const [pki, etcd] = await Promise.all([
-    createClusterPki(join(base, 'pki'), id, network.apiserverServiceIp, opts.realNode ? [opts.realNode.hostIp] : []),
+    createClusterPki(join(base, 'pki'), id, network.apiserverServiceIps, opts.realNode ? [opts.realNode.hostIp] : []),
     startEtcd(sup, { clusterId: id, dataDir: join(base, 'etcd'), logsDir, clientPort: etcdClient, peerPort: etcdPeer }, opts.timeoutMs),
   ]);
   const kubeconfigPath = join(base, 'kubeconfig');
@@ -107,7 +116,7 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
 
   const nodePki = opts.realNode && await createNodePki(join(base, 'pki'), pki.ca, opts.realNode.plan.name);
   const apiserver = await startApiserver(sup, {
-    clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidr: network.serviceCidr, pki, kubeletClient: nodePki?.apiserverKubeletClient,
+    clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidrs: network.serviceCidrs, pki, kubeletClient: nodePki?.apiserverKubeletClient,
   }, opts.timeoutMs);
   const components: Record<RestartableComponent, { proc: ManagedProcess; healthy: () => Promise<boolean> }> = {
     etcd: { proc: etcd.proc, healthy: () => isOk(`${etcd.url}/health`) },
@@ -117,7 +126,7 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
   const [realNode] = await Promise.all([
     opts.realNode && nodePki && startRealNode(sup, {
       node: opts.realNode.plan, server: `https://${opts.realNode.hostIp}:${apiserverPort}`, clusterDir: base, logsDir, region: opts.region,
-      zone: network.nodes[0]!.zone, clusterCidr: network.podCidr, pki, nodePki, kc, timeoutMs: opts.timeoutMs, signal: opts.signal,
+      zone: network.nodes[0]!.zone, clusterCidrs: network.podCidrs, pki, nodePki, kc, timeoutMs: opts.timeoutMs, signal: opts.signal,
     }),
     createFakeNodes(kc, network, opts.region, opts.realNode !== undefined),
     startControllerManager(sup, { network, logsDir, kubeconfig: controllerManagerKubeconfig, port: controllerManagerPort, pki }, opts.timeoutMs),
@@ -132,8 +141,11 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
     kubeconfigPath,
     context: id,
     server,
+    ipFamilies: network.ipFamilies,
     podCidr: network.podCidr,
     serviceCidr: network.serviceCidr,
+    podCidrs: network.podCidrs,
+    serviceCidrs: network.serviceCidrs,
     logsDir,
     caCertPath: pki.ca.cert,
     nodeNames: network.nodes.map((n) => n.name),

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type TestCluster } from './cluster.ts';
 import { prepareDataPath, type DataPath } from './data-path/index.ts';
-import { clusterNetwork, MAX_CLUSTERS } from './network.ts';
+import { clusterIpFamilies, clusterNetwork, DEFAULT_IP_FAMILIES, MAX_CLUSTERS, type ClusterIpFamilies } from './network.ts';
 import type { CloudMapEmulatorControl, CloudMapEmulatorOptions } from './cloudmap-emulator.ts';
 import { startMoto } from './moto.ts';
 import { freePorts } from './ports.ts';
@@ -51,6 +51,29 @@ export interface ClusterSetOptions {
    * packages; fails at once, naming what is missing, where the machine cannot host it.
    */
   dataPath?: boolean;
+  /**
+   * IP families of every cluster, the primary first: ['IPv4'] (default), ['IPv6'], or dual-stack ['IPv4', 'IPv6'] /
+   * ['IPv6', 'IPv4']. Apiservers get a Service range per family, nodes a pod range per family; with `dataPath`, pods get
+   * an address per family, kube-proxy programs iptables and ip6tables, and cluster DNS answers A and AAAA.
+   */
+  ipFamilies?: readonly string[];
+  /**
+   * Per cluster, by position, IP families that replace `ipFamilies` for that cluster (a mixed ClusterSet: e.g.
+   * `[['IPv4'], ['IPv4', 'IPv6']]` for an IPv4-only cls1 and a dual-stack cls2); positions left out take `ipFamilies`.
+   */
+  ipFamiliesPerCluster?: readonly (readonly string[] | undefined)[];
+}
+
+/** Each cluster's IP families, by position. */
+export function familiesOfClusters(opts: Pick<ClusterSetOptions, 'ipFamilies' | 'ipFamiliesPerCluster'>, count: number): ClusterIpFamilies[] {
+  if ((opts.ipFamiliesPerCluster?.length ?? 0) > count) {
+    throw new RangeError(`ipFamiliesPerCluster names ${opts.ipFamiliesPerCluster!.length} clusters, the ClusterSet has ${count}`);
+  }
+  const all = clusterIpFamilies(opts.ipFamilies ?? DEFAULT_IP_FAMILIES);
+  return Array.from({ length: count }, (_, i) => {
+    const own = opts.ipFamiliesPerCluster?.[i];
+    return own === undefined ? all : clusterIpFamilies(own);
+  });
 }
 
 /** What `testbed.json` in the ClusterSet's directory records, for `npm run testbed -- status` and for humans. */
@@ -83,8 +106,9 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     throw new RangeError(`clusters must be a whole number from 1 to ${MAX_CLUSTERS}, got ${count}`);
   }
   const log = opts.log ?? ((line: string) => process.stderr.write(`[testbed] ${line}\n`));
+  const families = familiesOfClusters(opts, count);
   const dir = prepareDir(opts.dir);
-  const networks = Array.from({ length: count }, (_, i) => clusterNetwork(i + 1, opts.sharedPodCidr ?? false, opts.regions?.[i] ?? REGION));
+  const networks = Array.from({ length: count }, (_, i) => clusterNetwork(i + 1, opts.sharedPodCidr ?? false, opts.regions?.[i] ?? REGION, families[i]));
   const dataPath: DataPath | undefined = opts.dataPath ? await prepareDataPath(networks, dir, log) : undefined;
   const sup = new Supervisor(dir, {
     onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`),
@@ -102,7 +126,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     const [moto, all] = await Promise.all([
       startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS, opts.cloudMap),
       Promise.all(Array.from({ length: count }, (_, i) => startCluster(sup, {
-        index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: opts.regions?.[i] ?? REGION, timeoutMs: COMPONENT_TIMEOUT_MS,
+        index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: opts.regions?.[i] ?? REGION, ipFamilies: families[i]!, timeoutMs: COMPONENT_TIMEOUT_MS,
         signal: failed.signal, ...(dataPath && { realNode: { plan: dataPath.plan.nodes[i]!, hostIp: dataPath.plan.hostIp } }),
       }))),
     ]);

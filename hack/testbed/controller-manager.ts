@@ -1,6 +1,6 @@
 // kube-controller-manager for one cluster: every default controller (Deployments, ReplicaSets, EndpointSlices,
 // ServiceAccounts, namespaces, garbage collection, node lifecycle, ...), each with its own service account as in
-// kubeadm clusters, and node IPAM over the cluster's pod CIDR.
+// kubeadm clusters, and node IPAM over the cluster's pod CIDRs (one per IP family).
 import type { ClusterNetwork } from './network.ts';
 import type { ClusterPki } from './pki.ts';
 import { startControlPlaneComponent } from './control-plane-component.ts';
@@ -33,9 +33,10 @@ export function startControllerManager(sup: Supervisor, spec: ControllerManagerS
       `--cluster-signing-cert-file=${pki.ca.cert}`,
       `--cluster-signing-key-file=${pki.ca.key}`,
       '--allocate-node-cidrs=true',
-      `--cluster-cidr=${network.podCidr}`,
-      '--node-cidr-mask-size=24',
-      `--service-cluster-ip-range=${network.serviceCidr}`,
+      `--cluster-cidr=${network.podCidrs.join(',')}`,
+      // Only the flags of the cluster's families: the controller refuses a family's mask size the cluster lacks.
+      ...network.ipFamilies.map((f) => (f === 'IPv4' ? '--node-cidr-mask-size-ipv4=24' : '--node-cidr-mask-size-ipv6=64')),
+      `--service-cluster-ip-range=${network.serviceCidrs.join(',')}`,
     ],
   }, timeoutMs);
 }

@@ -45,7 +45,7 @@ export function kubernetesBlock(kubeconfig: string, context: string, more: { zon
 }
 
 /**
- * An answer for `name`, NXDOMAIN included, proves the server is up and authoritative for its zone. The kubernetes
+ * An answer for `name`, NXDOMAIN and no data included, proves the server is up and authoritative for its zone. The kubernetes
  * plugin answers SERVFAIL instead of NXDOMAIN until it has listed everything it watches (ServiceImports included).
  */
 export async function answers(resolver: Resolver, name = 'readiness-probe.default.svc.clusterset.local'): Promise<boolean> {
@@ -53,7 +53,8 @@ export async function answers(resolver: Resolver, name = 'readiness-probe.defaul
     await resolver.resolve4(name);
     return true;
   } catch (err) {
-    if ((err as { code?: string }).code === 'ENOTFOUND') return true;
+    // NXDOMAIN, or a name without an A record (an IPv6-only cluster's Service): either is an answer.
+    if (['ENOTFOUND', 'ENODATA'].includes((err as { code?: string }).code ?? '')) return true;
     throw err;
   }
 }

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { sweepAbandonedDataPaths } from './data-path/index.ts';
+import { familiesOfFlag, type IpFamilyFlagValue } from './network.ts';
 import { cacheDir } from './paths.ts';
 import { STATE_FILE, startClusterSet, type ClusterSetState } from './clusterset.ts';
 import { logTail, waitFor } from './wait.ts';
@@ -14,6 +15,10 @@ export interface UpOptions {
   /** The Cloud Map emulator's mode. */
   cloudMapMode: 'realistic' | 'fast';
   dataPath: boolean;
+  /** Every cluster's IP families. */
+  ipFamilies: IpFamilyFlagValue;
+  /** Per cluster by position, replacing `ipFamilies` (a mixed ClusterSet); empty for none. */
+  ipFamiliesPerCluster: IpFamilyFlagValue[];
 }
 
 /** $MCS_CLOUDMAP_TESTBED_DIR, else .testbed/ at the repository root (git-ignored). */
@@ -75,7 +80,8 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
     throw new Error(`${dir} is left from an earlier testbed: remove it with "npm run testbed -- down"`);
   }
   const log = openSync(ownerLogPath(dir), 'a');
-  const args = [script, 'serve', `--dir=${dir}`, `--clusters=${opts.clusters}`, `--shared-pod-cidr=${opts.sharedPodCidr}`, `--cloudmap-mode=${opts.cloudMapMode}`, `--data-path=${opts.dataPath}`];
+  const args = [script, 'serve', `--dir=${dir}`, `--clusters=${opts.clusters}`, `--shared-pod-cidr=${opts.sharedPodCidr}`, `--cloudmap-mode=${opts.cloudMapMode}`, `--data-path=${opts.dataPath}`,
+    `--ip-families=${opts.ipFamilies}`, `--ip-families-per-cluster=${opts.ipFamiliesPerCluster.join(',')}`];
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log] });
   closeSync(log);
   child.unref();
@@ -96,7 +102,10 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
 
 /** Body of the detached owner: start the ClusterSet, then idle until SIGTERM/SIGINT stops it. */
 export async function serve(dir: string, opts: UpOptions): Promise<void> {
-  const cs = await startClusterSet({ dir, clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMap: { mode: opts.cloudMapMode }, dataPath: opts.dataPath });
+  const cs = await startClusterSet({
+    dir, clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMap: { mode: opts.cloudMapMode }, dataPath: opts.dataPath,
+    ipFamilies: familiesOfFlag(opts.ipFamilies), ipFamiliesPerCluster: opts.ipFamiliesPerCluster.map(familiesOfFlag),
+  });
   const keepAlive = setInterval(() => {}, 60_000);
   const shutdown = async () => {
     clearInterval(keepAlive);

@@ -2,7 +2,8 @@
 // cluster with a data path, moto as Cloud Map).
 export { startClusterSet, CLUSTERSET_ID, REGION, STATE_FILE } from './clusterset.ts';
 export type { TestClusterSet, TestCluster, ClusterSetOptions, ClusterSetState } from './clusterset.ts';
-export { ipv4InCidr } from './network.ts';
+export type { ClusterIpFamilies } from './network.ts';
+export { ipInCidr, urlHost } from './network.ts';
 export { coreDnsAvailability } from './paths.ts';
 export { DataPathUnavailableError, importIntoRealNode, missingDataPathPrerequisites } from './data-path/index.ts';
 export type { RealNode } from './data-path/index.ts';

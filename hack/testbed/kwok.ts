@@ -61,7 +61,7 @@ export function fakeNode(node: ClusterNetwork['nodes'][number], region: string, 
       },
       annotations: { [FAKE_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
     },
-    spec: { podCIDR: node.podCidr, podCIDRs: [node.podCidr], ...(tainted && { taints: [{ ...FAKE_NODE_TAINT }] }) },
+    spec: { podCIDR: node.podCidrs[0]!, podCIDRs: node.podCidrs, ...(tainted && { taints: [{ ...FAKE_NODE_TAINT }] }) },
     status: { addresses: [{ type: 'InternalIP', address: node.internalIp }, { type: 'Hostname', address: node.name }] },
   };
 }

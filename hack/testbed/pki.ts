@@ -71,7 +71,7 @@ export function adminKeyPair(dir: string): KeyPair {
  * Creates `dir` and a fresh CA, serving and client certificates, and the service-account key for one cluster.
  * `extraApiserverIps`: more addresses the apiserver is dialled at (the data path's bridge address).
  */
-export async function createClusterPki(dir: string, clusterId: string, apiserverServiceIp: string, extraApiserverIps: readonly string[] = []): Promise<ClusterPki> {
+export async function createClusterPki(dir: string, clusterId: string, apiserverServiceIps: readonly string[], extraApiserverIps: readonly string[] = []): Promise<ClusterPki> {
   mkdirSync(dir, { recursive: true });
   const ca = { cert: join(dir, 'ca.crt'), key: join(dir, 'ca.key') };
   const serviceAccountKey = join(dir, 'sa.key');
@@ -90,7 +90,7 @@ export async function createClusterPki(dir: string, clusterId: string, apiserver
     leaf(dir, ca, {
       file: 'apiserver', subject: '/CN=kube-apiserver', usage: 'server',
       altNames: [...loopback, 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
-        'DNS:kubernetes.default.svc.cluster.local', `IP:${apiserverServiceIp}`, ...extraApiserverIps.map((a) => `IP:${a}`)],
+        'DNS:kubernetes.default.svc.cluster.local', ...[...apiserverServiceIps, ...extraApiserverIps].map((a) => `IP:${a}`)],
     }),
     leaf(dir, ca, { file: ADMIN_FILE, subject: '/O=system:masters/CN=kubernetes-admin', usage: 'client' }),
     leaf(dir, ca, { file: 'controller-manager', subject: '/CN=system:kube-controller-manager', usage: 'client' }),

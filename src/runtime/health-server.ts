@@ -23,6 +23,7 @@ export interface ProbeOptions {
 export interface HealthServerOptions extends ProbeOptions {
   /** 0 picks a free port (tests). */
   port: number;
+  /** Absent or empty: every IPv6 and IPv4 address (IPv4 only where there is no IPv6), so probes reach it in any pod. */
   host?: string;
 }
 
@@ -75,15 +76,16 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       res.end(`${err instanceof Error ? err.message : String(err)}\n`);
     });
   });
-  const host = opts.host ?? '0.0.0.0';
+  const host = opts.host || undefined;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new Error(`health server: cannot listen on ${host}:${opts.port}: ${err.message}`)));
+    server.once('error', (err) => reject(new Error(`health server: cannot listen on ${host ?? 'every address'}:${opts.port}: ${err.message}`)));
     server.listen(opts.port, host, resolve);
   });
   const port = (server.address() as AddressInfo).port;
+  const local = host === undefined || host === '0.0.0.0' || host === '::';
   return {
     port,
-    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    url: `http://${local ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

@@ -48,7 +48,8 @@ function probePortOption(): OptionSpec<number> {
 
 export const webhookOptionSpecs = {
   port: intOption('port', 'MCS_PORT', 9443, 'HTTPS port of /validate, /mutate, /convert, /healthz, /readyz and /metrics.', 0, 65535),
-  bindAddress: stringOption('bind-address', 'MCS_BIND_ADDRESS', '0.0.0.0', 'Address the HTTPS and metrics listeners bind to.'),
+  // Empty: the unspecified address of whichever families the pod has, so IPv6-only and dual-stack pods are reached too.
+  bindAddress: stringOption('bind-address', 'MCS_BIND_ADDRESS', '', 'Address the HTTPS and metrics listeners bind to; empty: every IPv6 and IPv4 address of the pod (IPv4 only where it has no IPv6).'),
   tlsCertFile: stringOption('tls-cert-file', 'MCS_TLS_CERT_FILE', '/var/run/mcs-cloudmap/tls/tls.crt', 'PEM serving certificate (chain); re-read when it changes, without a restart.'),
   tlsKeyFile: stringOption('tls-key-file', 'MCS_TLS_KEY_FILE', '/var/run/mcs-cloudmap/tls/tls.key', 'PEM private key of the serving certificate; re-read with it.'),
   tlsReloadInterval: durationOption('tls-reload-interval', 'MCS_TLS_RELOAD_INTERVAL', 5_000, 'How often the certificate and key files are checked for changes.'),

@@ -1,7 +1,8 @@
 // Traffic that crosses clusters: both processes of mcs-cloudmap on a ClusterSet whose clusters each have a real node
 // (startClusterSet({ dataPath: true }), docs/testbed.md "Data path"). Every assertion is about what a request from
-// inside a pod gets: which cluster's pod answered, which names resolve (test/support/echo-pods.ts). How long the first
-// answer takes is measured by `npm run bench:data-path`, not here.
+// inside a pod gets: which cluster's pod answered, which names resolve. The servers answer
+// `cluster=<id> pod=<name> port=<port>` on each of their ports. The export-to-first-answer figures are a benchmark:
+// `npm run bench:data-path` (docs/benchmarks.md).
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -10,50 +11,22 @@ import { importIntoRealNode, missingDataPathPrerequisites } from '../../hack/tes
 import { packageVersion } from '../../src/config/version.ts';
 import { requirePrerequisite } from '../support/prerequisites.ts';
 import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
-import { clientPod, echoContainer, echoDeployment, firstAnswer, readyPods } from '../support/echo-pods.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespaces, service, serviceExport } from '../support/workloads.ts';
+import { createNamespaces, service, serviceExport, type PortSpec } from '../support/workloads.ts';
+import {
+  answeringClusters, clientPod, firstAnswer, dig as digIn, echoDeployment as echoDeploymentIn, echoStatefulSet as echoStatefulSetIn, podNames as podNamesIn,
+  readyPods as readyPodsIn, requests as requestsIn,
+} from '../support/data-path-pods.ts';
 
 const NS = 'data-path';
-/** Each request from a pod gives up after this long; every loop below is bounded in count too. */
-const REQUEST_TIMEOUT_S = 2;
+const CLIENT_POD = clientPod(NS);
+const echoDeployment = (clusterId: string, name: string, replicas: number, ports: readonly PortSpec[]) => echoDeploymentIn(NS, clusterId, name, replicas, ports);
+const echoStatefulSet = (clusterId: string, name: string, replicas: number, port: number) => echoStatefulSetIn(NS, clusterId, name, replicas, port);
+const requests = (cluster: E2ECluster, host: string, port: number, count: number) => requestsIn(cluster, NS, host, port, count);
+const dig = (cluster: E2ECluster, name: string, type = 'A') => digIn(cluster, NS, name, type);
+const podNames = (cluster: E2ECluster, app: string) => podNamesIn(cluster, NS, app);
+const readyPods = (cluster: E2ECluster, app: string, count: number) => readyPodsIn(cluster, NS, app, count);
 
-function echoStatefulSet(clusterId: string, name: string, replicas: number, port: number): object {
-  return {
-    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: NS },
-    spec: {
-      replicas, serviceName: name, podManagementPolicy: 'Parallel',
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [echoContainer(clusterId, [{ port }])] } },
-    },
-  };
-}
-
-/** Runs `script` with sh in the cluster's client pod; its output. */
-function inClient(cluster: E2ECluster, script: string): string {
-  return cluster.kubectl(['exec', '-n', NS, 'client', '--', 'sh', '-c', script]);
-}
-
-/** `count` requests from the cluster's client pod to host:port; each answer line, or "" for a failed request. */
-function requests(cluster: E2ECluster, host: string, port: number, count: number): string[] {
-  const out = inClient(cluster, `for i in $(seq ${count}); do r=$(nc -w ${REQUEST_TIMEOUT_S} ${host} ${port} </dev/null 2>/dev/null); echo "#$r"; done`);
-  return out.split('\n').filter((l) => l.startsWith('#')).map((l) => l.slice(1).trim());
-}
-
-/** The clusters that answered, in order (a failed request is "none"). */
-function answeringClusters(answers: readonly string[]): string[] {
-  return answers.map((a) => /cluster=(\S+)/.exec(a)?.[1] ?? 'none');
-}
-
-/** Answers of DNS `type` for `name` from the cluster's client pod (the pod's own resolver: kube-dns). */
-function dig(cluster: E2ECluster, name: string, type = 'A'): string[] {
-  return inClient(cluster, `dig +short +time=2 +tries=1 ${type} ${name}`).split('\n').map((l) => l.trim()).filter(Boolean);
-}
-
-async function podNames(cluster: E2ECluster, app: string): Promise<string[]> {
-  const pods = await cluster.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
-  return pods.items.map((p) => p.metadata!.name!).sort();
-}
 
 describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2)', function () {
   this.timeout(240_000);
@@ -69,12 +42,12 @@ describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2
     const { clusters } = e2e();
     await createNamespaces(clusters, NS);
     for (const c of clusters) {
-      c.apply([clientPod(NS), echoDeployment(NS, c.id, 'echo', 2, [{ name: 'tcp', port: 8080 }]), service(NS, 'echo', { ports: [{ name: 'tcp', port: 8080 }] })]);
+      c.apply([CLIENT_POD, echoDeployment(c.id, 'echo', 2, [{ name: 'tcp', port: 8080 }]), service(NS, 'echo', { ports: [{ name: 'tcp', port: 8080 }] })]);
     }
     // Only in cls1, never exported.
     e2e().cls1.apply([service(NS, 'hidden', { ports: [{ name: 'tcp', port: 8080 }], selector: { app: 'echo' } })]);
     for (const c of clusters) {
-      await readyPods(c, NS, 'echo', 2);
+      await readyPods(c, 'echo', 2);
       c.kubectl(['wait', '-n', NS, '--for=condition=Ready', 'pod/client', '--timeout=120s']);
     }
   });
@@ -138,13 +111,13 @@ describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2
     cls2.kubectl(['scale', '-n', NS, 'deployment/echo', '--replicas=0']);
     await eventually('a cls2 pod reaches only cls1 with cls2 scaled to zero', only(cls2, 'cls1'), 60_000);
     cls2.kubectl(['scale', '-n', NS, 'deployment/echo', '--replicas=2']);
-    await readyPods(cls2, NS, 'echo', 2);
+    await readyPods(cls2, 'echo', 2);
   });
 
   it('E1, X2: ports exported by one cluster each are routed only to the cluster that exposes them', async () => {
     const { cls1, cls2 } = e2e();
-    cls1.apply([echoDeployment(NS, 'cls1', 'ports', 1, [{ name: 'a', port: 8081 }]), service(NS, 'ports', { ports: [{ name: 'a', port: 8081 }] }), serviceExport(NS, 'ports')]);
-    cls2.apply([echoDeployment(NS, 'cls2', 'ports', 1, [{ name: 'b', port: 8082 }]), service(NS, 'ports', { ports: [{ name: 'b', port: 8082 }] }), serviceExport(NS, 'ports')]);
+    cls1.apply([echoDeployment('cls1', 'ports', 1, [{ name: 'a', port: 8081 }]), service(NS, 'ports', { ports: [{ name: 'a', port: 8081 }] }), serviceExport(NS, 'ports')]);
+    cls2.apply([echoDeployment('cls2', 'ports', 1, [{ name: 'b', port: 8082 }]), service(NS, 'ports', { ports: [{ name: 'b', port: 8082 }] }), serviceExport(NS, 'ports')]);
     await eventually('cls2: ServiceImport ports has ports 8081 and 8082', async () => {
       const si = await cls2.serviceImport(NS, 'ports');
       return JSON.stringify((si?.spec.ports ?? []).map((p) => p.port).sort()) === '[8081,8082]';
@@ -158,7 +131,7 @@ describe('e2e: the data path, requests from pods across clusters (E1, I1, D1, D2
   it('D2: a Headless export resolves from a cls2 pod to every ready pod (A), per pod by <hostname>.<clusterid> names that connect, and as SRV', async () => {
     const { cls1, cls2 } = e2e();
     cls1.apply([echoStatefulSet('cls1', 'web', 2, 8080), service(NS, 'web', { ports: [{ name: 'tcp', port: 8080 }], headless: true }), serviceExport(NS, 'web')]);
-    await readyPods(cls1, NS, 'web', 2);
+    await readyPods(cls1, 'web', 2);
     const pods = await cls1.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: 'app=web' });
     const ipOf = Object.fromEntries(pods.items.map((p) => [p.metadata!.name!, p.status!.podIP!]));
     const name = `web.${NS}.svc.clusterset.local`;

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import {
   CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, SERVICE_EXPORT_FINALIZER,
 } from '../../src/core/names.ts';
-import { ipv4InCidr } from '../../hack/testbed/index.ts';
+import { ipInCidr } from '../../hack/testbed/index.ts';
 import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespaces, deployment, runningPodIps, service, serviceExport } from '../support/workloads.ts';
@@ -64,7 +64,7 @@ describe('e2e: the two-cluster tutorial, nginx-hello exported from cls1', functi
       const derived = await cluster.kubeConfig.makeApiClient(CoreV1Api).readNamespacedService({ namespace: NS, name: derivedName });
       expect(derived.spec!.selector ?? {}).to.deep.equal({});
       expect(si.spec.ips).to.deep.equal([derived.spec!.clusterIP]);
-      expect(ipv4InCidr(derived.spec!.clusterIP!, cluster.cluster.serviceCidr), `${derived.spec!.clusterIP} in ${cluster.cluster.serviceCidr}`).to.equal(true);
+      expect(ipInCidr(derived.spec!.clusterIP!, cluster.cluster.serviceCidr), `${derived.spec!.clusterIP} in ${cluster.cluster.serviceCidr}`).to.equal(true);
     }
   });
 

@@ -3,6 +3,7 @@ documents (docs/testbed.md lists each behaviour with its source). moto keeps the
 write becomes visible and which requests are refused."""
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,6 +155,23 @@ def delete_service(self, service_id: str) -> None:
 
 # ---------- instances ----------
 
+# The API reference (RegisterInstance, Attributes: https://docs.aws.amazon.com/cloud-map/latest/api/API_RegisterInstance.html)
+# defines AWS_INSTANCE_IPV4 as the IPv4 address of an A record and AWS_INSTANCE_IPV6 as the IPv6 address of an AAAA
+# record, and lets a service have an A record, an AAAA record or both: one instance may carry both addresses.
+ADDRESS_ATTRIBUTES = {"AWS_INSTANCE_IPV4": ipaddress.IPv4Address, "AWS_INSTANCE_IPV6": ipaddress.IPv6Address}
+
+
+def _check_addresses(instance_id: str, attributes: dict[str, str]) -> None:
+    """Refuses, as InvalidInput, an address attribute whose value is not an address of its family."""
+    for key, family in ADDRESS_ATTRIBUTES.items():
+        if key not in attributes:
+            continue
+        try:
+            family(attributes[key])
+        except ValueError:
+            raise invalid_input(f"Instance {instance_id}: {key} \"{attributes[key]}\" is not an {family.__name__[:4]} address") from None
+
+
 def register_instance(self, service_id: str, instance_id: str, creator_request_id: str, attributes: dict[str, str]) -> str:
     service = self.get_service(service_id)
     attributes = dict(attributes or {})
@@ -169,6 +187,7 @@ def register_instance(self, service_id: str, instance_id: str, creator_request_i
         # "One RegisterInstance request must complete before you can submit another request and specify the same
         # service ID and instance ID" (API reference, RegisterInstance).
         raise duplicate_request(busy, f"instance {instance_id} of service {service_id} has an operation in progress")
+    _check_addresses(instance_id, attributes)
     custom = [k for k in attributes if not k.startswith("AWS_")]
     limit = _quota("customAttributesPerInstance")
     if limit and len(custom) > limit:

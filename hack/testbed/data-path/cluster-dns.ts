@@ -26,7 +26,7 @@ export interface ClusterDnsSpec {
 function corefile(spec: ClusterDnsSpec): string {
   return [
     '.:53 {',
-    `  bind ${spec.node.nodeIp}`,
+    `  bind ${spec.node.nodeIps.join(' ')}`,
     '  errors',
     ...kubernetesBlock(spec.kubeconfig, spec.context, { zones: ['in-addr.arpa', 'ip6.arpa'], lines: ['pods insecure', 'fallthrough in-addr.arpa ip6.arpa'] }),
     '}',
@@ -51,7 +51,10 @@ export async function startClusterDns(sup: Supervisor, spec: ClusterDnsSpec, tim
   return proc;
 }
 
-/** kube-system/kube-dns: the pods' nameserver address, a selector-less Service whose one endpoint is CoreDNS. */
+/**
+ * kube-system/kube-dns: the pods' nameserver address, a selector-less Service with a ClusterIP of each cluster family and
+ * an EndpointSlice per family whose one endpoint is CoreDNS at the node's address of that family.
+ */
 export async function createKubeDnsService(kc: KubeConfig, node: RealNodePlan): Promise<void> {
   const ports = [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }];
   const what = `${node.clusterId}: kube-system/kube-dns`;
@@ -60,21 +63,25 @@ export async function createKubeDnsService(kc: KubeConfig, node: RealNodePlan): 
       namespace: 'kube-system',
       body: {
         metadata: { name: 'kube-dns', labels: { 'k8s-app': 'kube-dns' } },
-        spec: { clusterIP: node.dnsServiceIp, ports: ports.map((p) => ({ ...p, targetPort: 53 })) },
+        spec: {
+          clusterIP: node.dnsServiceIp, clusterIPs: node.dnsServiceIps, ipFamilies: [...node.ipFamilies],
+          ipFamilyPolicy: node.ipFamilies.length > 1 ? 'RequireDualStack' : 'SingleStack',
+          ports: ports.map((p) => ({ ...p, targetPort: 53 })),
+        },
       },
     });
-    await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
+    await Promise.all(node.ipFamilies.map((family, i) => kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
       namespace: 'kube-system',
       body: {
         metadata: {
-          name: 'kube-dns-testbed',
+          name: `kube-dns-testbed-${family.toLowerCase()}`,
           labels: { 'kubernetes.io/service-name': 'kube-dns', 'endpointslice.kubernetes.io/managed-by': 'testbed.mcs-cloudmap.io' },
         },
-        addressType: 'IPv4',
-        endpoints: [{ addresses: [node.nodeIp], conditions: { ready: true } }],
+        addressType: family,
+        endpoints: [{ addresses: [node.nodeIps[i]!], conditions: { ready: true } }],
         ports,
       },
-    });
+    })));
   } catch (err) {
     throw new Error(`${what}: ${(err as Error).message}`, { cause: err });
   }

@@ -52,7 +52,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 `;
 }
 
-/** The pods' network: a bridge (cni0, the pods' gateway) and host-local addresses from the node's pod range. */
+/**
+ * The pods' network: a bridge (cni0, the pods' gateway) and host-local addresses from the node's pod ranges, one
+ * address of each of the cluster's families per pod (the first the primary, as the kubelet reports podIPs).
+ */
 function cniConfig(node: RealNodePlan, ipamDir: string): string {
   return `${JSON.stringify({
     cniVersion: '0.4.0',
@@ -63,7 +66,12 @@ function cniConfig(node: RealNodePlan, ipamDir: string): string {
       isGateway: true,
       ipMasq: false,
       hairpinMode: true,
-      ipam: { type: 'host-local', ranges: [[{ subnet: node.podCidr, gateway: node.podGateway }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: ipamDir },
+      ipam: {
+        type: 'host-local',
+        ranges: node.podCidrs.map((subnet, i) => [{ subnet, gateway: node.podGateways[i] }]),
+        routes: node.ipFamilies.map((f) => ({ dst: f === 'IPv4' ? '0.0.0.0/0' : '::/0' })),
+        dataDir: ipamDir,
+      },
     }],
   }, null, 2)}\n`;
 }

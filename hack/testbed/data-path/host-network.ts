@@ -1,5 +1,5 @@
-// The data path's links: the host bridge (the "VPC"), one network namespace per real node with a veth on the bridge,
-// and the routes between the nodes' pod ranges; and the one host limit the nodes need raised. Only addresses of the plan are routed (no default route anywhere),
+// The data path's links: the host bridge (the "VPC", IPv4 and IPv6), one network namespace per real node with a veth on
+// the bridge, and the routes between the nodes' pod ranges of each family; and the one host limit the nodes need raised. Only addresses of the plan are routed (no default route anywhere),
 // so pod traffic cannot leave the testbed's namespaces.
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { DataPathPlan, RealNodePlan } from './plan.ts';
@@ -14,13 +14,17 @@ async function createNodeNamespace(plan: DataPathPlan, node: RealNodePlan): Prom
   await ip(['link', 'set', node.hostVeth, 'master', plan.bridge, 'up'], what);
   const inNs = (args: string[]) => ip(['-n', node.netns, ...args], what);
   await inNs(['link', 'set', 'lo', 'up']);
-  await inNs(['addr', 'add', `${node.nodeIp}/24`, 'dev', 'eth0']);
+  await inNs(['addr', 'add', `${node.underlay.IPv4}/24`, 'dev', 'eth0']);
+  // No duplicate address detection: the plan's addresses are unique, and a tentative address cannot be bound.
+  await inNs(['addr', 'add', `${node.underlay.IPv6}/64`, 'dev', 'eth0', 'nodad']);
   await inNs(['link', 'set', 'eth0', 'up']);
   for (const r of node.routes) await inNs(['route', 'add', r.podCidr, 'via', r.via, 'dev', 'eth0']);
-  // Forwarding between eth0 and the pods' bridge; bridged pod-to-pod traffic through netfilter so that kube-proxy's
-  // DNAT of a Service on the same node is undone on the way back; no reverse-path drops of the other nodes' pods.
+  // Forwarding between eth0 and the pods' bridge, both families; bridged pod-to-pod traffic through netfilter so that
+  // kube-proxy's DNAT of a Service on the same node is undone on the way back; no reverse-path drops of the other
+  // nodes' pods.
   await run('ip', ['netns', 'exec', node.netns, 'sysctl', '-qw',
-    'net.ipv4.ip_forward=1', 'net.bridge.bridge-nf-call-iptables=1', 'net.ipv4.conf.all.rp_filter=0', 'net.ipv4.conf.default.rp_filter=0'], what);
+    'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1', 'net.bridge.bridge-nf-call-iptables=1', 'net.bridge.bridge-nf-call-ip6tables=1',
+    'net.ipv4.conf.all.rp_filter=0', 'net.ipv4.conf.default.rp_filter=0'], what);
 }
 
 /**
@@ -39,6 +43,7 @@ export async function createHostNetwork(plan: DataPathPlan): Promise<void> {
   const what = `data-path bridge ${plan.bridge}`;
   await ip(['link', 'add', plan.bridge, 'type', 'bridge'], what);
   await ip(['addr', 'add', `${plan.hostIp}/24`, 'dev', plan.bridge], what);
+  await ip(['addr', 'add', `${plan.hostIp6}/64`, 'dev', plan.bridge, 'nodad'], what);
   await ip(['link', 'set', plan.bridge, 'up'], what);
   for (const node of plan.nodes) await createNodeNamespace(plan, node);
 }

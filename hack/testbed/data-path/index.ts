@@ -121,6 +121,6 @@ export async function prepareDataPath(networks: readonly ClusterNetwork[], dir: 
     await cleanup();
     throw err;
   }
-  log(`data path: bridge ${plan.bridge} ${plan.subnet}, real nodes ${plan.nodes.map((n) => `${n.name} ${n.nodeIp} pods ${n.podCidr}`).join(', ')}`);
+  log(`data path: bridge ${plan.bridge} ${plan.subnet}, real nodes ${plan.nodes.map((n) => `${n.name} ${n.nodeIps.join(',')} pods ${n.podCidrs.join(',')}`).join(', ')}`);
   return { plan, cleanup };
 }

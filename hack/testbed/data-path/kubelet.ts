@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { urlHost } from '../network.ts';
 import { binary } from '../paths.ts';
 import type { ManagedProcess, Supervisor } from '../supervisor.ts';
 import { isOk } from '../probe.ts';
@@ -77,11 +78,12 @@ export async function startKubelet(sup: Supervisor, spec: KubeletSpec, timeoutMs
       `--root-dir=${join(spec.dir, 'kubelet')}`,
       `--cert-dir=${join(spec.dir, 'kubelet', 'pki')}`,
       `--hostname-override=${spec.node.name}`,
-      `--node-ip=${spec.node.nodeIp}`,
+      // One address per family, the primary first: the Node's InternalIPs, and the families of its pods' podIPs.
+      `--node-ip=${spec.node.nodeIps.join(',')}`,
       '--v=1',
     ],
     logPath: join(spec.logsDir, 'kubelet.log'),
   }));
-  await proc.waitReady('/healthz answers ok', () => isOk(`http://${spec.node.nodeIp}:${KUBELET_HEALTHZ_PORT}/healthz`), timeoutMs);
+  await proc.waitReady('/healthz answers ok', () => isOk(`http://${urlHost(spec.node.nodeIp)}:${KUBELET_HEALTHZ_PORT}/healthz`), timeoutMs);
   return proc;
 }

@@ -18,11 +18,18 @@ import { dataPathImagesDir } from './prerequisites.ts';
 /** What tests and tools need to know of a cluster's real node. */
 export interface RealNode {
   name: string;
-  /** InternalIP, on the testbed's bridge; the kubelet and CoreDNS listen here. */
+  /** The primary InternalIP, on the testbed's bridge; the kubelet and CoreDNS listen here. */
   nodeIp: string;
+  /** InternalIPs, one per cluster IP family (primary first). */
+  nodeIps: string[];
+  /** The primary family's pod range of the node. */
   podCidr: string;
-  /** kube-system/kube-dns ClusterIP, the pods' nameserver. */
+  /** The node's pod ranges, one per family. */
+  podCidrs: string[];
+  /** kube-system/kube-dns primary ClusterIP, the pods' nameserver. */
   dnsServiceIp: string;
+  /** kube-system/kube-dns ClusterIPs, one per family. */
+  dnsServiceIps: string[];
   netns: string;
   cgroup: string;
   /** containerd's socket: `importIntoRealNode()` loads more images through it. */
@@ -37,7 +44,7 @@ export interface RealNodeStart {
   logsDir: string;
   region: string;
   zone: string;
-  clusterCidr: string;
+  clusterCidrs: readonly string[];
   pki: ClusterPki;
   nodePki: NodePki;
   /** Admin access from the host. */
@@ -65,7 +72,7 @@ async function createRealNodeObject(kc: KubeConfig, s: RealNodeStart): Promise<v
             type: 'real',
           },
         },
-        spec: { podCIDR: s.node.podCidr, podCIDRs: [s.node.podCidr] },
+        spec: { podCIDR: s.node.podCidr, podCIDRs: s.node.podCidrs },
       },
     });
   } catch (err) {
@@ -93,7 +100,7 @@ export async function startRealNode(sup: Supervisor, s: RealNodeStart): Promise<
   const common = { node, cgroupProcs, dir, logsDir: s.logsDir };
   await Promise.all([
     startKubelet(sup, { ...common, kubeconfig: kubeconfigs.kubelet, caCert: s.pki.ca.cert, containerdSocket: containerd.socket }, s.timeoutMs),
-    startKubeProxy(sup, { ...common, kubeconfig: kubeconfigs.kubeProxy, clusterCidr: s.clusterCidr }, s.timeoutMs),
+    startKubeProxy(sup, { ...common, kubeconfig: kubeconfigs.kubeProxy, clusterCidrs: s.clusterCidrs }, s.timeoutMs),
     startClusterDns(sup, { ...common, kubeconfig: kubeconfigs.admin, context: node.clusterId }, s.timeoutMs),
     createKubeDnsService(s.kc, node),
   ]);
@@ -103,7 +110,8 @@ export async function startRealNode(sup: Supervisor, s: RealNodeStart): Promise<
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
   }, { timeoutMs: s.timeoutMs, signal: s.signal });
   return {
-    name: node.name, nodeIp: node.nodeIp, podCidr: node.podCidr, dnsServiceIp: node.dnsServiceIp, netns: node.netns, cgroup: node.cgroup,
+    name: node.name, nodeIp: node.nodeIp, nodeIps: node.nodeIps, podCidr: node.podCidr, podCidrs: node.podCidrs,
+    dnsServiceIp: node.dnsServiceIp, dnsServiceIps: node.dnsServiceIps, netns: node.netns, cgroup: node.cgroup,
     containerdSocket: containerd.socket,
   };
 }

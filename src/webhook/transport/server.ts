@@ -54,7 +54,8 @@ export interface WebhookServer {
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    // Node.js listens on :: (IPv4 too, as mapped addresses) for no host, or on 0.0.0.0 where there is no IPv6.
+    server.listen(port, host === '' ? undefined : host, () => {
       server.off('error', reject);
       resolve((server.address() as AddressInfo).port);
     });

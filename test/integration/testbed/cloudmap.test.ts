@@ -128,6 +128,21 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       expect(listed.Instances?.map((i) => [i.Id, i.Attributes?.READY])).to.deep.equal([['i-1', 'false']]);
     });
 
+    it('AWS_INSTANCE_IPV4 and AWS_INSTANCE_IPV6 hold an address of their family, both on one instance if need be; anything else is InvalidInput', async () => {
+      const serviceId = await service(await namespace('families'), 'web');
+      await register(serviceId, 'v6', { AWS_INSTANCE_IPV6: 'fd00:10:244:10::5' });
+      await register(serviceId, 'dual', { AWS_INSTANCE_IPV4: '10.244.10.5', AWS_INSTANCE_IPV6: 'fd00:10:244:10::5' });
+      const listed = await sd.send(new ListInstancesCommand({ ServiceId: serviceId }));
+      expect(listed.Instances?.map((i) => [i.Id, i.Attributes?.AWS_INSTANCE_IPV4, i.Attributes?.AWS_INSTANCE_IPV6]).sort()).to.deep.equal([
+        ['dual', '10.244.10.5', 'fd00:10:244:10::5'], ['v6', undefined, 'fd00:10:244:10::5'],
+      ]);
+      for (const Attributes of [{ AWS_INSTANCE_IPV6: '10.244.10.5' }, { AWS_INSTANCE_IPV4: 'fd00::5' }, { AWS_INSTANCE_IPV6: 'fd00::g' }] as Record<string, string>[]) {
+        const error = await failure(sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'bad', Attributes })));
+        expect(error.name, JSON.stringify(Attributes)).to.equal('InvalidInput');
+        expect(error.message).to.include(Object.keys(Attributes)[0]);
+      }
+    });
+
     it('a second write to an instance while its operation is in progress fails with DuplicateRequest naming that operation', async () => {
       const serviceId = await service(await namespace('busy'), 'web');
       const first = await sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'true' } }));

@@ -3,7 +3,7 @@ import {
   AppsV1Api, CoreV1Api, DiscoveryV1Api, makeInformer, type Informer, type KubeConfig, type V1EndpointSlice,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { ipv4InCidr, type TestCluster } from '../../../hack/testbed/index.ts';
+import { ipInCidr, type TestCluster } from '../../../hack/testbed/index.ts';
 import { eventually } from '../../support/eventually.ts';
 import { withClusterSet } from '../../support/clusterset.ts';
 import { createNamespace, deleteNamespace } from '../../support/kube.ts';
@@ -100,12 +100,12 @@ describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)
     });
 
     expect(service.spec?.clusterIP, 'ClusterIP').to.be.a('string');
-    expect(ipv4InCidr(service.spec!.clusterIP!, cls1.serviceCidr), `${service.spec?.clusterIP} in ${cls1.serviceCidr}`).to.equal(true);
+    expect(ipInCidr(service.spec!.clusterIP!, cls1.serviceCidr), `${service.spec?.clusterIP} in ${cls1.serviceCidr}`).to.equal(true);
 
     await eventually('3 ready endpoints in the watched EndpointSlices', async () => watch.readyAddresses().length === 3, 60_000);
     const podIps = await runningPodIps(core);
     expect(podIps).to.have.length(3);
-    for (const ip of podIps) expect(ipv4InCidr(ip, cls1.podCidr), `${ip} in ${cls1.podCidr}`).to.equal(true);
+    for (const ip of podIps) expect(ipInCidr(ip, cls1.podCidr), `${ip} in ${cls1.podCidr}`).to.equal(true);
     expect(new Set(podIps).size, 'distinct pod IPs').to.equal(3);
     expect(watch.readyAddresses()).to.deep.equal(podIps);
   });
@@ -120,7 +120,7 @@ describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)
     const podIps = await runningPodIps(core);
     expect(podIps).to.have.length(4);
     expect(watch.readyAddresses()).to.deep.equal(podIps);
-    for (const ip of podIps) expect(ipv4InCidr(ip, cls1.podCidr), `${ip} in ${cls1.podCidr}`).to.equal(true);
+    for (const ip of podIps) expect(ipInCidr(ip, cls1.podCidr), `${ip} in ${cls1.podCidr}`).to.equal(true);
     expect(watch.events.slice(eventsBefore).some((e) => e.type === 'update' || e.type === 'add'), 'a watch event after scaling').to.equal(true);
   });
 });

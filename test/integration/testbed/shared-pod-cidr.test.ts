@@ -2,7 +2,7 @@
 // (what M3's per-cluster instance ids must cope with).
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { ipv4InCidr } from '../../../hack/testbed/index.ts';
+import { ipInCidr } from '../../../hack/testbed/index.ts';
 import { eventually } from '../../support/eventually.ts';
 import { withOwnClusterSet } from '../../support/clusterset.ts';
 
@@ -41,7 +41,7 @@ describe('testbed with sharedPodCidr (overlapping pod CIDRs)', function () {
     const [cls1, cls2] = testbed().clusters;
     const ip1 = await runPinnedPod(cls1!.kubeConfig(), cls1!.nodeNames[0]!);
     const ip2 = await runPinnedPod(cls2!.kubeConfig(), cls2!.nodeNames[0]!);
-    expect(ipv4InCidr(ip1, cls1!.podCidr), `${ip1} in ${cls1!.podCidr}`).to.equal(true);
+    expect(ipInCidr(ip1, cls1!.podCidr), `${ip1} in ${cls1!.podCidr}`).to.equal(true);
     expect(ip2).to.equal(ip1);
   });
 

@@ -23,12 +23,12 @@ function kubeconfig(name: string): string {
 describe('npm run conformance', () => {
   describe('command line', () => {
     it('runs once on one ClusterSet by default', () => {
-      expect(parseConformanceArgs([])).to.deep.equal({ runs: 1, fresh: false, renderDocs: false, keepLogs: false });
+      expect(parseConformanceArgs([])).to.deep.equal({ runs: 1, fresh: false, renderDocs: false, keepLogs: false, ipFamilies: 'IPv4' });
     });
 
     it('takes --runs, --fresh, --keep-logs and a label filter, with = or a separate value', () => {
       expect(parseConformanceArgs(['--runs', '3', '--fresh', '--label-filter=Required && !DNS', '--keep-logs']))
-        .to.deep.equal({ runs: 3, fresh: true, renderDocs: false, keepLogs: true, labelFilter: 'Required && !DNS' });
+        .to.deep.equal({ runs: 3, fresh: true, renderDocs: false, keepLogs: true, labelFilter: 'Required && !DNS', ipFamilies: 'IPv4' });
       expect(parseConformanceArgs(['--runs=2', '--label-filter', 'Connectivity'])).to.include({ runs: 2, labelFilter: 'Connectivity' });
     });
 
@@ -38,6 +38,9 @@ describe('npm run conformance', () => {
       expect(() => parseConformanceArgs(['--label-filter'])).to.throw(/--label-filter needs a value/);
       expect(() => parseConformanceArgs(['--focus', 'x'])).to.throw(/unknown argument "--focus"/);
       expect(() => parseConformanceArgs(['--render-docs', '--runs', '2'])).to.throw(/--render-docs takes no other argument/);
+      expect(parseConformanceArgs(['--ip-families', 'dual'])).to.include({ ipFamilies: 'dual' });
+      expect(parseConformanceArgs(['--render-docs', '--ip-families=IPv6'])).to.include({ renderDocs: true, ipFamilies: 'IPv6' });
+      expect(() => parseConformanceArgs(['--ip-families', 'IPv5'])).to.throw(/--ip-families takes IPv4, IPv6, dual, not "IPv5"/);
     });
   });
 

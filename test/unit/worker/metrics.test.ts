@@ -96,6 +96,16 @@ describe('worker metrics and health endpoints', () => {
     }
   });
 
+  it('without a host, listens on every address of both families: probes of an IPv6-only or dual-stack pod reach it', async () => {
+    const m = createWorkerMetrics({ processMetrics: false });
+    const server = await startHealthServer({ port: 0, registry: m.registry, ready: () => true });
+    try {
+      for (const host of ['127.0.0.1', '[::1]']) expect((await fetch(`http://${host}:${server.port}/healthz`)).status, host).to.equal(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('reports a port already in use clearly', async () => {
     const m = createWorkerMetrics({ processMetrics: false });
     const first = await startHealthServer({ port: 0, host: '127.0.0.1', registry: m.registry, ready: () => true });
