@@ -96,7 +96,7 @@ describe('e2e: a mixed dual-stack / IPv4-only ClusterSet on the data path, each 
     const si = await cls2.serviceImport(NS, 'dual');
     expect(si!.spec.ipFamilies).to.deep.equal(['IPv4', 'IPv6']);
     const [ip4, ip6] = si!.spec.ips as [string, string];
-    expect(ipInCidr(ip4, cls2.cluster.serviceCidrs[0]!) && ipInCidr(ip6, cls2.cluster.serviceCidrs[1]!), `${si!.spec.ips} in ${cls2.cluster.serviceCidrs}`).to.equal(true);
+    expect(ipInCidr(ip4, cls2.cluster.serviceCidrs[0]!) && ipInCidr(ip6, cls2.cluster.serviceCidrs[1]!), `${(si!.spec.ips ?? []).join(', ')} in ${cls2.cluster.serviceCidrs.join(', ')}`).to.equal(true);
     expect(await importedByFamily(cls2, 'dual')).to.deep.equal({
       IPv4: Object.values(await podIps(cls1, 'echo', 'IPv4')).sort(),
       IPv6: Object.values(await podIps(cls1, 'echo', 'IPv6')).sort(),
