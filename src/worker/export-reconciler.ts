@@ -293,7 +293,7 @@ export class ExportReconciler {
       if (atQuota) await deregister();
       // The peers are told as soon as the operations are submitted, not once they succeed: the marker's own operation
       // then runs alongside them instead of after them, which halves export-to-import latency (M7). A marker that
-      // becomes visible before the instances is caught by the readers' quick recheck (watcher.ts).
+      // becomes visible before the instances is caught by the readers' quick recheck (change-detection/service-reads.ts).
       if (plan.register.length > 0) {
         ({ registered, refusal } = await this.#register(serviceId, plan.register, newFrom));
         if (registered.length > 0) {

@@ -6,8 +6,8 @@
 // bench/results/dead-clusters-heartbeat-2s-ttl-12s.json (docs/reliability.md).
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { markerNamespaceName, MARKER_SERVICE } from '../../src/cloudmap/change-marker.ts';
-import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
+import { markerNamespaceName, MARKER_SERVICE } from '../../src/change-detection/change-marker.ts';
+import { heartbeatInstanceId } from '../../src/change-detection/heartbeat.ts';
 import { condition, eventually, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { suiteResult } from '../support/suite-result.ts';
 import { createNamespaces, deployment, importedBySource, runningPodIps, service, serviceExport } from '../support/workloads.ts';

@@ -5,8 +5,8 @@
 import { ListNamespacesCommand, ListServicesCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { MARKER_NAMESPACE_PREFIX } from '../../src/cloudmap/change-marker.ts';
-import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
+import { MARKER_NAMESPACE_PREFIX } from '../../src/change-detection/change-marker.ts';
+import { heartbeatInstanceId } from '../../src/change-detection/heartbeat.ts';
 import type { CloudMapRequest } from '../../hack/testbed/cloudmap-emulator.ts';
 import { eventually, withE2E } from '../support/e2e-harness.ts';
 import { createNamespaces, importedBySource, runApp, serviceExport } from '../support/workloads.ts';

@@ -7,7 +7,7 @@ import {
   DeleteServiceCommand, DeregisterInstanceCommand, GetServiceCommand, ListInstancesCommand, ListNamespacesCommand, ListServicesCommand, type ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { MARKER_SERVICE, markerNamespaceName } from '../../src/cloudmap/change-marker.ts';
+import { MARKER_SERVICE, markerNamespaceName } from '../../src/change-detection/change-marker.ts';
 import { parseInstanceId } from '../../src/core/instance-id.ts';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, SERVICE_EXPORT_FINALIZER, SERVICE_IMPORT_PLURAL } from '../../src/core/names.ts';

@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { CloudMapCallError, CallCancelledError, isTemporary, OperationsFailedError } from '../../../src/cloudmap/errors.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
-import type { Reachability } from '../../../src/cloudmap/watcher.ts';
+import type { Reachability } from '../../../src/change-detection/marker-polling.ts';
+import { watchCloudMap } from '../../../src/change-detection/cloudmap-watcher.ts';
 import { adapterFor } from './fixtures.ts';
 
 async function rejection(promise: Promise<unknown>): Promise<{ err: unknown; ms: number }> {
@@ -128,7 +129,7 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     const stop = new AbortController();
     const { adapter } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 30_000, signal: stop.signal });
     const reports: Reachability[] = [];
-    const watcher = adapter.watch({ onChange: () => {}, onReachability: (r) => reports.push(r), pollIntervalMs: 100, heartbeatIntervalMs: 0 });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, onReachability: (r) => reports.push(r), pollIntervalMs: 100, heartbeatIntervalMs: 0 });
     try {
       proxy.hold(1);
       void watcher.start();

@@ -3,10 +3,12 @@
 // catches writers that never bump the marker (the AWS controller v0.3.1).
 import { DiscoverInstancesCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { MARKER_SERVICE, markerNamespaceName } from '../../../src/cloudmap/change-marker.ts';
-import type { CloudMapWatcher, CloudMapWatcherOptions, ServiceKey } from '../../../src/cloudmap/watcher.ts';
+import { MARKER_SERVICE, markerNamespaceName } from '../../../src/change-detection/change-marker.ts';
+import { watchCloudMap, type CloudMapWatcher } from '../../../src/change-detection/cloudmap-watcher.ts';
+import type { ServiceKey } from '../../../src/change-detection/service-cache.ts';
+import type { CloudMapWatcherOptions } from '../../../src/change-detection/watch-options.ts';
 import { clusterTag } from '../../../src/core/instance-id.ts';
-import { adapterFor, CLUSTERSET, eventually, instanceOf, REGION, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
+import { adapterFor, CLUSTERSET, eventually, instanceOf, REGION, registerAll, withEmulator, type TestAdapter } from '../cloudmap/fixtures.ts';
 
 const POLL_MS = 200;
 
@@ -25,7 +27,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   function watch(clusterId: string, fullResyncIntervalMs = 3_600_000): Watching {
     const { adapter, calls } = adapterFor(moto().endpoint, clusterId);
     const events: ServiceKey[] = [];
-    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, rechecksAfterMs: [1000] });
+    const watcher = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, rechecksAfterMs: [1000] });
     running.push(watcher);
     return { watcher, events, calls, eventsFor: (ns, svc) => events.filter((e) => e.namespace === ns && e.service === svc).length };
   }
@@ -46,7 +48,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   async function writer(namespace: string, count: number, extra: Partial<CloudMapWatcherOptions> = {}): Promise<TestAdapter & { ids: Map<string, string>; marker: CloudMapWatcher }> {
     const t = adapterFor(moto().endpoint, 'cls2');
     const ids = await populate(t, namespace, count, 'cls2');
-    const marker = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, ...extra });
+    const marker = watchCloudMap(t.adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, ...extra });
     running.push(marker);
     await marker.start();
     return { ...t, ids, marker };
@@ -87,7 +89,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
       { namespace: 'known', service: 'svc-0' }, { namespace: 'known', service: 'svc-1' },
       ...Array.from({ length: 20 }, (_, n) => ({ namespace: 'not-in-cloud-map', service: `svc-${n}` })),
     ];
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, knownServices });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, knownServices });
     running.push(watcher);
     await watcher.start();
     expect(watcher.snapshot('known', 'svc-1').map((i) => i.id).sort()).to.deep.equal(['cls2-1-a', 'cls2-1-b']);
@@ -103,7 +105,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     let tell!: (keys: readonly ServiceKey[]) => void;
     const told = new Promise<readonly ServiceKey[]>((resolve) => (tell = resolve));
     let asked = 0;
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, checkpoints, knownServices: () => (asked++, told) });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, checkpoints, knownServices: () => (asked++, told) });
     running.push(watcher);
     const first = watcher.start();
     await eventually('the first read to wait for the known services', () => asked === 1);
@@ -123,7 +125,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   it('M9: stops while the services it knows of are never given, without waiting for them', async () => {
     const { adapter } = adapterFor(moto().endpoint, 'cls1');
     let asked = 0;
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, knownServices: () => (asked++, new Promise<readonly ServiceKey[]>(() => {})) });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, knownServices: () => (asked++, new Promise<readonly ServiceKey[]>(() => {})) });
     void watcher.start();
     await eventually('the first read to wait for the known services', () => asked === 1);
     const stopped = await Promise.race([watcher.stop().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5_000))]);
@@ -169,7 +171,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
     const events: ServiceKey[] = [];
     // Regular polls 6 s apart, so a change seen sooner was seen by a close poll.
-    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: 6000, closeWatchIntervalMs: 100, closeWatchMaxMs: 5000, rechecksAfterMs: [] });
+    const watcher = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: 6000, closeWatchIntervalMs: 100, closeWatchMaxMs: 5000, rechecksAfterMs: [] });
     running.push(watcher);
     await watcher.start();
     const regularPolls = () => watcher.stats.polls - watcher.stats.closePolls;
@@ -251,7 +253,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     };
     const ids = new Map<string, string>();
     for (const namespace of ['q-0', 'q-1']) ids.set(namespace, (await populate(b, namespace, 1, 'cls2')).get('svc-0')!);
-    const marker = b.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, markerEvictionMinAgeMs: 500 });
+    const marker = watchCloudMap(b.adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, markerEvictionMinAgeMs: 500 });
     running.push(marker);
     await marker.start();
     const a = watch('cls1');
@@ -281,7 +283,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     // A new process of cls2 that polls seldom, so that it knows the markers only as read at its start, makes room twice
     // in a row: a marker it deregistered is not taken again, and cls1's, still the oldest, is never taken.
     await marker.stop();
-    const restarted = b.adapter.watch({ onChange: () => {}, pollIntervalMs: 60_000, markerEvictionMinAgeMs: 500 });
+    const restarted = watchCloudMap(b.adapter, { onChange: () => {}, pollIntervalMs: 60_000, markerEvictionMinAgeMs: 500 });
     running.push(restarted);
     await restarted.start();
     await new Promise((resolve) => setTimeout(resolve, 600));
@@ -315,7 +317,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     const events: ServiceKey[] = [];
     const seen = (service: string, id: string) => events.some((e) => e.service === service) && a.snapshot('demo', service).some((i) => i.id === id);
     const gone = (service: string, id: string) => !a.snapshot('demo', service).some((i) => i.id === id);
-    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: INTERVAL_MS, rechecksAfterMs: [1000], knownServices: () => [] });
+    const a = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: INTERVAL_MS, rechecksAfterMs: [1000], knownServices: () => [] });
     running.push(a);
     await a.start();
     const old = adapterFor(moto().endpoint, 'legacy'); // stands in for the AWS controller v0.3.1
@@ -387,7 +389,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
 
     const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
     const events: ServiceKey[] = [];
-    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: FAST_MS });
+    const a = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: FAST_MS });
     running.push(a);
     await a.start();
     const latencies: Record<string, number> = {};
@@ -468,7 +470,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     }));
     const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
     // Every service within a second would be 3,600 checks a minute: the budget of 120 (2 a second) decides.
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 1000, resyncBudgetPerMinute: 120 });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 1000, resyncBudgetPerMinute: 120 });
     running.push(watcher);
     await watcher.start();
     calls.reset();
