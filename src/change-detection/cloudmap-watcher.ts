@@ -4,7 +4,8 @@
 // This file composes its parts and runs their loop; each part says what it does:
 // - marker-polling.ts: every poll (default 0.75 s), the ClusterSet's change marker; service-reads.ts reads what it named.
 // - first-read.ts, with predecessor-writes.ts and warm-start.ts: the first read of each start.
-// - paced-resync.ts: the safety-net resync; non-announcing-writers.ts: writers that never bump the marker.
+// - paced-resync.ts: the safety-net resync; non-announcing-writers.ts and operation-watch.ts: writers that never bump
+//   the marker.
 // - close-watch.ts: notices of a coming change; liveness.ts: heartbeats.
 import type { CloudMapAdapter } from '../cloudmap/adapter.ts';
 import type { CloudMapInstance } from '../core/types.ts';
@@ -15,6 +16,7 @@ import { FirstRead } from './first-read.ts';
 import { Liveness, type HeartbeatView } from './liveness.ts';
 import { MarkerPolling, type Reachability } from './marker-polling.ts';
 import { NonAnnouncingWriters } from './non-announcing-writers.ts';
+import { OperationWatch } from './operation-watch.ts';
 import { PacedResync } from './paced-resync.ts';
 import { PredecessorWrites } from './predecessor-writes.ts';
 import { ServiceCache, type ServiceKey } from './service-cache.ts';
@@ -48,6 +50,7 @@ export class CloudMapWatcher {
   private readonly resync: PacedResync;
   private readonly nonAnnouncing: NonAnnouncingWriters;
   private readonly predecessor: PredecessorWrites;
+  private readonly operationWatch: OperationWatch;
   private readonly first: FirstRead;
   private readonly writer: ChangeMarkerWriter;
   private abort = new AbortController();
@@ -86,6 +89,7 @@ export class CloudMapWatcher {
     this.warmStart = new WarmStart(this.ctx, this.cache, this.reads, this.markers);
     this.resync = new PacedResync(this.ctx, this.cache, this.reads);
     this.nonAnnouncing = new NonAnnouncingWriters(this.ctx, this.cache, this.reads);
+    this.operationWatch = new OperationWatch(this.ctx, this.cache, this.reads);
     this.writer = new ChangeMarkerWriter({
       registry: opts.registry,
       instances: opts.instances,
@@ -99,7 +103,7 @@ export class CloudMapWatcher {
       ...(log ? { logger: log } : {}),
     });
     this.predecessor = new PredecessorWrites(this.ctx, this.cache, this.markers, this.writer);
-    this.first = new FirstRead(this.ctx, { cache: this.cache, reads: this.reads, warmStart: this.warmStart, predecessor: this.predecessor, resync: this.resync });
+    this.first = new FirstRead(this.ctx, { cache: this.cache, reads: this.reads, warmStart: this.warmStart, predecessor: this.predecessor, resync: this.resync, operationWatch: this.operationWatch });
   }
 
   /** Starts polling; resolves once the first full read of Cloud Map completed (retried until it does). */
@@ -109,6 +113,7 @@ export class CloudMapWatcher {
       this.writer.resume();
       this.resync.restart();
       this.warmStart.restart();
+      this.operationWatch.restart();
       this.progressAt = this.ctx.opts.clock.now();
       this.firstSync = this.first.restart(); // a restart reads everything again before it resolves
       this.loop = this.run();
@@ -226,7 +231,10 @@ export class CloudMapWatcher {
     const { guard } = this.ctx;
     await this.markers.pollGuarded('poll the change marker', true);
     if (this.first.due) await guard('read Cloud Map', () => this.first.read());
-    else await guard('re-read changed services', () => this.reads.processDirty());
+    else {
+      await guard('list the registrations no marker announced', () => this.operationWatch.step());
+      await guard('re-read changed services', () => this.reads.processDirty());
+    }
     await guard('recheck changed services', () => this.reads.processRechecks());
     if (this.first.synced) await guard('resync with Cloud Map', () => this.resync.step());
     if (this.first.synced) await guard('check the services of writers that do not bump the marker', () => this.nonAnnouncing.step());

@@ -3,6 +3,7 @@
 // instead, M9) or, without it, of every listed service (one paged ListServices per namespace).
 import { forEachLimited } from '../runtime/for-each-limited.ts';
 import { markDirty, type DirtyNamespaces } from './change-marker.ts';
+import type { OperationWatch } from './operation-watch.ts';
 import type { PacedResync } from './paced-resync.ts';
 import type { PredecessorWrites } from './predecessor-writes.ts';
 import type { ServiceCache } from './service-cache.ts';
@@ -18,6 +19,7 @@ export interface FirstReadParts {
   warmStart: WarmStart;
   predecessor: PredecessorWrites;
   resync: PacedResync;
+  operationWatch: OperationWatch;
 }
 
 function pending(): { done: Promise<void>; resolve: () => void } {
@@ -94,7 +96,7 @@ export class FirstRead {
   /** One attempt at the first read. */
   async read(): Promise<void> {
     const { opts, counts, log } = this.ctx;
-    const { cache, reads, warmStart, predecessor, resync } = this.parts;
+    const { cache, reads, warmStart, predecessor, resync, operationWatch } = this.parts;
     const started = opts.clock.now();
     reads.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
@@ -142,6 +144,7 @@ export class FirstRead {
     if (failed) return;
     this.isSynced = true;
     resync.begin(opts.clock.now(), opts.knownServices === undefined ? started : undefined);
+    operationWatch.begin(started);
     this.firstSync.resolve();
     await predecessor.announceAfterFirstRead(reads, seeded);
   }

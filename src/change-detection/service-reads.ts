@@ -8,7 +8,7 @@ import type { ServiceCache } from './service-cache.ts';
 import type { WatchContext } from './watch-options.ts';
 
 /** Cloud Map namespaces that can match a Kubernetes namespace (RFC 1123 labels); the marker namespace cannot. */
-const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export class ServiceReads {
   private readonly ctx: WatchContext;

@@ -25,6 +25,11 @@ export interface CloudMapWatcherOptions {
    * checked, revision first; 0: never (left to the resync).
    */
   nonAnnouncingPollIntervalMs?: number;
+  /**
+   * How often the account's instance registrations that succeeded since the last look are listed (ListOperations),
+   * so that a writer that does not bump the marker is seen wherever it registers (operation-watch.ts); 0: never.
+   */
+  operationsPollIntervalMs?: number;
   /** Most calls per minute the safety-net resync spends (its pass takes longer instead). */
   resyncBudgetPerMinute?: number;
   /** Every n-th check of a service (its last read of instances included) reads its instances regardless of revision. */
@@ -88,6 +93,7 @@ export function withDefaults(options: CloudMapWatcherOptions): WatchSettings {
     fullResyncIntervalMs: options.fullResyncIntervalMs ?? 300_000,
     resyncBudgetPerMinute: options.resyncBudgetPerMinute ?? 45,
     nonAnnouncingPollIntervalMs: options.nonAnnouncingPollIntervalMs ?? 0,
+    operationsPollIntervalMs: options.operationsPollIntervalMs ?? 0,
     deepResyncEvery: Math.max(1, options.deepResyncEvery ?? 6),
     settleTimeoutMs: options.settleTimeoutMs ?? 30_000,
     rechecksAfterMs: options.rechecksAfterMs ?? [1000, 5000],
@@ -125,6 +131,12 @@ export interface WatcherStats {
   nonAnnouncingChecks: number;
   /** Listings (ListServices) of a namespace where a writer that does not bump the marker has instances. */
   nonAnnouncingListings: number;
+  /** Listings of the account's instance registrations (ListOperations, every page). */
+  operationListings: number;
+  /** Registrations this process did not submit, looked up (GetOperation). */
+  operationsDescribed: number;
+  /** Of those, the services marked to read because no read since showed them. */
+  operationReads: number;
   /** First reads that took services from checkpoints (warm starts). */
   warmStarts: number;
   /** Services taken from checkpoints, over every warm start. */
@@ -135,7 +147,7 @@ export interface WatcherStats {
 
 export function noStats(): WatcherStats {
   return {
-    polls: 0, closePolls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0, warmStarts: 0, seededServices: 0, checkpointsSaved: 0,
+    polls: 0, closePolls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0, operationListings: 0, operationsDescribed: 0, operationReads: 0, warmStarts: 0, seededServices: 0, checkpointsSaved: 0,
   };
 }
 

@@ -164,6 +164,7 @@ export class Member {
       fullResyncIntervalMs: options.fullResyncInterval,
       resyncBudgetPerMinute: options.resyncBudget,
       nonAnnouncingPollIntervalMs: options.nonAnnouncingPollInterval,
+      operationsPollIntervalMs: options.operationsPollInterval,
       heartbeatIntervalMs: options.heartbeatInterval,
       onHeartbeat: () => metrics.heartbeats.inc(),
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6). Asked

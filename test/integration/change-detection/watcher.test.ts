@@ -431,6 +431,51 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     for (const [what, ms] of Object.entries(latencies)) expect(ms, what).to.be.at.most((what.startsWith('new service') ? 2 * FAST_MS : FAST_MS) + POLL_MS);
   });
 
+  it('M3: finds what a writer that never bumps the marker registers where it has no instance, a new namespace included, through the account\'s operations', async () => {
+    const INTERVAL_MS = 1000;
+    const t = adapterFor(moto().endpoint, 'cls2');
+    const ours = instanceOf('cls2', `tcp-10.0.0.1-80-${clusterTag({ clusterId: 'cls2', clustersetId: CLUSTERSET })}`, { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' });
+    const quiet = await t.adapter.ensureNamespace('ours-only');
+    await registerAll(t.adapter, await t.adapter.ensureService(quiet, 'web'), [ours]);
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    // Neither the resync nor the watch of namespaces where such a writer was seen: the operations alone.
+    const a = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: 0, operationsPollIntervalMs: INTERVAL_MS });
+    running.push(a);
+    await a.start();
+    // Past the first listings, which reach back to cls2's registration above.
+    await new Promise((r) => setTimeout(r, 2 * INTERVAL_MS));
+
+    // Idle: one ListOperations per interval besides the marker polls, and nothing looked up (nobody registers).
+    calls.reset();
+    const before = a.stats;
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, 5 * INTERVAL_MS));
+    const seconds = (Date.now() - started) / 1000;
+    const listings = a.stats.operationListings - before.operationListings;
+    console.log(`      ${seconds.toFixed(1)} s idle: ${listings} operation listings; calls ${JSON.stringify(calls.byApi())}`);
+    expect(listings, 'one listing per interval').to.be.within(Math.floor(seconds) - 1, Math.ceil(seconds) + 1);
+    expect(calls.byApi().ListOperations ?? 0).to.be.within(listings - 1, listings + 1);
+    expect(Object.keys(calls.byApi()).sort()).to.deep.equal(['DiscoverInstancesRevision', 'ListOperations']);
+
+    const old = adapterFor(moto().endpoint, 'legacy'); // v0.3.1: no markers, no bumps
+    const latencies: Record<string, number> = {};
+    // From each registration's operation done (registerAll waits for it) to the watcher's cache.
+    await registerAll(old.adapter, await old.adapter.ensureService(quiet, 'api'), [instanceOf('legacy', 'tcp-10_244_2_0-8080')]);
+    let since = Date.now();
+    await eventually('a new service where it has no instance', () => a.snapshot('ours-only', 'api').length === 1, 10_000);
+    latencies['new service where it has no instance'] = Date.now() - since;
+    await registerAll(old.adapter, await old.adapter.ensureService(await old.adapter.ensureNamespace('legacy-new'), 'svc'), [instanceOf('legacy', 'tcp-10_244_2_1-8080')]);
+    since = Date.now();
+    await eventually('a new namespace', () => a.snapshot('legacy-new', 'svc').length === 1, 10_000);
+    latencies['new namespace'] = Date.now() - since;
+    const described = a.stats.operationsDescribed - before.operationsDescribed;
+    const read = a.stats.operationReads - before.operationReads;
+    console.log(`      listed every ${INTERVAL_MS} ms, from the registration's operation done to the watcher's cache (ms): ${JSON.stringify(latencies)}; ${described} operations looked up, ${read} services read for them`);
+    // Each registration is looked up once, and its service read once (the resync is an hour away: these are the operations' doing).
+    expect(described).to.equal(2);
+    expect(read).to.equal(2);
+  });
+
   it('reports services that disappear, marked or found by the full resync', async () => {
     const b = await writer('demo', 2);
     const a = watch('cls1', 1500);
