@@ -1,17 +1,17 @@
 // The Cloud Map adapter as the worker uses it: one object per cluster that wires the SDK client, rate limits and
-// retries, the namespace/service registry, instance reads and writes, operation polling and change detection.
+// retries, the namespace/service registry, instance reads and writes and operation polling (change detection is
+// built over it, in src/change-detection).
 // Only plain data (CloudMapInstance, ids, names) crosses this boundary; SDK types stay in src/cloudmap.
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { CloudMapCaller, type CallerOptions } from './call.ts';
 import { createCloudMapClient, type CloudMapClientOptions } from './client.ts';
-import { systemClock } from '../runtime/clock.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
 import { CloudMapInstances, type DiscoveredInstances } from './instances.ts';
 import { DEFAULT_OPERATION_POLLING, OperationWaiter, type OperationPolling } from './operations.ts';
 import type { Identity } from './ownership.ts';
 import { CloudMapRegistry, type NamespaceSummary, type ServiceSummary } from './registry.ts';
-import { CloudMapWatcher, type CloudMapWatcherOptions } from './watcher.ts';
 
 export interface CloudMapAdapterOptions extends CallerOptions, Identity {
   /** Used to create the SDK client unless `sdkClient` is given. */
@@ -25,42 +25,29 @@ export interface CloudMapAdapterOptions extends CallerOptions, Identity {
   accountId?: string;
 }
 
-export type WatchOptions = Omit<CloudMapWatcherOptions, 'registry' | 'instances' | 'operations' | 'identity' | 'clock' | 'logger'>;
-
 export class CloudMapAdapter {
   readonly identity: Identity;
   readonly caller: CloudMapCaller;
   readonly registry: CloudMapRegistry;
   readonly instances: CloudMapInstances;
   readonly operations: OperationWaiter;
+  readonly clock: Clock;
+  readonly logger: Logger | undefined;
   private readonly client: ServiceDiscoveryClient;
-  private readonly options: CloudMapAdapterOptions;
 
   constructor(options: CloudMapAdapterOptions) {
     if (!options.sdkClient && !options.client) throw new Error('CloudMapAdapter needs either client options (region, endpoint) or an SDK client');
-    this.options = options;
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger;
     this.identity = { clusterId: options.clusterId, clustersetId: options.clustersetId };
     // A silent socket is given up after the call deadline at the latest, whichever layer notices first.
     this.client = options.sdkClient ?? createCloudMapClient({ ...(options.callTimeoutMs === undefined ? {} : { idleTimeoutMs: options.callTimeoutMs }), ...options.client! });
     this.caller = new CloudMapCaller(options);
     const { namespaceOwner, accountId } = options;
-    this.operations = new OperationWaiter(this.client, this.caller, options.clock ?? systemClock, { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling }, namespaceOwner);
+    this.operations = new OperationWaiter(this.client, this.caller, this.clock, { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling }, namespaceOwner);
     this.registry = new CloudMapRegistry(this.client, this.caller, this.operations, options.logger, namespaceOwner);
     this.instances = new CloudMapInstances(this.client, this.caller, this.registry, this.operations, this.identity, {
       ...(namespaceOwner === undefined ? {} : { namespaceOwner }), ...(accountId === undefined ? {} : { accountId }),
-    });
-  }
-
-  /** A change watcher over the ClusterSet's namespaces (not started). */
-  watch(options: WatchOptions): CloudMapWatcher {
-    return new CloudMapWatcher({
-      ...options,
-      registry: this.registry,
-      instances: this.instances,
-      operations: this.operations,
-      identity: this.identity,
-      clock: this.options.clock ?? systemClock,
-      ...(this.options.logger ? { logger: this.options.logger } : {}),
     });
   }
 

@@ -25,6 +25,15 @@ export interface OperationPolling extends PollPolicy {
 
 export const DEFAULT_OPERATION_POLLING: OperationPolling = { initialDelayMs: 50, maxDelayMs: 1000, timeoutMs: 120_000, ...DEFAULT_POLL_POLICY };
 
+export type OperationType = 'REGISTER_INSTANCE' | 'DEREGISTER_INSTANCE';
+
+export interface OperationTargets {
+  readonly instance: string | undefined;
+  readonly service: string | undefined;
+  readonly submittedAt: number | undefined;
+  readonly updatedAt: number | undefined;
+}
+
 /** What to do when an operation vanished: true when the write is visible (e.g. the instance reads back as written). */
 export type OperationCheck = () => Promise<boolean>;
 
@@ -51,6 +60,8 @@ export class OperationWaiter {
   private readonly clock: Clock;
   private readonly polling: OperationPolling;
   private readonly tracked = new Map<string, Tracked>();
+  /** Operations this process submitted, with when (pruned after TRACK_TTL_MS). */
+  private readonly submitted = new Map<string, number>();
   /** Operations someone waits for, each with its waiters. */
   private readonly waiting = new Map<string, Waiting[]>();
   /** Operations a call of some round is asking about right now. */
@@ -74,8 +85,22 @@ export class OperationWaiter {
     this.delay = polling.initialDelayMs;
   }
 
-  /** Remembers what an operation was about (for messages) and how to confirm it if it vanishes. */
+  /**
+   * Remembers what an operation this process submitted was about (for messages) and how to confirm it if it vanishes.
+   */
   track(operationId: string, context: CallContext, check?: OperationCheck): void {
+    const now = this.clock.now();
+    for (const [id, at] of this.submitted) if (now - at > TRACK_TTL_MS) this.submitted.delete(id);
+    this.submitted.set(operationId, now);
+    this.remember(operationId, context, check);
+  }
+
+  /** Whether this process submitted the operation within the last hour (its write needs no reading back). */
+  submittedHere(operationId: string): boolean {
+    return this.submitted.has(operationId);
+  }
+
+  private remember(operationId: string, context: CallContext, check?: OperationCheck): void {
     const now = this.clock.now();
     for (const [id, t] of this.tracked) if (now - t.since > TRACK_TTL_MS && !this.waiting.has(id)) this.tracked.delete(id);
     this.tracked.set(operationId, { context, check, since: now });
@@ -256,7 +281,7 @@ export class OperationWaiter {
       { Name: 'TYPE', Condition: 'IN', Values: ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'] },
     ]);
     const ids = [...inFlight].filter(([, status]) => status === 'SUBMITTED' || status === 'PENDING').map(([id]) => id);
-    for (const id of ids) this.track(id, {});
+    for (const id of ids) this.remember(id, {});
     try {
       await this.wait(ids, timeoutMs);
       return { ids, failed: 0 };
@@ -267,21 +292,26 @@ export class OperationWaiter {
   }
 
   /**
-   * Instance operations of the account that succeeded after `sinceMs` (from the next whole second: UPDATE_DATE takes
-   * seconds, and what settled in the same second as a marker bump was announced by it).
+   * Operations of the account of these types (instance registrations and deregistrations by default) that succeeded
+   * after `sinceMs` (from the next whole second: UPDATE_DATE takes seconds, and what settled in the same second as a
+   * marker bump was announced by it). Every writer's, this process's too.
    */
-  async succeededSince(sinceMs: number): Promise<string[]> {
+  async succeededSince(sinceMs: number, types: readonly OperationType[] = ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE']): Promise<string[]> {
     const done = await this.list([
       { Name: 'STATUS', Condition: 'IN', Values: ['SUCCESS'] },
-      { Name: 'TYPE', Condition: 'IN', Values: ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'] },
+      { Name: 'TYPE', Condition: 'IN', Values: [...types] },
       { Name: 'UPDATE_DATE', Condition: 'BETWEEN', Values: [String(Math.ceil(sinceMs / 1000)), String(Math.floor((this.clock.now() + 60_000) / 1000))] },
     ]);
     return [...done].filter(([, status]) => status === 'SUCCESS').map(([id]) => id);
   }
 
-  /** The instance an operation wrote (its INSTANCE target), if it names one, and when it was submitted (Unix ms). */
-  async describe(operationId: string): Promise<{ instance: string | undefined; submittedAt: number | undefined }> {
+  /**
+   * The instance and the service an operation wrote (its INSTANCE and SERVICE targets), where it names them, when it
+   * was submitted and when its status last changed (Unix ms).
+   */
+  async describe(operationId: string): Promise<OperationTargets> {
     const out = await this.caller.call('GetOperation', { operationId }, (abortSignal) => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }));
-    return { instance: out.Operation?.Targets?.INSTANCE, submittedAt: out.Operation?.CreateDate?.getTime() };
+    const op = out.Operation;
+    return { instance: op?.Targets?.INSTANCE, service: op?.Targets?.SERVICE, submittedAt: op?.CreateDate?.getTime(), updatedAt: op?.UpdateDate?.getTime() };
   }
 }

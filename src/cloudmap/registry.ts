@@ -85,6 +85,9 @@ export class CloudMapRegistry {
   private readonly serviceIds = new Map<string, string>();
   /** Namespace ids whose services were all listed: a name not in serviceIds then does not exist there. */
   private readonly servicesComplete = new Set<string>();
+  /** Namespace and name of services and namespaces looked up by id (an id never changes its name). */
+  private readonly namedServices = new Map<string, { namespaceId: string; name: string }>();
+  private readonly namedNamespaces = new Map<string, string>();
   /** When each namespace's services were last listed after a CreateService met another cluster's creation. */
   private readonly collisionListedAt = new Map<string, number>();
   /** One creation at a time per name within this process. */
@@ -293,6 +296,43 @@ export class CloudMapRegistry {
       this.creating.set(key, running);
     }
     return running;
+  }
+
+  /**
+   * The namespace and name of a service known only by id (an operation's target): from what was listed or created,
+   * else one GetService and, for a namespace not known either, one GetNamespace, each remembered. Undefined when the
+   * service or its namespace is gone.
+   */
+  async nameOfService(serviceId: string): Promise<{ namespace: string; service: string } | undefined> {
+    let named = this.namedServices.get(serviceId);
+    const key = named === undefined ? [...this.serviceIds].find(([, id]) => id === serviceId)?.[0] : undefined;
+    if (key !== undefined) named = { namespaceId: key.slice(0, key.lastIndexOf('/')), name: key.slice(key.lastIndexOf('/') + 1) };
+    if (named === undefined) {
+      const got = await this.caller.call('GetService', { serviceId }, (abortSignal) => this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }))
+        .catch((err: unknown) => {
+          if (isNotFound(err, 'ServiceNotFound')) return undefined;
+          throw err;
+        });
+      if (got?.Service?.Name === undefined || got.Service.NamespaceId === undefined) return undefined;
+      named = { namespaceId: got.Service.NamespaceId, name: got.Service.Name };
+      this.namedServices.set(serviceId, named);
+    }
+    const namespace = await this.nameOfNamespace(named.namespaceId);
+    return namespace === undefined ? undefined : { namespace, service: named.name };
+  }
+
+  private async nameOfNamespace(namespaceId: string): Promise<string | undefined> {
+    const known = this.namedNamespaces.get(namespaceId) ?? [...this.namespaceIds].find(([, id]) => id === namespaceId)?.[0];
+    if (known !== undefined) return known;
+    const context = { namespaceId };
+    const got = await this.caller.call('GetNamespace', context, (abortSignal) => this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }))
+      .catch((err: unknown) => {
+        if (isNotFound(err, 'NamespaceNotFound')) return undefined;
+        throw err;
+      });
+    const name = got?.Namespace?.Name;
+    if (name !== undefined) this.namedNamespaces.set(namespaceId, name);
+    return name;
   }
 
   /** Drops cached ids after a NotFound, so the next find/ensure creates or looks again. */

@@ -8,7 +8,7 @@ import { shortHash } from '../core/hashed-names.ts';
 import { CONTENT_APPLY_PATCH, type KubeClient } from '../kube/client.ts';
 import { CONFIG_MAPS, apiVersionOf, resourcePath } from '../kube/resources.ts';
 import type { Logger } from '../observability/log.ts';
-import type { CheckpointStore } from '../cloudmap/watcher.ts';
+import type { CheckpointStore } from '../change-detection/warm-start.ts';
 
 /** Label that marks a ConfigMap as a checkpoint; its value is the checkpoint format version. */
 export const LABEL_CHECKPOINT = 'mcs-cloudmap.multicluster.x-k8s.io/cloudmap-checkpoint';

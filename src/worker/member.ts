@@ -7,7 +7,9 @@
 // re-register every instance and the import side would delete every ServiceImport.
 import { CloudMapAdapter } from '../cloudmap/adapter.ts';
 import { CallCancelledError } from '../cloudmap/errors.ts';
-import type { CloudMapWatcher, Reachability, ServiceKey } from '../cloudmap/watcher.ts';
+import { watchCloudMap, type CloudMapWatcher } from '../change-detection/cloudmap-watcher.ts';
+import type { Reachability } from '../change-detection/marker-polling.ts';
+import type { ServiceKey } from '../change-detection/service-cache.ts';
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import { conditionTime } from '../core/conditions.ts';
 import type { CloudMapInstance } from '../core/types.ts';
@@ -117,10 +119,10 @@ export class Member {
     this.#ownRegion = ownRegion!;
     this.#exportStatus = new ExportStatusWriter(o.writer, o.events);
     this.#cloudMap = this.#adapterFor(ownRegion!);
-    this.#watcher = this.#cloudMap.watch({ ...this.#watchOptions(ownRegion!), ...this.#checkpointOptions(ownRegion!) });
+    this.#watcher = watchCloudMap(this.#cloudMap, { ...this.#watchOptions(ownRegion!), ...this.#checkpointOptions(ownRegion!) });
     this.#others = otherRegions.map((region) => {
       const cloudMap = this.#adapterFor(region);
-      return { region, cloudMap, watcher: cloudMap.watch({ ...this.#watchOptions(region), readOnly: true }) };
+      return { region, cloudMap, watcher: watchCloudMap(cloudMap, { ...this.#watchOptions(region), readOnly: true }) };
     });
     for (const region of o.regions) o.metrics.regionReachable.set({ region }, 1);
     this.#view = new InstanceView(
@@ -189,6 +191,7 @@ export class Member {
       fullResyncIntervalMs: options.fullResyncInterval,
       resyncBudgetPerMinute: options.resyncBudget,
       nonAnnouncingPollIntervalMs: options.nonAnnouncingPollInterval,
+      operationsPollIntervalMs: options.operationsPollInterval,
       heartbeatIntervalMs: options.heartbeatInterval,
       onHeartbeat: () => metrics.heartbeats.inc(),
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6). Asked

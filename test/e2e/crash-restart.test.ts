@@ -7,7 +7,7 @@
 // BENCH_RESULTS=bench/results the second case's figures replace bench/results/faults-worker-killed-during-deletes.json.
 import { DiscoverInstancesCommand, ListOperationsCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
+import { heartbeatInstanceId } from '../../src/change-detection/heartbeat.ts';
 import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { eventually } from '../support/eventually.ts';
 import { resultOfThisRun, writeTestResult } from '../../hack/results/result-file.ts';

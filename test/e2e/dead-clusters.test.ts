@@ -6,8 +6,8 @@
 // bench/results/dead-clusters-heartbeat-2s-ttl-12s.json (docs/reliability.md).
 import { DiscoverInstancesCommand } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { markerNamespaceName, MARKER_SERVICE } from '../../src/cloudmap/change-marker.ts';
-import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
+import { markerNamespaceName, MARKER_SERVICE } from '../../src/change-detection/change-marker.ts';
+import { heartbeatInstanceId } from '../../src/change-detection/heartbeat.ts';
 import { condition, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { eventually } from '../support/eventually.ts';
 import { suiteResult } from '../support/suite-result.ts';

@@ -5,8 +5,8 @@
 import { ListNamespacesCommand, ListServicesCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { MARKER_NAMESPACE_PREFIX } from '../../src/cloudmap/change-marker.ts';
-import { heartbeatInstanceId } from '../../src/cloudmap/heartbeat.ts';
+import { MARKER_NAMESPACE_PREFIX } from '../../src/change-detection/change-marker.ts';
+import { heartbeatInstanceId } from '../../src/change-detection/heartbeat.ts';
 import type { CloudMapRequest } from '../../hack/testbed/cloudmap-emulator.ts';
 import { withE2E } from '../support/e2e-harness.ts';
 import { eventually } from '../support/eventually.ts';
@@ -34,6 +34,8 @@ function statedFigures() {
     resyncIntervalMinutes: docFigure('design.md', /R = resync interval \((\d+) min\)/),
     heartbeatsPerMinute: docFigure('design.md', /At H = 30 s and 2 clusters: (\d+) \+ ≤ \d+ ≈ \d+ calls a minute per cluster/),
     heartbeatReadsPerMinute: docFigure('design.md', /At H = 30 s and 2 clusters: \d+ \+ ≤ (\d+) ≈ \d+ calls a minute per cluster/),
+    operationListingsPerMinute: docFigure('design.md', /60 s ÷ O = (\d+) `ListOperations`\/min/),
+    peerHeartbeatLookupsPerMinute: docFigure('design.md', /the peers' heartbeats, \(C − 1\) × 60\/H = (\d+)\/min at 2 clusters/),
   };
 }
 
@@ -96,8 +98,10 @@ describe('e2e: the idle cost the docs state is what the emulator counts (M6)', f
       const listings = mine.filter((r) => r.api === 'ListServices' || r.api === 'ListNamespaces').length;
       const beats = mine.filter((r) => r.api === 'RegisterInstance' && r.instanceId === heartbeatInstanceId(cluster.id)).length;
       const markerInstanceReads = mine.filter((r) => r.api === 'DiscoverInstances' && isMarker(r)).length;
-      const counted = markerReads + resyncChecks + listings + beats + markerInstanceReads;
-      console.log(`      ${cluster.id}: ${mine.length} calls in ${minutes} min at ${services} services: marker reads ${markerReads} (stated ${stated.markerReadsPerMinute}), resync checks ${resyncChecks} (stated ${resyncPerMinute.toFixed(1)}), listings ${listings}, heartbeats ${beats} (stated ${stated.heartbeatsPerMinute}), marker instance reads ${markerInstanceReads} (stated ≤ ${stated.heartbeatReadsPerMinute}); ${JSON.stringify(tally(mine))}`);
+      const operationListings = mine.filter((r) => r.api === 'ListOperations').length;
+      const operationLookups = mine.filter((r) => r.api === 'GetOperation').length;
+      const counted = markerReads + resyncChecks + listings + beats + markerInstanceReads + operationListings + operationLookups;
+      console.log(`      ${cluster.id}: ${mine.length} calls in ${minutes} min at ${services} services: marker reads ${markerReads} (stated ${stated.markerReadsPerMinute}), resync checks ${resyncChecks} (stated ${resyncPerMinute.toFixed(1)}), listings ${listings}, heartbeats ${beats} (stated ${stated.heartbeatsPerMinute}), marker instance reads ${markerInstanceReads} (stated ≤ ${stated.heartbeatReadsPerMinute}), operation listings ${operationListings} (stated ${stated.operationListingsPerMinute}), operations looked up ${operationLookups} (stated ${stated.peerHeartbeatLookupsPerMinute}, the peer's heartbeats); ${JSON.stringify(tally(mine))}`);
 
       // A poll that lags (a loaded machine) reads a little less often than stated, never more.
       expect(markerReads, `${cluster.id}: marker reads in ${minutes} min`).to.be.within(Math.floor(0.85 * stated.markerReadsPerMinute * minutes), Math.ceil(stated.markerReadsPerMinute * minutes) + 1);
@@ -107,6 +111,9 @@ describe('e2e: the idle cost the docs state is what the emulator counts (M6)', f
       expect(listings, `${cluster.id}: listings in ${minutes} min`).to.be.at.most(ids.namespaces + 2);
       expect(beats, `${cluster.id}: heartbeats in ${minutes} min`).to.be.within(stated.heartbeatsPerMinute * minutes - 1, stated.heartbeatsPerMinute * minutes + 1);
       expect(markerInstanceReads, `${cluster.id}: reads of the markers' instances in ${minutes} min`).to.be.at.most(stated.heartbeatReadsPerMinute * minutes + 1);
+      // The account's registrations listed every --operations-poll-interval; only the peer's heartbeats looked up.
+      expect(operationListings, `${cluster.id}: operation listings in ${minutes} min`).to.be.within(Math.floor(0.85 * stated.operationListingsPerMinute * minutes), stated.operationListingsPerMinute * minutes + 1);
+      expect(operationLookups, `${cluster.id}: operations looked up in ${minutes} min`).to.be.within(stated.peerHeartbeatLookupsPerMinute * minutes - 1, stated.peerHeartbeatLookupsPerMinute * minutes + 1);
       // Nothing else is sent while idle.
       expect(mine.length - counted, `${cluster.id}: calls the docs do not account for: ${JSON.stringify(tally(mine))}`).to.equal(0);
     }

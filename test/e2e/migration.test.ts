@@ -4,10 +4,11 @@
 // every 100 ms: it must never lose one. Then cls1 goes back to the stand-in the same way, and finally unexports, and
 // nothing of cls1 is left in Cloud Map.
 import {
-  DeleteServiceCommand, DeregisterInstanceCommand, GetServiceCommand, ListInstancesCommand, ListNamespacesCommand, ListServicesCommand, type ServiceDiscoveryClient,
+  DeleteServiceCommand, DeregisterInstanceCommand, DiscoverInstancesCommand, GetServiceCommand, ListInstancesCommand, ListNamespacesCommand, ListServicesCommand,
+  type ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { MARKER_SERVICE, markerNamespaceName } from '../../src/cloudmap/change-marker.ts';
+import { MARKER_SERVICE, markerNamespaceName } from '../../src/change-detection/change-marker.ts';
 import { parseInstanceId } from '../../src/core/instance-id.ts';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, SERVICE_EXPORT_FINALIZER, SERVICE_IMPORT_PLURAL } from '../../src/core/names.ts';
@@ -16,9 +17,14 @@ import { clusterProperties } from '../../hack/demo/cluster-properties.ts';
 import { V031_FINALIZER, V031StandIn, v031Crds, v031DerivedName } from '../support/v031.ts';
 import { condition, retried, withE2E, type E2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespaces, exportReady, runApp } from '../support/workloads.ts';
+import { createNamespaces, exportReady, importedBySource, runApp } from '../support/workloads.ts';
 
 const NS = 'e2e-migration';
+/** A namespace only cls2 (mcs-cloudmap) exports in, then v0.3.1 too; and one v0.3.1 creates in Cloud Map. */
+const NS_OURS = 'e2e-migration-ours';
+const NS_NEW = 'e2e-migration-new';
+/** v0.3.1's new exports reach mcs-cloudmap within this, at the default settings, wherever they land (M3). */
+const SEEN_WITHIN_MS = 10_000;
 const APP = 'web';
 /** Exported by cls2 (mcs-cloudmap throughout), imported by cls1. */
 const PEER = 'peer';
@@ -161,7 +167,7 @@ describe('e2e: a cluster on the AWS controller v0.3.1 migrated to mcs-cloudmap a
   afterEach(function () {
     if (this.currentTest?.state === 'failed') failed = true;
   });
-  const e2e = withE2E({ namespaces: [NS], clusterSet: {} });
+  const e2e = withE2E({ namespaces: [NS, NS_OURS, NS_NEW], clusterSet: {} });
   let ours: KubeObject[] = [];
   let webhooks: KubeObject[] = [];
   let pods: string[] = [];
@@ -229,6 +235,32 @@ describe('e2e: a cluster on the AWS controller v0.3.1 migrated to mcs-cloudmap a
     }, 60_000);
     expect((JSON.parse(cls1.kubectl(['get', 'serviceimports.v1alpha1.multicluster.x-k8s.io', PEER, '-n', NS, '-o', 'json'])) as KubeObject).metadata.annotations)
       .to.deep.equal({ [V031_DERIVED_SERVICE_ANNOTATION]: v031DerivedName(NS, PEER) });
+  });
+
+  it('M3: v0.3.1\'s exports into a namespace where it has no instance, and into a namespace new to Cloud Map, reach mcs-cloudmap within 10 s', async () => {
+    const { cs, cls1, cls2, clusters, cloudMap } = e2e();
+    for (const namespace of [NS_OURS, NS_NEW]) await createNamespaces(clusters, namespace);
+    // Only mcs-cloudmap has instances in NS_OURS; NS_NEW is in neither Cloud Map nor any cache.
+    await runApp(cls2, NS_OURS, 'mine', 1);
+    await exportReady(cls2, NS_OURS, 'mine');
+    const timings: string[] = [];
+    for (const namespace of [NS_OURS, NS_NEW]) {
+      const [ip] = await runApp(cls1, namespace, 'api', 1);
+      const exported = Date.now();
+      cls1.apply([{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'api', namespace } }]);
+      // From the moment the stand-in's instance is in Cloud Map (its registration's operation done) to cls2's import.
+      await eventually(`v0.3.1's instance of ${namespace}/api in Cloud Map`, async () => {
+        const found = await cloudMap.send(new DiscoverInstancesCommand({ NamespaceName: namespace, ServiceName: 'api', QueryParameters: { CLUSTERSET_ID: cs.clustersetId } })).catch(() => undefined);
+        return (found?.Instances ?? []).some((i) => i.Attributes?.CLUSTER_ID === 'cls1');
+      }, 60_000);
+      const landed = Date.now();
+      await eventually(`cls2 to import ${namespace}/api from v0.3.1 within ${SEEN_WITHIN_MS} ms`, async () => (await importedBySource(cls2, 'api', namespace)).cls1?.join() === ip, SEEN_WITHIN_MS);
+      timings.push(`${namespace}: in Cloud Map ${landed - exported} ms after the ServiceExport, imported by cls2 ${Date.now() - landed} ms after that`);
+    }
+    console.log(`      v0.3.1's exports, at the default --operations-poll-interval: ${timings.join('; ')}`);
+    // Unexported under v0.3.1 (it releases its finalizer), before the switch below, which is about NS alone.
+    for (const namespace of [NS_OURS, NS_NEW]) cls1.kubectl(['delete', 'serviceexports.v1alpha1.multicluster.x-k8s.io', 'api', '-n', namespace, '--wait=false']);
+    await eventually('v0.3.1 to release both ServiceExports', () => [NS_OURS, NS_NEW].every((namespace) => !cls1.kubectl(['get', 'serviceexports.v1alpha1.multicluster.x-k8s.io', '-n', namespace, '-o', 'name']).includes('api')), 120_000);
   });
 
   it('M3: switched to mcs-cloudmap by the runbook, cls1\'s endpoints never leave cls2\'s import; v0.3.1\'s instances go, its export is kept', async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ListNamespacesCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { DEFAULT_ACCOUNT } from '../../hack/testbed/cloudmap-emulator.ts';
-import { markerNamespaceName } from '../../src/cloudmap/change-marker.ts';
+import { markerNamespaceName } from '../../src/change-detection/change-marker.ts';
 import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../src/core/names.ts';
 import { cloudMapClientConfig } from '../support/cloudmap.ts';
 import { condition, withE2E, type E2ECluster, type WorkerCloudMap } from '../support/e2e-harness.ts';

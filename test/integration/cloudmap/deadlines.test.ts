@@ -11,7 +11,8 @@ import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts'
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
 import { eventually } from '../../support/eventually.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import type { Reachability } from '../../../src/cloudmap/watcher.ts';
+import type { Reachability } from '../../../src/change-detection/marker-polling.ts';
+import { watchCloudMap } from '../../../src/change-detection/cloudmap-watcher.ts';
 import { adapterFor } from './fixtures.ts';
 
 function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -135,7 +136,7 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     const stop = new AbortController();
     const { adapter } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 30_000, signal: stop.signal });
     const reports: Reachability[] = [];
-    const watcher = adapter.watch({ onChange: () => {}, onReachability: (r) => reports.push(r), pollIntervalMs: 100, heartbeatIntervalMs: 0 });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, onReachability: (r) => reports.push(r), pollIntervalMs: 100, heartbeatIntervalMs: 0 });
     try {
       proxy.hold(1);
       void watcher.start();

@@ -2,7 +2,7 @@
 // labelled as a cluster's, and polling helpers that count rather than time.
 import { CloudMapAdapter, type CloudMapAdapterOptions } from '../../../src/cloudmap/adapter.ts';
 import { CallCounter } from '../../../src/cloudmap/metrics.ts';
-import type { CloudMapWatcher } from '../../../src/cloudmap/watcher.ts';
+import type { CloudMapWatcher } from '../../../src/change-detection/cloudmap-watcher.ts';
 import type { CloudMapInstance } from '../../../src/core/types.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 

@@ -4,8 +4,8 @@
 // Cloud Map service deleted when nobody has instances left in it; then its change markers and its heartbeat, which
 // ends its silence: a cluster without a heartbeat is not judged any more.
 import type { CloudMapAdapter } from '../../../cloudmap/adapter.ts';
-import { MARKER_SERVICE, markerNamespaceName } from '../../../cloudmap/change-marker.ts';
-import type { CloudMapWatcher } from '../../../cloudmap/watcher.ts';
+import { MARKER_SERVICE, markerNamespaceName } from '../../../change-detection/change-marker.ts';
+import type { CloudMapWatcher } from '../../../change-detection/cloudmap-watcher.ts';
 import { ATTR_CLUSTER_ID } from '../../../core/names.ts';
 import type { Logger } from '../../../observability/log.ts';
 

@@ -4,7 +4,7 @@
 // is measured up to the watcher's last complete read of the marker service, never beyond: while this cluster cannot
 // read Cloud Map, nobody turns silent (an import is never dropped because a call failed).
 import { sameSilence, silentClusters } from '../../../core/cluster-liveness.ts';
-import type { HeartbeatView } from '../../../cloudmap/watcher.ts';
+import type { HeartbeatView } from '../../../change-detection/liveness.ts';
 import type { Logger } from '../../../observability/log.ts';
 
 /**

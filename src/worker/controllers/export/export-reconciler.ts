@@ -300,7 +300,7 @@ export class ExportReconciler {
       // so that peers never see the port or this cluster drop out of the import in between (I3).
       // The peers are told as soon as the operations are submitted, not once they succeed: the marker's own operation
       // then runs alongside them instead of after them, which halves export-to-import latency (M7). A marker that
-      // becomes visible before the instances is caught by the readers' quick recheck (watcher.ts).
+      // becomes visible before the instances is caught by the readers' quick recheck (change-detection/service-reads.ts).
       if (atQuota) {
         await deregister(plan.deregister);
         await register();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { HeartbeatSighting } from '../../../../../src/core/cluster-liveness.ts';
-import type { HeartbeatView } from '../../../../../src/cloudmap/watcher.ts';
+import type { HeartbeatView } from '../../../../../src/change-detection/liveness.ts';
 import { createLogger } from '../../../../../src/observability/log.ts';
 import { DeadClusters } from '../../../../../src/worker/controllers/dead-cluster/dead-clusters.ts';
 

@@ -17,11 +17,11 @@ import {
   appendBump, EMPTY_HISTORY, MARKER_SERVICE, markerInstance, markerInstanceId, markerNamespaceName, nextRevision,
   type BumpHistory, type MarkerEntry,
 } from './change-marker.ts';
-import { CloudMapCallError, isNotFound } from './errors.ts';
-import type { CloudMapInstances } from './instances.ts';
-import type { OperationWaiter } from './operations.ts';
-import type { Identity } from './ownership.ts';
-import type { CloudMapRegistry } from './registry.ts';
+import { CloudMapCallError, isNotFound } from '../cloudmap/errors.ts';
+import type { CloudMapInstances } from '../cloudmap/instances.ts';
+import type { OperationWaiter } from '../cloudmap/operations.ts';
+import type { Identity } from '../cloudmap/ownership.ts';
+import type { CloudMapRegistry } from '../cloudmap/registry.ts';
 
 interface Waiter {
   resolve(): void;

@@ -3,8 +3,8 @@
 // only the dead cluster's instances and refuses this cluster's own.
 import { expect } from 'chai';
 import { OwnershipError } from '../../../src/cloudmap/errors.ts';
-import type { CloudMapWatcher } from '../../../src/cloudmap/watcher.ts';
-import { adapterFor, instanceOf, registerAll, withEmulator } from './fixtures.ts';
+import { watchCloudMap, type CloudMapWatcher } from '../../../src/change-detection/cloudmap-watcher.ts';
+import { adapterFor, instanceOf, registerAll, withEmulator } from '../cloudmap/fixtures.ts';
 import { eventually } from '../../support/eventually.ts';
 
 const POLL_MS = 200;
@@ -17,7 +17,7 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
   function watch(clusterId: string, extra: Parameters<typeof adapterFor>[2] = {}) {
     const t = adapterFor(moto().endpoint, clusterId, extra);
     let beats = 0;
-    const watcher = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, heartbeatIntervalMs: HEARTBEAT_MS, onHeartbeat: () => beats++ });
+    const watcher = watchCloudMap(t.adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, heartbeatIntervalMs: HEARTBEAT_MS, onHeartbeat: () => beats++ });
     running.push(watcher);
     return { ...t, watcher, beats: () => beats };
   }

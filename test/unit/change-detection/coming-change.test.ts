@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { EMPTY_HISTORY, markerInstance, markerInstanceId, parseMarker } from '../../../src/cloudmap/change-marker.ts';
-import { ATTR_COMING_UNTIL, closeWatchUntil, comingInstance, comingInstanceId, parseComing } from '../../../src/cloudmap/coming-change.ts';
-import { heartbeatInstance, heartbeatInstanceId, parseHeartbeat } from '../../../src/cloudmap/heartbeat.ts';
+import { EMPTY_HISTORY, markerInstance, markerInstanceId, parseMarker } from '../../../src/change-detection/change-marker.ts';
+import { ATTR_COMING_UNTIL, closeWatchUntil, comingInstance, comingInstanceId, parseComing } from '../../../src/change-detection/coming-change.ts';
+import { heartbeatInstance, heartbeatInstanceId, parseHeartbeat } from '../../../src/change-detection/heartbeat.ts';
 
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
 const INSTANCE_ID = /^[0-9a-zA-Z_/:.@-]{1,64}$/;

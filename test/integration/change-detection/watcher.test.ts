@@ -3,10 +3,12 @@
 // catches writers that never bump the marker (the AWS controller v0.3.1).
 import { DiscoverInstancesCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
-import { MARKER_SERVICE, markerNamespaceName } from '../../../src/cloudmap/change-marker.ts';
-import type { CloudMapWatcher, CloudMapWatcherOptions, ServiceKey } from '../../../src/cloudmap/watcher.ts';
+import { MARKER_SERVICE, markerNamespaceName } from '../../../src/change-detection/change-marker.ts';
+import { watchCloudMap, type CloudMapWatcher } from '../../../src/change-detection/cloudmap-watcher.ts';
+import type { ServiceKey } from '../../../src/change-detection/service-cache.ts';
+import type { CloudMapWatcherOptions } from '../../../src/change-detection/watch-options.ts';
 import { clusterTag } from '../../../src/core/instance-id.ts';
-import { adapterFor, CLUSTERSET, instanceOf, REGION, registerAll, withEmulator, type TestAdapter } from './fixtures.ts';
+import { adapterFor, CLUSTERSET, instanceOf, REGION, registerAll, withEmulator, type TestAdapter } from '../cloudmap/fixtures.ts';
 import { eventually } from '../../support/eventually.ts';
 
 const POLL_MS = 200;
@@ -26,7 +28,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   function watch(clusterId: string, fullResyncIntervalMs = 3_600_000): Watching {
     const { adapter, calls } = adapterFor(moto().endpoint, clusterId);
     const events: ServiceKey[] = [];
-    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, rechecksAfterMs: [1000] });
+    const watcher = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs, rechecksAfterMs: [1000] });
     running.push(watcher);
     return { watcher, events, calls, eventsFor: (ns, svc) => events.filter((e) => e.namespace === ns && e.service === svc).length };
   }
@@ -47,7 +49,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   async function writer(namespace: string, count: number, extra: Partial<CloudMapWatcherOptions> = {}): Promise<TestAdapter & { ids: Map<string, string>; marker: CloudMapWatcher }> {
     const t = adapterFor(moto().endpoint, 'cls2');
     const ids = await populate(t, namespace, count, 'cls2');
-    const marker = t.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, ...extra });
+    const marker = watchCloudMap(t.adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, ...extra });
     running.push(marker);
     await marker.start();
     return { ...t, ids, marker };
@@ -88,7 +90,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
       { namespace: 'known', service: 'svc-0' }, { namespace: 'known', service: 'svc-1' },
       ...Array.from({ length: 20 }, (_, n) => ({ namespace: 'not-in-cloud-map', service: `svc-${n}` })),
     ];
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, knownServices });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, knownServices });
     running.push(watcher);
     await watcher.start();
     expect(watcher.snapshot('known', 'svc-1').map((i) => i.id).sort()).to.deep.equal(['cls2-1-a', 'cls2-1-b']);
@@ -104,7 +106,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     let tell!: (keys: readonly ServiceKey[]) => void;
     const told = new Promise<readonly ServiceKey[]>((resolve) => (tell = resolve));
     let asked = 0;
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, checkpoints, knownServices: () => (asked++, told) });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, checkpoints, knownServices: () => (asked++, told) });
     running.push(watcher);
     const first = watcher.start();
     await eventually('the first read to wait for the known services', () => asked === 1);
@@ -124,7 +126,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
   it('M9: stops while the services it knows of are never given, without waiting for them', async () => {
     const { adapter } = adapterFor(moto().endpoint, 'cls1');
     let asked = 0;
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, knownServices: () => (asked++, new Promise<readonly ServiceKey[]>(() => {})) });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, knownServices: () => (asked++, new Promise<readonly ServiceKey[]>(() => {})) });
     void watcher.start();
     await eventually('the first read to wait for the known services', () => asked === 1);
     const stopped = await Promise.race([watcher.stop().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5_000))]);
@@ -170,7 +172,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
     const events: ServiceKey[] = [];
     // Regular polls 6 s apart, so a change seen sooner was seen by a close poll.
-    const watcher = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: 6000, closeWatchIntervalMs: 100, closeWatchMaxMs: 5000, rechecksAfterMs: [] });
+    const watcher = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: 6000, closeWatchIntervalMs: 100, closeWatchMaxMs: 5000, rechecksAfterMs: [] });
     running.push(watcher);
     await watcher.start();
     const regularPolls = () => watcher.stats.polls - watcher.stats.closePolls;
@@ -252,7 +254,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     };
     const ids = new Map<string, string>();
     for (const namespace of ['q-0', 'q-1']) ids.set(namespace, (await populate(b, namespace, 1, 'cls2')).get('svc-0')!);
-    const marker = b.adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, markerEvictionMinAgeMs: 500 });
+    const marker = watchCloudMap(b.adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, markerEvictionMinAgeMs: 500 });
     running.push(marker);
     await marker.start();
     const a = watch('cls1');
@@ -285,7 +287,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     // A new process of cls2 that polls seldom, so that it knows the markers only as read at its start, makes room twice
     // in a row: a marker it deregistered is not taken again, and cls1's, still the oldest, is never taken.
     await marker.stop();
-    const restarted = b.adapter.watch({ onChange: () => {}, pollIntervalMs: 60_000, markerEvictionMinAgeMs: 500 });
+    const restarted = watchCloudMap(b.adapter, { onChange: () => {}, pollIntervalMs: 60_000, markerEvictionMinAgeMs: 500 });
     running.push(restarted);
     await restarted.start();
     await new Promise((resolve) => setTimeout(resolve, 600));
@@ -319,7 +321,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     const events: ServiceKey[] = [];
     const seen = (service: string, id: string) => events.some((e) => e.service === service) && a.snapshot('demo', service).some((i) => i.id === id);
     const gone = (service: string, id: string) => !a.snapshot('demo', service).some((i) => i.id === id);
-    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: INTERVAL_MS, rechecksAfterMs: [1000], knownServices: () => [] });
+    const a = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: INTERVAL_MS, rechecksAfterMs: [1000], knownServices: () => [] });
     running.push(a);
     await a.start();
     const old = adapterFor(moto().endpoint, 'legacy'); // stands in for the AWS controller v0.3.1
@@ -394,7 +396,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
 
     const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
     const events: ServiceKey[] = [];
-    const a = adapter.watch({ onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: FAST_MS });
+    const a = watchCloudMap(adapter, { onChange: (e) => events.push(e), pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: FAST_MS });
     running.push(a);
     await a.start();
     // How late a write is seen, in rounds of close checks (each lists one namespace): load slows rounds, not what they see.
@@ -440,6 +442,51 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     for (const [what, n] of Object.entries(rounds)) expect(n, what).to.be.at.most(what.startsWith('new service') ? 3 : 2);
   });
 
+  it('M3: finds what a writer that never bumps the marker registers where it has no instance, a new namespace included, through the account\'s operations', async () => {
+    const INTERVAL_MS = 1000;
+    const t = adapterFor(moto().endpoint, 'cls2');
+    const ours = instanceOf('cls2', `tcp-10.0.0.1-80-${clusterTag({ clusterId: 'cls2', clustersetId: CLUSTERSET })}`, { K8S_CONTROLLER: 'mcs-cloudmap v1.0.0' });
+    const quiet = await t.adapter.ensureNamespace('ours-only');
+    await registerAll(t.adapter, await t.adapter.ensureService(quiet, 'web'), [ours]);
+    const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
+    // Neither the resync nor the watch of namespaces where such a writer was seen: the operations alone.
+    const a = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 3_600_000, nonAnnouncingPollIntervalMs: 0, operationsPollIntervalMs: INTERVAL_MS });
+    running.push(a);
+    await a.start();
+    // Past the first listings, which reach back to cls2's registration above.
+    await new Promise((r) => setTimeout(r, 2 * INTERVAL_MS));
+
+    // Idle: one ListOperations per interval besides the marker polls, and nothing looked up (nobody registers).
+    calls.reset();
+    const before = a.stats;
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, 5 * INTERVAL_MS));
+    const seconds = (Date.now() - started) / 1000;
+    const listings = a.stats.operationListings - before.operationListings;
+    console.log(`      ${seconds.toFixed(1)} s idle: ${listings} operation listings; calls ${JSON.stringify(calls.byApi())}`);
+    expect(listings, 'one listing per interval').to.be.within(Math.floor(seconds) - 1, Math.ceil(seconds) + 1);
+    expect(calls.byApi().ListOperations ?? 0).to.be.within(listings - 1, listings + 1);
+    expect(Object.keys(calls.byApi()).sort()).to.deep.equal(['DiscoverInstancesRevision', 'ListOperations']);
+
+    const old = adapterFor(moto().endpoint, 'legacy'); // v0.3.1: no markers, no bumps
+    const latencies: Record<string, number> = {};
+    // From each registration's operation done (registerAll waits for it) to the watcher's cache.
+    await registerAll(old.adapter, await old.adapter.ensureService(quiet, 'api'), [instanceOf('legacy', 'tcp-10_244_2_0-8080')]);
+    let since = Date.now();
+    await eventually('a new service where it has no instance', () => a.snapshot('ours-only', 'api').length === 1, 10_000);
+    latencies['new service where it has no instance'] = Date.now() - since;
+    await registerAll(old.adapter, await old.adapter.ensureService(await old.adapter.ensureNamespace('legacy-new'), 'svc'), [instanceOf('legacy', 'tcp-10_244_2_1-8080')]);
+    since = Date.now();
+    await eventually('a new namespace', () => a.snapshot('legacy-new', 'svc').length === 1, 10_000);
+    latencies['new namespace'] = Date.now() - since;
+    const described = a.stats.operationsDescribed - before.operationsDescribed;
+    const read = a.stats.operationReads - before.operationReads;
+    console.log(`      listed every ${INTERVAL_MS} ms, from the registration's operation done to the watcher's cache (ms): ${JSON.stringify(latencies)}; ${described} operations looked up, ${read} services read for them`);
+    // Each registration is looked up once, and its service read once (the resync is an hour away: these are the operations' doing).
+    expect(described).to.equal(2);
+    expect(read).to.equal(2);
+  });
+
   it('reports services that disappear, marked or found by the full resync', async () => {
     const b = await writer('demo', 2);
     const a = watch('cls1', 1500);
@@ -479,7 +526,7 @@ describe('cloudmap change detection on the emulator (M6)', function () {
     }));
     const { adapter, calls } = adapterFor(moto().endpoint, 'cls1');
     // Every service within a second would be 3,600 checks a minute: the budget of 120 (2 a second) decides.
-    const watcher = adapter.watch({ onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 1000, resyncBudgetPerMinute: 120 });
+    const watcher = watchCloudMap(adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, fullResyncIntervalMs: 1000, resyncBudgetPerMinute: 120 });
     running.push(watcher);
     await watcher.start();
     calls.reset();

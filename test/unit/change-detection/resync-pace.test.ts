@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { checksPerMinute, dueChecks, listingDue, resyncPeriodMs, type ResyncPace } from '../../../src/cloudmap/resync-pace.ts';
+import { checksPerMinute, dueChecks, listingDue, resyncPeriodMs, type ResyncPace } from '../../../src/change-detection/resync-pace.ts';
 
 const PACE: ResyncPace = { intervalMs: 300_000, budgetPerMinute: 60, stepMs: 750 };
 

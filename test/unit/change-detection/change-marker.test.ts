@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import {
   appendBump, ATTR_CHANGES, changedNamespaces, EMPTY_HISTORY, HISTORY_ORIGIN, markerInstance, markerInstanceId, markerNamespaceName,
   nextRevision, parseMarker, servicesSince, unannouncedSince, type BumpHistory, type MarkerEntry,
-} from '../../../src/cloudmap/change-marker.ts';
+} from '../../../src/change-detection/change-marker.ts';
 
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
 const INSTANCE_ID = /^[0-9a-zA-Z_/:.@-]{1,64}$/;
