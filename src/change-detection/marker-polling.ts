@@ -98,7 +98,7 @@ export class MarkerPolling {
     const { clock, onReachability } = this.ctx.opts;
     const reachable = failure === undefined;
     if (reachable === this.reach.reachable) return;
-    this.reach = reachable ? { reachable, since: clock.now() } : { reachable, since: clock.now(), error: String(failure) };
+    this.reach = reachable ? { reachable, since: clock.now() } : { reachable, since: clock.now(), error: failure instanceof Error ? String(failure) : JSON.stringify(failure) };
     try {
       onReachability?.(this.reach);
     } catch (err) {

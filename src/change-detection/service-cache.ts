@@ -100,7 +100,7 @@ export class ServiceCache {
   seed(namespace: string, service: string, state: Cached): boolean {
     let cached = this.cache.get(namespace);
     if (cached?.has(service)) return false;
-    if (!cached) this.cache.set(namespace, (cached = new Map()));
+    if (!cached) this.cache.set(namespace, (cached = new Map<string, Cached>()));
     cached.set(service, state);
     return true;
   }
@@ -108,7 +108,7 @@ export class ServiceCache {
   /** Records when a completed read of the service began; returns `result`. */
   readDone(namespace: string, service: string, startedAt: number, result: boolean): boolean {
     let services = this.readStarted.get(namespace);
-    if (!services) this.readStarted.set(namespace, (services = new Map()));
+    if (!services) this.readStarted.set(namespace, (services = new Map<string, number>()));
     services.set(service, startedAt);
     return result;
   }
@@ -123,7 +123,7 @@ export class ServiceCache {
       services?.delete(service);
       if (services?.size === 0) this.cache.delete(namespace);
     } else {
-      if (!services) this.cache.set(namespace, (services = new Map()));
+      if (!services) this.cache.set(namespace, (services = new Map<string, Cached>()));
       services.set(service, next);
     }
     if (sameInstances(before, next?.instances ?? [])) return false;

@@ -161,5 +161,5 @@ export interface WatchContext {
   /** The loop finished a step or a read of one service, failed or not (liveness). */
   progressed(): void;
   /** Runs one step; a failure is logged and returned (the step is retried at the next poll). */
-  guard(what: string, step: () => Promise<void>): Promise<unknown>;
+  readonly guard: (what: string, step: () => Promise<void>) => Promise<unknown>;
 }
