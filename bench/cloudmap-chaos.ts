@@ -27,7 +27,11 @@ export const FAULT_KINDS = {
 export type FaultKind = keyof typeof FAULT_KINDS;
 
 /** The kinds in words, for the result tables. */
-const KIND_WORDS: Record<FaultKind, string> = { throttle: 'ThrottlingException', error: '500/503', stall: '5 s stall, then 504' };
+const KIND_WORDS: Record<FaultKind, string> = {
+  throttle: 'ThrottlingException',
+  error: '500/503',
+  stall: '5 s stall, then 504',
+};
 
 export interface MatrixOptions {
   services: number;
@@ -56,22 +60,38 @@ export async function cloudMapMatrix(opts: MatrixOptions): Promise<number> {
       const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment.installs[i]!));
       for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
       const run = new FaultWorkload(clusters, cs.cloudMapControl, cloudMap, {
-        namespace: 'chaos-cloudmap', services: opts.services, faultMs: opts.faultMs, rounds: opts.rounds, convergeTimeoutMs: 600_000,
+        namespace: 'chaos-cloudmap',
+        services: opts.services,
+        faultMs: opts.faultMs,
+        rounds: opts.rounds,
+        convergeTimeoutMs: 600_000,
         log: (line) => console.error(`[chaos] ${line}`),
       });
-      console.log(`## Cloud Map faults: ${opts.services} services, ${opts.rounds} rounds of changes while the faults last (load ${load()})\n`);
-      console.log(`${opts.services} services exported (half from each cluster) and imported everywhere in ${seconds(await run.setUp())} s.\n`);
-      console.log('| fault | share of calls | faults on | converged after they stop | after the first change | Cloud Map requests / failed by the switch | instance writes | Ready=Unknown/Failed seen (distinct messages) | lost, duplicated, foreign | load after |');
+      console.log(
+        `## Cloud Map faults: ${opts.services} services, ${opts.rounds} rounds of changes while the faults last (load ${load()})\n`,
+      );
+      console.log(
+        `${opts.services} services exported (half from each cluster) and imported everywhere in ${seconds(await run.setUp())} s.\n`,
+      );
+      console.log(
+        '| fault | share of calls | faults on | converged after they stop | after the first change | Cloud Map requests / failed by the switch | instance writes | Ready=Unknown/Failed seen (distinct messages) | lost, duplicated, foreign | load after |',
+      );
       console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
       for (const kind of opts.kinds) {
         for (const percent of opts.percents) {
           const result = await run.run(FAULT_KINDS[kind](percent / 100));
           const loadAfter = load();
           console.log(row(kind, percent, result, loadAfter));
-          writeResult(resultOfThisRun({
-            benchmark: 'chaos-cloudmap', scenario: `${kind}-${percent}-percent`, size: `${KIND_WORDS[kind]} on ${percent} % of calls, ${opts.services} services, 2 clusters`,
-            figures: faultFigures(result), load: `${loadAfter} after`,
-          }), opts.results);
+          writeResult(
+            resultOfThisRun({
+              benchmark: 'chaos-cloudmap',
+              scenario: `${kind}-${percent}-percent`,
+              size: `${KIND_WORDS[kind]} on ${percent} % of calls, ${opts.services} services, 2 clusters`,
+              figures: faultFigures(result),
+              load: `${loadAfter} after`,
+            }),
+            opts.results,
+          );
           for (const p of faultCounts(result).problems) {
             failed = true;
             console.log(`PROBLEM (${kind} ${percent} %): ${p}`);
@@ -79,11 +99,25 @@ export async function cloudMapMatrix(opts: MatrixOptions): Promise<number> {
         }
       }
       const outage = await run.outage({ errorRate: 1, apis: ['RegisterInstance'] }, 40_000);
-      console.log(`\nEvery RegisterInstance failing for 40 s while one export changes: its Ready showed ${outage.seen.map((s) => `\`${s}\``).join(', ')}; Exported again ${seconds(outage.exportedAgainMs)} s after the outage ended (load ${load()}).`);
-      writeResult(resultOfThisRun({
-        benchmark: 'chaos-cloudmap', scenario: 'registerinstance-outage', size: 'every RegisterInstance failing for 40 s while an export changes',
-        figures: [{ name: 'Exported again after the outage ends', value: Number(seconds(outage.exportedAgainMs)), unit: 's', detail: `Ready seen: ${outage.seen.map((s) => s.split(':')[0]).join(', ')}` }],
-      }), opts.results);
+      console.log(
+        `\nEvery RegisterInstance failing for 40 s while one export changes: its Ready showed ${outage.seen.map((s) => `\`${s}\``).join(', ')}; Exported again ${seconds(outage.exportedAgainMs)} s after the outage ended (load ${load()}).`,
+      );
+      writeResult(
+        resultOfThisRun({
+          benchmark: 'chaos-cloudmap',
+          scenario: 'registerinstance-outage',
+          size: 'every RegisterInstance failing for 40 s while an export changes',
+          figures: [
+            {
+              name: 'Exported again after the outage ends',
+              value: Number(seconds(outage.exportedAgainMs)),
+              unit: 's',
+              detail: `Ready seen: ${outage.seen.map((s) => s.split(':')[0]).join(', ')}`,
+            },
+          ],
+        }),
+        opts.results,
+      );
       if (!outage.seen.some((s) => s.startsWith('Unknown/Failed'))) {
         failed = true;
         console.log('PROBLEM: the export never showed Ready=Unknown/Failed during the outage');

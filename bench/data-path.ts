@@ -21,7 +21,14 @@ const PORTS = [{ name: 'tcp', port: 8080 }];
 const GOAL_MS = 3000;
 
 const specs = {
-  services: intOption('services', 'BENCH_SERVICES', 10, 'Fresh services exported one after the other, each timed to its first answer.', 1, 100),
+  services: intOption(
+    'services',
+    'BENCH_SERVICES',
+    10,
+    'Fresh services exported one after the other, each timed to its first answer.',
+    1,
+    100,
+  ),
   results: resultsOption,
 };
 
@@ -36,7 +43,12 @@ async function exportToFirstAnswer(cls1: E2ECluster, cls2: E2ECluster, name: str
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help')) {
-    console.log(formatHelp('npm run bench:data-path -- [flags]: export of a fresh service → first answer to a pod of the other cluster, on real nodes', specs));
+    console.log(
+      formatHelp(
+        'npm run bench:data-path -- [flags]: export of a fresh service → first answer to a pod of the other cluster, on real nodes',
+        specs,
+      ),
+    );
     return 0;
   }
   const o = parseOptions(specs, argv);
@@ -65,20 +77,37 @@ async function main(): Promise<number> {
         const name = `fresh-${i}`;
         cls1.apply([service(NS, name, { ports: PORTS, selector: { app: 'echo' } })]);
         samples.push(await exportToFirstAnswer(cls1, cls2, name));
-        await eventually(`cls1: ServiceExport ${name} Ready`, async () => condition(await cls1.serviceExport(NS, name), 'Ready')?.status === 'True');
+        await eventually(
+          `cls1: ServiceExport ${name} Ready`,
+          async () => condition(await cls1.serviceExport(NS, name), 'Ready')?.status === 'True',
+        );
       }
       const sorted = [...samples].sort((a, b) => a - b);
       const p50 = percentile(sorted, 50);
       const p99 = percentile(sorted, 99);
-      console.log(`export → first answer from a cls2 pod, ${samples.length} fresh services: ${samples.join(', ')} ms (p50 ${p50}, p99 ${p99}; goal ≤ ${GOAL_MS})`);
-      const saved = writeResult(resultOfThisRun({
-        benchmark: 'data-path', scenario: `${samples.length}-services`,
-        size: `${samples.length} fresh services in a namespace already exported, 2 clusters with a real node each`,
-        command: `npm run bench:data-path -- --services=${o.services}`,
-        load: `${loadBefore} at the start, ${loadNow()} at the end`,
-        note: `The namespace's first export answered after ${first.toLocaleString('en-US')} ms in the same run`,
-        figures: [{ name: 'kubectl apply in cls1 → first answer to a cls2 pod, p99 (= max)', value: p99, unit: 'ms', atMost: GOAL_MS, detail: `p50 ${p50.toLocaleString('en-US')} ms` }],
-      }), o.results);
+      console.log(
+        `export → first answer from a cls2 pod, ${samples.length} fresh services: ${samples.join(', ')} ms (p50 ${p50}, p99 ${p99}; goal ≤ ${GOAL_MS})`,
+      );
+      const saved = writeResult(
+        resultOfThisRun({
+          benchmark: 'data-path',
+          scenario: `${samples.length}-services`,
+          size: `${samples.length} fresh services in a namespace already exported, 2 clusters with a real node each`,
+          command: `npm run bench:data-path -- --services=${o.services}`,
+          load: `${loadBefore} at the start, ${loadNow()} at the end`,
+          note: `The namespace's first export answered after ${first.toLocaleString('en-US')} ms in the same run`,
+          figures: [
+            {
+              name: 'kubectl apply in cls1 → first answer to a cls2 pod, p99 (= max)',
+              value: p99,
+              unit: 'ms',
+              atMost: GOAL_MS,
+              detail: `p50 ${p50.toLocaleString('en-US')} ms`,
+            },
+          ],
+        }),
+        o.results,
+      );
       if (saved) console.log(`result written to ${saved}`);
       failed = false;
     } finally {
@@ -90,7 +119,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then((code) => process.exit(code), (err: unknown) => {
-  process.stderr.write(`bench:data-path failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(
+      `bench:data-path failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  },
+);

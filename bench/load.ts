@@ -9,13 +9,25 @@ import type { TestCluster, TestClusterSet } from '../hack/testbed/index.ts';
 import { kubectlBinary } from '../hack/testbed/paths.ts';
 import { forEachLimited } from '../src/runtime/for-each-limited.ts';
 import {
-  ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE,
+  ABOUT_GROUP,
+  CLUSTER_PROPERTY_PLURAL,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  MCS_GROUP,
+  SERVICE_EXPORT_PLURAL,
+  SERVICE_IMPORT_PLURAL,
+  STORAGE_VERSION,
+  SYSTEM_NAMESPACE,
 } from '../src/core/names.ts';
 import { kubeClientFor, type KubeClient } from '../src/kube/client.ts';
 import { ENDPOINT_SLICES, NAMESPACES, resourcePath, SERVICE_EXPORTS, SERVICES } from '../src/kube/resources.ts';
 
 const BENCH_MANAGER = 'bench.mcs-cloudmap';
-const CRD_NAMES = [`${SERVICE_EXPORT_PLURAL}.${MCS_GROUP}`, `${SERVICE_IMPORT_PLURAL}.${MCS_GROUP}`, `${CLUSTER_PROPERTY_PLURAL}.${ABOUT_GROUP}`];
+const CRD_NAMES = [
+  `${SERVICE_EXPORT_PLURAL}.${MCS_GROUP}`,
+  `${SERVICE_IMPORT_PLURAL}.${MCS_GROUP}`,
+  `${CLUSTER_PROPERTY_PLURAL}.${ABOUT_GROUP}`,
+];
 
 /** Namespace of service `i` when spread over `count` namespaces. */
 export const ns = (i: number, count: number) => `bench-${i % count}`;
@@ -35,13 +47,27 @@ export function addresses(i: number, per: number, block = 0): string[] {
 }
 
 function kubectl(cluster: TestCluster, args: string[], input?: string): string {
-  return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, ...args], {
+    encoding: 'utf8',
+    input,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
-export function sliceBody(namespace: string, service: string, addresses: string[], unready: ReadonlySet<string> = new Set()) {
+export function sliceBody(
+  namespace: string,
+  service: string,
+  addresses: string[],
+  unready: ReadonlySet<string> = new Set(),
+) {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
-    metadata: { name: `${service}-bench`, namespace, labels: { [LABEL_KUBE_SERVICE_NAME]: service, [LABEL_MANAGED_BY]: BENCH_MANAGER } },
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${service}-bench`,
+      namespace,
+      labels: { [LABEL_KUBE_SERVICE_NAME]: service, [LABEL_MANAGED_BY]: BENCH_MANAGER },
+    },
     addressType: 'IPv4',
     ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
     endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: !unready.has(a) } })),
@@ -49,25 +75,50 @@ export function sliceBody(namespace: string, service: string, addresses: string[
 }
 
 export function serviceExportBody(namespace: string, service: string) {
-  return { apiVersion: `${MCS_GROUP}/${STORAGE_VERSION}`, kind: 'ServiceExport', metadata: { name: service, namespace } };
+  return {
+    apiVersion: `${MCS_GROUP}/${STORAGE_VERSION}`,
+    kind: 'ServiceExport',
+    metadata: { name: service, namespace },
+  };
 }
 
 /** A Service, its EndpointSlice when it has `addresses`, and its ServiceExport when `exportIt`. */
-export async function createExported(client: KubeClient, namespace: string, service: string, addresses: string[], exportIt: boolean): Promise<void> {
+export async function createExported(
+  client: KubeClient,
+  namespace: string,
+  service: string,
+  addresses: string[],
+  exportIt: boolean,
+): Promise<void> {
   const post = (path: string, body: unknown) => client.request({ method: 'POST', path, body });
   await post(resourcePath(SERVICES, namespace), {
-    apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: service, namespace },
     spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 80 }] },
   });
-  if (addresses.length > 0) await post(resourcePath(ENDPOINT_SLICES, namespace), sliceBody(namespace, service, addresses));
+  if (addresses.length > 0)
+    await post(resourcePath(ENDPOINT_SLICES, namespace), sliceBody(namespace, service, addresses));
   if (exportIt) await post(resourcePath(SERVICE_EXPORTS, namespace), serviceExportBody(namespace, service));
 }
 
 /** Creates services `from` … `to - 1` (16 at a time) with endpoints of address block `block`; throws with the first failure. */
-export async function createServices(client: KubeClient, from: number, to: number, namespaces: number, endpoints: number, exportIt: boolean, block = 0): Promise<void> {
-  const failures = await forEachLimited(Array.from({ length: to - from }, (_, k) => from + k), 16,
-    (i) => createExported(client, ns(i, namespaces), name(i), addresses(i, endpoints, block), exportIt));
-  if (failures.length > 0) throw new Error(`creating ${failures.length} services failed, e.g. ${String(failures[0]!.error)}`);
+export async function createServices(
+  client: KubeClient,
+  from: number,
+  to: number,
+  namespaces: number,
+  endpoints: number,
+  exportIt: boolean,
+  block = 0,
+): Promise<void> {
+  const failures = await forEachLimited(
+    Array.from({ length: to - from }, (_, k) => from + k),
+    16,
+    (i) => createExported(client, ns(i, namespaces), name(i), addresses(i, endpoints, block), exportIt),
+  );
+  if (failures.length > 0)
+    throw new Error(`creating ${failures.length} services failed, e.g. ${String(failures[0]!.error)}`);
 }
 
 /** CRDs, ClusterProperties, the system namespace and `namespaces` bench namespaces in every cluster. */
@@ -78,12 +129,24 @@ export async function prepare(cs: TestClusterSet, namespaces: number): Promise<v
     // No webhook server runs here and every object is written and read in the storage version: without a conversion
     // webhook to call, the apiserver's watch cache of each other served version would list every object again every
     // second (failing each time), a load no installation has.
-    for (const crd of CRD_NAMES) kubectl(cluster, ['patch', 'crd', crd, '--type=merge', '-p', '{"spec":{"conversion":{"strategy":"None","webhook":null}}}']);
+    for (const crd of CRD_NAMES)
+      kubectl(cluster, [
+        'patch',
+        'crd',
+        crd,
+        '--type=merge',
+        '-p',
+        '{"spec":{"conversion":{"strategy":"None","webhook":null}}}',
+      ]);
     kubectl(cluster, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
     kubectl(cluster, ['apply', '-f', '-'], clusterProperties(cluster.id, cs.clustersetId));
     const client = kubeClientFor(cluster.kubeConfig());
     for (const namespace of [SYSTEM_NAMESPACE, ...Array.from({ length: namespaces }, (_, i) => ns(i, namespaces))]) {
-      await client.request({ method: 'POST', path: resourcePath(NAMESPACES), body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+      await client.request({
+        method: 'POST',
+        path: resourcePath(NAMESPACES),
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+      });
     }
   }
 }
@@ -129,12 +192,19 @@ export interface HeapAccount {
 export async function heapAccount(metricsUrl: string): Promise<HeapAccount> {
   const text = await (await fetch(metricsUrl)).text();
   const metric = (name: string, space?: string) => {
-    const m = new RegExp(`^mcs_\\w*nodejs_${name}${space === undefined ? '' : `\\{space="${space}"\\}`} (\\d+)`, 'm').exec(text);
+    const m = new RegExp(
+      `^mcs_\\w*nodejs_${name}${space === undefined ? '' : `\\{space="${space}"\\}`} (\\d+)`,
+      'm',
+    ).exec(text);
     return m ? Number(m[1]) : 0;
   };
   return {
-    used: metric('heap_size_used_bytes'), total: metric('heap_size_total_bytes'), external: metric('external_memory_bytes'),
-    new: metric('heap_space_size_total_bytes', 'new'), old: metric('heap_space_size_total_bytes', 'old'), code: metric('heap_space_size_total_bytes', 'code'),
+    used: metric('heap_size_used_bytes'),
+    total: metric('heap_size_total_bytes'),
+    external: metric('external_memory_bytes'),
+    new: metric('heap_space_size_total_bytes', 'new'),
+    old: metric('heap_space_size_total_bytes', 'old'),
+    code: metric('heap_space_size_total_bytes', 'code'),
   };
 }
 

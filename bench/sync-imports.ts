@@ -15,9 +15,18 @@ export class ImportWatch {
   readonly #waiters = new Set<() => void>();
 
   constructor(kubeConfig: KubeConfig, logger: Logger) {
-    this.#imports = createInformer<ImportObject>({ kubeConfig, path: resourcePath(SERVICE_IMPORTS), resyncMs: 0, logger });
+    this.#imports = createInformer<ImportObject>({
+      kubeConfig,
+      path: resourcePath(SERVICE_IMPORTS),
+      resyncMs: 0,
+      logger,
+    });
     this.#slices = createInformer<SliceObject>({
-      kubeConfig, path: resourcePath(ENDPOINT_SLICES), labelSelector: `${LABEL_MANAGED_BY}=${CONTROLLER_NAME}`, resyncMs: 0, logger,
+      kubeConfig,
+      path: resourcePath(ENDPOINT_SLICES),
+      labelSelector: `${LABEL_MANAGED_BY}=${CONTROLLER_NAME}`,
+      resyncMs: 0,
+      logger,
     });
     for (const informer of [this.#imports, this.#slices] as Array<Informer<KubeObject>>) {
       informer.addHandlers({ onAdd: () => this.#wake(), onUpdate: () => this.#wake(), onDelete: () => this.#wake() });
@@ -49,7 +58,9 @@ export class ImportWatch {
 
   /** The ServiceImport is Ready and its slices hold `endpoints` endpoints. */
   imported(namespace: string, name: string, endpoints: number): boolean {
-    const ready = this.#imports.get(namespace, name)?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    const ready =
+      this.#imports.get(namespace, name)?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ??
+      false;
     return ready && this.endpoints(namespace, name).size === endpoints;
   }
 

@@ -28,7 +28,12 @@ export function expectedEndpoints(ranges: readonly ExportRange[], i: number, end
  * ClusterSet's marker namespace, a service per exported name plus the marker service, an instance per exported
  * endpoint plus each exporting cluster's marker instance per namespace (docs/design.md "Cost").
  */
-export function unavoidableWrites(ranges: readonly ExportRange[], services: number, namespaces: number, endpoints: number): Record<string, number> {
+export function unavoidableWrites(
+  ranges: readonly ExportRange[],
+  services: number,
+  namespaces: number,
+  endpoints: number,
+): Record<string, number> {
   const exported = ranges.reduce((n, r) => n + (r.to - r.from), 0);
   return {
     CreateHttpNamespace: namespaces + 1,

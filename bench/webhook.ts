@@ -12,15 +12,36 @@ import { cpus, totalmem } from 'node:os';
 import { deploymentNodeFlags, kustomizeBase } from '../hack/local/manifests.ts';
 import { resultOfThisRun, resultsOption, writeResult, type Figure } from '../hack/results/result-file.ts';
 import { durationOption, formatHelp, intOption, parseOptions, stringOption } from '../src/config/options.ts';
-import { allBodies, closedLoop, fmt, mib, mixed, openLoop, ROUTES, startServerProcess, warmClient } from '../test/support/webhook-client.ts';
+import {
+  allBodies,
+  closedLoop,
+  fmt,
+  mib,
+  mixed,
+  openLoop,
+  ROUTES,
+  startServerProcess,
+  warmClient,
+} from '../test/support/webhook-client.ts';
 import { SERVICES } from '../test/support/webhook-server.ts';
 
 const specs = {
-  requests: intOption('requests', 'BENCH_REQUESTS', 4_000, 'Requests per route and concurrency in the closed-loop runs.', 100),
+  requests: intOption(
+    'requests',
+    'BENCH_REQUESTS',
+    4_000,
+    'Requests per route and concurrency in the closed-loop runs.',
+    100,
+  ),
   rate: intOption('rate', 'BENCH_RATE', 1_000, 'Requests per second of the open-loop runs and the soak.', 1),
   fixedDuration: durationOption('fixed-duration', 'BENCH_FIXED_DURATION', 10_000, 'Length of each open-loop run.'),
   soak: durationOption('soak', 'BENCH_SOAK', 20_000, 'Length of the RSS-stability run (5m for the recorded figure).'),
-  nodeArgs: stringOption('node-args', 'BENCH_NODE_ARGS', '', 'Node.js flags of the server process, space-separated, instead of those of the webhook Deployment\'s command in kustomize/base.'),
+  nodeArgs: stringOption(
+    'node-args',
+    'BENCH_NODE_ARGS',
+    '',
+    "Node.js flags of the server process, space-separated, instead of those of the webhook Deployment's command in kustomize/base.",
+  ),
   results: resultsOption,
 };
 
@@ -39,8 +60,12 @@ async function main(): Promise<void> {
   const { port, ca, rss } = server;
   const pools = allBodies();
 
-  console.log(`# webhook benchmark — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
-  console.log(`server: separate process (one event loop), caches with ${SERVICES} Services, ServiceExports and ServiceImports; HTTPS keep-alive on loopback; Node.js flags ${nodeFlags.join(' ') || 'none'}`);
+  console.log(
+    `# webhook benchmark — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+  );
+  console.log(
+    `server: separate process (one event loop), caches with ${SERVICES} Services, ServiceExports and ServiceImports; HTTPS keep-alive on loopback; Node.js flags ${nodeFlags.join(' ') || 'none'}`,
+  );
   const filled = await rss();
   console.log(`server RSS after filling the caches: ${mib(filled)} MiB\n`);
   const figures: Figure[] = [];
@@ -69,8 +94,16 @@ async function main(): Promise<void> {
   for (const route of ROUTES) {
     const pool = pools.get(route)!;
     const r = await openLoop(opts.rate, opts.fixedDuration, (i) => open.send(route, pool[i % pool.length]!));
-    console.log(`| ${route} | ${opts.rate}/s | ${opts.fixedDuration / 1000} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.rps)} |`);
-    figures.push({ name: `p99 at ${opts.rate.toLocaleString('en-US')}/s, ${route}`, value: round(r.p99), unit: 'ms', atMost: P99_GOAL_MS, detail: `p50 ${fmt(r.p50)} ms` });
+    console.log(
+      `| ${route} | ${opts.rate}/s | ${opts.fixedDuration / 1000} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.rps)} |`,
+    );
+    figures.push({
+      name: `p99 at ${opts.rate.toLocaleString('en-US')}/s, ${route}`,
+      value: round(r.p99),
+      unit: 'ms',
+      atMost: P99_GOAL_MS,
+      detail: `p50 ${fmt(r.p50)} ms`,
+    });
   }
 
   // Soak: all three routes in turn at the fixed rate; RSS sampled every tenth of the run (at least every 5 s).
@@ -84,29 +117,67 @@ async function main(): Promise<void> {
     if (t - lastSample < sampleEvery || sampling) return;
     lastSample = t;
     sampling = true;
-    void rss().then((b) => { samples.push([t / 1000, b]); sampling = false; });
+    void rss().then((b) => {
+      samples.push([t / 1000, b]);
+      sampling = false;
+    });
   });
   open.destroy();
   samples.push([(performance.now() - soakStart) / 1000, await rss()]);
   const values = samples.map(([, b]) => b);
   const first = samples[0]!;
   const last = samples[samples.length - 1]!;
-  const slope = ((last[1] - first[1]) / 2 ** 20) / ((last[0] - first[0]) / 60);
-  console.log(`\nsoak: ${fmt(soak.n)} requests over ${(opts.soak / 1000).toFixed(0)} s at ${opts.rate}/s (mixed), p50 ${fmt(soak.p50)} ms, p99 ${fmt(soak.p99)} ms, ${soak.errors.length} failed${soak.errors.length ? ` (first: ${soak.errors[0]})` : ''}`);
+  const slope = (last[1] - first[1]) / 2 ** 20 / ((last[0] - first[0]) / 60);
+  console.log(
+    `\nsoak: ${fmt(soak.n)} requests over ${(opts.soak / 1000).toFixed(0)} s at ${opts.rate}/s (mixed), p50 ${fmt(soak.p50)} ms, p99 ${fmt(soak.p99)} ms, ${soak.errors.length} failed${soak.errors.length ? ` (first: ${soak.errors[0]})` : ''}`,
+  );
   console.log(`server RSS MiB: ${samples.map(([t, b]) => `${t.toFixed(0)}s=${mib(b)}`).join(' ')}`);
-  console.log(`server RSS first ${mib(first[1])} MiB, last ${mib(last[1])} MiB, max ${mib(Math.max(...values))} MiB, trend ${slope.toFixed(2)} MiB/min`);
+  console.log(
+    `server RSS first ${mib(first[1])} MiB, last ${mib(last[1])} MiB, max ${mib(Math.max(...values))} MiB, trend ${slope.toFixed(2)} MiB/min`,
+  );
 
   figures.push(
-    { name: `p99 of the ${(opts.soak / 1000).toFixed(0)} s mixed soak at ${opts.rate.toLocaleString('en-US')}/s`, value: round(soak.p99), unit: 'ms', atMost: P99_GOAL_MS, detail: `p50 ${fmt(soak.p50)} ms` },
-    { name: 'soak requests failed', value: soak.errors.length, unit: '', atMost: 0, detail: `of ${soak.n.toLocaleString('en-US')}` },
-    { name: `requests/s at concurrency 16, ${ROUTES[0]!}`, value: at16.get(ROUTES[0]!)!, unit: '', detail: [...at16].slice(1).map(([route, n]) => `${route} ${n.toLocaleString('en-US')}`).join(', ') },
+    {
+      name: `p99 of the ${(opts.soak / 1000).toFixed(0)} s mixed soak at ${opts.rate.toLocaleString('en-US')}/s`,
+      value: round(soak.p99),
+      unit: 'ms',
+      atMost: P99_GOAL_MS,
+      detail: `p50 ${fmt(soak.p50)} ms`,
+    },
+    {
+      name: 'soak requests failed',
+      value: soak.errors.length,
+      unit: '',
+      atMost: 0,
+      detail: `of ${soak.n.toLocaleString('en-US')}`,
+    },
+    {
+      name: `requests/s at concurrency 16, ${ROUTES[0]!}`,
+      value: at16.get(ROUTES[0]!)!,
+      unit: '',
+      detail: [...at16]
+        .slice(1)
+        .map(([route, n]) => `${route} ${n.toLocaleString('en-US')}`)
+        .join(', '),
+    },
     { name: 'server RSS after filling the caches', value: Number(mib(filled)), unit: 'MiB' },
-    { name: 'server RSS while serving, highest', value: Number(mib(Math.max(...values))), unit: 'MiB', detail: `trend ${slope.toFixed(2)} MiB/min` },
+    {
+      name: 'server RSS while serving, highest',
+      value: Number(mib(Math.max(...values))),
+      unit: 'MiB',
+      detail: `trend ${slope.toFixed(2)} MiB/min`,
+    },
   );
-  const saved = writeResult(resultOfThisRun({
-    benchmark: 'webhook', scenario: `${SERVICES}-objects`, size: `${SERVICES.toLocaleString('en-US')} Services, ServiceExports and ServiceImports cached`, figures,
-    note: given.length > 0 ? `the server under \`${given.join(' ')}\`` : undefined,
-  }), opts.results);
+  const saved = writeResult(
+    resultOfThisRun({
+      benchmark: 'webhook',
+      scenario: `${SERVICES}-objects`,
+      size: `${SERVICES.toLocaleString('en-US')} Services, ServiceExports and ServiceImports cached`,
+      figures,
+      note: given.length > 0 ? `the server under \`${given.join(' ')}\`` : undefined,
+    }),
+    opts.results,
+  );
   if (saved) console.log(`\nresult written to ${saved}`);
   await server.stop();
 }

@@ -24,7 +24,6 @@ export async function queuesIdle(worker: HostProcess): Promise<boolean> {
   return metricSeries(await metrics(worker), 'mcs_cloudmap_workqueue_depth').every((s) => s.value === 0);
 }
 
-
 export async function reconciled(worker: HostProcess): Promise<number> {
   return metricSeries(await metrics(worker), 'mcs_cloudmap_reconcile_total').reduce((n, s) => n + s.value, 0);
 }
@@ -47,12 +46,13 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number, wh
   return performance.now();
 }
 
-
 export async function stopWorkers(workers: readonly HostProcess[]): Promise<void> {
-  await Promise.all(workers.map(async (w) => {
-    w.proc.stopping = true;
-    w.proc.signalGroup('SIGTERM');
-    await Promise.race([w.proc.exited, sleep(30_000).then(() => w.proc.signalGroup('SIGKILL'))]);
-    await w.proc.exited;
-  }));
+  await Promise.all(
+    workers.map(async (w) => {
+      w.proc.stopping = true;
+      w.proc.signalGroup('SIGTERM');
+      await Promise.race([w.proc.exited, sleep(30_000).then(() => w.proc.signalGroup('SIGKILL'))]);
+      await w.proc.exited;
+    }),
+  );
 }

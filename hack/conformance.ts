@@ -17,8 +17,23 @@ import { currentCommit, identity } from './conformance/identity.ts';
 import { mergeKubeconfigs } from './conformance/kubeconfig.ts';
 import { caseDetails, parseSuiteReport, withDetails, type SuiteReport } from './conformance/report.ts';
 import { startSuite } from './conformance/run-suite.ts';
-import { ConformanceSetupError, goVersion, suiteBinary, suiteCheckout, type SuiteBinary } from './conformance/suite-build.ts';
-import { closingLine, conformanceVersionOf, runFailed, runSummary, suiteSourceFromReadme, type ConformanceSummary, type RunSummary, type SuiteSource } from './conformance/summary.ts';
+import {
+  ConformanceSetupError,
+  goVersion,
+  suiteBinary,
+  suiteCheckout,
+  type SuiteBinary,
+} from './conformance/suite-build.ts';
+import {
+  closingLine,
+  conformanceVersionOf,
+  runFailed,
+  runSummary,
+  suiteSourceFromReadme,
+  type ConformanceSummary,
+  type RunSummary,
+  type SuiteSource,
+} from './conformance/summary.ts';
 import { deployLocally, type LocalDeployment } from './local/deploy.ts';
 import { missingDataPathPrerequisites, startClusterSet, type TestClusterSet } from './testbed/index.ts';
 import { familiesOfFlag, type IpFamilyFlagValue } from './testbed/network.ts';
@@ -33,25 +48,41 @@ const REPO = resolve(import.meta.dirname, '..');
  */
 const WORKER_ENV = { MCS_NAMESPACE_CLEANUP: 'true' };
 const started = Date.now();
-const say = (line: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(7)}s] ${line}\n`);
+const say = (line: string) =>
+  process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(7)}s] ${line}\n`);
 
 function suiteSource(checkout: string, binary: SuiteBinary): SuiteSource {
   let readme = '';
-  try { readme = readFileSync(join(checkout, 'README.md'), 'utf8'); } catch { /* a clone of the upstream repository has its own */ }
+  try {
+    readme = readFileSync(join(checkout, 'README.md'), 'utf8');
+  } catch {
+    /* a clone of the upstream repository has its own */
+  }
   const { commit, tag } = suiteSourceFromReadme(readme);
-  const description = commit ? `kubernetes-sigs/mcs-api ${commit}${tag ? `, ${tag} plus later commits` : ''}` : `sources at ${checkout}`;
+  const description = commit
+    ? `kubernetes-sigs/mcs-api ${commit}${tag ? `, ${tag} plus later commits` : ''}`
+    : `sources at ${checkout}`;
   return { description, conformanceVersion: conformanceVersionOf(tag), sourcesHash: binary.hash };
 }
 
 /** The ClusterSet with mcs-cloudmap installed as the e2e tests install it, and the ClusterProperties (C1) set. */
-async function startTestbed(ipFamilies: IpFamilyFlagValue): Promise<{ set: TestClusterSet; deployment: LocalDeployment }> {
+async function startTestbed(
+  ipFamilies: IpFamilyFlagValue,
+): Promise<{ set: TestClusterSet; deployment: LocalDeployment }> {
   say(`starting a 2-cluster ${ipFamilies} ClusterSet with a real node per cluster and the Cloud Map emulator`);
-  const set = await startClusterSet({ dataPath: true, ipFamilies: familiesOfFlag(ipFamilies), log: (l) => say(`  ${l}`) });
+  const set = await startClusterSet({
+    dataPath: true,
+    ipFamilies: familiesOfFlag(ipFamilies),
+    log: (l) => say(`  ${l}`),
+  });
   say(`ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)} s (${set.dir})`);
   try {
     const deployment = await deployLocally(set, { log: (l) => say(`  ${l}`), configEnv: WORKER_ENV });
     for (const c of set.clusters) {
-      execFileSync(kubectlBinary(), ['--kubeconfig', c.kubeconfigPath, 'apply', '-f', '-'], { input: clusterProperties(c.id, set.clustersetId), stdio: ['pipe', 'pipe', 'pipe'] });
+      execFileSync(kubectlBinary(), ['--kubeconfig', c.kubeconfigPath, 'apply', '-f', '-'], {
+        input: clusterProperties(c.id, set.clustersetId),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
     }
     say('mcs-cloudmap installed in every cluster (webhook server and worker on the host), ClusterProperties set');
     return { set, deployment };
@@ -73,7 +104,8 @@ function readRun(dir: string): SuiteReport {
 
 function printRun(run: RunSummary): void {
   if (run.suiteFailure) say(`  the suite could not start: ${run.suiteFailure}`);
-  for (const c of run.cases) say(`  ${c.result.padEnd(14)} [${c.group}] ${c.description}${c.message ? ` — ${c.message}` : ''}`);
+  for (const c of run.cases)
+    say(`  ${c.result.padEnd(14)} [${c.group}] ${c.description}${c.message ? ` — ${c.message}` : ''}`);
   say(`  run ${run.run}: ${closingLine([run]).replace('conformance: ', '')} in ${run.durationSeconds} s`);
 }
 
@@ -87,7 +119,8 @@ function writeResults(workDir: string, summary: ConformanceSummary): void {
   if (summary.runs.length > 1) {
     for (const r of summary.runs) {
       mkdirSync(join(out, `run-${r.run}`));
-      for (const file of ['report.yaml', 'junit.xml']) copyFileSync(join(workDir, `run-${r.run}`, file), join(out, `run-${r.run}`, file));
+      for (const file of ['report.yaml', 'junit.xml'])
+        copyFileSync(join(workDir, `run-${r.run}`, file), join(out, `run-${r.run}`, file));
     }
   }
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
@@ -96,7 +129,10 @@ function writeResults(workDir: string, summary: ConformanceSummary): void {
 function renderDocs(ipFamilies: IpFamilyFlagValue): { dir: string; doc: string } {
   const where = resultsLocation(ipFamilies);
   const summary = JSON.parse(readFileSync(join(REPO, where.dir, 'summary.json'), 'utf8')) as ConformanceSummary;
-  writeFileSync(join(REPO, where.doc), renderFromResults(readFileSync(join(REPO, where.dir, 'report.yaml'), 'utf8'), summary));
+  writeFileSync(
+    join(REPO, where.doc),
+    renderFromResults(readFileSync(join(REPO, where.dir, 'report.yaml'), 'utf8'), summary),
+  );
   return where;
 }
 
@@ -105,13 +141,16 @@ async function conformance(args: ConformanceArgs): Promise<boolean> {
   goVersion();
   const missing = missingDataPathPrerequisites();
   if (missing.length > 0) {
-    throw new ConformanceSetupError(`this machine cannot run the data-path testbed the suite needs (its pods must run and reach each other); missing:\n  - ${missing.join('\n  - ')}`);
+    throw new ConformanceSetupError(
+      `this machine cannot run the data-path testbed the suite needs (its pods must run and reach each other); missing:\n  - ${missing.join('\n  - ')}`,
+    );
   }
   const binary = await suiteBinary(checkout, say);
   say(`suite binary ${binary.path}${binary.built ? '' : ' (cached)'}`);
   const commit = currentCommit();
   const { implementation, placeholders } = identity(commit);
-  if (placeholders.length > 0) say(`note: placeholder ${placeholders.join(' and ')}: set them in package.json before submitting the report`);
+  if (placeholders.length > 0)
+    say(`note: placeholder ${placeholders.join(' and ')}: set them in package.json before submitting the report`);
   const workDir = mkdtempSync(join(tmpdir(), 'mcs-cloudmap-conformance-'));
   say(`suite output under ${workDir}`);
   const date = new Date();
@@ -129,7 +168,10 @@ async function conformance(args: ConformanceArgs): Promise<boolean> {
   };
   let interrupted = false;
   let current: ReturnType<typeof startSuite> | undefined;
-  const interrupt = () => { interrupted = true; current?.child.kill('SIGINT'); };
+  const interrupt = () => {
+    interrupted = true;
+    current?.child.kill('SIGINT');
+  };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
@@ -140,17 +182,33 @@ async function conformance(args: ConformanceArgs): Promise<boolean> {
       clusterVersions ??= versions(set.clusters);
       clusters = set.clusters.map((c) => c.id);
       const kubeconfig = join(set.dir, 'conformance.kubeconfig');
-      writeFileSync(kubeconfig, mergeKubeconfigs(set.clusters.map((c) => readFileSync(c.kubeconfigPath, 'utf8'))), { mode: 0o600 });
+      writeFileSync(kubeconfig, mergeKubeconfigs(set.clusters.map((c) => readFileSync(c.kubeconfigPath, 'utf8'))), {
+        mode: 0o600,
+      });
       const dir = join(workDir, `run-${run}`);
       mkdirSync(dir);
-      say(`run ${run} of ${args.runs}: the suite against ${set.clusters.map((c) => c.context).join(', ')}${args.labelFilter === undefined ? '' : ` (label filter ${args.labelFilter})`}`);
+      say(
+        `run ${run} of ${args.runs}: the suite against ${set.clusters.map((c) => c.context).join(', ')}${args.labelFilter === undefined ? '' : ` (label filter ${args.labelFilter})`}`,
+      );
       const runStarted = new Date();
-      current = startSuite(binary.path, {
-        kubeconfig, contexts: set.clusters.map((c) => c.context), implementation,
-        ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }),
-      }, dir, say);
+      current = startSuite(
+        binary.path,
+        {
+          kubeconfig,
+          contexts: set.clusters.map((c) => c.context),
+          implementation,
+          ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }),
+        },
+        dir,
+        say,
+      );
       await current.done;
-      const summaryOfRun = runSummary(run, runStarted, Math.round((Date.now() - runStarted.getTime()) / 1000), readRun(dir));
+      const summaryOfRun = runSummary(
+        run,
+        runStarted,
+        Math.round((Date.now() - runStarted.getTime()) / 1000),
+        readRun(dir),
+      );
       runs.push(summaryOfRun);
       printRun(summaryOfRun);
       failed ||= runFailed(summaryOfRun);
@@ -163,15 +221,25 @@ async function conformance(args: ConformanceArgs): Promise<boolean> {
     process.off('SIGTERM', interrupt);
     await stopTestbed();
   }
-  if (interrupted) throw new Error(`interrupted after ${runs.length} complete run(s); nothing written to ${resultsLocation(args.ipFamilies).dir}/`);
+  if (interrupted)
+    throw new Error(
+      `interrupted after ${runs.length} complete run(s); nothing written to ${resultsLocation(args.ipFamilies).dir}/`,
+    );
   const summary: ConformanceSummary = {
-    date: date.toISOString(), commit, implementation,
+    date: date.toISOString(),
+    commit,
+    implementation,
     suite: suiteSource(checkout, binary),
     testbed: {
-      clusters, clusterSetPerRun: args.fresh, workerEnv: WORKER_ENV, ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }),
+      clusters,
+      clusterSetPerRun: args.fresh,
+      workerEnv: WORKER_ENV,
+      ...(args.labelFilter === undefined ? {} : { labelFilter: args.labelFilter }),
       ...(args.ipFamilies === 'IPv4' ? {} : { ipFamilies: args.ipFamilies }),
     },
-    versions: clusterVersions!, machine: load, runs,
+    versions: clusterVersions!,
+    machine: load,
+    runs,
   };
   writeResults(workDir, summary);
   const where = renderDocs(args.ipFamilies);

@@ -6,14 +6,23 @@ import { fileURLToPath } from 'node:url';
 import { readResults, type BenchResult } from './results/result-file.ts';
 import { renderPage, unshown } from './results/tables.ts';
 
-export const RESULT_PAGES = ['benchmarks.md', 'reliability.md'].map((p) => fileURLToPath(new URL(`../docs/${p}`, import.meta.url)));
+export const RESULT_PAGES = ['benchmarks.md', 'reliability.md'].map((p) =>
+  fileURLToPath(new URL(`../docs/${p}`, import.meta.url)),
+);
 
 /** What is wrong with the pages as they are: pages that differ from their rendering, result files no page shows. */
-export function resultPageProblems(results: readonly BenchResult[] = readResults(), pages: readonly string[] = RESULT_PAGES): string[] {
+export function resultPageProblems(
+  results: readonly BenchResult[] = readResults(),
+  pages: readonly string[] = RESULT_PAGES,
+): string[] {
   const texts = pages.map((p) => readFileSync(p, 'utf8'));
   return [
-    ...pages.filter((p, i) => renderPage(texts[i]!, results) !== texts[i]).map((p) => `${p} differs from bench/results: run \`npm run docs:results\``),
-    ...unshown(results, texts).map((r) => `bench/results/${r}.json is shown by no page: add its benchmark to a "results:" marker`),
+    ...pages
+      .filter((p, i) => renderPage(texts[i]!, results) !== texts[i])
+      .map((p) => `${p} differs from bench/results: run \`npm run docs:results\``),
+    ...unshown(results, texts).map(
+      (r) => `bench/results/${r}.json is shown by no page: add its benchmark to a "results:" marker`,
+    ),
   ];
 }
 
@@ -25,6 +34,10 @@ if (import.meta.main) {
   } else {
     const results = readResults();
     for (const page of RESULT_PAGES) writeFileSync(page, renderPage(readFileSync(page, 'utf8'), results));
-    for (const r of unshown(results, RESULT_PAGES.map((p) => readFileSync(p, 'utf8')))) console.error(`bench/results/${r}.json is shown by no page`);
+    for (const r of unshown(
+      results,
+      RESULT_PAGES.map((p) => readFileSync(p, 'utf8')),
+    ))
+      console.error(`bench/results/${r}.json is shown by no page`);
   }
 }

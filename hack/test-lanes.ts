@@ -45,10 +45,11 @@ interface LaneResult {
 }
 
 function specFiles(): string[] {
-  return SUITES.flatMap((dir) => readdirSync(join(REPO, dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.test.ts'))
-    .map((f) => `${dir}/${f}`))
-    .sort();
+  return SUITES.flatMap((dir) =>
+    readdirSync(join(REPO, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.test.ts'))
+      .map((f) => `${dir}/${f}`),
+  ).sort();
 }
 
 function readDurations(): Durations {
@@ -56,7 +57,10 @@ function readDurations(): Durations {
     return JSON.parse(readFileSync(DURATIONS, 'utf8')) as Durations;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { alone: [], seconds: {} };
-    throw new Error(`cannot read ${relative(REPO, DURATIONS)}: ${(err as Error).message} (delete it to deal files evenly)`, { cause: err });
+    throw new Error(
+      `cannot read ${relative(REPO, DURATIONS)}: ${(err as Error).message} (delete it to deal files evenly)`,
+      { cause: err },
+    );
   }
 }
 
@@ -112,7 +116,10 @@ function runLane(name: string, files: string[], ports: string, logDir: string): 
         // A lane that died before its root hooks ran has no durations; its exit code says what happened.
       }
       resolve({
-        name, files, ...counts(text), fileSeconds,
+        name,
+        files,
+        ...counts(text),
+        fileSeconds,
         exitCode: code ?? (signal ? 128 : 1),
         seconds: (Date.now() - started) / 1000,
       });
@@ -132,21 +139,35 @@ async function main(argv: string[]): Promise<number> {
     const arg = argv[i]!;
     if (arg === '--lanes') lanes = Number(argv[++i]);
     else if (arg === '--write-durations') writeDurations = true;
-    else if (arg.startsWith('-')) throw new Error(`unknown option ${arg}: usage: node hack/test-lanes.ts [--lanes N] [--write-durations] [FILE ...]`);
+    else if (arg.startsWith('-'))
+      throw new Error(
+        `unknown option ${arg}: usage: node hack/test-lanes.ts [--lanes N] [--write-durations] [FILE ...]`,
+      );
     else only.push(relative(REPO, join(process.cwd(), arg)));
   }
-  if (!Number.isInteger(lanes) || lanes < 1) throw new Error(`--lanes (or MCS_TEST_LANES) must be a whole number from 1 up, got ${lanes}`);
+  if (!Number.isInteger(lanes) || lanes < 1)
+    throw new Error(`--lanes (or MCS_TEST_LANES) must be a whole number from 1 up, got ${lanes}`);
 
   const files = only.length > 0 ? only : specFiles();
   if (files.length === 0) throw new Error(`no *.test.ts files under ${SUITES.join(', ')}`);
   const durations = readDurations();
   const alone = files.filter((f) => durations.alone.includes(f));
-  const dealt = dealLanes(files.filter((f) => !alone.includes(f)), durations.seconds, lanes);
+  const dealt = dealLanes(
+    files.filter((f) => !alone.includes(f)),
+    durations.seconds,
+    lanes,
+  );
   const logDir = mkdtempSync(join(tmpdir(), 'mcs-cloudmap-test-'));
   mkdirSync(logDir, { recursive: true });
 
-  console.log(`[test] ${files.length} files in ${dealt.length} lane(s)${alone.length ? ` then ${alone.length} alone` : ''}; logs in ${logDir}`);
-  dealt.forEach((l, i) => console.log(`[test] lane${i + 1}: ~${fmt(l.reduce((s, f) => s + (durations.seconds[f] ?? DEFAULT_SECONDS), 0))}, ${l.length} files`));
+  console.log(
+    `[test] ${files.length} files in ${dealt.length} lane(s)${alone.length ? ` then ${alone.length} alone` : ''}; logs in ${logDir}`,
+  );
+  dealt.forEach((l, i) =>
+    console.log(
+      `[test] lane${i + 1}: ~${fmt(l.reduce((s, f) => s + (durations.seconds[f] ?? DEFAULT_SECONDS), 0))}, ${l.length} files`,
+    ),
+  );
   const started = Date.now();
   const ranges = dealt.length + (alone.length > 0 ? 1 : 0);
   const results = await Promise.all(dealt.map((l, i) => runLane(`lane${i + 1}`, l, lanePorts(i, ranges), logDir)));
@@ -154,31 +175,53 @@ async function main(argv: string[]): Promise<number> {
 
   const measured: Record<string, number> = {};
   for (const r of results) Object.assign(measured, r.fileSeconds);
-  writeFileSync(join(logDir, 'durations.json'), `${JSON.stringify({ alone: durations.alone, seconds: sortedRecord(measured) }, null, 2)}\n`);
+  writeFileSync(
+    join(logDir, 'durations.json'),
+    `${JSON.stringify({ alone: durations.alone, seconds: sortedRecord(measured) }, null, 2)}\n`,
+  );
   if (writeDurations) {
-    writeFileSync(DURATIONS, `${JSON.stringify({ alone: durations.alone, seconds: sortedRecord({ ...durations.seconds, ...measured }) }, null, 2)}\n`);
+    writeFileSync(
+      DURATIONS,
+      `${JSON.stringify({ alone: durations.alone, seconds: sortedRecord({ ...durations.seconds, ...measured }) }, null, 2)}\n`,
+    );
   }
 
   console.log(`\n[test] ${fmt((Date.now() - started) / 1000)} in all; per lane:`);
   for (const r of results) {
-    console.log(`[test]   ${r.name}: ${fmt(r.seconds)}, ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped, exit ${r.exitCode} (${r.files.length} files, log ${join(logDir, `${r.name}.log`)})`);
+    console.log(
+      `[test]   ${r.name}: ${fmt(r.seconds)}, ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped, exit ${r.exitCode} (${r.files.length} files, log ${join(logDir, `${r.name}.log`)})`,
+    );
   }
   console.log('[test] slowest files:');
-  for (const [f, s] of Object.entries(measured).sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`[test]   ${fmt(s).padStart(6)} ${f}`);
-  const total = results.reduce((t, r) => ({ passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }), { passed: 0, failed: 0, skipped: 0 });
+  for (const [f, s] of Object.entries(measured)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 12))
+    console.log(`[test]   ${fmt(s).padStart(6)} ${f}`);
+  const total = results.reduce(
+    (t, r) => ({ passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }),
+    { passed: 0, failed: 0, skipped: 0 },
+  );
   const broken = results.filter((r) => r.exitCode !== 0 && r.failed === 0);
-  for (const r of broken) console.log(`[test] ${r.name} exited ${r.exitCode} with no failing test counted: see its log`);
+  for (const r of broken)
+    console.log(`[test] ${r.name} exited ${r.exitCode} with no failing test counted: see its log`);
   console.log(`tests: ${total.passed} passed, ${total.failed + broken.length} failed, ${total.skipped} skipped`);
   return results.every((r) => r.exitCode === 0) ? 0 : 1;
 }
 
 function sortedRecord(r: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(r).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, Math.round(v)]));
+  return Object.fromEntries(
+    Object.entries(r)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => [k, Math.round(v)]),
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (err: Error) => {
-    console.error(`[test] ${err.message}`);
-    process.exit(2);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      console.error(`[test] ${err.message}`);
+      process.exit(2);
+    },
+  );
 }

@@ -9,7 +9,17 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { basename } from 'node:path';
-import { Document, isScalar, Pair, parse, parseAllDocuments, stringify, visit, type ScalarTag, type YAMLMap } from 'yaml';
+import {
+  Document,
+  isScalar,
+  Pair,
+  parse,
+  parseAllDocuments,
+  stringify,
+  visit,
+  type ScalarTag,
+  type YAMLMap,
+} from 'yaml';
 import { DNS_LABEL } from '../src/core/cluster-id.ts';
 import { SYSTEM_NAMESPACE } from '../src/core/names.ts';
 import { workerOptionSpecs } from '../src/worker/options.ts';
@@ -33,13 +43,30 @@ type Render = (keyColumn: number) => string;
  */
 type Hole = { path: Path; value: Render } | { within: Path; replacing?: string; line: Render };
 
-const include = (name: string): Render => (indent) => `{{- include "mcs-cloudmap.${name}" . | nindent ${indent} }}`;
-const block = (expr: string): Render => (indent) => `{{- ${expr} | nindent ${indent + 2} }}`;
-const scalar = (expr: string): Render => () => `{{ ${expr} }}`;
+const include =
+  (name: string): Render =>
+  (indent) =>
+    `{{- include "mcs-cloudmap.${name}" . | nindent ${indent} }}`;
+const block =
+  (expr: string): Render =>
+  (indent) =>
+    `{{- ${expr} | nindent ${indent + 2} }}`;
+const scalar =
+  (expr: string): Render =>
+  () =>
+    `{{ ${expr} }}`;
 
 const LABELS: Hole = { within: ['metadata', 'labels'], line: include('labels') };
-const CA_INJECTION: Hole = { within: ['metadata', 'annotations'], replacing: 'cert-manager.io/inject-ca-from', line: include('caInjection') };
-const caBundle = (clientConfig: Path): Hole => ({ within: clientConfig, replacing: 'caBundle', line: include('caBundleField') });
+const CA_INJECTION: Hole = {
+  within: ['metadata', 'annotations'],
+  replacing: 'cert-manager.io/inject-ca-from',
+  line: include('caInjection'),
+};
+const caBundle = (clientConfig: Path): Hole => ({
+  within: clientConfig,
+  replacing: 'caBundle',
+  line: include('caBundleField'),
+});
 
 /** A template expression in the YAML tree: written as it is, never quoted or folded. */
 class Template {
@@ -67,7 +94,7 @@ const TEMPLATE_TAG: ScalarTag = {
   default: true,
   identify: (value) => value instanceof Template,
   resolve: (text) => text,
-  stringify: (item, ctx) => ((item).value as Template).render(ctx.indent.length - 2),
+  stringify: (item, ctx) => (item.value as Template).render(ctx.indent.length - 2),
 };
 const YAML_OPTIONS = { customTags: [TEMPLATE_TAG] };
 
@@ -106,7 +133,10 @@ function baseHoles(doc: Document): Hole[] {
   const name = doc.getIn(['metadata', 'name']) as string;
   const holes = [LABELS];
   if (kind === 'ServiceAccount' && name === 'mcs-cloudmap-worker') {
-    holes.push({ path: ['metadata', 'annotations'], value: block('include "mcs-cloudmap.workerServiceAccountAnnotations" .') });
+    holes.push({
+      path: ['metadata', 'annotations'],
+      value: block('include "mcs-cloudmap.workerServiceAccountAnnotations" .'),
+    });
   }
   if (kind === 'Deployment') {
     const values = `.Values.${name.replace('mcs-cloudmap-', '')}`;
@@ -117,7 +147,10 @@ function baseHoles(doc: Document): Hole[] {
       { path: [...container, 'imagePullPolicy'], value: scalar('.Values.image.pullPolicy') },
       { path: [...container, 'resources'], value: block(`toYaml ${values}.resources`) },
       // A changed setting rolls the pods, as kustomize's hashed ConfigMap name does.
-      { path: ['spec', 'template', 'metadata', 'annotations', 'checksum/config'], value: scalar('include (print $.Template.BasePath "/config.yaml") . | sha256sum') },
+      {
+        path: ['spec', 'template', 'metadata', 'annotations', 'checksum/config'],
+        value: scalar('include (print $.Template.BasePath "/config.yaml") . | sha256sum'),
+      },
     );
   }
   return holes;
@@ -154,32 +187,62 @@ function configMap(): string {
     const eq = line.indexOf('=');
     if (eq > 0 && !line.startsWith('#')) data[line.slice(0, eq)] = line.slice(eq + 1);
   }
-  const doc = new Document({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mcs-cloudmap-config', namespace: SYSTEM_NAMESPACE }, data }, YAML_OPTIONS);
-  const entries: Hole[] = Object.entries(data).filter(([k]) => VALUED_SETTINGS[k] !== '').map(([k, v]) => ({
-    path: ['data', k], value: scalar(`${VALUED_SETTINGS[k] ?? `dig "${k}" ${JSON.stringify(v)} .Values.config`} | quote`),
-  }));
-  const fixed = [...new Set([...Object.keys(data), ...Object.keys(VALUED_SETTINGS)])].map((k) => JSON.stringify(k)).join(' ');
-  return header('kustomize/base/config.env') + templated(doc, [
-    LABELS, ...entries,
-    { within: ['data'], line: (i) => `{{- include "mcs-cloudmap.settings" (dict "root" . "fixed" (list ${fixed})) | nindent ${i} }}` },
-  ]);
+  const doc = new Document(
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'mcs-cloudmap-config', namespace: SYSTEM_NAMESPACE },
+      data,
+    },
+    YAML_OPTIONS,
+  );
+  const entries: Hole[] = Object.entries(data)
+    .filter(([k]) => VALUED_SETTINGS[k] !== '')
+    .map(([k, v]) => ({
+      path: ['data', k],
+      value: scalar(`${VALUED_SETTINGS[k] ?? `dig "${k}" ${JSON.stringify(v)} .Values.config`} | quote`),
+    }));
+  const fixed = [...new Set([...Object.keys(data), ...Object.keys(VALUED_SETTINGS)])]
+    .map((k) => JSON.stringify(k))
+    .join(' ');
+  return (
+    header('kustomize/base/config.env') +
+    templated(doc, [
+      LABELS,
+      ...entries,
+      {
+        within: ['data'],
+        line: (i) => `{{- include "mcs-cloudmap.settings" (dict "root" . "fixed" (list ${fixed})) | nindent ${i} }}`,
+      },
+    ])
+  );
 }
 
 function objects(from: string, list: readonly object[], holesOf: (o: object, i: number) => Hole[]): string {
-  return header(from) + list.map((o, i) => templated(new Document(o, YAML_OPTIONS), [LABELS, ...holesOf(o, i)])).join('---\n');
+  return (
+    header(from) +
+    list.map((o, i) => templated(new Document(o, YAML_OPTIONS), [LABELS, ...holesOf(o, i)])).join('---\n')
+  );
 }
 
 function crds(): string {
-  return objects('src/webhook/crd (the same CRDs as crds/)', customResourceDefinitions().map((crd) => ({
-    ...crd,
-    // Uninstalling the chart must not delete every ServiceExport and ServiceImport of the cluster.
-    metadata: { ...crd.metadata, annotations: { ...crd.metadata.annotations, 'helm.sh/resource-policy': 'keep' } },
-  })), () => [CA_INJECTION, caBundle(['spec', 'conversion', 'webhook', 'clientConfig'])]);
+  return objects(
+    'src/webhook/crd (the same CRDs as crds/)',
+    customResourceDefinitions().map((crd) => ({
+      ...crd,
+      // Uninstalling the chart must not delete every ServiceExport and ServiceImport of the cluster.
+      metadata: { ...crd.metadata, annotations: { ...crd.metadata.annotations, 'helm.sh/resource-policy': 'keep' } },
+    })),
+    () => [CA_INJECTION, caBundle(['spec', 'conversion', 'webhook', 'clientConfig'])],
+  );
 }
 
 function admissionWebhooks(): string {
   const configs = webhookConfigurations();
-  return objects('src/webhook/registration/webhook-configurations.ts', configs, (_, i) => [CA_INJECTION, ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig']))]);
+  return objects('src/webhook/registration/webhook-configurations.ts', configs, (_, i) => [
+    CA_INJECTION,
+    ...configs[i]!.webhooks.map((_w, j) => caBundle(['webhooks', j, 'clientConfig'])),
+  ]);
 }
 
 function packageVersion(): string {
@@ -188,28 +251,47 @@ function packageVersion(): string {
 
 function chartYaml(): string {
   const version = packageVersion();
-  return header('package.json') + stringify({
-    apiVersion: 'v2',
-    name: 'mcs-cloudmap',
-    description: 'Kubernetes Multi-Cluster Services API (KEP-1645) on AWS Cloud Map: CRDs, admission and conversion webhooks, reconcile worker',
-    type: 'application',
-    version,
-    appVersion: version,
-    // admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, which bounds the worker's writes (I7).
-    kubeVersion: '>=1.30.0-0',
-    keywords: ['multicluster', 'mcs-api', 'kep-1645', 'aws', 'cloudmap'],
-  });
+  return (
+    header('package.json') +
+    stringify({
+      apiVersion: 'v2',
+      name: 'mcs-cloudmap',
+      description:
+        'Kubernetes Multi-Cluster Services API (KEP-1645) on AWS Cloud Map: CRDs, admission and conversion webhooks, reconcile worker',
+      type: 'application',
+      version,
+      appVersion: version,
+      // admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, which bounds the worker's writes (I7).
+      kubeVersion: '>=1.30.0-0',
+      keywords: ['multicluster', 'mcs-api', 'kep-1645', 'aws', 'cloudmap'],
+    })
+  );
 }
 
-interface ContainerDefaults { replicas: number; resources: unknown }
+interface ContainerDefaults {
+  replicas: number;
+  resources: unknown;
+}
 
 function deploymentDefaults(file: string): ContainerDefaults {
-  const d = parseAllDocuments(source(file)).map((x) => x.toJS() as { kind: string; spec: { replicas: number; template: { spec: { containers: { resources: unknown }[] } } } }).find((x) => x.kind === 'Deployment')!;
+  const d = parseAllDocuments(source(file))
+    .map(
+      (x) =>
+        x.toJS() as {
+          kind: string;
+          spec: { replicas: number; template: { spec: { containers: { resources: unknown }[] } } };
+        },
+    )
+    .find((x) => x.kind === 'Deployment')!;
   return { replicas: d.spec.replicas, resources: d.spec.template.spec.containers[0]!.resources };
 }
 
 function indented(value: unknown, spaces: number): string {
-  return stringify(value).trimEnd().split('\n').map((l) => ' '.repeat(spaces) + l).join('\n');
+  return stringify(value)
+    .trimEnd()
+    .split('\n')
+    .map((l) => ' '.repeat(spaces) + l)
+    .join('\n');
 }
 
 function valuesYaml(): string {
@@ -301,13 +383,19 @@ monitoring:
 }
 
 function valuesSchema(): string {
-  const resources = { type: 'object', properties: { requests: { type: 'object' }, limits: { type: 'object' } }, additionalProperties: false };
+  const resources = {
+    type: 'object',
+    properties: { requests: { type: 'object' }, limits: { type: 'object' } },
+    additionalProperties: false,
+  };
   const labelledSwitch = {
-    type: 'object', additionalProperties: false,
+    type: 'object',
+    additionalProperties: false,
     properties: { enabled: { type: 'boolean' }, labels: { type: 'object', additionalProperties: { type: 'string' } } },
   };
   const processValues = (extra: Record<string, unknown> = {}) => ({
-    type: 'object', additionalProperties: false,
+    type: 'object',
+    additionalProperties: false,
     properties: { replicas: { type: 'integer', minimum: 0 }, resources, ...extra },
   });
   const schema = {
@@ -316,19 +404,34 @@ function valuesSchema(): string {
     type: 'object',
     additionalProperties: false,
     properties: {
-      clusterId: { type: 'string', maxLength: 63, pattern: `^$|${DNS_LABEL.source}`, description: 'This cluster\'s id: an RFC 1123 DNS label unique in the ClusterSet (C2).' },
+      clusterId: {
+        type: 'string',
+        maxLength: 63,
+        pattern: `^$|${DNS_LABEL.source}`,
+        description: "This cluster's id: an RFC 1123 DNS label unique in the ClusterSet (C2).",
+      },
       clusterSetId: { type: 'string', pattern: '^\\S*$' },
       image: {
-        type: 'object', additionalProperties: false,
-        properties: { repository: { type: 'string', minLength: 1 }, tag: { type: 'string' }, pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] } },
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          repository: { type: 'string', minLength: 1 },
+          tag: { type: 'string' },
+          pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
+        },
       },
       aws: {
-        type: 'object', additionalProperties: false,
+        type: 'object',
+        additionalProperties: false,
         properties: {
           region: { type: 'string', pattern: '^$|^[a-z]{2}(-[a-z]+)+-\\d$' },
           iam: {
-            type: 'object', additionalProperties: false,
-            properties: { mode: { enum: ['none', 'irsa', 'podIdentity'] }, roleArn: { type: 'string', pattern: '^$|^arn:aws[a-z-]*:iam::\\d{12}:role/.+$' } },
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              mode: { enum: ['none', 'irsa', 'podIdentity'] },
+              roleArn: { type: 'string', pattern: '^$|^arn:aws[a-z-]*:iam::\\d{12}:role/.+$' },
+            },
             if: { properties: { mode: { enum: ['irsa', 'podIdentity'] } } },
             then: { properties: { roleArn: { minLength: 1 } } },
           },
@@ -337,33 +440,51 @@ function valuesSchema(): string {
       conflictPolicy: { enum: webhookOptionSpecs.conflictPolicy.choices },
       logLevel: { enum: workerOptionSpecs.logLevel.choices },
       config: {
-        type: 'object', additionalProperties: { type: 'string' },
+        type: 'object',
+        additionalProperties: { type: 'string' },
         propertyNames: { pattern: '^MCS_[A-Z0-9_]+$', not: { enum: Object.keys(VALUED_SETTINGS) } },
-        description: 'MCS_* settings (docs/configuration.md); those with a value of their own (logLevel, conflictPolicy, aws.region) and MCS_WORKER_SERVICE_ACCOUNT are not accepted here.',
+        description:
+          'MCS_* settings (docs/configuration.md); those with a value of their own (logLevel, conflictPolicy, aws.region) and MCS_WORKER_SERVICE_ACCOUNT are not accepted here.',
       },
       webhook: processValues({
         networkPolicy: {
-          type: 'object', additionalProperties: false,
+          type: 'object',
+          additionalProperties: false,
           properties: { enabled: { type: 'boolean' }, from: { type: 'array', items: { type: 'object' } } },
           // Enabled without peers would admit no apiserver, and every guarded write would be refused.
           if: { properties: { enabled: { const: true } } },
           then: { properties: { from: { minItems: 1 } } },
         },
       }),
-      worker: processValues({ serviceAccount: { type: 'object', additionalProperties: false, properties: { annotations: { type: 'object', additionalProperties: { type: 'string' } } } } }),
+      worker: processValues({
+        serviceAccount: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { annotations: { type: 'object', additionalProperties: { type: 'string' } } },
+        },
+      }),
       tls: {
-        type: 'object', additionalProperties: false,
+        type: 'object',
+        additionalProperties: false,
         properties: { mode: { enum: ['certManager', 'selfSigned', 'secret'] }, caBundle: { type: 'string' } },
         if: { properties: { mode: { const: 'secret' } } },
         then: { properties: { caBundle: { minLength: 1 } } },
       },
       coredns: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' } } },
       monitoring: {
-        type: 'object', additionalProperties: false,
+        type: 'object',
+        additionalProperties: false,
         properties: {
           podMonitor: labelledSwitch,
           prometheusRule: labelledSwitch,
-          dashboard: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, namespace: { type: 'string', pattern: `^$|${DNS_LABEL.source}` } } },
+          dashboard: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              enabled: { type: 'boolean' },
+              namespace: { type: 'string', pattern: `^$|${DNS_LABEL.source}` },
+            },
+          },
         },
       },
     },
@@ -375,26 +496,48 @@ const MONITORING = 'kustomize/components/monitoring/';
 
 /** A monitoring object of the component, behind `monitoring.<value>.enabled`, with the release's extra labels. */
 function monitoringObject(file: string, value: string): string {
-  const labels: Hole = { within: ['metadata', 'labels'], line: (i) => `{{- with .Values.monitoring.${value}.labels }}{{- toYaml . | nindent ${i} }}{{- end }}` };
+  const labels: Hole = {
+    within: ['metadata', 'labels'],
+    line: (i) => `{{- with .Values.monitoring.${value}.labels }}{{- toYaml . | nindent ${i} }}{{- end }}`,
+  };
   return fromYamlFile(MONITORING + file, (doc) => [...baseHoles(doc), labels], `.Values.monitoring.${value}.enabled`);
 }
 
-interface GeneratedConfigMap { name: string; namespace: string; files: string[]; options?: { labels?: Record<string, string> } }
+interface GeneratedConfigMap {
+  name: string;
+  namespace: string;
+  files: string[];
+  options?: { labels?: Record<string, string> };
+}
 
 /**
  * The dashboard ConfigMap, as the component's configMapGenerator makes it: its name and labels, and its one file,
  * rendered from kustomize/dashboard.ts as `npm run manifests` writes it there.
  */
 function dashboardConfigMap(): string {
-  const generator = (parse(source(`${MONITORING}kustomization.yaml`)) as { configMapGenerator: GeneratedConfigMap[] }).configMapGenerator[0]!;
+  const generator = (parse(source(`${MONITORING}kustomization.yaml`)) as { configMapGenerator: GeneratedConfigMap[] })
+    .configMapGenerator[0]!;
   const data = { [basename(generator.files[0]!)]: renderDashboard() };
-  const doc = new Document({
-    apiVersion: 'v1', kind: 'ConfigMap',
-    metadata: { name: generator.name, namespace: generator.namespace, labels: generator.options?.labels ?? {} },
-    data,
-  }, YAML_OPTIONS);
-  const body = templated(doc, [LABELS, { path: ['metadata', 'namespace'], value: scalar('.Values.monitoring.dashboard.namespace | default .Release.Namespace') }]);
-  return header(`${MONITORING}kustomization.yaml (its configMapGenerator)`) + `{{- if .Values.monitoring.dashboard.enabled }}\n${body}{{- end }}\n`;
+  const doc = new Document(
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: generator.name, namespace: generator.namespace, labels: generator.options?.labels ?? {} },
+      data,
+    },
+    YAML_OPTIONS,
+  );
+  const body = templated(doc, [
+    LABELS,
+    {
+      path: ['metadata', 'namespace'],
+      value: scalar('.Values.monitoring.dashboard.namespace | default .Release.Namespace'),
+    },
+  ]);
+  return (
+    header(`${MONITORING}kustomization.yaml (its configMapGenerator)`) +
+    `{{- if .Values.monitoring.dashboard.enabled }}\n${body}{{- end }}\n`
+  );
 }
 
 /** Chart file (relative to CHART_DIR) → its text. */
@@ -412,12 +555,33 @@ export function renderChart(): Map<string, string> {
     ['templates/rbac-status.yaml', fromYamlFile('kustomize/base/rbac-status.yaml', baseHoles)],
     ['templates/webhook.yaml', fromYamlFile('kustomize/base/webhook.yaml', baseHoles)],
     ['templates/worker.yaml', fromYamlFile('kustomize/base/worker.yaml', baseHoles)],
-    ['templates/cert-manager-issuers.yaml', fromYamlFile('kustomize/components/cert-manager/issuers.yaml', baseHoles, 'eq .Values.tls.mode "certManager"')],
-    ['templates/cert-manager-certificate.yaml', fromYamlFile('kustomize/components/cert-manager/certificate.yaml', baseHoles, 'eq .Values.tls.mode "certManager"')],
-    ['templates/coredns-rbac.yaml', fromYamlFile('kustomize/components/coredns-multicluster/rbac.yaml', baseHoles, '.Values.coredns.enabled')],
-    ['templates/webhook-network-policy.yaml', fromYamlFile('kustomize/components/webhook-network-policy/network-policy.yaml', (doc) => [
-      ...baseHoles(doc), { path: ['spec', 'ingress', 0, 'from'], value: block('toYaml .Values.webhook.networkPolicy.from') },
-    ], '.Values.webhook.networkPolicy.enabled')],
+    [
+      'templates/cert-manager-issuers.yaml',
+      fromYamlFile('kustomize/components/cert-manager/issuers.yaml', baseHoles, 'eq .Values.tls.mode "certManager"'),
+    ],
+    [
+      'templates/cert-manager-certificate.yaml',
+      fromYamlFile(
+        'kustomize/components/cert-manager/certificate.yaml',
+        baseHoles,
+        'eq .Values.tls.mode "certManager"',
+      ),
+    ],
+    [
+      'templates/coredns-rbac.yaml',
+      fromYamlFile('kustomize/components/coredns-multicluster/rbac.yaml', baseHoles, '.Values.coredns.enabled'),
+    ],
+    [
+      'templates/webhook-network-policy.yaml',
+      fromYamlFile(
+        'kustomize/components/webhook-network-policy/network-policy.yaml',
+        (doc) => [
+          ...baseHoles(doc),
+          { path: ['spec', 'ingress', 0, 'from'], value: block('toYaml .Values.webhook.networkPolicy.from') },
+        ],
+        '.Values.webhook.networkPolicy.enabled',
+      ),
+    ],
     ['templates/monitoring-pod-monitor.yaml', monitoringObject('pod-monitor.yaml', 'podMonitor')],
     ['templates/monitoring-prometheus-rule.yaml', monitoringObject('prometheus-rule.yaml', 'prometheusRule')],
     ['templates/monitoring-dashboard.yaml', dashboardConfigMap()],

@@ -14,10 +14,18 @@ const CONFIG_ENV = fileURLToPath(new URL('./base/config.env', import.meta.url));
 
 type Specs = Record<string, OptionSpec<unknown>>;
 
-const UNITS: [number, string][] = [[3_600_000, 'h'], [60_000, 'm'], [1_000, 's']];
+const UNITS: [number, string][] = [
+  [3_600_000, 'h'],
+  [60_000, 'm'],
+  [1_000, 's'],
+];
 
 function isDuration(spec: OptionSpec<unknown>): boolean {
-  try { return spec.parse('2s', spec.flag) === 2000; } catch { return false; }
+  try {
+    return spec.parse('2s', spec.flag) === 2000;
+  } catch {
+    return false;
+  }
 }
 
 /** A default as it would be written on the command line. */
@@ -27,7 +35,10 @@ export function formatDefault(spec: OptionSpec<unknown>): string {
     const unit = UNITS.find(([ms]) => v !== 0 && v % ms === 0);
     return unit ? `${v / unit[0]}${unit[1]}` : `${v}ms`;
   }
-  if (typeof v === 'object' && v !== null) return Object.entries(v).map(([k, x]) => `${k}=${x}`).join(',');
+  if (typeof v === 'object' && v !== null)
+    return Object.entries(v)
+      .map(([k, x]) => `${k}=${x}`)
+      .join(',');
   return String(v);
 }
 
@@ -46,15 +57,21 @@ function cell(text: string): string {
 }
 
 function table(specs: Specs, installed: Map<string, string> | undefined): string[] {
-  const head = installed ? '| flag | environment variable | default | set by the kustomize ConfigMap | description |' : '| flag | environment variable | default | description |';
+  const head = installed
+    ? '| flag | environment variable | default | set by the kustomize ConfigMap | description |'
+    : '| flag | environment variable | default | description |';
   const rule = installed ? '| --- | --- | --- | --- | --- |' : '| --- | --- | --- | --- |';
-  return [head, rule, ...Object.values(specs).map((s) => {
-    const def = formatDefault(s);
-    const cols = [`\`--${s.flag}\``, `\`${s.env}\``, def === '' ? '(empty)' : `\`${cell(def)}\``];
-    if (installed) cols.push(installed.has(s.env) ? `\`${cell(installed.get(s.env)!)}\`` : '');
-    cols.push(cell(s.deprecated ? `${s.help} ${deprecatedText(s.deprecated)}` : s.help));
-    return `| ${cols.join(' | ')} |`;
-  })];
+  return [
+    head,
+    rule,
+    ...Object.values(specs).map((s) => {
+      const def = formatDefault(s);
+      const cols = [`\`--${s.flag}\``, `\`${s.env}\``, def === '' ? '(empty)' : `\`${cell(def)}\``];
+      if (installed) cols.push(installed.has(s.env) ? `\`${cell(installed.get(s.env)!)}\`` : '');
+      cols.push(cell(s.deprecated ? `${s.help} ${deprecatedText(s.deprecated)}` : s.help));
+      return `| ${cols.join(' | ')} |`;
+    }),
+  ];
 }
 
 export function renderConfigurationDoc(installed: Map<string, string> = configMapValues()): string {
@@ -65,17 +82,17 @@ export function renderConfigurationDoc(installed: Map<string, string> = configMa
     '',
     'Every flag can also be given as the environment variable next to it. Precedence: the flag, then the environment',
     'variable, then the default. Unknown flags are an error; `--help` prints the same list and `--version` the version',
-    '(package.json\'s, also written into the `K8S_CONTROLLER` Cloud Map attribute). Durations are written `500ms`, `2s`,',
+    "(package.json's, also written into the `K8S_CONTROLLER` Cloud Map attribute). Durations are written `500ms`, `2s`,",
     '`5m` or `1h`.',
     '',
     'In the kustomize install both Deployments read the ConfigMap `mcs-cloudmap-config` (generated from',
     '`kustomize/base/config.env`; an overlay changes a value with a `configMapGenerator` entry with `behavior: merge`,',
     'as `kustomize/overlays/cls1` does for the region). Its name carries a content hash, so a change rolls both',
-    'Deployments. Values that belong to the Deployment itself are set there: the worker\'s `MCS_IDENTITY` (pod name) and',
-    '`MCS_NAMESPACE` (pod namespace), the webhook server\'s `MCS_TLS_CERT_FILE` and `MCS_TLS_KEY_FILE` (the mounted',
-    'cert-manager Secret). Ports are left at their defaults because the Deployments\' `containerPort`s and probes use them.',
+    "Deployments. Values that belong to the Deployment itself are set there: the worker's `MCS_IDENTITY` (pod name) and",
+    "`MCS_NAMESPACE` (pod namespace), the webhook server's `MCS_TLS_CERT_FILE` and `MCS_TLS_KEY_FILE` (the mounted",
+    "cert-manager Secret). Ports are left at their defaults because the Deployments' `containerPort`s and probes use them.",
     '',
-    'Besides these, the worker and the CLI read the AWS SDK\'s usual variables (`AWS_REGION`, `AWS_PROFILE`,',
+    "Besides these, the worker and the CLI read the AWS SDK's usual variables (`AWS_REGION`, `AWS_PROFILE`,",
     '`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, and `AWS_ROLE_ARN`/`AWS_WEB_IDENTITY_TOKEN_FILE`, which EKS sets for',
     'IRSA).',
     '',

@@ -16,7 +16,11 @@ export interface GeneratedFile {
 export function generatedFile(path: string, render: () => string, command: string): GeneratedFile {
   const stale = () => {
     let current = '';
-    try { current = readFileSync(path, 'utf8'); } catch { /* missing counts as stale */ }
+    try {
+      current = readFileSync(path, 'utf8');
+    } catch {
+      /* missing counts as stale */
+    }
     return current !== render();
   };
   return {

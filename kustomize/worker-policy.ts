@@ -3,7 +3,14 @@
 // that the object was ours before (UPDATE, DELETE) and is still ours after (CREATE, UPDATE). A bug or a stolen token
 // then cannot touch a user's Service or a kube-system EndpointSlice. Rendered into kustomize/base and the Helm chart by
 // `npm run manifests`, from the same label constants the worker writes with.
-import { CONTROLLER_NAME, DERIVED_SERVICE_PREFIX, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, WORKER_SERVICE_ACCOUNT } from '../src/core/names.ts';
+import {
+  CONTROLLER_NAME,
+  DERIVED_SERVICE_PREFIX,
+  LABEL_CREATED_BY,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  WORKER_SERVICE_ACCOUNT,
+} from '../src/core/names.ts';
 
 export const WORKER_POLICY_NAME = 'mcs-cloudmap-worker-writes';
 
@@ -21,8 +28,10 @@ function ours(object: string): string {
     `${JSON.stringify(LABEL_KUBE_SERVICE_NAME)} in ${object}.metadata.labels`,
     `${label(object, LABEL_KUBE_SERVICE_NAME)}.startsWith(${JSON.stringify(DERIVED_SERVICE_PREFIX)})`,
   ];
-  return `${object} != null && has(${object}.metadata.labels) && ${hasLabel(object, LABEL_CREATED_BY, CONTROLLER_NAME)}`
-    + ` && (request.resource.resource != 'endpointslices' || (${slice.join(' && ')}))`;
+  return (
+    `${object} != null && has(${object}.metadata.labels) && ${hasLabel(object, LABEL_CREATED_BY, CONTROLLER_NAME)}` +
+    ` && (request.resource.resource != 'endpointslices' || (${slice.join(' && ')}))`
+  );
 }
 
 const what = `only Services and EndpointSlices labelled ${LABEL_CREATED_BY}=${CONTROLLER_NAME}`;
@@ -39,11 +48,23 @@ export function workerPolicy(serviceAccount: string = WORKER_SERVICE_ACCOUNT): R
         failurePolicy: 'Fail',
         matchConstraints: {
           resourceRules: [
-            { apiGroups: [''], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['services'] },
-            { apiGroups: ['discovery.k8s.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['endpointslices'] },
+            {
+              apiGroups: [''],
+              apiVersions: ['*'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              resources: ['services'],
+            },
+            {
+              apiGroups: ['discovery.k8s.io'],
+              apiVersions: ['*'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              resources: ['endpointslices'],
+            },
           ],
         },
-        matchConditions: [{ name: 'worker', expression: `request.userInfo.username == ${JSON.stringify(serviceAccount)}` }],
+        matchConditions: [
+          { name: 'worker', expression: `request.userInfo.username == ${JSON.stringify(serviceAccount)}` },
+        ],
         validations: [
           {
             expression: `request.operation == 'CREATE' || (${ours('oldObject')})`,

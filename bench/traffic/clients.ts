@@ -36,7 +36,11 @@ export function startStreams(specs: readonly StreamSpec[], rates: ClientRates): 
   const stopFile = `/tmp/stop-${process.pid}-${++runs}`;
   const running = specs.map((spec) => {
     const script = clientScript({ url: spec.url, mode: spec.mode, stop: stopFile, ...rates });
-    const child = spawn(kubectlBinary(), ['--kubeconfig', spec.cluster.cluster.kubeconfigPath, 'exec', '-n', NS, 'client', '--', 'bash', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      kubectlBinary(),
+      ['--kubeconfig', spec.cluster.cluster.kubeconfigPath, 'exec', '-n', NS, 'client', '--', 'bash', '-c', script],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -44,18 +48,30 @@ export function startStreams(specs: readonly StreamSpec[], rates: ClientRates): 
     // Settled only when awaited by stop(): a client that fails is reported there, once the others have ended.
     const done = new Promise<{ out: string; failure?: string }>((resolve) => {
       child.on('error', (e) => resolve({ out, failure: e.message }));
-      child.on('exit', (code) => resolve(code === 0 ? { out } : { out, failure: `exited ${code}: ${err.trim().slice(-500)}` }));
+      child.on('exit', (code) =>
+        resolve(code === 0 ? { out } : { out, failure: `exited ${code}: ${err.trim().slice(-500)}` }),
+      );
     });
     return { spec, done };
   });
   return {
     async stop() {
-      await Promise.all([...new Set(specs.map((s) => s.cluster))].map((cluster) => kubectl(cluster, ['exec', '-n', NS, 'client', '--', 'touch', stopFile])));
-      const ended = await Promise.all(running.map(async ({ spec, done }) => ({ spec, ...await done })));
+      await Promise.all(
+        [...new Set(specs.map((s) => s.cluster))].map((cluster) =>
+          kubectl(cluster, ['exec', '-n', NS, 'client', '--', 'touch', stopFile]),
+        ),
+      );
+      const ended = await Promise.all(running.map(async ({ spec, done }) => ({ spec, ...(await done) })));
       const failed = ended.filter((e) => e.failure !== undefined);
-      if (failed.length > 0) throw new Error(failed.map((e) => `client ${e.spec.cluster.id} ${e.spec.via} ${e.spec.mode} ${e.failure}`).join('\n'));
+      if (failed.length > 0)
+        throw new Error(
+          failed.map((e) => `client ${e.spec.cluster.id} ${e.spec.via} ${e.spec.mode} ${e.failure}`).join('\n'),
+        );
       return ended.map(({ spec, out }) => ({
-        side: spec.side, cluster: spec.cluster.id, via: spec.via, mode: spec.mode,
+        side: spec.side,
+        cluster: spec.cluster.id,
+        via: spec.via,
+        mode: spec.mode,
         records: parseClientOutput(out, spec.mode === 'keep-alive' ? 1000 / rates.perSecond : rates.intervalMs),
       }));
     },

@@ -7,10 +7,16 @@ import type { E2ECluster } from '../../test/support/e2e-harness.ts';
 
 export function kubectl(c: E2ECluster, args: readonly string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(kubectlBinary(), ['--kubeconfig', c.cluster.kubeconfigPath, ...args], { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`kubectl ${args.join(' ')} on ${c.id}: ${stderr.trim() || err.message}`, { cause: err }));
-      else resolve(stdout);
-    });
+    const child = execFile(
+      kubectlBinary(),
+      ['--kubeconfig', c.cluster.kubeconfigPath, ...args],
+      { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 },
+      (err, stdout, stderr) => {
+        if (err)
+          reject(new Error(`kubectl ${args.join(' ')} on ${c.id}: ${stderr.trim() || err.message}`, { cause: err }));
+        else resolve(stdout);
+      },
+    );
     if (input !== undefined) child.stdin?.end(input);
   });
 }

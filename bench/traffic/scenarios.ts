@@ -43,21 +43,46 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PRESTOP_S = 5;
 
 export async function readyPods(c: E2ECluster, app: string, count: number): Promise<void> {
-  await eventually(`${c.id}: ${count} ready ${app} pods`, async () => {
-    const pods = await c.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
-    return pods.items.length === count && pods.items.every((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
-  }, 180_000);
+  await eventually(
+    `${c.id}: ${count} ready ${app} pods`,
+    async () => {
+      const pods = await c.kubeConfig
+        .makeApiClient(CoreV1Api)
+        .listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` });
+      return (
+        pods.items.length === count &&
+        pods.items.every(
+          (p) =>
+            !p.metadata?.deletionTimestamp &&
+            p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+        )
+      );
+    },
+    180_000,
+  );
 }
 
 /** cls2 imports exactly cls1's ready nginx pods (and cls2's own when `withCls2`), and nothing else. */
 export async function importConverged(ctx: ScenarioContext, withCls2: boolean): Promise<void> {
-  await eventually(`cls2 imports exactly the ready nginx pods of ${withCls2 ? 'cls1 and cls2' : 'cls1'}`, async () => {
-    const slices = await ctx.cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${SERVICE}`);
-    const imported = (source: string) => slices.filter((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER] === source)
-      .flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).map((e) => e.addresses[0]!).sort().join(',');
-    const expect = async (c: E2ECluster) => (await runningPodIps(c, NS, 'nginx')).join(',');
-    return imported('cls1') === await expect(ctx.cls1) && imported('cls2') === (withCls2 ? await expect(ctx.cls2) : '');
-  }, 240_000);
+  await eventually(
+    `cls2 imports exactly the ready nginx pods of ${withCls2 ? 'cls1 and cls2' : 'cls1'}`,
+    async () => {
+      const slices = await ctx.cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${SERVICE}`);
+      const imported = (source: string) =>
+        slices
+          .filter((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER] === source)
+          .flatMap((s) => s.endpoints ?? [])
+          .filter((e) => e.conditions?.ready !== false)
+          .map((e) => e.addresses[0]!)
+          .sort()
+          .join(',');
+      const expect = async (c: E2ECluster) => (await runningPodIps(c, NS, 'nginx')).join(',');
+      return (
+        imported('cls1') === (await expect(ctx.cls1)) && imported('cls2') === (withCls2 ? await expect(ctx.cls2) : '')
+      );
+    },
+    240_000,
+  );
 }
 
 async function rolloutRestart(c: E2ECluster): Promise<void> {
@@ -68,12 +93,18 @@ async function rolloutRestart(c: E2ECluster): Promise<void> {
 /** Evicts every nginx pod through the Eviction API, as `kubectl drain` does, retrying while the budget refuses. */
 async function evictAll(c: E2ECluster): Promise<void> {
   const api = c.kubeConfig.makeApiClient(CoreV1Api);
-  const original = (await api.listNamespacedPod({ namespace: NS, labelSelector: 'app=nginx' })).items.map((p) => p.metadata!.name!);
+  const original = (await api.listNamespacedPod({ namespace: NS, labelSelector: 'app=nginx' })).items.map(
+    (p) => p.metadata!.name!,
+  );
   const left = new Set(original);
   while (left.size > 0) {
     for (const name of left) {
       try {
-        await api.createNamespacedPodEviction({ name, namespace: NS, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NS } } });
+        await api.createNamespacedPodEviction({
+          name,
+          namespace: NS,
+          body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NS } },
+        });
         left.delete(name);
       } catch (err) {
         const code = (err as { code?: number }).code;
@@ -86,7 +117,9 @@ async function evictAll(c: E2ECluster): Promise<void> {
 }
 
 async function leaseHolder(c: E2ECluster): Promise<string | undefined> {
-  const lease = await c.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'mcs-cloudmap-worker', namespace: SYSTEM_NAMESPACE });
+  const lease = await c.kubeConfig
+    .makeApiClient(CoordinationV1Api)
+    .readNamespacedLease({ name: 'mcs-cloudmap-worker', namespace: SYSTEM_NAMESPACE });
   return lease.spec?.holderIdentity ?? undefined;
 }
 
@@ -97,19 +130,24 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'rollout',
     size: (ctx) => `rollout restart of the exporting Deployment (${ctx.replicas} pods), no preStop`,
-    preStopS: 0, baseline: SERVICE,
+    preStopS: 0,
+    baseline: SERVICE,
     act: (ctx) => rolloutRestart(ctx.cls1),
   },
   {
     name: 'rollout-prestop',
     size: (ctx) => `rollout restart of the exporting Deployment (${ctx.replicas} pods), preStop sleep ${PRESTOP_S} s`,
-    preStopS: PRESTOP_S, baseline: SERVICE,
+    preStopS: PRESTOP_S,
+    baseline: SERVICE,
     act: (ctx) => rolloutRestart(ctx.cls1),
   },
   {
     name: 'scale-to-zero',
-    size: () => `the exporting Deployment scaled to zero while cls2 also exports (baseline: a Service over it and another Deployment), preStop ${PRESTOP_S} s`,
-    preStopS: PRESTOP_S, bothExport: true, baseline: PAIR_SERVICE,
+    size: () =>
+      `the exporting Deployment scaled to zero while cls2 also exports (baseline: a Service over it and another Deployment), preStop ${PRESTOP_S} s`,
+    preStopS: PRESTOP_S,
+    bothExport: true,
+    baseline: PAIR_SERVICE,
     async act(ctx) {
       await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', '--replicas=0']);
       await readyPods(ctx.cls1, 'nginx', 0);
@@ -121,8 +159,10 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'node-drain',
-    size: (ctx) => `every exporting pod (${ctx.replicas}) evicted from the real node as a drain does, PodDisruptionBudget maxUnavailable 1, preStop ${PRESTOP_S} s`,
-    preStopS: PRESTOP_S, baseline: SERVICE,
+    size: (ctx) =>
+      `every exporting pod (${ctx.replicas}) evicted from the real node as a drain does, PodDisruptionBudget maxUnavailable 1, preStop ${PRESTOP_S} s`,
+    preStopS: PRESTOP_S,
+    baseline: SERVICE,
     async act(ctx) {
       await evictAll(ctx.cls1);
       await readyPods(ctx.cls1, 'nginx', ctx.replicas);
@@ -130,20 +170,28 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'worker-killed',
-    size: () => 'the exporting cluster\'s worker killed (SIGKILL) and replaced by one that must wait for the dead leader\'s Lease, then a rollout (preStop 5 s) under the new leader',
-    preStopS: PRESTOP_S, baseline: SERVICE,
+    size: () =>
+      "the exporting cluster's worker killed (SIGKILL) and replaced by one that must wait for the dead leader's Lease, then a rollout (preStop 5 s) under the new leader",
+    preStopS: PRESTOP_S,
+    baseline: SERVICE,
     async act(ctx) {
       await ctx.bed.killWorker(ctx.cls1);
       const identity = `cls1-worker-replacement-${Date.now()}`;
       await ctx.bed.startWorker(ctx.cls1, identity);
-      await eventually('the replacement worker holds cls1\'s Lease', async () => await leaseHolder(ctx.cls1) === identity, 120_000);
+      await eventually(
+        "the replacement worker holds cls1's Lease",
+        async () => (await leaseHolder(ctx.cls1)) === identity,
+        120_000,
+      );
       await rolloutRestart(ctx.cls1);
     },
   },
   {
     name: 'worker-down-past-ttl',
-    size: (ctx) => `the exporting cluster's worker down (SIGKILL) for ${Math.round(pastTtl(ctx) / 1000)} s, past the dead-cluster TTL (${ctx.ttlMs / 1000} s), its pods serving`,
-    preStopS: PRESTOP_S, baseline: SERVICE,
+    size: (ctx) =>
+      `the exporting cluster's worker down (SIGKILL) for ${Math.round(pastTtl(ctx) / 1000)} s, past the dead-cluster TTL (${ctx.ttlMs / 1000} s), its pods serving`,
+    preStopS: PRESTOP_S,
+    baseline: SERVICE,
     async act(ctx) {
       await ctx.bed.killWorker(ctx.cls1);
       await sleep(pastTtl(ctx));
@@ -153,8 +201,10 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'cut-from-cloudmap-past-ttl',
-    size: (ctx) => `the exporting cluster's worker cut from Cloud Map for ${Math.round(pastTtl(ctx) / 1000)} s, past the dead-cluster TTL (${ctx.ttlMs / 1000} s), its pods serving`,
-    preStopS: PRESTOP_S, baseline: SERVICE,
+    size: (ctx) =>
+      `the exporting cluster's worker cut from Cloud Map for ${Math.round(pastTtl(ctx) / 1000)} s, past the dead-cluster TTL (${ctx.ttlMs / 1000} s), its pods serving`,
+    preStopS: PRESTOP_S,
+    baseline: SERVICE,
     async act(ctx) {
       const proxy = ctx.bed.proxies[0]!;
       proxy.down();
@@ -165,8 +215,10 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'webhook-down',
-    size: (ctx) => `both clusters' webhook servers down for ${Math.round(60 * ctx.scale)} s while the exporting Deployment scales up by one and back, preStop ${PRESTOP_S} s`,
-    preStopS: PRESTOP_S, baseline: SERVICE,
+    size: (ctx) =>
+      `both clusters' webhook servers down for ${Math.round(60 * ctx.scale)} s while the exporting Deployment scales up by one and back, preStop ${PRESTOP_S} s`,
+    preStopS: PRESTOP_S,
+    baseline: SERVICE,
     async act(ctx) {
       const started = Date.now();
       for (const c of [ctx.cls1, ctx.cls2]) await ctx.bed.stopWebhook(c);
@@ -181,7 +233,8 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'cloudmap-unreachable',
     size: (ctx) => `Cloud Map unreachable from every worker for ${Math.round(60 * ctx.scale)} s`,
-    preStopS: PRESTOP_S, baseline: SERVICE,
+    preStopS: PRESTOP_S,
+    baseline: SERVICE,
     async act(ctx) {
       for (const p of ctx.bed.proxies) p.down();
       await sleep(60_000 * ctx.scale);
@@ -190,12 +243,25 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'cluster-lost',
-    size: (ctx) => `the exporting cluster lost while cls2 also exports: its worker killed and its pods gone without a word to Cloud Map, for ${Math.round(pastTtl(ctx) / 1000)} s (dead-cluster TTL ${ctx.ttlMs / 1000} s)`,
-    preStopS: PRESTOP_S, bothExport: true, baseline: undefined,
+    size: (ctx) =>
+      `the exporting cluster lost while cls2 also exports: its worker killed and its pods gone without a word to Cloud Map, for ${Math.round(pastTtl(ctx) / 1000)} s (dead-cluster TTL ${ctx.ttlMs / 1000} s)`,
+    preStopS: PRESTOP_S,
+    bothExport: true,
+    baseline: undefined,
     async act(ctx) {
       await ctx.bed.killWorker(ctx.cls1);
       await kubectl(ctx.cls1, ['scale', '-n', NS, 'deployment/nginx', '--replicas=0']);
-      await kubectl(ctx.cls1, ['delete', 'pods', '-n', NS, '-l', 'app=nginx', '--grace-period=0', '--force', '--wait=false']);
+      await kubectl(ctx.cls1, [
+        'delete',
+        'pods',
+        '-n',
+        NS,
+        '-l',
+        'app=nginx',
+        '--grace-period=0',
+        '--force',
+        '--wait=false',
+      ]);
       await sleep(pastTtl(ctx));
     },
     async restore(ctx) {
@@ -207,13 +273,19 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'unexport',
     size: () => 'cls1 deletes its ServiceExport while clients are connected and cls2 also exports',
-    preStopS: PRESTOP_S, bothExport: true, baseline: undefined,
+    preStopS: PRESTOP_S,
+    bothExport: true,
+    baseline: undefined,
     async act(ctx) {
       await kubectl(ctx.cls1, ['delete', 'serviceexport', '-n', NS, SERVICE, '--timeout=120s']);
-      await eventually('cls2 imports only cls2\'s endpoints', async () => {
-        const slices = await ctx.cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${SERVICE}`);
-        return slices.length > 0 && slices.every((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER] === 'cls2');
-      }, 120_000);
+      await eventually(
+        "cls2 imports only cls2's endpoints",
+        async () => {
+          const slices = await ctx.cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${SERVICE}`);
+          return slices.length > 0 && slices.every((s) => s.metadata?.labels?.[LABEL_SOURCE_CLUSTER] === 'cls2');
+        },
+        120_000,
+      );
     },
     async restore(ctx) {
       await apply(ctx.cls1, [nginxExport()]);

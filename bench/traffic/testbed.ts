@@ -35,7 +35,10 @@ async function end(proc: ManagedProcess, signal: NodeJS.Signals): Promise<void> 
 }
 
 /** `workerEnv`: MCS_* settings of every worker on top of the install's ConfigMap (the dead-cluster TTL of the run). */
-export async function startTrafficTestbed(workerEnv: Record<string, string>, log: (line: string) => void): Promise<TrafficTestbed> {
+export async function startTrafficTestbed(
+  workerEnv: Record<string, string>,
+  log: (line: string) => void,
+): Promise<TrafficTestbed> {
   const cs = await startClusterSet({ dataPath: true, log });
   let deployment: LocalDeployment | undefined;
   const proxies: CuttableProxy[] = [];
@@ -51,16 +54,23 @@ export async function startTrafficTestbed(workerEnv: Record<string, string>, log
     deployment = await deployLocally(cs, { configEnv: workerEnv, log });
     const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!));
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
-    proxies.push(...await Promise.all(clusters.map(() => startCuttableProxy(cs.cloudMapEndpoint))));
+    proxies.push(...(await Promise.all(clusters.map(() => startCuttableProxy(cs.cloudMapEndpoint)))));
     const configEnv = { ...configMapEnv(kustomizeBase()), ...workerEnv };
     let generation = 0;
     const startWorker = async (c: E2ECluster, identity = `${c.id}-worker-on-host`) => {
-      const [metricsPort, healthPort] = await freePorts(2) as [number, number];
+      const [metricsPort, healthPort] = (await freePorts(2)) as [number, number];
       const logsDir = join(cs.dir, 'traffic-workers', `${c.id}-${++generation}`);
       mkdirSync(logsDir, { recursive: true });
       c.worker = await startWorkerProcess(sup, {
-        clusterId: c.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir, identity,
-        cloudMapEndpoint: proxies[clusters.indexOf(c)]!.url, region: cs.region,
+        clusterId: c.id,
+        configEnv,
+        namespace: SYSTEM_NAMESPACE,
+        metricsPort,
+        healthPort,
+        logsDir,
+        identity,
+        cloudMapEndpoint: proxies[clusters.indexOf(c)]!.url,
+        region: cs.region,
         kubeconfig: join(cs.dir, 'mcs-cloudmap', c.id, 'worker.kubeconfig'),
       });
     };
@@ -70,12 +80,20 @@ export async function startTrafficTestbed(workerEnv: Record<string, string>, log
       await startWorker(c);
     }
     return {
-      cs, clusters, proxies, startWorker, stop,
+      cs,
+      clusters,
+      proxies,
+      startWorker,
+      stop,
       killWorker: (c) => end(c.worker.proc, 'SIGKILL'),
       stopWebhook: (c) => end(c.webhook.proc, 'SIGTERM'),
       async startWebhook(c) {
         const proc = sup.start(c.webhook.proc.spec);
-        await proc.waitReady('/readyz answers ok', async () => (await fetch(`${c.webhook.healthUrl}/readyz`)).ok, 60_000);
+        await proc.waitReady(
+          '/readyz answers ok',
+          async () => (await fetch(`${c.webhook.healthUrl}/readyz`)).ok,
+          60_000,
+        );
         c.webhook = { ...c.webhook, proc };
       },
     };

@@ -30,7 +30,12 @@ export function startTimeline(cls1: E2ECluster, cls2: E2ECluster): Timeline {
       core.listNamespacedPod({ namespace: NS, labelSelector: 'app=nginx' }),
       cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=${SERVICE},${LABEL_SOURCE_CLUSTER}=${cls1.id}`),
     ]);
-    const imported = new Set(slices.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).map((e) => e.addresses[0]!));
+    const imported = new Set(
+      slices
+        .flatMap((s) => s.endpoints ?? [])
+        .filter((e) => e.conditions?.ready !== false)
+        .map((e) => e.addresses[0]!),
+    );
     for (const p of list.items) {
       const address = p.status?.podIP;
       if (!address) continue;
@@ -47,7 +52,8 @@ export function startTimeline(cls1: E2ECluster, cls2: E2ECluster): Timeline {
     }
     for (const times of pods.values()) {
       if (times.importedAt === undefined && imported.has(times.address)) times.importedAt = now;
-      if (times.importedAt !== undefined && times.withdrawnAt === undefined && !imported.has(times.address)) times.withdrawnAt = now;
+      if (times.importedAt !== undefined && times.withdrawnAt === undefined && !imported.has(times.address))
+        times.withdrawnAt = now;
     }
   };
   const loop = (async () => {
@@ -67,11 +73,14 @@ export function startTimeline(cls1: E2ECluster, cls2: E2ECluster): Timeline {
 
 /** Seconds from a pod's termination to its address leaving cls2's slices, for every pod that did both. */
 export function withdrawalLags(pods: readonly PodTimes[]): number[] {
-  return pods.filter((p) => p.terminatingAt !== undefined && p.withdrawnAt !== undefined && p.importedAt! < p.terminatingAt)
+  return pods
+    .filter((p) => p.terminatingAt !== undefined && p.withdrawnAt !== undefined && p.importedAt! < p.terminatingAt)
     .map((p) => Math.max(0, p.withdrawnAt! - p.terminatingAt!) / 1000);
 }
 
 /** Seconds from a pod turning ready to its address reaching cls2's slices. */
 export function publishLags(pods: readonly PodTimes[]): number[] {
-  return pods.filter((p) => p.readyAt !== undefined && p.importedAt !== undefined && p.importedAt >= p.readyAt).map((p) => (p.importedAt! - p.readyAt!) / 1000);
+  return pods
+    .filter((p) => p.readyAt !== undefined && p.importedAt !== undefined && p.importedAt >= p.readyAt)
+    .map((p) => (p.importedAt! - p.readyAt!) / 1000);
 }

@@ -18,18 +18,27 @@ export interface NginxSettings {
 
 function nginxDeployment(name: string, app: string, s: NginxSettings): object {
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: NS },
     spec: {
       replicas: s.replicas,
       selector: { matchLabels: { app } },
       template: {
         metadata: { labels: { app, tier: 'hello' } },
         spec: {
-          containers: [{
-            name: 'nginx', image: NGINX_IMAGE, imagePullPolicy: 'IfNotPresent', ports: [{ containerPort: 80 }],
-            readinessProbe: { httpGet: { path: '/', port: 80 }, periodSeconds: 2, failureThreshold: 1 },
-            ...(s.preStopS > 0 ? { lifecycle: { preStop: { exec: { command: ['sleep', String(s.preStopS)] } } } } : {}),
-          }],
+          containers: [
+            {
+              name: 'nginx',
+              image: NGINX_IMAGE,
+              imagePullPolicy: 'IfNotPresent',
+              ports: [{ containerPort: 80 }],
+              readinessProbe: { httpGet: { path: '/', port: 80 }, periodSeconds: 2, failureThreshold: 1 },
+              ...(s.preStopS > 0
+                ? { lifecycle: { preStop: { exec: { command: ['sleep', String(s.preStopS)] } } } }
+                : {}),
+            },
+          ],
         },
       },
     },
@@ -58,10 +67,22 @@ export function nginxExport(): object {
 
 /** At most one nginx pod evicted at a time, as docs/install.md recommends. */
 export function disruptionBudget(): object {
-  return { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'nginx', namespace: NS }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'nginx' } } } };
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: 'nginx', namespace: NS },
+    spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'nginx' } } },
+  };
 }
 
 export const CLIENT_POD = {
-  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client', namespace: NS },
-  spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'client', image: TOOLS_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', 'infinity'] }] },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'client', namespace: NS },
+  spec: {
+    terminationGracePeriodSeconds: 0,
+    containers: [
+      { name: 'client', image: TOOLS_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', 'infinity'] },
+    ],
+  },
 };

@@ -16,7 +16,8 @@ export interface ConformanceArgs {
   ipFamilies: IpFamilyFlagValue;
 }
 
-export const USAGE = 'usage: npm run conformance [-- --runs N] [--fresh] [--label-filter EXPR] [--keep-logs] [--ip-families IPv4|IPv6|dual] | npm run conformance -- --render-docs [--ip-families IPv4|IPv6|dual]';
+export const USAGE =
+  'usage: npm run conformance [-- --runs N] [--fresh] [--label-filter EXPR] [--keep-logs] [--ip-families IPv4|IPv6|dual] | npm run conformance -- --render-docs [--ip-families IPv4|IPv6|dual]';
 
 /** Throws with the usage on anything it does not know. */
 export function parseConformanceArgs(argv: readonly string[]): ConformanceArgs {
@@ -35,20 +36,31 @@ export function parseConformanceArgs(argv: readonly string[]): ConformanceArgs {
         out.runs = Number(v);
         break;
       }
-      case '--label-filter': out.labelFilter = value(); break;
-      case '--fresh': out.fresh = true; break;
-      case '--keep-logs': out.keepLogs = true; break;
-      case '--render-docs': out.renderDocs = true; break;
+      case '--label-filter':
+        out.labelFilter = value();
+        break;
+      case '--fresh':
+        out.fresh = true;
+        break;
+      case '--keep-logs':
+        out.keepLogs = true;
+        break;
+      case '--render-docs':
+        out.renderDocs = true;
+        break;
       case '--ip-families': {
         const v = value();
         const families = IP_FAMILY_FLAG_VALUES.find((f) => f.toLowerCase() === v.toLowerCase());
-        if (families === undefined) throw new Error(`--ip-families takes ${IP_FAMILY_FLAG_VALUES.join(', ')}, not "${v}"; ${USAGE}`);
+        if (families === undefined)
+          throw new Error(`--ip-families takes ${IP_FAMILY_FLAG_VALUES.join(', ')}, not "${v}"; ${USAGE}`);
         out.ipFamilies = families;
         break;
       }
-      default: throw new Error(`unknown argument "${argv[i]}"; ${USAGE}`);
+      default:
+        throw new Error(`unknown argument "${argv[i]}"; ${USAGE}`);
     }
   }
-  if (out.renderDocs && (out.runs !== 1 || out.fresh || out.keepLogs || out.labelFilter !== undefined)) throw new Error(`--render-docs takes no other argument than --ip-families; ${USAGE}`);
+  if (out.renderDocs && (out.runs !== 1 || out.fresh || out.keepLogs || out.labelFilter !== undefined))
+    throw new Error(`--render-docs takes no other argument than --ip-families; ${USAGE}`);
   return out;
 }

@@ -2,7 +2,14 @@
 // (conformance/summary.json), so the page cannot say anything the report does not: laid out as SIG Multicluster's
 // published implementation reports are (implementation, suite version, Required and Optional cases with their
 // labels), plus where it ran and the commands that reproduce it. Pure: data in, Markdown out.
-import { countCases, detailsOf, parseSuiteReport, withDetails, type ConformanceCase, type SuiteReport } from './report.ts';
+import {
+  countCases,
+  detailsOf,
+  parseSuiteReport,
+  withDetails,
+  type ConformanceCase,
+  type SuiteReport,
+} from './report.ts';
 import type { ConformanceSummary, RunSummary } from './summary.ts';
 import type { IpFamilyFlagValue } from '../testbed/network.ts';
 
@@ -19,19 +26,26 @@ const SHAPES: Record<IpFamilyFlagValue, { slug: string; title: string; families:
  */
 export function resultsLocation(ipFamilies: IpFamilyFlagValue = 'IPv4'): { dir: string; doc: string } {
   const { slug } = SHAPES[ipFamilies];
-  return slug === '' ? { dir: 'conformance', doc: 'docs/conformance.md' } : { dir: `conformance/${slug}`, doc: `docs/conformance-${slug}.md` };
+  return slug === ''
+    ? { dir: 'conformance', doc: 'docs/conformance.md' }
+    : { dir: `conformance/${slug}`, doc: `docs/conformance-${slug}.md` };
 }
 
 const RESULT_MARK: Record<ConformanceCase['result'], string> = {
-  'passed': '✅ passed',
-  'failed': '❌ failed',
+  passed: '✅ passed',
+  failed: '❌ failed',
   'not conformant': '❌ not conformant',
-  'skipped': '⏭️ skipped',
+  skipped: '⏭️ skipped',
 };
 
 /** Table cell text: a "|" would end the cell, and "<service>" would vanish as an HTML tag. */
 function cell(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('|', '\\|').replaceAll('\n', ' ');
+  return text
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('|', '\\|')
+    .replaceAll('\n', ' ');
 }
 
 /** 14 min 3 s, 48 s. */
@@ -62,7 +76,13 @@ export function badge(report: SuiteReport, conformanceVersion: string): string {
 function groupTable(report: SuiteReport, group: string): string[] {
   const cases = report.cases;
   const inGroup = cases.filter((c) => c.group === group);
-  if (inGroup.length === 0) return [`## ${group} tests`, '', report.suiteFailure ? 'None ran: the suite could not start (above).' : 'None ran (see the label filter above).', ''];
+  if (inGroup.length === 0)
+    return [
+      `## ${group} tests`,
+      '',
+      report.suiteFailure ? 'None ran: the suite could not start (above).' : 'None ran (see the label filter above).',
+      '',
+    ];
   return [
     `## ${group} tests`,
     '',
@@ -71,7 +91,10 @@ function groupTable(report: SuiteReport, group: string): string[] {
     '| result | labels | description | time |',
     '| --- | --- | --- | --- |',
     ...inGroup.map((c) => {
-      const why = [c.message ? `<br>*${cell(c.message)}*` : '', c.failure ? `<br>\`${c.failure.replaceAll('`', "'").replaceAll('|', '\\|')}\`` : ''].join('');
+      const why = [
+        c.message ? `<br>*${cell(c.message)}*` : '',
+        c.failure ? `<br>\`${c.failure.replaceAll('`', "'").replaceAll('|', '\\|')}\`` : '',
+      ].join('');
       const time = c.seconds === undefined ? '' : `${c.seconds.toFixed(1)} s`;
       return `| ${RESULT_MARK[c.result]} | ${cell(c.labels.join(', '))} | ${cell(c.description)}${why} | ${time} |`;
     }),
@@ -90,7 +113,12 @@ function runsTable(runs: readonly RunSummary[]): string[] {
     '| run | started (UTC) | duration | passed | failed | skipped | not passed |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...runs.map((r) => {
-      const notPassed = r.suiteFailure ? `suite could not start: ${r.suiteFailure}` : r.cases.filter((c) => c.result !== 'passed').map((c) => `${c.description} (${c.result})`).join('; ');
+      const notPassed = r.suiteFailure
+        ? `suite could not start: ${r.suiteFailure}`
+        : r.cases
+            .filter((c) => c.result !== 'passed')
+            .map((c) => `${c.description} (${c.result})`)
+            .join('; ');
       return `| ${r.run} | ${r.startedAt.replace('T', ' ').replace(/\.\d+Z$/, '')} | ${formatDuration(r.durationSeconds)} | ${r.counts.passed} | ${r.counts.failed} | ${r.counts.skipped} | ${cell(notPassed)} |`;
     }),
     '',
@@ -102,7 +130,7 @@ function workerSettings(env: Readonly<Record<string, string>> | undefined): stri
   if (entries.length === 0) return [];
   return [
     `- The workers run with ${entries.map(([k, v]) => `\`${k}=${v}\``).join(', ')} besides kustomize/base's ConfigMap: the suite makes a`,
-    '  namespace for every case, and empty Cloud Map namespaces kept (the default) reach the account\'s 50-namespace quota',
+    "  namespace for every case, and empty Cloud Map namespaces kept (the default) reach the account's 50-namespace quota",
     '  after 50 cases on one ClusterSet, when the next export fails with `ResourceLimitExceeded`.',
   ];
 }
@@ -126,7 +154,7 @@ export function renderConformanceDoc(report: SuiteReport, summary: ConformanceSu
     badge(report, summary.suite.conformanceVersion),
     '',
     'mcs-cloudmap against the upstream MCS API conformance suite (`sigs.k8s.io/mcs-api/conformance`), run by',
-    '`npm run conformance` on the project\'s local data-path testbed. The report as the suite wrote it is',
+    "`npm run conformance` on the project's local data-path testbed. The report as the suite wrote it is",
     `[${dir}/report.yaml](../${dir}/report.yaml), with [${dir}/junit.xml](../${dir}/junit.xml) and the`,
     `summary [${dir}/summary.json](../${dir}/summary.json) (every run, machine, versions).`,
     '',
@@ -155,22 +183,22 @@ export function renderConformanceDoc(report: SuiteReport, summary: ConformanceSu
     `  \`hack/install-testbed.sh\`); cluster DNS ${summary.versions.coredns}; ${summary.versions.go}; Node.js ${summary.versions.node}.`,
     `- ${summary.testbed.clusters.length} clusters (${summary.testbed.clusters.join(', ')}) from \`startClusterSet({ dataPath: true${SHAPES[shape].families} })\``,
     `  ([testbed.md](testbed.md#data-path))${summary.testbed.clusterSetPerRun ? ', a fresh ClusterSet for each run' : ''}: each has a real node (kubelet, containerd, kube-proxy in`,
-    '  iptables mode, CoreDNS serving `cluster.local` and `clusterset.local`) where the suite\'s pods run, and a pod network',
-    '  routed between the clusters. AWS Cloud Map is the testbed\'s Cloud Map emulator (moto); mcs-cloudmap\'s webhook server',
+    "  iptables mode, CoreDNS serving `cluster.local` and `clusterset.local`) where the suite's pods run, and a pod network",
+    "  routed between the clusters. AWS Cloud Map is the testbed's Cloud Map emulator (moto); mcs-cloudmap's webhook server",
     '  and reconcile worker run per cluster as host processes configured like the Deployments (`hack/local`).',
     ...workerSettings(summary.testbed.workerEnv),
-    '- The suite\'s images `alpine/socat:1.7.4.4` and `nicolaka/netshoot:v0.15` are local stand-ins built by the testbed',
+    "- The suite's images `alpine/socat:1.7.4.4` and `nicolaka/netshoot:v0.15` are local stand-ins built by the testbed",
     '  ([testbed.md](testbed.md#images)), as no image registry is reachable there.',
     '',
     '## Reproduce',
     '',
     'As root on Linux with cgroup v1 (the real nodes need it), Go and Node.js ([README](../README.md) lists the',
-    'prerequisites), with the suite\'s pinned copy as `shared/mcs-api-conformance` beside the clone:',
+    "prerequisites), with the suite's pinned copy as `shared/mcs-api-conformance` beside the clone:",
     '',
     '```bash',
     `git clone ${impl.url} mcs-cloudmap && cd mcs-cloudmap && git checkout ${summary.commit.replace(/-dirty$/, '')}`,
     'npm ci',
-    'bash hack/install-testbed.sh   # the testbed: Kubernetes, CoreDNS, the real nodes\' packages and images (about 20 min cold)',
+    "bash hack/install-testbed.sh   # the testbed: Kubernetes, CoreDNS, the real nodes' packages and images (about 20 min cold)",
     `npm run conformance${runFlag}`,
     '```',
     '',

@@ -21,7 +21,10 @@ export function machine(): Machine {
 }
 
 function kubernetesVersion(cluster: TestCluster): string {
-  const out = execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'version', '-o', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync(kubectlBinary(), ['--kubeconfig', cluster.kubeconfigPath, 'version', '-o', 'json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return (JSON.parse(out) as { serverVersion?: { gitVersion?: string } }).serverVersion?.gitVersion ?? 'unknown';
 }
 
@@ -33,14 +36,20 @@ export function coreDnsVersionIn(log: string): string | undefined {
 function clusterDnsVersion(cluster: TestCluster): string {
   const path = join(cluster.logsDir, 'coredns.log');
   let log = '';
-  try { log = readFileSync(path, 'utf8'); } catch { /* reported below */ }
+  try {
+    log = readFileSync(path, 'utf8');
+  } catch {
+    /* reported below */
+  }
   return coreDnsVersionIn(log) ?? `unknown (no CoreDNS version in ${path})`;
 }
 
 /** One value when every cluster agrees, else each cluster's. */
 function agreed(clusters: readonly TestCluster[], of: (c: TestCluster) => string): string {
   const values = clusters.map((c) => [c.id, of(c)] as const);
-  return new Set(values.map(([, v]) => v)).size === 1 ? values[0]![1] : values.map(([id, v]) => `${id}: ${v}`).join(', ');
+  return new Set(values.map(([, v]) => v)).size === 1
+    ? values[0]![1]
+    : values.map(([id, v]) => `${id}: ${v}`).join(', ');
 }
 
 export function versions(clusters: readonly TestCluster[]): Versions {

@@ -59,6 +59,9 @@ export function identity(commit: string): Identity {
       version: `${pkg.version}+${commit.slice(0, 12)}${dirty}`,
       url: url ?? URL_PLACEHOLDER,
     },
-    placeholders: [...(author ? [] : ['organization (package.json "author")']), ...(url ? [] : ['url (package.json "repository")'])],
+    placeholders: [
+      ...(author ? [] : ['organization (package.json "author")']),
+      ...(url ? [] : ['url (package.json "repository")']),
+    ],
   };
 }

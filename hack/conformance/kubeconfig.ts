@@ -2,8 +2,14 @@
 // cluster. This merges them. Pure: kubeconfig texts in, one text out.
 import { parse, stringify } from 'yaml';
 
-interface Named { name: string }
-interface Kubeconfig { clusters?: Named[]; users?: Named[]; contexts?: Named[] }
+interface Named {
+  name: string;
+}
+interface Kubeconfig {
+  clusters?: Named[];
+  users?: Named[];
+  contexts?: Named[];
+}
 
 export function mergeKubeconfigs(texts: readonly string[]): string {
   const docs = texts.map((t) => parse(t) as Kubeconfig);
@@ -11,7 +17,8 @@ export function mergeKubeconfigs(texts: readonly string[]): string {
   for (const doc of docs) {
     for (const key of ['clusters', 'users', 'contexts'] as const) {
       for (const entry of doc[key] ?? []) {
-        if (merged[key].some((e) => e.name === entry.name)) throw new Error(`two kubeconfigs name the same ${key.slice(0, -1)} "${entry.name}"`);
+        if (merged[key].some((e) => e.name === entry.name))
+          throw new Error(`two kubeconfigs name the same ${key.slice(0, -1)} "${entry.name}"`);
         merged[key].push(entry);
       }
     }

@@ -70,20 +70,31 @@ function cleanMessage(message: string | undefined): string | undefined {
 
 export function parseSuiteReport(text: string): SuiteReport {
   const doc = parse(text) as YamlReport | null;
-  if (!doc || typeof doc !== 'object' || !('groups' in doc)) throw new Error('report.yaml: not a report of the MCS conformance suite (no groups)');
-  const cases = (doc.groups ?? []).flatMap((g) => (g.tests ?? []).map((t): ConformanceCase => {
-    const message = cleanMessage(t.message);
-    return {
-      group: g.name ?? '', description: (t.desc ?? '').trim(), labels: t.labels ?? [], result: resultOf(t),
-      ...(message ? { message } : {}),
-    };
-  }));
+  if (!doc || typeof doc !== 'object' || !('groups' in doc))
+    throw new Error('report.yaml: not a report of the MCS conformance suite (no groups)');
+  const cases = (doc.groups ?? []).flatMap((g) =>
+    (g.tests ?? []).map((t): ConformanceCase => {
+      const message = cleanMessage(t.message);
+      return {
+        group: g.name ?? '',
+        description: (t.desc ?? '').trim(),
+        labels: t.labels ?? [],
+        result: resultOf(t),
+        ...(message ? { message } : {}),
+      };
+    }),
+  );
   const i = doc.implementation ?? {};
   return {
     cases,
     ...(doc.suitefailure ? { suiteFailure: doc.suitefailure } : {}),
     dnsDomain: doc.dnsdomain ?? '',
-    implementation: { organization: i.organization ?? '', project: i.project ?? '', version: i.version ?? '', url: i.url ?? '' },
+    implementation: {
+      organization: i.organization ?? '',
+      project: i.project ?? '',
+      version: i.version ?? '',
+      url: i.url ?? '',
+    },
   };
 }
 
@@ -122,16 +133,31 @@ export function caseDetails(ginkgoJson: string): Map<string, CaseDetail> {
     if (spec.LeafNodeType !== 'It') continue;
     const text = normalized([...(spec.ContainerHierarchyTexts ?? []), spec.LeafNodeText ?? ''].join(' '));
     const message = spec.State !== 'passed' && spec.State !== 'skipped' ? spec.Failure?.Message : undefined;
-    out.set(text, { seconds: Math.round((spec.RunTime ?? 0) / 1e8) / 10, ...(message ? { failure: failureLine(message) } : {}) });
+    out.set(text, {
+      seconds: Math.round((spec.RunTime ?? 0) / 1e8) / 10,
+      ...(message ? { failure: failureLine(message) } : {}),
+    });
   }
   return out;
 }
 
 /** The details kept with cases (the summary's), looked up as caseDetails' are. */
 export function detailsOf(cases: readonly ConformanceCase[]): Map<string, CaseDetail> {
-  return new Map(cases.flatMap((c) => (c.seconds === undefined ? [] : [[normalized(c.description), {
-    seconds: c.seconds, ...(c.failure ? { failure: c.failure } : {}),
-  }] as const])));
+  return new Map(
+    cases.flatMap((c) =>
+      c.seconds === undefined
+        ? []
+        : [
+            [
+              normalized(c.description),
+              {
+                seconds: c.seconds,
+                ...(c.failure ? { failure: c.failure } : {}),
+              },
+            ] as const,
+          ],
+    ),
+  );
 }
 
 export function withDetails(report: SuiteReport, details: ReadonlyMap<string, CaseDetail>): SuiteReport {

@@ -16,10 +16,27 @@ export interface SuiteRunSpec {
 export function suiteArgs(spec: SuiteRunSpec): string[] {
   const impl = spec.implementation;
   return [
-    '-test.v', '-test.timeout', '90m',
-    '-kubeconfig', spec.kubeconfig, '-contexts', spec.contexts.join(','),
-    '-ginkgo.v', '-ginkgo.no-color', '-ginkgo.json-report', 'report.json', '-ginkgo.junit-report', 'junit.xml',
-    '-organization', impl.organization, '-project', impl.project, '-version', impl.version, '-url', impl.url,
+    '-test.v',
+    '-test.timeout',
+    '90m',
+    '-kubeconfig',
+    spec.kubeconfig,
+    '-contexts',
+    spec.contexts.join(','),
+    '-ginkgo.v',
+    '-ginkgo.no-color',
+    '-ginkgo.json-report',
+    'report.json',
+    '-ginkgo.junit-report',
+    'junit.xml',
+    '-organization',
+    impl.organization,
+    '-project',
+    impl.project,
+    '-version',
+    impl.version,
+    '-url',
+    impl.url,
     ...(spec.labelFilter === undefined ? [] : ['-ginkgo.label-filter', spec.labelFilter]),
   ];
 }
@@ -35,24 +52,45 @@ export interface SuiteProcess {
   done: Promise<number>;
 }
 
-export function startSuite(binary: string, spec: SuiteRunSpec, workDir: string, log: (line: string) => void): SuiteProcess {
+export function startSuite(
+  binary: string,
+  spec: SuiteRunSpec,
+  workDir: string,
+  log: (line: string) => void,
+): SuiteProcess {
   const logPath = join(workDir, 'suite.log');
   const out = createWriteStream(logPath);
   const child = spawn(binary, suiteArgs(spec), { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
-  const collect = (d: Buffer) => { text += d.toString(); out.write(d); };
+  const collect = (d: Buffer) => {
+    text += d.toString();
+    out.write(d);
+  };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
   const started = Date.now();
-  const ticker = setInterval(() => log(`  still running after ${Math.round((Date.now() - started) / 1000)} s, ${finishedCases(text)} case(s) finished (log: ${logPath})`), 60_000);
+  const ticker = setInterval(
+    () =>
+      log(
+        `  still running after ${Math.round((Date.now() - started) / 1000)} s, ${finishedCases(text)} case(s) finished (log: ${logPath})`,
+      ),
+    60_000,
+  );
   const done = new Promise<number>((resolve, reject) => {
-    child.on('error', (err) => { clearInterval(ticker); reject(new Error(`could not start the suite binary ${binary}: ${err.message}`)); });
+    child.on('error', (err) => {
+      clearInterval(ticker);
+      reject(new Error(`could not start the suite binary ${binary}: ${err.message}`));
+    });
     child.on('exit', (code, signal) => {
       clearInterval(ticker);
       out.end(() => {
         if (existsSync(join(workDir, 'report.yaml'))) return resolve(code ?? 1);
         const tail = readFileSync(logPath, 'utf8').trimEnd().split('\n').slice(-20).join('\n');
-        reject(new Error(`the suite exited (${signal ?? `exit code ${code}`}) without writing report.yaml; log ${logPath}, its end:\n${tail}`));
+        reject(
+          new Error(
+            `the suite exited (${signal ?? `exit code ${code}`}) without writing report.yaml; log ${logPath}, its end:\n${tail}`,
+          ),
+        );
       });
     });
   });

@@ -3,7 +3,19 @@
 // so a warm run finds it and builds nothing. The sources are a test input that we run, never copy into the project.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { cacheDir } from '../testbed/paths.ts';
@@ -22,8 +34,10 @@ export function suiteCheckout(env: NodeJS.ProcessEnv = process.env): string {
   const dir = resolve(env[SUITE_ENV] || DEFAULT_SUITE);
   const module = join(dir, 'conformance', 'go.mod');
   if (!existsSync(module)) {
-    throw new ConformanceSetupError(`the MCS API conformance suite is not at ${dir} (no conformance/go.mod): `
-      + `lay shared/mcs-api-conformance beside the repository, or set ${SUITE_ENV} to a checkout holding conformance/go.mod`);
+    throw new ConformanceSetupError(
+      `the MCS API conformance suite is not at ${dir} (no conformance/go.mod): ` +
+        `lay shared/mcs-api-conformance beside the repository, or set ${SUITE_ENV} to a checkout holding conformance/go.mod`,
+    );
   }
   return dir;
 }
@@ -38,7 +52,11 @@ function filesUnder(dir: string): string[] {
 /** sha256 of every file of the checkout (path and content) and of the toolchain that builds it. */
 export function sourcesHash(checkout: string, goVersion: string): string {
   const hash = createHash('sha256').update(`${goVersion}\n`);
-  for (const f of filesUnder(checkout)) hash.update(`${f}\n`).update(readFileSync(join(checkout, f))).update('\n');
+  for (const f of filesUnder(checkout))
+    hash
+      .update(`${f}\n`)
+      .update(readFileSync(join(checkout, f)))
+      .update('\n');
   return hash.digest('hex');
 }
 
@@ -47,8 +65,13 @@ export function goVersion(env: NodeJS.ProcessEnv = process.env): string {
   try {
     return execFileSync('go', ['version'], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'go is not on PATH' : `"go version" failed: ${(err as Error).message}`;
-    throw new ConformanceSetupError(`${why}; the conformance suite is a Go test binary built from source: install Go (1.23 or newer, the suite's go.mod; the testbed asks for 1.26)`);
+    const why =
+      (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'go is not on PATH'
+        : `"go version" failed: ${(err as Error).message}`;
+    throw new ConformanceSetupError(
+      `${why}; the conformance suite is a Go test binary built from source: install Go (1.23 or newer, the suite's go.mod; the testbed asks for 1.26)`,
+    );
   }
 }
 
@@ -81,7 +104,9 @@ function goTestCompile(srcDir: string, out: string, logPath: string): Promise<vo
     const log = createWriteStream(logPath);
     // -mod=mod: go.sum may need entries for the module proxy's sigs.k8s.io/mcs-api (the suite's README does the same).
     const go = spawn('go', ['test', '-c', '-o', out, '.'], {
-      cwd: srcDir, env: { ...process.env, GOFLAGS: '-mod=mod', GOWORK: 'off' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: srcDir,
+      env: { ...process.env, GOFLAGS: '-mod=mod', GOWORK: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     go.stdout.pipe(log);
     go.stderr.pipe(log);
@@ -89,7 +114,12 @@ function goTestCompile(srcDir: string, out: string, logPath: string): Promise<vo
     go.on('exit', (code, signal) => {
       log.end(() => {
         if (code === 0) resolveBuild();
-        else reject(new ConformanceSetupError(`building the conformance suite failed (${signal ?? `exit code ${code}`}); log ${logPath}, its end:\n${lastLines(logPath, 20)}`));
+        else
+          reject(
+            new ConformanceSetupError(
+              `building the conformance suite failed (${signal ?? `exit code ${code}`}); log ${logPath}, its end:\n${lastLines(logPath, 20)}`,
+            ),
+          );
       });
     });
   });
@@ -102,7 +132,9 @@ export async function suiteBinary(checkout: string, log: (line: string) => void)
   const path = join(dir, 'mcs-conformance.test');
   if (existsSync(path)) return { path, hash, built: false };
   mkdirSync(dir, { recursive: true });
-  log(`building the conformance suite from ${relative(process.cwd(), checkout) || checkout} into ${dir} (about 3-4 minutes on 2 cores, Go modules from the module proxy)`);
+  log(
+    `building the conformance suite from ${relative(process.cwd(), checkout) || checkout} into ${dir} (about 3-4 minutes on 2 cores, Go modules from the module proxy)`,
+  );
   const started = Date.now();
   // A copy of the checkout: it may be read-only, and -mod=mod may rewrite go.sum.
   const work = mkdtempSync(join(tmpdir(), 'mcs-conformance-src-'));
@@ -113,7 +145,10 @@ export async function suiteBinary(checkout: string, log: (line: string) => void)
     }
     makeWritable(work);
     const partial = `${path}.partial`;
-    const ticker = setInterval(() => log(`  still building after ${Math.round((Date.now() - started) / 1000)} s`), 60_000);
+    const ticker = setInterval(
+      () => log(`  still building after ${Math.round((Date.now() - started) / 1000)} s`),
+      60_000,
+    );
     try {
       await goTestCompile(join(work, 'conformance'), partial, join(dir, 'build.log'));
     } finally {

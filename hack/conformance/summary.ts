@@ -45,7 +45,13 @@ export interface ConformanceSummary {
   suite: SuiteSource;
   /** workerEnv: the workers' settings beyond kustomize/base's ConfigMap. */
   /** ipFamilies: the ClusterSet's IP families (`--ip-families`), absent for IPv4. */
-  testbed: { clusters: string[]; clusterSetPerRun: boolean; labelFilter?: string; workerEnv?: Record<string, string>; ipFamilies?: IpFamilyFlagValue };
+  testbed: {
+    clusters: string[];
+    clusterSetPerRun: boolean;
+    labelFilter?: string;
+    workerEnv?: Record<string, string>;
+    ipFamilies?: IpFamilyFlagValue;
+  };
   versions: Versions;
   machine: Machine;
   runs: RunSummary[];
@@ -53,7 +59,10 @@ export interface ConformanceSummary {
 
 export function runSummary(run: number, startedAt: Date, durationSeconds: number, report: SuiteReport): RunSummary {
   return {
-    run, startedAt: startedAt.toISOString(), durationSeconds, counts: countCases(report.cases),
+    run,
+    startedAt: startedAt.toISOString(),
+    durationSeconds,
+    counts: countCases(report.cases),
     ...(report.suiteFailure ? { suiteFailure: report.suiteFailure } : {}),
     cases: report.cases,
   };

@@ -14,14 +14,24 @@ export const TESTBED_LABEL = 'io.mcs-cloudmap.testbed';
 
 /** The container engine's environment: this machine's working settings unless the caller chose others (docs/testbed.md). */
 export function podmanEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, CONTAINERS_CONF: process.env.CONTAINERS_CONF ?? join(REPO, 'hack', 'image', 'containers.conf') };
+  return {
+    ...process.env,
+    CONTAINERS_CONF: process.env.CONTAINERS_CONF ?? join(REPO, 'hack', 'image', 'containers.conf'),
+  };
 }
 
 export function podman(args: readonly string[]): string {
   try {
-    return execFileSync('podman', args, { encoding: 'utf8', env: podmanEnv(), stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 16 << 20 });
+    return execFileSync('podman', args, {
+      encoding: 'utf8',
+      env: podmanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 16 << 20,
+    });
   } catch (err) {
-    throw new Error(`podman ${args.join(' ')}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`, { cause: err });
+    throw new Error(`podman ${args.join(' ')}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`, {
+      cause: err,
+    });
   }
 }
 
@@ -71,11 +81,25 @@ export function containerLaunch(spec: ContainerSpec): Launch {
   return {
     command: 'podman',
     args: [
-      'run', '--rm', '--name', spec.name, '--label', `${TESTBED_LABEL}=${spec.testbed}`, '--pull=never',
-      '--network', 'host', '--read-only', '--cap-drop', 'all', '--security-opt', 'no-new-privileges',
-      '--volume', `${files}:${FILES_DIR}:ro`,
+      'run',
+      '--rm',
+      '--name',
+      spec.name,
+      '--label',
+      `${TESTBED_LABEL}=${spec.testbed}`,
+      '--pull=never',
+      '--network',
+      'host',
+      '--read-only',
+      '--cap-drop',
+      'all',
+      '--security-opt',
+      'no-new-privileges',
+      '--volume',
+      `${files}:${FILES_DIR}:ro`,
       ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
-      spec.image, ...spec.command,
+      spec.image,
+      ...spec.command,
     ],
     env: podmanEnv(),
   };
@@ -89,12 +113,18 @@ export function containerLaunch(spec: ContainerSpec): Launch {
 export async function removeContainers(testbed: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ids = podman(['ps', '-aq', '--filter', `label=${TESTBED_LABEL}=${testbed}`]).split('\n').filter(Boolean);
+    const ids = podman(['ps', '-aq', '--filter', `label=${TESTBED_LABEL}=${testbed}`])
+      .split('\n')
+      .filter(Boolean);
     if (ids.length === 0) return;
     try {
       podman(['rm', '-f', '--ignore', '-t', '0', ...ids]);
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`containers of testbed ${testbed} still there after ${timeoutMs} ms: ${(err as Error).message}`, { cause: err });
+      if (Date.now() > deadline)
+        throw new Error(
+          `containers of testbed ${testbed} still there after ${timeoutMs} ms: ${(err as Error).message}`,
+          { cause: err },
+        );
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }

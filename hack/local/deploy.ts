@@ -36,9 +36,12 @@ export interface LocalDeployment {
 
 /** The command of a Deployment's first container in kustomize/base. */
 function deploymentCommand(base: Manifest[], name: string): string[] {
-  const d = base.find((m) => m.kind === 'Deployment' && m.metadata.name === name) as { spec?: { template: { spec: { containers: { command?: string[] }[] } } } } | undefined;
+  const d = base.find((m) => m.kind === 'Deployment' && m.metadata.name === name) as
+    | { spec?: { template: { spec: { containers: { command?: string[] }[] } } } }
+    | undefined;
   const command = d?.spec?.template.spec.containers[0]?.command;
-  if (!command) throw new Error(`kustomize/base has no Deployment ${name} with a command: cannot run it from the image`);
+  if (!command)
+    throw new Error(`kustomize/base has no Deployment ${name} with a command: cannot run it from the image`);
   return command;
 }
 
@@ -50,10 +53,19 @@ export interface DeployOptions {
 }
 
 /** The CRDs, namespace, RBAC and ConfigMap of the base with conversion aimed at a webhook server on the host, and that server. */
-async function startHostWebhook(sup: Supervisor, cluster: TestCluster, cdir: string, base: Manifest[], configEnv: Record<string, string>, fromImage?: FromImage): Promise<{
-  webhook: HostProcess; webhookUrl: string; configurations: Manifest[];
+async function startHostWebhook(
+  sup: Supervisor,
+  cluster: TestCluster,
+  cdir: string,
+  base: Manifest[],
+  configEnv: Record<string, string>,
+  fromImage?: FromImage,
+): Promise<{
+  webhook: HostProcess;
+  webhookUrl: string;
+  configurations: Manifest[];
 }> {
-  const [port, metricsPort] = await freePorts(2) as [number, number];
+  const [port, metricsPort] = (await freePorts(2)) as [number, number];
   const certs = makeDevCertificates(cdir, ['127.0.0.1', 'localhost']);
   const webhookUrl = `https://127.0.0.1:${port}`;
   const target = { url: webhookUrl, caBundle: certs.caBundle };
@@ -64,8 +76,20 @@ async function startHostWebhook(sup: Supervisor, cluster: TestCluster, cdir: str
   applyManifests(cluster.kubeconfigPath, setup);
   waitForCrds(cluster.kubeconfigPath, setup);
   const webhook = await startWebhookProcess(sup, {
-    clusterId: cluster.id, configEnv, port, metricsPort, certFile: certs.certFile, keyFile: certs.keyFile, logsDir: cdir, fromImage,
-    kubeconfig: serviceAccountKubeconfig(cluster.kubeconfigPath, SYSTEM_NAMESPACE, WEBHOOK_SA, join(cdir, 'webhook.kubeconfig')),
+    clusterId: cluster.id,
+    configEnv,
+    port,
+    metricsPort,
+    certFile: certs.certFile,
+    keyFile: certs.keyFile,
+    logsDir: cdir,
+    fromImage,
+    kubeconfig: serviceAccountKubeconfig(
+      cluster.kubeconfigPath,
+      SYSTEM_NAMESPACE,
+      WEBHOOK_SA,
+      join(cdir, 'webhook.kubeconfig'),
+    ),
   });
   return { webhook, webhookUrl, configurations: manifests.filter((m) => m.kind.endsWith('WebhookConfiguration')) };
 }
@@ -76,31 +100,61 @@ export async function deployLocally(clusterSet: TestClusterSet, opts: DeployOpti
   const configEnv = { ...configMapEnv(base), ...opts.configEnv };
   const dir = join(clusterSet.dir, 'mcs-cloudmap');
   mkdirSync(dir, { recursive: true });
-  const fromImage: FromImage | undefined = opts.image === undefined ? undefined : {
-    image: opts.image, testbed: clusterSet.dir,
-    commands: { webhook: deploymentCommand(base, WEBHOOK_SA), worker: deploymentCommand(base, WORKER_SA) },
-  };
-  const sup = new Supervisor(dir, { onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`) });
+  const fromImage: FromImage | undefined =
+    opts.image === undefined
+      ? undefined
+      : {
+          image: opts.image,
+          testbed: clusterSet.dir,
+          commands: { webhook: deploymentCommand(base, WEBHOOK_SA), worker: deploymentCommand(base, WORKER_SA) },
+        };
+  const sup = new Supervisor(dir, {
+    onUnexpectedExit: (p, s) =>
+      log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`),
+  });
   const stop = async () => {
     await sup.stopAll();
     if (fromImage) await removeContainers(fromImage.testbed);
   };
   try {
-    const installs = await Promise.all(clusterSet.clusters.map(async (cluster) => {
-      const cdir = join(dir, cluster.id);
-      mkdirSync(cdir, { recursive: true });
-      const { webhook, webhookUrl, configurations } = await startHostWebhook(sup, cluster, cdir, base, configEnv, fromImage);
-      applyManifests(cluster.kubeconfigPath, configurations);
-      const [workerMetrics, workerHealth] = await freePorts(2) as [number, number];
-      const worker = await startWorkerProcess(sup, {
-        clusterId: cluster.id, configEnv, namespace: SYSTEM_NAMESPACE, metricsPort: workerMetrics, healthPort: workerHealth, logsDir: cdir, fromImage,
-        cloudMapEndpoint: clusterSet.cloudMapEndpoint, region: clusterSet.region,
-        kubeconfig: serviceAccountKubeconfig(cluster.kubeconfigPath, SYSTEM_NAMESPACE, WORKER_SA, join(cdir, 'worker.kubeconfig')),
-      });
-      const where = fromImage ? `containers of ${fromImage.image}` : 'host processes';
-      log(`${cluster.id}: webhook at ${webhookUrl}, worker health at ${worker.healthUrl}, as ${where} (logs in ${cdir})`);
-      return { clusterId: cluster.id, webhook, worker, webhookUrl };
-    }));
+    const installs = await Promise.all(
+      clusterSet.clusters.map(async (cluster) => {
+        const cdir = join(dir, cluster.id);
+        mkdirSync(cdir, { recursive: true });
+        const { webhook, webhookUrl, configurations } = await startHostWebhook(
+          sup,
+          cluster,
+          cdir,
+          base,
+          configEnv,
+          fromImage,
+        );
+        applyManifests(cluster.kubeconfigPath, configurations);
+        const [workerMetrics, workerHealth] = (await freePorts(2)) as [number, number];
+        const worker = await startWorkerProcess(sup, {
+          clusterId: cluster.id,
+          configEnv,
+          namespace: SYSTEM_NAMESPACE,
+          metricsPort: workerMetrics,
+          healthPort: workerHealth,
+          logsDir: cdir,
+          fromImage,
+          cloudMapEndpoint: clusterSet.cloudMapEndpoint,
+          region: clusterSet.region,
+          kubeconfig: serviceAccountKubeconfig(
+            cluster.kubeconfigPath,
+            SYSTEM_NAMESPACE,
+            WORKER_SA,
+            join(cdir, 'worker.kubeconfig'),
+          ),
+        });
+        const where = fromImage ? `containers of ${fromImage.image}` : 'host processes';
+        log(
+          `${cluster.id}: webhook at ${webhookUrl}, worker health at ${worker.healthUrl}, as ${where} (logs in ${cdir})`,
+        );
+        return { clusterId: cluster.id, webhook, worker, webhookUrl };
+      }),
+    );
     return { installs, stop };
   } catch (err) {
     await stop();

@@ -27,13 +27,31 @@ function openssl(args: string[]): void {
  * given IP addresses and DNS names. ECDSA P-256 keys keep this fast on a small machine.
  */
 export function makeDevCertificates(
-  dir: string, hosts: readonly string[] = ['127.0.0.1', 'localhost'], name = 'tls', ca?: { caFile: string; caKeyFile: string },
+  dir: string,
+  hosts: readonly string[] = ['127.0.0.1', 'localhost'],
+  name = 'tls',
+  ca?: { caFile: string; caKeyFile: string },
 ): DevCertificates {
   const caFile = ca?.caFile ?? join(dir, 'ca.crt');
   const caKeyFile = ca?.caKeyFile ?? join(dir, 'ca.key');
   if (!ca) {
-    openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', caKeyFile, '-out', caFile,
-      '-days', '7', '-subj', '/CN=mcs-cloudmap-dev-ca']);
+    openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      caKeyFile,
+      '-out',
+      caFile,
+      '-days',
+      '7',
+      '-subj',
+      '/CN=mcs-cloudmap-dev-ca',
+    ]);
   }
   const keyFile = join(dir, `${name}.key`);
   const certFile = join(dir, `${name}.crt`);
@@ -41,7 +59,36 @@ export function makeDevCertificates(
   const ext = join(dir, `${name}.ext`);
   const san = hosts.map((h) => (/^[\d.]+$|:/.test(h) ? `IP:${h}` : `DNS:${h}`)).join(',');
   writeFileSync(ext, `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', csr, '-subj', `/CN=${hosts[0] ?? name}`]);
-  openssl(['x509', '-req', '-in', csr, '-CA', caFile, '-CAkey', caKeyFile, '-CAcreateserial', '-out', certFile, '-days', '7', '-extfile', ext]);
+  openssl([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    keyFile,
+    '-out',
+    csr,
+    '-subj',
+    `/CN=${hosts[0] ?? name}`,
+  ]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    caFile,
+    '-CAkey',
+    caKeyFile,
+    '-CAcreateserial',
+    '-out',
+    certFile,
+    '-days',
+    '7',
+    '-extfile',
+    ext,
+  ]);
   return { caFile, certFile, keyFile, caBundle: Buffer.from(readFileSync(caFile)).toString('base64') };
 }

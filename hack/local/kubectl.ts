@@ -8,27 +8,48 @@ import { kubectlBinary } from '../testbed/paths.ts';
 
 function kubectl(kubeconfig: string, args: string[], input?: string): string {
   try {
-    return execFileSync(kubectlBinary(), ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+    return execFileSync(kubectlBinary(), ['--kubeconfig', kubeconfig, ...args], {
+      encoding: 'utf8',
+      input,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr ?? '';
-    throw new Error(`kubectl ${args.slice(0, 3).join(' ')} against ${kubeconfig} failed: ${stderr.trim() || (err as Error).message}`, { cause: err });
+    throw new Error(
+      `kubectl ${args.slice(0, 3).join(' ')} against ${kubeconfig} failed: ${stderr.trim() || (err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
 export function applyManifests(kubeconfig: string, manifests: Manifest[]): void {
-  kubectl(kubeconfig, ['apply', '--server-side', '--force-conflicts', '--field-manager=mcs-cloudmap-local', '-f', '-'],
-    manifests.map((m) => stringify(m)).join('---\n'));
+  kubectl(
+    kubeconfig,
+    ['apply', '--server-side', '--force-conflicts', '--field-manager=mcs-cloudmap-local', '-f', '-'],
+    manifests.map((m) => stringify(m)).join('---\n'),
+  );
 }
 
 /**
  * Points the conversion webhook of CRDs that already exist at `clientConfig`, removing any in-cluster `service` form.
  * Server-side apply alone would keep another field manager's `service` beside our `url`, which the apiserver refuses.
  */
-export function pointConversionAt(kubeconfig: string, manifests: Manifest[], clientConfig: Record<string, unknown>): void {
+export function pointConversionAt(
+  kubeconfig: string,
+  manifests: Manifest[],
+  clientConfig: Record<string, unknown>,
+): void {
   const names = manifests.filter((m) => m.kind === 'CustomResourceDefinition').map((m) => m.metadata.name);
-  const existing = new Set(kubectl(kubeconfig, ['get', 'crd', '-o', 'name']).split('\n').map((l) => l.replace('customresourcedefinition.apiextensions.k8s.io/', '')));
-  const patch = JSON.stringify({ spec: { conversion: { webhook: { clientConfig: { service: null, url: null, caBundle: null, ...clientConfig } } } } });
-  for (const name of names.filter((n) => existing.has(n))) kubectl(kubeconfig, ['patch', 'crd', name, '--type=merge', '-p', patch]);
+  const existing = new Set(
+    kubectl(kubeconfig, ['get', 'crd', '-o', 'name'])
+      .split('\n')
+      .map((l) => l.replace('customresourcedefinition.apiextensions.k8s.io/', '')),
+  );
+  const patch = JSON.stringify({
+    spec: { conversion: { webhook: { clientConfig: { service: null, url: null, caBundle: null, ...clientConfig } } } },
+  });
+  for (const name of names.filter((n) => existing.has(n)))
+    kubectl(kubeconfig, ['patch', 'crd', name, '--type=merge', '-p', patch]);
 }
 
 export function waitForCrds(kubeconfig: string, manifests: Manifest[]): void {
@@ -37,16 +58,31 @@ export function waitForCrds(kubeconfig: string, manifests: Manifest[]): void {
 }
 
 /** A kubeconfig for `namespace/serviceAccount` with a token from the TokenRequest API, against the same server and CA. */
-export function serviceAccountKubeconfig(adminKubeconfig: string, namespace: string, serviceAccount: string, outPath: string): string {
+export function serviceAccountKubeconfig(
+  adminKubeconfig: string,
+  namespace: string,
+  serviceAccount: string,
+  outPath: string,
+): string {
   const token = kubectl(adminKubeconfig, ['create', 'token', serviceAccount, '-n', namespace, '--duration=24h']).trim();
-  const admin = parse(readFileSync(adminKubeconfig, 'utf8')) as { clusters: { name: string; cluster: Record<string, unknown> }[]; 'current-context': string };
+  const admin = parse(readFileSync(adminKubeconfig, 'utf8')) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+    'current-context': string;
+  };
   const cluster = admin.clusters[0]!;
-  writeFileSync(outPath, stringify({
-    apiVersion: 'v1', kind: 'Config',
-    clusters: [cluster],
-    users: [{ name: serviceAccount, user: { token } }],
-    contexts: [{ name: admin['current-context'], context: { cluster: cluster.name, user: serviceAccount, namespace } }],
-    'current-context': admin['current-context'],
-  }), { mode: 0o600 });
+  writeFileSync(
+    outPath,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [cluster],
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [
+        { name: admin['current-context'], context: { cluster: cluster.name, user: serviceAccount, namespace } },
+      ],
+      'current-context': admin['current-context'],
+    }),
+    { mode: 0o600 },
+  );
   return outPath;
 }

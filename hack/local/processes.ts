@@ -20,7 +20,8 @@ export interface ProcessBuild {
 }
 
 function entryArgs(build: ProcessBuild, deployment: string, ...path: string[]): string[] {
-  const entry = build.dist === undefined ? join(REPO, ...path) : resolve(REPO, build.dist, ...path).replace(/\.ts$/, '.js');
+  const entry =
+    build.dist === undefined ? join(REPO, ...path) : resolve(REPO, build.dist, ...path).replace(/\.ts$/, '.js');
   return [...(build.nodeArgs ?? deploymentNodeFlags(kustomizeBase(), deployment)), entry];
 }
 
@@ -34,8 +35,16 @@ export interface HostProcess {
 /** A container also waits for podman and the OCI runtime, which on a loaded 2-core machine takes tens of seconds. */
 async function ready(name: string, proc: ManagedProcess, url: string, fromImage: FromImage | undefined): Promise<void> {
   const exited = new AbortController();
-  void proc.exited.then((s) => exited.abort(new Error(`${name} exited (${s.signal ?? `code ${s.code}`}) before it was ready; log: ${proc.logPath}`)));
-  await waitFor(`${name} to be ready at ${url}`, async () => (await fetch(url)).ok, { timeoutMs: fromImage ? 120_000 : 60_000, intervalMs: 200, signal: exited.signal });
+  void proc.exited.then((s) =>
+    exited.abort(
+      new Error(`${name} exited (${s.signal ?? `code ${s.code}`}) before it was ready; log: ${proc.logPath}`),
+    ),
+  );
+  await waitFor(`${name} to be ready at ${url}`, async () => (await fetch(url)).ok, {
+    timeoutMs: fromImage ? 120_000 : 60_000,
+    intervalMs: 200,
+    signal: exited.signal,
+  });
 }
 
 /** Runs the processes from the image with the Deployments' commands instead of from source. */
@@ -65,8 +74,13 @@ function launch(spec: LaunchSpec): Launch {
     return { command: process.execPath, args, env: { ...process.env, ...spec.env, ...spec.files } };
   }
   return containerLaunch({
-    image: spec.fromImage.image, command: spec.fromImage.commands[spec.role], env: spec.env, files: spec.files, dir: spec.logsDir,
-    name: `mcs-cloudmap-${spec.role}-${spec.clusterId}-${randomBytes(3).toString('hex')}`, testbed: spec.fromImage.testbed,
+    image: spec.fromImage.image,
+    command: spec.fromImage.commands[spec.role],
+    env: spec.env,
+    files: spec.files,
+    dir: spec.logsDir,
+    name: `mcs-cloudmap-${spec.role}-${spec.clusterId}-${randomBytes(3).toString('hex')}`,
+    testbed: spec.fromImage.testbed,
   });
 }
 
@@ -85,10 +99,21 @@ export interface WebhookProcessSpec extends ProcessBuild {
 export async function startWebhookProcess(sup: Supervisor, spec: WebhookProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-webhook (${spec.clusterId})`;
   const proc = sup.start({
-    name, logPath: join(spec.logsDir, 'webhook.log'),
+    name,
+    logPath: join(spec.logsDir, 'webhook.log'),
     ...launch({
-      role: 'webhook', clusterId: spec.clusterId, source: join('src', 'webhook', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage, build: spec,
-      env: { ...spec.configEnv, MCS_BIND_ADDRESS: '127.0.0.1', MCS_PORT: String(spec.port), MCS_METRICS_PORT: String(spec.metricsPort) },
+      role: 'webhook',
+      clusterId: spec.clusterId,
+      source: join('src', 'webhook', 'main.ts'),
+      logsDir: spec.logsDir,
+      fromImage: spec.fromImage,
+      build: spec,
+      env: {
+        ...spec.configEnv,
+        MCS_BIND_ADDRESS: '127.0.0.1',
+        MCS_PORT: String(spec.port),
+        MCS_METRICS_PORT: String(spec.metricsPort),
+      },
       files: { MCS_KUBECONFIG: spec.kubeconfig, MCS_TLS_CERT_FILE: spec.certFile, MCS_TLS_KEY_FILE: spec.keyFile },
     }),
   });
@@ -123,15 +148,25 @@ export const LOCAL_AWS_SECRET_ACCESS_KEY = 'local-testbed-aws-secret-never-logge
 export async function startWorkerProcess(sup: Supervisor, spec: WorkerProcessSpec): Promise<HostProcess> {
   const name = `mcs-cloudmap-worker (${spec.clusterId})`;
   const proc = sup.start({
-    name, logPath: join(spec.logsDir, 'worker.log'),
+    name,
+    logPath: join(spec.logsDir, 'worker.log'),
     ...launch({
-      role: 'worker', clusterId: spec.clusterId, source: join('src', 'worker', 'main.ts'), logsDir: spec.logsDir, fromImage: spec.fromImage, build: spec,
+      role: 'worker',
+      clusterId: spec.clusterId,
+      source: join('src', 'worker', 'main.ts'),
+      logsDir: spec.logsDir,
+      fromImage: spec.fromImage,
+      build: spec,
       env: {
         ...spec.configEnv,
-        MCS_NAMESPACE: spec.namespace, MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
-        MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint, MCS_AWS_REGION: spec.region,
-        MCS_METRICS_PORT: String(spec.metricsPort), MCS_HEALTH_PORT: String(spec.healthPort),
-        AWS_ACCESS_KEY_ID: spec.credentials?.accessKeyId ?? 'testing', AWS_SECRET_ACCESS_KEY: spec.credentials?.secretAccessKey ?? LOCAL_AWS_SECRET_ACCESS_KEY,
+        MCS_NAMESPACE: spec.namespace,
+        MCS_IDENTITY: spec.identity ?? `${spec.clusterId}-worker-on-host`,
+        MCS_CLOUDMAP_ENDPOINT: spec.cloudMapEndpoint,
+        MCS_AWS_REGION: spec.region,
+        MCS_METRICS_PORT: String(spec.metricsPort),
+        MCS_HEALTH_PORT: String(spec.healthPort),
+        AWS_ACCESS_KEY_ID: spec.credentials?.accessKeyId ?? 'testing',
+        AWS_SECRET_ACCESS_KEY: spec.credentials?.secretAccessKey ?? LOCAL_AWS_SECRET_ACCESS_KEY,
         // The SDK puts it in the user agent as app/<id>: the emulator's request log says which replica made each call.
         AWS_SDK_UA_APP_ID: spec.identity ?? `${spec.clusterId}-worker-on-host`,
       },

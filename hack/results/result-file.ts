@@ -14,8 +14,12 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const RESULTS_DIR = 'bench/results';
 
 /** The benchmarks' `--results` flag: an A/B run or a trial passes `--results=` (nothing written) or another directory. */
-export const resultsOption = stringOption('results', 'BENCH_RESULTS', RESULTS_DIR,
-  'Directory (relative to the repository) where the run writes its result file, replacing the one of the same benchmark and scenario; empty: write none (for an A/B run or a trial, which must not replace the current figures).');
+export const resultsOption = stringOption(
+  'results',
+  'BENCH_RESULTS',
+  RESULTS_DIR,
+  'Directory (relative to the repository) where the run writes its result file, replacing the one of the same benchmark and scenario; empty: write none (for an A/B run or a trial, which must not replace the current figures).',
+);
 
 export interface Figure {
   /** What was measured, in words: `export→import latency p99`. */
@@ -68,13 +72,16 @@ export function thisMachine(): Machine {
 
 /** The 1, 5 and 15 minute load averages now. */
 export function loadNow(): string {
-  return loadavg().map((l) => l.toFixed(1)).join(' ');
+  return loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 }
 
 /** The checked-out commit, `-dirty` when the tree differs from it; undefined outside a git checkout. */
 export function currentCommit(cwd: string = REPO): string | undefined {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const dirty = git('status', '--porcelain', '--untracked-files=no', '--', ':!bench/results') !== '';
     return `${git('rev-parse', '--short', 'HEAD')}${dirty ? '-dirty' : ''}`;
   } catch {
@@ -88,14 +95,21 @@ function shellWord(arg: string): string {
 }
 
 /** The command line that ran this process again: `npm run <script> -- <args>` under npm, else `node <script> <args>`. */
-export function commandLine(args: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, script: string = process.argv[1] ?? ''): string {
+export function commandLine(
+  args: readonly string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+  script: string = process.argv[1] ?? '',
+): string {
   const rest = args.map(shellWord).join(' ');
   if (env.npm_lifecycle_event) return `npm run ${env.npm_lifecycle_event}${rest === '' ? '' : ` -- ${rest}`}`;
   return `node ${shellWord(script)}${rest === '' ? '' : ` ${rest}`}`;
 }
 
 /** A result of a run that ends now on this machine, with its commit, Node.js and load average. */
-export function resultOfThisRun(r: Pick<BenchResult, 'benchmark' | 'scenario' | 'size' | 'figures'> & Partial<Pick<BenchResult, 'command' | 'load' | 'note'>>): BenchResult {
+export function resultOfThisRun(
+  r: Pick<BenchResult, 'benchmark' | 'scenario' | 'size' | 'figures'> &
+    Partial<Pick<BenchResult, 'command' | 'load' | 'note'>>,
+): BenchResult {
   return {
     ...r,
     date: new Date().toISOString().slice(0, 16) + 'Z',
@@ -127,14 +141,23 @@ const NAME_PART = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export function parseResult(file: string, text: string): BenchResult {
   const r = JSON.parse(text) as BenchResult;
   const problems = [
-    ...(['benchmark', 'scenario', 'size', 'date', 'command'] as const).filter((k) => typeof r[k] !== 'string' || r[k] === '').map((k) => `no ${k}`),
+    ...(['benchmark', 'scenario', 'size', 'date', 'command'] as const)
+      .filter((k) => typeof r[k] !== 'string' || r[k] === '')
+      .map((k) => `no ${k}`),
     ...(!Array.isArray(r.figures) || r.figures.length === 0 ? ['no figures'] : []),
-    ...(r.figures ?? []).filter((f) => typeof f.name !== 'string' || typeof f.value !== 'number' || typeof f.unit !== 'string').map((f) => `figure ${JSON.stringify(f.name)} lacks a name, a numeric value or a unit`),
+    ...(r.figures ?? [])
+      .filter((f) => typeof f.name !== 'string' || typeof f.value !== 'number' || typeof f.unit !== 'string')
+      .map((f) => `figure ${JSON.stringify(f.name)} lacks a name, a numeric value or a unit`),
     ...(typeof r.machine !== 'object' || r.machine === null ? ['no machine'] : []),
-    ...(typeof r.benchmark === 'string' && !NAME_PART.test(r.benchmark) ? [`benchmark "${r.benchmark}" is not lower-case words joined by -`] : []),
-    ...(typeof r.scenario === 'string' && !NAME_PART.test(r.scenario) ? [`scenario "${r.scenario}" is not lower-case words joined by -`] : []),
+    ...(typeof r.benchmark === 'string' && !NAME_PART.test(r.benchmark)
+      ? [`benchmark "${r.benchmark}" is not lower-case words joined by -`]
+      : []),
+    ...(typeof r.scenario === 'string' && !NAME_PART.test(r.scenario)
+      ? [`scenario "${r.scenario}" is not lower-case words joined by -`]
+      : []),
   ];
-  if (problems.length === 0 && file !== resultFileName(r.benchmark, r.scenario)) problems.push(`should be named ${resultFileName(r.benchmark, r.scenario)}`);
+  if (problems.length === 0 && file !== resultFileName(r.benchmark, r.scenario))
+    problems.push(`should be named ${resultFileName(r.benchmark, r.scenario)}`);
   if (problems.length > 0) throw new Error(`${file}: ${problems.join('; ')}`);
   return r;
 }
@@ -142,5 +165,8 @@ export function parseResult(file: string, text: string): BenchResult {
 /** Every result file of `dir`, checked, in file-name order. */
 export function readResults(dir: string = RESULTS_DIR): BenchResult[] {
   const at = resolve(REPO, dir);
-  return readdirSync(at).filter((f) => f.endsWith('.json')).sort().map((f) => parseResult(f, readFileSync(join(at, f), 'utf8')));
+  return readdirSync(at)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => parseResult(f, readFileSync(join(at, f), 'utf8')));
 }

@@ -35,26 +35,39 @@ function goal(f: Figure): [string, string] {
 
 export function describeMachine(m: Machine): string {
   const cores = m.cores === undefined ? 'cores unknown' : `${m.cores} cores`;
-  return [`${cores} (${m.cpu ?? 'CPU model unknown'})`, m.memoryGiB === undefined ? 'memory unknown' : `${m.memoryGiB} GiB`].join(', ');
+  return [
+    `${cores} (${m.cpu ?? 'CPU model unknown'})`,
+    m.memoryGiB === undefined ? 'memory unknown' : `${m.memoryGiB} GiB`,
+  ].join(', ');
 }
 
 /** The order of a group's files: by the order the marker names the benchmarks, then by scenario, numbers as numbers. */
 function ordered(results: readonly BenchResult[], benchmarks: readonly string[]): BenchResult[] {
-  return results.filter((r) => benchmarks.includes(r.benchmark)).sort((a, b) =>
-    benchmarks.indexOf(a.benchmark) - benchmarks.indexOf(b.benchmark) || a.scenario.localeCompare(b.scenario, 'en', { numeric: true }));
+  return results
+    .filter((r) => benchmarks.includes(r.benchmark))
+    .sort(
+      (a, b) =>
+        benchmarks.indexOf(a.benchmark) - benchmarks.indexOf(b.benchmark) ||
+        a.scenario.localeCompare(b.scenario, 'en', { numeric: true }),
+    );
 }
 
 /** One table row per figure (the run's size, date and commit on its first row), then one line per run. */
 export function renderGroup(results: readonly BenchResult[], benchmarks: readonly string[]): string[] {
   const runs = ordered(results, benchmarks);
   if (runs.length === 0) throw new Error(`no result file of ${benchmarks.join(', ')}`);
-  const rows = runs.flatMap((r) => r.figures.map((f, i) => {
-    const [target, met] = goal(f);
-    const first = i === 0;
-    return `| ${[first ? r.size : '', f.name, result(f), target, met, first ? r.date.slice(0, 10) : '', first ? r.commit ?? 'unknown' : ''].map(cell).join(' | ')} |`;
-  }));
-  const lines = runs.map((r) => `- ${r.size}: ${describeMachine(r.machine)}, Node ${r.node ?? 'unknown'}, load average ${r.load ?? 'unknown'}; ` +
-    `\`${r.command}\`${r.note ? `. ${r.note}${/[.!?]$/.test(r.note) ? '' : '.'}` : ''}`);
+  const rows = runs.flatMap((r) =>
+    r.figures.map((f, i) => {
+      const [target, met] = goal(f);
+      const first = i === 0;
+      return `| ${[first ? r.size : '', f.name, result(f), target, met, first ? r.date.slice(0, 10) : '', first ? (r.commit ?? 'unknown') : ''].map(cell).join(' | ')} |`;
+    }),
+  );
+  const lines = runs.map(
+    (r) =>
+      `- ${r.size}: ${describeMachine(r.machine)}, Node ${r.node ?? 'unknown'}, load average ${r.load ?? 'unknown'}; ` +
+      `\`${r.command}\`${r.note ? `. ${r.note}${/[.!?]$/.test(r.note) ? '' : '.'}` : ''}`,
+  );
   return [
     '| size | figure | result | goal | met | date | commit |',
     '| --- | --- | --- | --- | --- | --- | --- |',
@@ -81,7 +94,10 @@ export function renderByScenario(results: readonly BenchResult[], benchmarks: re
     });
     return `| ${[r.scenario, r.size, ...figures, r.date.slice(0, 10), r.commit ?? 'unknown', `\`${r.command}\``].map(cell).join(' | ')} |`;
   });
-  const lines = runs.map((r) => `- ${r.scenario}: ${describeMachine(r.machine)}, Node ${r.node ?? 'unknown'}, load average ${r.load ?? 'unknown'}${r.note ? `. ${r.note}${/[.!?]$/.test(r.note) ? '' : '.'}` : ''}`);
+  const lines = runs.map(
+    (r) =>
+      `- ${r.scenario}: ${describeMachine(r.machine)}, Node ${r.node ?? 'unknown'}, load average ${r.load ?? 'unknown'}${r.note ? `. ${r.note}${/[.!?]$/.test(r.note) ? '' : '.'}` : ''}`,
+  );
   return [
     `| scenario | what changes | ${columns.map(cell).join(' | ')} | date | commit | command |`,
     `| --- | --- | ${columns.map(() => '---').join(' | ')} | --- | --- | --- |`,
@@ -111,7 +127,8 @@ export function renderPage(markdown: string, results: readonly BenchResult[]): s
     if (!m) continue;
     const end = lines.indexOf(END, i + 1);
     const next = lines.findIndex((l, j) => j > i && BEGIN.test(l));
-    if (end < 0 || (next >= 0 && next < end)) throw new Error(`"${lines[i]}" (line ${i + 1}) has no "${END}" before the next marker`);
+    if (end < 0 || (next >= 0 && next < end))
+      throw new Error(`"${lines[i]}" (line ${i + 1}) has no "${END}" before the next marker`);
     const benchmarks = m[2]!.split(',').map((b) => b.trim());
     out.push('', ...(m[1] ? renderByScenario(results, benchmarks) : renderGroup(results, benchmarks)), '', END);
     i = end;

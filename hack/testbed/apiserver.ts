@@ -9,11 +9,27 @@ import type { ManagedProcess, Supervisor } from './supervisor.ts';
 
 /** Listed explicitly (not left to the binary's defaults) so a test can rely on each, and the docs can name them. */
 export const ADMISSION_PLUGINS = [
-  'NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'TaintNodesByCondition', 'PodSecurity', 'Priority',
-  'DefaultTolerationSeconds', 'DefaultStorageClass', 'StorageObjectInUseProtection', 'PersistentVolumeClaimResize',
-  'RuntimeClass', 'CertificateApproval', 'CertificateSigning', 'ClusterTrustBundleAttest', 'CertificateSubjectRestriction',
-  'DefaultIngressClass', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook',
-  'ResourceQuota', 'NodeRestriction',
+  'NamespaceLifecycle',
+  'LimitRanger',
+  'ServiceAccount',
+  'TaintNodesByCondition',
+  'PodSecurity',
+  'Priority',
+  'DefaultTolerationSeconds',
+  'DefaultStorageClass',
+  'StorageObjectInUseProtection',
+  'PersistentVolumeClaimResize',
+  'RuntimeClass',
+  'CertificateApproval',
+  'CertificateSigning',
+  'ClusterTrustBundleAttest',
+  'CertificateSubjectRestriction',
+  'DefaultIngressClass',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionWebhook',
+  'ResourceQuota',
+  'NodeRestriction',
 ] as const;
 
 /**
@@ -71,11 +87,13 @@ export async function startApiserver(sup: Supervisor, spec: ApiserverSpec, timeo
       '--advertise-address=127.0.0.1',
       // A real node's kubelet, kube-proxy and CoreDNS dial it from their network namespace, at the bridge's address.
       `--bind-address=${spec.kubeletClient ? '0.0.0.0' : '127.0.0.1'}`,
-      ...(spec.kubeletClient ? [
-        `--kubelet-client-certificate=${spec.kubeletClient.cert}`,
-        `--kubelet-client-key=${spec.kubeletClient.key}`,
-        '--kubelet-preferred-address-types=InternalIP',
-      ] : []),
+      ...(spec.kubeletClient
+        ? [
+            `--kubelet-client-certificate=${spec.kubeletClient.cert}`,
+            `--kubelet-client-key=${spec.kubeletClient.key}`,
+            '--kubelet-preferred-address-types=InternalIP',
+          ]
+        : []),
       `--secure-port=${spec.port}`,
       `--etcd-servers=${spec.etcdUrl}`,
       `--service-cluster-ip-range=${spec.serviceCidrs.join(',')}`,

@@ -17,7 +17,12 @@ export interface CloudMapEmulatorOptions {
   seed?: number;
 }
 
-export type CloudMapQuota = 'instancesPerService' | 'instancesPerNamespace' | 'namespacesPerRegion' | 'customAttributesPerInstance' | 'servicesPerNamespace';
+export type CloudMapQuota =
+  | 'instancesPerService'
+  | 'instancesPerNamespace'
+  | 'namespacesPerRegion'
+  | 'customAttributesPerInstance'
+  | 'servicesPerNamespace';
 
 /**
  * The fault switch: shares (0..1) of requests answered 500/503, ThrottlingException, held for `timeoutMs`, or dropped
@@ -67,7 +72,8 @@ export const DEFAULT_ACCOUNT = '123456789012';
 /** Credentials the emulator attributes to a 12-digit account: the access key carries the account, so no
  * registration is needed. The secret is not checked. */
 export function credentialsFor(accountId: string): { accessKeyId: string; secretAccessKey: string } {
-  if (!/^\d{12}$/.test(accountId)) throw new Error(`credentialsFor: ${JSON.stringify(accountId)} is not a 12-digit AWS account id`);
+  if (!/^\d{12}$/.test(accountId))
+    throw new Error(`credentialsFor: ${JSON.stringify(accountId)} is not a 12-digit AWS account id`);
   return { accessKeyId: `ACCOUNT${accountId}`, secretAccessKey: `testbed-${accountId}` };
 }
 
@@ -105,8 +111,20 @@ export function emulatorArgs(opts: CloudMapEmulatorOptions): string[] {
   if (opts.mode !== undefined) args.push('--mode', opts.mode);
   if (opts.operationDelayMs !== undefined) args.push('--operation-delay-ms', String(opts.operationDelayMs));
   if (opts.throttling !== undefined) args.push('--throttling', opts.throttling ? 'on' : 'off');
-  if (opts.rates !== undefined) args.push('--rates', Object.entries(opts.rates).map(([api, r]) => `${api}=${r.rate}/${r.burst}`).join(','));
-  if (opts.quotas !== undefined) args.push('--quotas', Object.entries(opts.quotas).map(([q, v]) => `${q}=${v}`).join(','));
+  if (opts.rates !== undefined)
+    args.push(
+      '--rates',
+      Object.entries(opts.rates)
+        .map(([api, r]) => `${api}=${r.rate}/${r.burst}`)
+        .join(','),
+    );
+  if (opts.quotas !== undefined)
+    args.push(
+      '--quotas',
+      Object.entries(opts.quotas)
+        .map(([q, v]) => `${q}=${v}`)
+        .join(','),
+    );
   if (opts.seed !== undefined) args.push('--seed', String(opts.seed));
   return args;
 }
@@ -125,7 +143,8 @@ export class CloudMapEmulatorControl {
       ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
     });
     const text = await res.text();
-    if (!res.ok) throw new Error(`Cloud Map emulator ${method} /_emulator/${path} answered HTTP ${res.status}: ${text}`);
+    if (!res.ok)
+      throw new Error(`Cloud Map emulator ${method} /_emulator/${path} answered HTTP ${res.status}: ${text}`);
     return JSON.parse(text) as T;
   }
 
@@ -134,7 +153,9 @@ export class CloudMapEmulatorControl {
   }
 
   /** Changes part of the configuration (`mode` resets the delay and throttling to the mode's, unless also given). */
-  configure(change: Omit<CloudMapEmulatorOptions, 'seed'> & { faults?: CloudMapFaults }): Promise<CloudMapEmulatorConfig> {
+  configure(
+    change: Omit<CloudMapEmulatorOptions, 'seed'> & { faults?: CloudMapFaults },
+  ): Promise<CloudMapEmulatorConfig> {
     return this.request('POST', 'config', change);
   }
 
@@ -171,7 +192,9 @@ export class CloudMapEmulatorControl {
   }
 
   /** Stops sharing a namespace with `withAccounts`, or with every account when it is omitted. Returns every share. */
-  async unshareNamespace(share: Omit<NamespaceShare, 'withAccounts'> & { withAccounts?: string[] }): Promise<NamespaceShare[]> {
+  async unshareNamespace(
+    share: Omit<NamespaceShare, 'withAccounts'> & { withAccounts?: string[] },
+  ): Promise<NamespaceShare[]> {
     return (await this.request<{ shares: NamespaceShare[] }>('DELETE', 'shares', share)).shares;
   }
 

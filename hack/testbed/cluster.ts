@@ -76,21 +76,36 @@ function loadKubeConfig(path: string): KubeConfig {
   return kc;
 }
 
-async function waitUntilSchedulable(kc: KubeConfig, network: ClusterNetwork, timeoutMs: number, signal: AbortSignal): Promise<void> {
+async function waitUntilSchedulable(
+  kc: KubeConfig,
+  network: ClusterNetwork,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   const api = kc.makeApiClient(CoreV1Api);
   const expected = new Set(network.nodes.map((n) => n.name));
-  await waitFor(`${network.clusterId}: fake nodes Ready without taints other than the data path's`, async () => {
-    const nodes = await api.listNode();
-    const ready = nodes.items.filter((n) =>
-      expected.has(n.metadata?.name ?? '')
-      && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-      && (n.spec?.taints ?? []).every((t) => t.key === FAKE_NODE_TAINT.key));
-    return ready.length === expected.size;
-  }, { timeoutMs, signal });
-  await waitFor(`${network.clusterId}: ServiceAccount default/default`, async () => {
-    await api.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
-    return true;
-  }, { timeoutMs, signal });
+  await waitFor(
+    `${network.clusterId}: fake nodes Ready without taints other than the data path's`,
+    async () => {
+      const nodes = await api.listNode();
+      const ready = nodes.items.filter(
+        (n) =>
+          expected.has(n.metadata?.name ?? '') &&
+          n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
+          (n.spec?.taints ?? []).every((t) => t.key === FAKE_NODE_TAINT.key),
+      );
+      return ready.length === expected.size;
+    },
+    { timeoutMs, signal },
+  );
+  await waitFor(
+    `${network.clusterId}: ServiceAccount default/default`,
+    async () => {
+      await api.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
+      return true;
+    },
+    { timeoutMs, signal },
+  );
 }
 
 export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): Promise<TestCluster> {
@@ -99,39 +114,86 @@ export async function startCluster(sup: Supervisor, opts: ClusterStartOptions): 
   const base = join(opts.dir, id);
   const logsDir = join(base, 'logs');
   mkdirSync(logsDir, { recursive: true });
-  const [etcdClient, etcdPeer, apiserverPort, controllerManagerPort, schedulerPort, kwokPort] = await freePorts(6) as
-    [number, number, number, number, number, number];
+  const [etcdClient, etcdPeer, apiserverPort, controllerManagerPort, schedulerPort, kwokPort] = (await freePorts(
+    6,
+  )) as [number, number, number, number, number, number];
   const server = `https://127.0.0.1:${apiserverPort}`;
 
   const [pki, etcd] = await Promise.all([
     createClusterPki(join(base, 'pki'), id, network.apiserverServiceIps, opts.realNode ? [opts.realNode.hostIp] : []),
-    startEtcd(sup, { clusterId: id, dataDir: join(base, 'etcd'), logsDir, clientPort: etcdClient, peerPort: etcdPeer }, opts.timeoutMs),
+    startEtcd(
+      sup,
+      { clusterId: id, dataDir: join(base, 'etcd'), logsDir, clientPort: etcdClient, peerPort: etcdPeer },
+      opts.timeoutMs,
+    ),
   ]);
   const kubeconfigPath = join(base, 'kubeconfig');
   const controllerManagerKubeconfig = join(base, 'controller-manager.kubeconfig');
   const schedulerKubeconfig = join(base, 'scheduler.kubeconfig');
   writeKubeconfig(kubeconfigPath, { context: id, server, caCert: pki.ca.cert, client: pki.admin });
-  writeKubeconfig(controllerManagerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.controllerManager });
+  writeKubeconfig(controllerManagerKubeconfig, {
+    context: id,
+    server,
+    caCert: pki.ca.cert,
+    client: pki.controllerManager,
+  });
   writeKubeconfig(schedulerKubeconfig, { context: id, server, caCert: pki.ca.cert, client: pki.scheduler });
 
-  const nodePki = opts.realNode && await createNodePki(join(base, 'pki'), pki.ca, opts.realNode.plan.name);
-  const apiserver = await startApiserver(sup, {
-    clusterId: id, logsDir, port: apiserverPort, etcdUrl: etcd.url, serviceCidrs: network.serviceCidrs, pki, kubeletClient: nodePki?.apiserverKubeletClient,
-  }, opts.timeoutMs);
+  const nodePki = opts.realNode && (await createNodePki(join(base, 'pki'), pki.ca, opts.realNode.plan.name));
+  const apiserver = await startApiserver(
+    sup,
+    {
+      clusterId: id,
+      logsDir,
+      port: apiserverPort,
+      etcdUrl: etcd.url,
+      serviceCidrs: network.serviceCidrs,
+      pki,
+      kubeletClient: nodePki?.apiserverKubeletClient,
+    },
+    opts.timeoutMs,
+  );
   const components: Record<RestartableComponent, { proc: ManagedProcess; healthy: () => Promise<boolean> }> = {
     etcd: { proc: etcd.proc, healthy: () => isOk(`${etcd.url}/health`) },
-    'kube-apiserver': { proc: apiserver.proc, healthy: () => isOk(`${server}/readyz`, { ca: pki.ca.cert, client: pki.admin }) },
+    'kube-apiserver': {
+      proc: apiserver.proc,
+      healthy: () => isOk(`${server}/readyz`, { ca: pki.ca.cert, client: pki.admin }),
+    },
   };
   const kc = loadKubeConfig(kubeconfigPath);
   const [realNode] = await Promise.all([
-    opts.realNode && nodePki && startRealNode(sup, {
-      node: opts.realNode.plan, server: `https://${opts.realNode.hostIp}:${apiserverPort}`, clusterDir: base, logsDir, region: opts.region,
-      zone: network.nodes[0]!.zone, clusterCidrs: network.podCidrs, pki, nodePki, kc, timeoutMs: opts.timeoutMs, signal: opts.signal,
-    }),
+    opts.realNode &&
+      nodePki &&
+      startRealNode(sup, {
+        node: opts.realNode.plan,
+        server: `https://${opts.realNode.hostIp}:${apiserverPort}`,
+        clusterDir: base,
+        logsDir,
+        region: opts.region,
+        zone: network.nodes[0]!.zone,
+        clusterCidrs: network.podCidrs,
+        pki,
+        nodePki,
+        kc,
+        timeoutMs: opts.timeoutMs,
+        signal: opts.signal,
+      }),
     createFakeNodes(kc, network, opts.region, opts.realNode !== undefined),
-    startControllerManager(sup, { network, logsDir, kubeconfig: controllerManagerKubeconfig, port: controllerManagerPort, pki }, opts.timeoutMs),
-    startScheduler(sup, { clusterId: id, logsDir, kubeconfig: schedulerKubeconfig, port: schedulerPort, pki }, opts.timeoutMs),
-    startKwok(sup, { network, region: opts.region, logsDir, kubeconfig: kubeconfigPath, port: kwokPort }, opts.timeoutMs),
+    startControllerManager(
+      sup,
+      { network, logsDir, kubeconfig: controllerManagerKubeconfig, port: controllerManagerPort, pki },
+      opts.timeoutMs,
+    ),
+    startScheduler(
+      sup,
+      { clusterId: id, logsDir, kubeconfig: schedulerKubeconfig, port: schedulerPort, pki },
+      opts.timeoutMs,
+    ),
+    startKwok(
+      sup,
+      { network, region: opts.region, logsDir, kubeconfig: kubeconfigPath, port: kwokPort },
+      opts.timeoutMs,
+    ),
   ]);
   await waitUntilSchedulable(kc, network, opts.timeoutMs, opts.signal);
 

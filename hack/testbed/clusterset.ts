@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type TestCluster } from './cluster.ts';
 import { prepareDataPath, type DataPath } from './data-path/index.ts';
-import { clusterIpFamilies, clusterNetwork, DEFAULT_IP_FAMILIES, MAX_CLUSTERS, type ClusterIpFamilies } from './network.ts';
+import {
+  clusterIpFamilies,
+  clusterNetwork,
+  DEFAULT_IP_FAMILIES,
+  MAX_CLUSTERS,
+  type ClusterIpFamilies,
+} from './network.ts';
 import type { CloudMapEmulatorControl, CloudMapEmulatorOptions } from './cloudmap-emulator.ts';
 import { startMoto } from './moto.ts';
 import { freePorts } from './ports.ts';
@@ -65,9 +71,14 @@ export interface ClusterSetOptions {
 }
 
 /** Each cluster's IP families, by position. */
-export function familiesOfClusters(opts: Pick<ClusterSetOptions, 'ipFamilies' | 'ipFamiliesPerCluster'>, count: number): ClusterIpFamilies[] {
+export function familiesOfClusters(
+  opts: Pick<ClusterSetOptions, 'ipFamilies' | 'ipFamiliesPerCluster'>,
+  count: number,
+): ClusterIpFamilies[] {
   if ((opts.ipFamiliesPerCluster?.length ?? 0) > count) {
-    throw new RangeError(`ipFamiliesPerCluster names ${opts.ipFamiliesPerCluster!.length} clusters, the ClusterSet has ${count}`);
+    throw new RangeError(
+      `ipFamiliesPerCluster names ${opts.ipFamiliesPerCluster!.length} clusters, the ClusterSet has ${count}`,
+    );
   }
   const all = clusterIpFamilies(opts.ipFamilies ?? DEFAULT_IP_FAMILIES);
   return Array.from({ length: count }, (_, i) => {
@@ -94,7 +105,9 @@ function prepareDir(dir: string | undefined): string {
   if (dir === undefined) return mkdtempSync(join(tmpdir(), 'mcs-cloudmap-testbed-'));
   mkdirSync(dir, { recursive: true });
   if (readdirSync(dir).length > 0) {
-    throw new Error(`testbed directory ${dir} is not empty: is a testbed already running there? Stop it (npm run testbed -- down) or remove the directory`);
+    throw new Error(
+      `testbed directory ${dir} is not empty: is a testbed already running there? Stop it (npm run testbed -- down) or remove the directory`,
+    );
   }
   return dir;
 }
@@ -108,10 +121,13 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
   const log = opts.log ?? ((line: string) => process.stderr.write(`[testbed] ${line}\n`));
   const families = familiesOfClusters(opts, count);
   const dir = prepareDir(opts.dir);
-  const networks = Array.from({ length: count }, (_, i) => clusterNetwork(i + 1, opts.sharedPodCidr ?? false, opts.regions?.[i] ?? REGION, families[i]));
+  const networks = Array.from({ length: count }, (_, i) =>
+    clusterNetwork(i + 1, opts.sharedPodCidr ?? false, opts.regions?.[i] ?? REGION, families[i]),
+  );
   const dataPath: DataPath | undefined = opts.dataPath ? await prepareDataPath(networks, dir, log) : undefined;
   const sup = new Supervisor(dir, {
-    onUnexpectedExit: (p, s) => log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`),
+    onUnexpectedExit: (p, s) =>
+      log(`${p.name} exited unexpectedly (${s.signal ?? `code ${s.code}`}); log: ${p.logPath}`),
     onInterrupted: (signal) => log(`${signal}: killed every testbed process; logs kept in ${dir}`),
   });
   log(`starting ${count} cluster(s) and the Cloud Map emulator in ${dir}`);
@@ -120,15 +136,25 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
   let cloudMapControl: CloudMapEmulatorControl;
   const failed = new AbortController();
   try {
-    const [motoPort] = await freePorts(1) as [number];
+    const [motoPort] = (await freePorts(1)) as [number];
     const motoLogs = join(dir, 'moto');
     mkdirSync(motoLogs);
     const [moto, all] = await Promise.all([
       startMoto(sup, motoLogs, motoPort, COMPONENT_TIMEOUT_MS, opts.cloudMap),
-      Promise.all(Array.from({ length: count }, (_, i) => startCluster(sup, {
-        index: i + 1, dir, sharedPodCidr: opts.sharedPodCidr ?? false, region: opts.regions?.[i] ?? REGION, ipFamilies: families[i]!, timeoutMs: COMPONENT_TIMEOUT_MS,
-        signal: failed.signal, ...(dataPath && { realNode: { plan: dataPath.plan.nodes[i]!, hostIp: dataPath.plan.hostIp } }),
-      }))),
+      Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          startCluster(sup, {
+            index: i + 1,
+            dir,
+            sharedPodCidr: opts.sharedPodCidr ?? false,
+            region: opts.regions?.[i] ?? REGION,
+            ipFamilies: families[i]!,
+            timeoutMs: COMPONENT_TIMEOUT_MS,
+            signal: failed.signal,
+            ...(dataPath && { realNode: { plan: dataPath.plan.nodes[i]!, hostIp: dataPath.plan.hostIp } }),
+          }),
+        ),
+      ),
     ]);
     cloudMapControl = moto.control;
     clusters = all;
@@ -151,7 +177,9 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     clusters: clusters.map(({ kubeConfig: _, ...rest }) => rest),
   };
   writeFileSync(join(dir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
-  log(`ready in ${(startupMs / 1000).toFixed(1)} s: ${clusters.map((c) => `${c.id} ${c.server}`).join(', ')}; Cloud Map ${cloudMapEndpoint}`);
+  log(
+    `ready in ${(startupMs / 1000).toFixed(1)} s: ${clusters.map((c) => `${c.id} ${c.server}`).join(', ')}; Cloud Map ${cloudMapEndpoint}`,
+  );
 
   let stopped: Promise<void> | undefined;
   return {

@@ -18,7 +18,11 @@ export interface ComponentSpec {
   extraArgs: string[];
 }
 
-export async function startControlPlaneComponent(sup: Supervisor, spec: ComponentSpec, timeoutMs: number): Promise<ManagedProcess> {
+export async function startControlPlaneComponent(
+  sup: Supervisor,
+  spec: ComponentSpec,
+  timeoutMs: number,
+): Promise<ManagedProcess> {
   const proc = sup.start({
     name: `${spec.binary} (${spec.clusterId})`,
     command: binary(spec.binary),
@@ -35,6 +39,10 @@ export async function startControlPlaneComponent(sup: Supervisor, spec: Componen
     ],
     logPath: join(spec.logsDir, `${spec.binary}.log`),
   });
-  await proc.waitReady('/healthz answers ok', () => isOk(`https://127.0.0.1:${spec.port}/healthz`, { ca: spec.caCert }), timeoutMs);
+  await proc.waitReady(
+    '/healthz answers ok',
+    () => isOk(`https://127.0.0.1:${spec.port}/healthz`, { ca: spec.caCert }),
+    timeoutMs,
+  );
   return proc;
 }

@@ -14,29 +14,39 @@ export interface ControllerManagerSpec {
   pki: ClusterPki;
 }
 
-export function startControllerManager(sup: Supervisor, spec: ControllerManagerSpec, timeoutMs: number): Promise<ManagedProcess> {
+export function startControllerManager(
+  sup: Supervisor,
+  spec: ControllerManagerSpec,
+  timeoutMs: number,
+): Promise<ManagedProcess> {
   const { pki, network } = spec;
-  return startControlPlaneComponent(sup, {
-    binary: 'kube-controller-manager',
-    clusterId: network.clusterId,
-    logsDir: spec.logsDir,
-    kubeconfig: spec.kubeconfig,
-    serving: pki.controllerManagerServing,
-    caCert: pki.ca.cert,
-    port: spec.port,
-    extraArgs: [
-      `--cluster-name=${network.clusterId}`,
-      '--controllers=*',
-      '--use-service-account-credentials=true',
-      `--service-account-private-key-file=${pki.serviceAccountKey}`,
-      `--root-ca-file=${pki.ca.cert}`,
-      `--cluster-signing-cert-file=${pki.ca.cert}`,
-      `--cluster-signing-key-file=${pki.ca.key}`,
-      '--allocate-node-cidrs=true',
-      `--cluster-cidr=${network.podCidrs.join(',')}`,
-      // Only the flags of the cluster's families: the controller refuses a family's mask size the cluster lacks.
-      ...network.ipFamilies.map((f) => (f === 'IPv4' ? '--node-cidr-mask-size-ipv4=24' : '--node-cidr-mask-size-ipv6=64')),
-      `--service-cluster-ip-range=${network.serviceCidrs.join(',')}`,
-    ],
-  }, timeoutMs);
+  return startControlPlaneComponent(
+    sup,
+    {
+      binary: 'kube-controller-manager',
+      clusterId: network.clusterId,
+      logsDir: spec.logsDir,
+      kubeconfig: spec.kubeconfig,
+      serving: pki.controllerManagerServing,
+      caCert: pki.ca.cert,
+      port: spec.port,
+      extraArgs: [
+        `--cluster-name=${network.clusterId}`,
+        '--controllers=*',
+        '--use-service-account-credentials=true',
+        `--service-account-private-key-file=${pki.serviceAccountKey}`,
+        `--root-ca-file=${pki.ca.cert}`,
+        `--cluster-signing-cert-file=${pki.ca.cert}`,
+        `--cluster-signing-key-file=${pki.ca.key}`,
+        '--allocate-node-cidrs=true',
+        `--cluster-cidr=${network.podCidrs.join(',')}`,
+        // Only the flags of the cluster's families: the controller refuses a family's mask size the cluster lacks.
+        ...network.ipFamilies.map((f) =>
+          f === 'IPv4' ? '--node-cidr-mask-size-ipv4=24' : '--node-cidr-mask-size-ipv6=64',
+        ),
+        `--service-cluster-ip-range=${network.serviceCidrs.join(',')}`,
+      ],
+    },
+    timeoutMs,
+  );
 }

@@ -34,9 +34,13 @@ export interface CoreDnsSpec {
  * answers clusterset.local from ServiceImports, and CoreDNS refuses to start unless that zone is one of the block's too.
  * `zones` and `lines` add what a cluster's Corefile has besides (reverse zones, `pods`, `fallthrough`).
  */
-export function kubernetesBlock(kubeconfig: string, context: string, more: { zones?: readonly string[]; lines?: readonly string[] } = {}): string[] {
+export function kubernetesBlock(
+  kubeconfig: string,
+  context: string,
+  more: { zones?: readonly string[]; lines?: readonly string[] } = {},
+): string[] {
   return [
-    `  kubernetes ${['cluster.local', 'clusterset.local', ...more.zones ?? []].join(' ')} {`,
+    `  kubernetes ${['cluster.local', 'clusterset.local', ...(more.zones ?? [])].join(' ')} {`,
     `    kubeconfig ${kubeconfig} ${context}`,
     ...(more.lines ?? []).map((l) => `    ${l}`),
     '    multicluster clusterset.local',
@@ -48,7 +52,10 @@ export function kubernetesBlock(kubeconfig: string, context: string, more: { zon
  * An answer for `name`, NXDOMAIN and no data included, proves the server is up and authoritative for its zone. The kubernetes
  * plugin answers SERVFAIL instead of NXDOMAIN until it has listed everything it watches (ServiceImports included).
  */
-export async function answers(resolver: Resolver, name = 'readiness-probe.default.svc.clusterset.local'): Promise<boolean> {
+export async function answers(
+  resolver: Resolver,
+  name = 'readiness-probe.default.svc.clusterset.local',
+): Promise<boolean> {
   try {
     await resolver.resolve4(name);
     return true;
@@ -63,15 +70,13 @@ export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
   const availability = coreDnsAvailability();
   if (!availability.available) throw new Error(`CoreDNS is unavailable: ${availability.reason}`);
   mkdirSync(spec.dir, { recursive: true });
-  const [port] = await freePorts(1) as [number];
+  const [port] = (await freePorts(1)) as [number];
   const corefile = join(spec.dir, 'Corefile');
-  writeFileSync(corefile, spec.corefile?.(port) ?? [
-    `.:${port} {`,
-    '  errors',
-    ...kubernetesBlock(spec.kubeconfigPath, spec.context),
-    '}',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    corefile,
+    spec.corefile?.(port) ??
+      [`.:${port} {`, '  errors', ...kubernetesBlock(spec.kubeconfigPath, spec.context), '}', ''].join('\n'),
+  );
   const sup = new Supervisor(spec.dir);
   try {
     const proc = sup.start({

@@ -75,13 +75,25 @@ export function runningOwner(dir: string): number | undefined {
 /** Starts the detached owner (`hack/testbed.ts serve`) and waits until its ClusterSet is ready. */
 export async function up(script: string, dir: string, opts: UpOptions, timeoutMs = 180_000): Promise<ClusterSetState> {
   const owner = runningOwner(dir);
-  if (owner !== undefined) throw new Error(`a testbed is already running in ${dir} (owner pid ${owner}): stop it first with "npm run testbed -- down"`);
+  if (owner !== undefined)
+    throw new Error(
+      `a testbed is already running in ${dir} (owner pid ${owner}): stop it first with "npm run testbed -- down"`,
+    );
   if (existsSync(dir) || existsSync(ownerLogPath(dir))) {
     throw new Error(`${dir} is left from an earlier testbed: remove it with "npm run testbed -- down"`);
   }
   const log = openSync(ownerLogPath(dir), 'a');
-  const args = [script, 'serve', `--dir=${dir}`, `--clusters=${opts.clusters}`, `--shared-pod-cidr=${opts.sharedPodCidr}`, `--cloudmap-mode=${opts.cloudMapMode}`, `--data-path=${opts.dataPath}`,
-    `--ip-families=${opts.ipFamilies}`, `--ip-families-per-cluster=${opts.ipFamiliesPerCluster.join(',')}`];
+  const args = [
+    script,
+    'serve',
+    `--dir=${dir}`,
+    `--clusters=${opts.clusters}`,
+    `--shared-pod-cidr=${opts.sharedPodCidr}`,
+    `--cloudmap-mode=${opts.cloudMapMode}`,
+    `--data-path=${opts.dataPath}`,
+    `--ip-families=${opts.ipFamilies}`,
+    `--ip-families-per-cluster=${opts.ipFamiliesPerCluster.join(',')}`,
+  ];
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log] });
   closeSync(log);
   child.unref();
@@ -89,13 +101,20 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
   let exitCode: number | null | undefined;
   child.once('exit', (code) => (exitCode = code ?? -1));
   try {
-    await waitFor('the testbed to be ready', async () => {
-      if (exitCode !== undefined) throw new Error(`the testbed owner exited with code ${exitCode}`);
-      return readState(dir) !== undefined;
-    }, { timeoutMs, intervalMs: 200 });
+    await waitFor(
+      'the testbed to be ready',
+      async () => {
+        if (exitCode !== undefined) throw new Error(`the testbed owner exited with code ${exitCode}`);
+        return readState(dir) !== undefined;
+      },
+      { timeoutMs, intervalMs: 200 },
+    );
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- last lines of ${ownerLogPath(dir)} ---\n${logTail(ownerLogPath(dir), 25)}\n---\n`
-      + 'Clean up with "npm run testbed -- down".', { cause: err });
+    throw new Error(
+      `${(err as Error).message}\n--- last lines of ${ownerLogPath(dir)} ---\n${logTail(ownerLogPath(dir), 25)}\n---\n` +
+        'Clean up with "npm run testbed -- down".',
+      { cause: err },
+    );
   }
   return readState(dir)!;
 }
@@ -103,8 +122,13 @@ export async function up(script: string, dir: string, opts: UpOptions, timeoutMs
 /** Body of the detached owner: start the ClusterSet, then idle until SIGTERM/SIGINT stops it. */
 export async function serve(dir: string, opts: UpOptions): Promise<void> {
   const cs = await startClusterSet({
-    dir, clusters: opts.clusters, sharedPodCidr: opts.sharedPodCidr, cloudMap: { mode: opts.cloudMapMode }, dataPath: opts.dataPath,
-    ipFamilies: familiesOfFlag(opts.ipFamilies), ipFamiliesPerCluster: opts.ipFamiliesPerCluster.map(familiesOfFlag),
+    dir,
+    clusters: opts.clusters,
+    sharedPodCidr: opts.sharedPodCidr,
+    cloudMap: { mode: opts.cloudMapMode },
+    dataPath: opts.dataPath,
+    ipFamilies: familiesOfFlag(opts.ipFamilies),
+    ipFamiliesPerCluster: opts.ipFamiliesPerCluster.map(familiesOfFlag),
   });
   const keepAlive = setInterval(() => {}, 60_000);
   const shutdown = async () => {
@@ -122,7 +146,10 @@ export async function down(dir: string): Promise<{ ownerStopped: boolean; leftov
   if (owner !== undefined) {
     process.kill(owner, 'SIGTERM');
     try {
-      await waitFor(`testbed owner ${owner} to exit`, async () => !isAlive(owner), { timeoutMs: 20_000, intervalMs: 100 });
+      await waitFor(`testbed owner ${owner} to exit`, async () => !isAlive(owner), {
+        timeoutMs: 20_000,
+        intervalMs: 100,
+      });
     } catch {
       process.kill(owner, 'SIGKILL');
     }
@@ -131,10 +158,16 @@ export async function down(dir: string): Promise<{ ownerStopped: boolean; leftov
   // (owner and watchdog both crashed) is killed here.
   const pids = Object.values(readState(dir)?.pids ?? {});
   const remaining = () => pids.filter(isTestbedProcess);
-  await waitFor('the testbed processes to exit', async () => remaining().length === 0, { timeoutMs: 3000, intervalMs: 50 }).catch(() => {});
+  await waitFor('the testbed processes to exit', async () => remaining().length === 0, {
+    timeoutMs: 3000,
+    intervalMs: 50,
+  }).catch(() => {});
   const leftovers = remaining();
   for (const pid of leftovers) process.kill(-pid, 'SIGKILL');
-  await waitFor('leftover testbed processes to exit', async () => remaining().length === 0, { timeoutMs: 10_000, intervalMs: 100 });
+  await waitFor('leftover testbed processes to exit', async () => remaining().length === 0, {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+  });
   // A data path whose owner was killed before its clean-up: pods, mounts, namespaces and the bridge go here.
   if (process.getuid?.() === 0) await sweepAbandonedDataPaths((line) => console.log(line));
   rmSync(dir, { recursive: true, force: true });

@@ -11,4 +11,10 @@ export { startCoreDns } from './coredns.ts';
 export type { CoreDns, CoreDnsSpec } from './coredns.ts';
 export { hostAddress } from './host-address.ts';
 export { CloudMapEmulatorControl } from './cloudmap-emulator.ts';
-export type { CloudMapEmulatorOptions, CloudMapEmulatorConfig, CloudMapFaults, CloudMapCallLog, CloudMapQuota } from './cloudmap-emulator.ts';
+export type {
+  CloudMapEmulatorOptions,
+  CloudMapEmulatorConfig,
+  CloudMapFaults,
+  CloudMapCallLog,
+  CloudMapQuota,
+} from './cloudmap-emulator.ts';

@@ -19,11 +19,18 @@ export function writeKubeconfig(path: string, spec: KubeconfigSpec): void {
   const doc = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: spec.context, cluster: { server: spec.server, 'certificate-authority-data': base64File(spec.caCert) } }],
-    users: [{
-      name: spec.context,
-      user: { 'client-certificate-data': base64File(spec.client.cert), 'client-key-data': base64File(spec.client.key) },
-    }],
+    clusters: [
+      { name: spec.context, cluster: { server: spec.server, 'certificate-authority-data': base64File(spec.caCert) } },
+    ],
+    users: [
+      {
+        name: spec.context,
+        user: {
+          'client-certificate-data': base64File(spec.client.cert),
+          'client-key-data': base64File(spec.client.key),
+        },
+      },
+    ],
     contexts: [{ name: spec.context, context: { cluster: spec.context, user: spec.context } }],
     'current-context': spec.context,
   };

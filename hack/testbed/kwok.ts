@@ -36,7 +36,8 @@ export async function startKwok(sup: Supervisor, spec: KwokSpec, timeoutMs: numb
       `--cidr=${spec.network.podCidr}`,
       '--node-lease-duration-seconds=40',
       `--server-address=127.0.0.1:${spec.port}`,
-      '-c', join(import.meta.dirname, 'kwok-configuration.yaml'),
+      '-c',
+      join(import.meta.dirname, 'kwok-configuration.yaml'),
       ...kwokStageFiles().flatMap((f) => ['-c', f]),
     ],
     logPath: join(spec.logsDir, 'kwok.log'),
@@ -62,18 +63,32 @@ export function fakeNode(node: ClusterNetwork['nodes'][number], region: string, 
       annotations: { [FAKE_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
     },
     spec: { podCIDR: node.podCidrs[0]!, podCIDRs: node.podCidrs, ...(tainted && { taints: [{ ...FAKE_NODE_TAINT }] }) },
-    status: { addresses: [{ type: 'InternalIP', address: node.internalIp }, { type: 'Hostname', address: node.name }] },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: node.internalIp },
+        { type: 'Hostname', address: node.name },
+      ],
+    },
   };
 }
 
 /** Registers the cluster's fake Nodes; `tainted` when the cluster also has a real node. */
-export async function createFakeNodes(kc: KubeConfig, network: ClusterNetwork, region: string, tainted = false): Promise<void> {
+export async function createFakeNodes(
+  kc: KubeConfig,
+  network: ClusterNetwork,
+  region: string,
+  tainted = false,
+): Promise<void> {
   const api = kc.makeApiClient(CoreV1Api);
-  await Promise.all(network.nodes.map(async (n) => {
-    try {
-      await api.createNode({ body: fakeNode(n, region, tainted) });
-    } catch (err) {
-      throw new Error(`creating fake node ${n.name} in ${network.clusterId}: ${(err as Error).message}`, { cause: err });
-    }
-  }));
+  await Promise.all(
+    network.nodes.map(async (n) => {
+      try {
+        await api.createNode({ body: fakeNode(n, region, tainted) });
+      } catch (err) {
+        throw new Error(`creating fake node ${n.name} in ${network.clusterId}: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
+    }),
+  );
 }

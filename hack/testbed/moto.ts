@@ -14,7 +14,13 @@ export interface Moto {
   control: CloudMapEmulatorControl;
 }
 
-export async function startMoto(sup: Supervisor, logsDir: string, port: number, timeoutMs: number, opts: CloudMapEmulatorOptions = {}): Promise<Moto> {
+export async function startMoto(
+  sup: Supervisor,
+  logsDir: string,
+  port: number,
+  timeoutMs: number,
+  opts: CloudMapEmulatorOptions = {},
+): Promise<Moto> {
   const endpoint = `http://127.0.0.1:${port}`;
   const proc = sup.start({
     name: 'moto_server',

@@ -8,7 +8,11 @@ export const MAX_CLUSTERS = 12;
 export const NODES_PER_CLUSTER = 3;
 
 /** A cluster's IP families, the primary first, as Kubernetes orders them (IPv4-only is every cluster's default). */
-export type ClusterIpFamilies = readonly ['IPv4'] | readonly ['IPv6'] | readonly ['IPv4', 'IPv6'] | readonly ['IPv6', 'IPv4'];
+export type ClusterIpFamilies =
+  | readonly ['IPv4']
+  | readonly ['IPv6']
+  | readonly ['IPv4', 'IPv6']
+  | readonly ['IPv6', 'IPv4'];
 export const DEFAULT_IP_FAMILIES: ClusterIpFamilies = ['IPv4'];
 
 export interface ClusterNetwork {
@@ -81,7 +85,12 @@ const RANGES = {
  * `index` is 1-based. `sharedPodCidr` puts every cluster on cluster 1's pod ranges (overlapping pod IPs). `ipFamilies`:
  * the families of the cluster's ranges, the primary first.
  */
-export function clusterNetwork(index: number, sharedPodCidr: boolean, region: string, ipFamilies: ClusterIpFamilies = DEFAULT_IP_FAMILIES): ClusterNetwork {
+export function clusterNetwork(
+  index: number,
+  sharedPodCidr: boolean,
+  region: string,
+  ipFamilies: ClusterIpFamilies = DEFAULT_IP_FAMILIES,
+): ClusterNetwork {
   if (!Number.isInteger(index) || index < 1 || index > MAX_CLUSTERS) {
     throw new RangeError(`cluster index must be a whole number from 1 to ${MAX_CLUSTERS}, got ${index}`);
   }
@@ -115,7 +124,8 @@ export function ipInCidr(ip: string, cidr: string): boolean {
   const [base, bitsText] = cidr.split('/');
   const family = isIP(base ?? '');
   const bits = Number(bitsText);
-  if (family === 0 || bitsText === undefined || !/^\d+$/.test(bitsText) || bits > (family === 4 ? 32 : 128)) throw new Error(`not a CIDR: "${cidr}"`);
+  if (family === 0 || bitsText === undefined || !/^\d+$/.test(bitsText) || bits > (family === 4 ? 32 : 128))
+    throw new Error(`not a CIDR: "${cidr}"`);
   const ipFamily = isIP(ip);
   if (ipFamily === 0) throw new Error(`not an IP address: "${ip}"`);
   if (ipFamily !== family) return false;

@@ -9,7 +9,20 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'mcs-cloudmap');
 }
 
-export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'kwok' | 'moto_server' | 'moto-python' | 'coredns' | 'helm' | 'promtool' | 'kubelet' | 'kube-proxy';
+export type BinaryName =
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kubectl'
+  | 'kwok'
+  | 'moto_server'
+  | 'moto-python'
+  | 'coredns'
+  | 'helm'
+  | 'promtool'
+  | 'kubelet'
+  | 'kube-proxy';
 
 export class MissingBinaryError extends Error {
   override name = 'MissingBinaryError';
@@ -21,7 +34,9 @@ export function binary(name: BinaryName): string {
   try {
     accessSync(path, constants.X_OK);
   } catch {
-    throw new MissingBinaryError(`${name} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`);
+    throw new MissingBinaryError(
+      `${name} is not installed at ${path}: run "bash hack/install-testbed.sh" (set MCS_CLOUDMAP_CACHE to use another cache)`,
+    );
   }
   return path;
 }
@@ -34,10 +49,18 @@ export function kubectlBinary(): string {
 /** The kwok Stage files copied by the installer (node initialise + heartbeat with lease, pod lifecycle). */
 export function kwokStageFiles(): string[] {
   const dir = join(cacheDir(), 'kwok-stages');
-  const names = ['node-initialize.yaml', 'node-heartbeat-with-lease.yaml', 'pod-ready.yaml', 'pod-complete.yaml', 'pod-delete.yaml'];
+  const names = [
+    'node-initialize.yaml',
+    'node-heartbeat-with-lease.yaml',
+    'pod-ready.yaml',
+    'pod-complete.yaml',
+    'pod-delete.yaml',
+  ];
   const missing = names.filter((n) => !existsSync(join(dir, n)));
   if (missing.length > 0) {
-    throw new MissingBinaryError(`kwok stages ${missing.join(', ')} are missing from ${dir}: run "bash hack/install-testbed.sh"`);
+    throw new MissingBinaryError(
+      `kwok stages ${missing.join(', ')} are missing from ${dir}: run "bash hack/install-testbed.sh"`,
+    );
   }
   return names.map((n) => join(dir, n));
 }
@@ -66,5 +89,7 @@ export type UpstreamCrd = { available: true; path: string } | { available: false
 /** An upstream mcs-api CRD file (`serviceexports`, `serviceimports`) the installer copied into the cache (K5). */
 export function upstreamCrd(plural: string): UpstreamCrd {
   const path = join(cacheDir(), 'mcs-api', mcsApiVersion(), `multicluster.x-k8s.io_${plural}.yaml`);
-  return existsSync(path) ? { available: true, path } : { available: false, reason: `${path} is missing: run "bash hack/install-testbed.sh"` };
+  return existsSync(path)
+    ? { available: true, path }
+    : { available: false, reason: `${path} is missing: run "bash hack/install-testbed.sh"` };
 }

@@ -15,7 +15,8 @@ function ownRange(): { first: number; last: number } | undefined {
   if (!spec) return undefined;
   const m = /^(\d+)-(\d+)$/.exec(spec);
   const [first, last] = [Number(m?.[1]), Number(m?.[2])];
-  if (!m || first < 1024 || last > 65535 || first > last) throw new Error(`MCS_TESTBED_PORTS must be FIRST-LAST within 1024-65535, got "${spec}"`);
+  if (!m || first < 1024 || last > 65535 || first > last)
+    throw new Error(`MCS_TESTBED_PORTS must be FIRST-LAST within 1024-65535, got "${spec}"`);
   return { first, last };
 }
 
@@ -24,7 +25,9 @@ let nextInRange: number | undefined;
 function listen(port: number): Promise<Server | undefined> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once('error', (err: NodeJS.ErrnoException) => (port !== 0 && err.code === 'EADDRINUSE' ? resolve(undefined) : reject(err)));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      port !== 0 && err.code === 'EADDRINUSE' ? resolve(undefined) : reject(err),
+    );
     server.listen(port, '127.0.0.1', () => resolve(server));
   });
 }
@@ -38,7 +41,9 @@ async function listenInRange(range: { first: number; last: number }): Promise<Se
     const server = await listen(port);
     if (server) return server;
   }
-  throw new Error(`every port of MCS_TESTBED_PORTS=${range.first}-${range.last} is in use or was handed out: give this process a larger range`);
+  throw new Error(
+    `every port of MCS_TESTBED_PORTS=${range.first}-${range.last} is in use or was handed out: give this process a larger range`,
+  );
 }
 
 /**
@@ -54,7 +59,8 @@ export async function freePorts(count: number): Promise<number[]> {
       const server = range ? await listenInRange(range) : (await listen(0))!;
       held.push(server);
       const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('freePorts: listening socket has no TCP address');
+      if (address === null || typeof address === 'string')
+        throw new Error('freePorts: listening socket has no TCP address');
       if (!handedOut.has(address.port)) ports.push(address.port);
     }
   } finally {

@@ -12,14 +12,18 @@ export interface SchedulerSpec {
 }
 
 export function startScheduler(sup: Supervisor, spec: SchedulerSpec, timeoutMs: number): Promise<ManagedProcess> {
-  return startControlPlaneComponent(sup, {
-    binary: 'kube-scheduler',
-    clusterId: spec.clusterId,
-    logsDir: spec.logsDir,
-    kubeconfig: spec.kubeconfig,
-    serving: spec.pki.schedulerServing,
-    caCert: spec.pki.ca.cert,
-    port: spec.port,
-    extraArgs: [],
-  }, timeoutMs);
+  return startControlPlaneComponent(
+    sup,
+    {
+      binary: 'kube-scheduler',
+      clusterId: spec.clusterId,
+      logsDir: spec.logsDir,
+      kubeconfig: spec.kubeconfig,
+      serving: spec.pki.schedulerServing,
+      caCert: spec.pki.ca.cert,
+      port: spec.port,
+      extraArgs: [],
+    },
+    timeoutMs,
+  );
 }

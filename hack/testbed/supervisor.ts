@@ -162,7 +162,11 @@ export class Supervisor {
     const fd = openSync(spec.logPath, 'a');
     let child;
     try {
-      child = spawn(spec.command, spec.args, { detached: true, stdio: ['ignore', fd, fd], env: spec.env ?? process.env });
+      child = spawn(spec.command, spec.args, {
+        detached: true,
+        stdio: ['ignore', fd, fd],
+        env: spec.env ?? process.env,
+      });
     } finally {
       closeSync(fd);
     }
@@ -207,7 +211,10 @@ export class Supervisor {
     await Promise.race([allExited, sleep(graceMs)]);
     // Also the groups whose leader already exited: a leader's children would otherwise survive it.
     for (const p of procs) p.signalGroup('SIGKILL');
-    await waitFor('every testbed process to exit', async () => procs.every((p) => p.status !== undefined), { timeoutMs: 5000, intervalMs: 50 });
+    await waitFor('every testbed process to exit', async () => procs.every((p) => p.status !== undefined), {
+      timeoutMs: 5000,
+      intervalMs: 50,
+    });
     this.#procs.clear();
     this.#stopWatchdog();
     untrack(this);

@@ -27,7 +27,10 @@ export async function waitFor(what: string, check: () => Promise<boolean>, opts:
     }
     opts.signal?.throwIfAborted();
     if (Date.now() >= deadline) {
-      const why = lastError === undefined ? '' : `; last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}`;
+      const why =
+        lastError === undefined
+          ? ''
+          : `; last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}`;
       throw new Error(`timed out after ${Math.round(opts.timeoutMs / 1000)}s waiting for ${what}${why}`);
     }
     try {
@@ -47,7 +50,12 @@ export function logTail(path: string, maxLines = 15): string {
     const buf = Buffer.alloc(length);
     fd = openSync(path, 'r');
     readSync(fd, buf, 0, length, size - length);
-    return buf.toString('utf8').split('\n').filter((l) => l.trim() !== '').slice(-maxLines).join('\n');
+    return buf
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(-maxLines)
+      .join('\n');
   } catch {
     return '(no log output)';
   } finally {

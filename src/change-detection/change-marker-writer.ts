@@ -14,8 +14,15 @@ import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Clock } from '../runtime/clock.ts';
 import {
-  appendBump, EMPTY_HISTORY, MARKER_SERVICE, markerInstance, markerInstanceId, markerNamespaceName, nextRevision,
-  type BumpHistory, type MarkerEntry,
+  appendBump,
+  EMPTY_HISTORY,
+  MARKER_SERVICE,
+  markerInstance,
+  markerInstanceId,
+  markerNamespaceName,
+  nextRevision,
+  type BumpHistory,
+  type MarkerEntry,
 } from './change-marker.ts';
 import { CloudMapCallError, isNotFound } from '../cloudmap/errors.ts';
 import type { CloudMapInstances } from '../cloudmap/instances.ts';
@@ -84,9 +91,21 @@ export class ChangeMarkerWriter {
    * bump failed; the change stays pending and is bumped again, with backoff, until a bump lands or stop().
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
-    if (this.stopped) return Promise.reject(new Error(`the change marker writer is stopped; namespace ${namespace} not bumped`));
+    if (this.stopped)
+      return Promise.reject(new Error(`the change marker writer is stopped; namespace ${namespace} not bumped`));
     let state = this.namespaces.get(namespace);
-    if (!state) this.namespaces.set(namespace, (state = { pending: undefined, waiters: [], running: false, lastBumpStart: Number.NEGATIVE_INFINITY, interval: 0, written: undefined }));
+    if (!state)
+      this.namespaces.set(
+        namespace,
+        (state = {
+          pending: undefined,
+          waiters: [],
+          running: false,
+          lastBumpStart: Number.NEGATIVE_INFINITY,
+          interval: 0,
+          written: undefined,
+        }),
+      );
     state.pending = merge(state.pending, services);
     const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
     if (!state.running) void this.run(namespace, state);
@@ -111,11 +130,15 @@ export class ChangeMarkerWriter {
       } catch (err) {
         state.pending = merge(state.pending, pending === 'all' || pending === undefined ? undefined : [...pending]);
         state.interval = Math.min(FAILED_BUMP_RETRY_MAX_MS, Math.max(FAILED_BUMP_RETRY_MIN_MS, state.interval * 2));
-        this.options.logger?.warn({ namespace, err: String(err), retryInMs: state.interval }, 'could not bump the ClusterSet change marker; trying again');
+        this.options.logger?.warn(
+          { namespace, err: String(err), retryInMs: state.interval },
+          'could not bump the ClusterSet change marker; trying again',
+        );
         for (const w of waiters) w.reject(err);
       }
     }
-    for (const w of state.waiters.splice(0)) w.reject(new Error(`the change marker writer stopped before namespace ${namespace} was bumped`));
+    for (const w of state.waiters.splice(0))
+      w.reject(new Error(`the change marker writer stopped before namespace ${namespace} was bumped`));
     state.running = false;
   }
 
@@ -129,17 +152,31 @@ export class ChangeMarkerWriter {
     this.stopped = false;
   }
 
-  private async bump(namespace: string, state: NamespaceState, pending: Set<string> | 'all' | undefined): Promise<void> {
+  private async bump(
+    namespace: string,
+    state: NamespaceState,
+    pending: Set<string> | 'all' | undefined,
+  ): Promise<void> {
     const { identity, clock } = this.options;
-    const seen = state.written === undefined ? this.options.lastSeen(markerInstanceId(identity.clusterId, namespace)) : undefined;
+    const seen =
+      state.written === undefined ? this.options.lastSeen(markerInstanceId(identity.clusterId, namespace)) : undefined;
     const previous = state.written?.revision ?? seen?.revision;
     const revision = nextRevision(previous, clock.now());
-    const history = appendBump(state.written?.history ?? seen ?? EMPTY_HISTORY, previous, revision, pending === 'all' || pending === undefined ? undefined : [...pending]);
+    const history = appendBump(
+      state.written?.history ?? seen ?? EMPTY_HISTORY,
+      previous,
+      revision,
+      pending === 'all' || pending === undefined ? undefined : [...pending],
+    );
     const instance = markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history);
     try {
       await registerInMarkerService(this.options, instance);
     } catch (err) {
-      if (!(err instanceof CloudMapCallError && err.code === RESOURCE_LIMIT_EXCEEDED) || !(await this.makeRoom(namespace))) throw err;
+      if (
+        !(err instanceof CloudMapCallError && err.code === RESOURCE_LIMIT_EXCEEDED) ||
+        !(await this.makeRoom(namespace))
+      )
+        throw err;
       await registerInMarkerService(this.options, instance);
     }
     this.evicted.delete(instance.id);
@@ -153,16 +190,28 @@ export class ChangeMarkerWriter {
   private async makeRoom(namespace: string): Promise<boolean> {
     const { identity, clock, registry, instances, operations, ownMarkers, markerEvictionMinAgeMs } = this.options;
     const oldest = clock.now() - markerEvictionMinAgeMs;
-    const bumpedAt = (m: MarkerEntry) => Math.max(Number(m.revision) || 0, this.namespaces.get(m.namespace)?.lastBumpStart ?? 0);
+    const bumpedAt = (m: MarkerEntry) =>
+      Math.max(Number(m.revision) || 0, this.namespaces.get(m.namespace)?.lastBumpStart ?? 0);
     const candidate = (ownMarkers?.() ?? [])
-      .filter((m) => m.clusterId === identity.clusterId && m.namespace !== namespace && !this.evicted.has(m.id) && bumpedAt(m) < oldest)
+      .filter(
+        (m) =>
+          m.clusterId === identity.clusterId &&
+          m.namespace !== namespace &&
+          !this.evicted.has(m.id) &&
+          bumpedAt(m) < oldest,
+      )
       .sort((a, b) => bumpedAt(a) - bumpedAt(b))[0];
     if (candidate === undefined) return false;
-    const serviceId = await registry.ensureService(await registry.ensureNamespace(markerNamespaceName(identity.clustersetId)), MARKER_SERVICE);
+    const serviceId = await registry.ensureService(
+      await registry.ensureNamespace(markerNamespaceName(identity.clustersetId)),
+      MARKER_SERVICE,
+    );
     await operations.wait(await instances.deregisterInstance(serviceId, candidate.id));
     this.evicted.add(candidate.id);
-    this.options.logger?.info({ namespace, evicted: candidate.namespace, lastBumpAgeS: Math.round((clock.now() - bumpedAt(candidate)) / 1000) },
-      'the change marker service is at a Cloud Map instance quota: this cluster\'s marker bumped longest ago was deregistered to make room (its peers re-read that namespace once)');
+    this.options.logger?.info(
+      { namespace, evicted: candidate.namespace, lastBumpAgeS: Math.round((clock.now() - bumpedAt(candidate)) / 1000) },
+      "the change marker service is at a Cloud Map instance quota: this cluster's marker bumped longest ago was deregistered to make room (its peers re-read that namespace once)",
+    );
     return true;
   }
 }

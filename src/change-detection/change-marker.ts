@@ -63,16 +63,34 @@ export function clusterInstanceId(kind: string, clusterId: string): string {
 }
 
 /** A cluster's one instance of `kind` in the marker service, carrying one time (Unix ms) in `attribute`. */
-export function clusterTimeInstance(kind: string, attribute: string, clusterId: string, clustersetId: string, time: number): CloudMapInstance {
-  return { id: clusterInstanceId(kind, clusterId), attributes: { [ATTR_CLUSTER_ID]: clusterId, [ATTR_CLUSTERSET_ID]: clustersetId, [attribute]: String(Math.floor(time)) } };
+export function clusterTimeInstance(
+  kind: string,
+  attribute: string,
+  clusterId: string,
+  clustersetId: string,
+  time: number,
+): CloudMapInstance {
+  return {
+    id: clusterInstanceId(kind, clusterId),
+    attributes: {
+      [ATTR_CLUSTER_ID]: clusterId,
+      [ATTR_CLUSTERSET_ID]: clustersetId,
+      [attribute]: String(Math.floor(time)),
+    },
+  };
 }
 
 /** The cluster and time of such an instance, or undefined when it is not its cluster's `kind` or the time is malformed. */
-export function parseClusterTime(kind: string, attribute: string, instance: CloudMapInstance): { clusterId: string; time: number } | undefined {
+export function parseClusterTime(
+  kind: string,
+  attribute: string,
+  instance: CloudMapInstance,
+): { clusterId: string; time: number } | undefined {
   const clusterId = instance.attributes[ATTR_CLUSTER_ID];
   const raw = instance.attributes[attribute];
   const time = raw === undefined || !/^\d{1,16}$/.test(raw) ? Number.NaN : Number(raw);
-  if (clusterId === undefined || !Number.isSafeInteger(time) || instance.id !== clusterInstanceId(kind, clusterId)) return undefined;
+  if (clusterId === undefined || !Number.isSafeInteger(time) || instance.id !== clusterInstanceId(kind, clusterId))
+    return undefined;
   return { clusterId, time };
 }
 
@@ -132,7 +150,12 @@ function decodeBumps(text: string): Bump[] | undefined {
  * means "any service": the history restarts after this bump, so readers that missed it re-read the whole namespace.
  * The oldest bumps are dropped until the encoding fits one attribute value.
  */
-export function appendBump(history: BumpHistory, previous: string | undefined, revision: string, services: readonly string[] | undefined): BumpHistory {
+export function appendBump(
+  history: BumpHistory,
+  previous: string | undefined,
+  revision: string,
+  services: readonly string[] | undefined,
+): BumpHistory {
   if (services === undefined || !services.every((s) => ENCODABLE_SERVICE.test(s))) {
     return { base: revision, bumps: [] };
   }
@@ -145,7 +168,13 @@ export function appendBump(history: BumpHistory, previous: string | undefined, r
   return { base, bumps: kept };
 }
 
-export function markerInstance(clusterId: string, clustersetId: string, namespace: string, revision: string, history: BumpHistory): CloudMapInstance {
+export function markerInstance(
+  clusterId: string,
+  clustersetId: string,
+  namespace: string,
+  revision: string,
+  history: BumpHistory,
+): CloudMapInstance {
   const attributes: Record<string, string> = {
     [ATTR_CLUSTER_ID]: clusterId,
     [ATTR_CLUSTERSET_ID]: clustersetId,
@@ -168,7 +197,10 @@ export function parseMarker(instance: CloudMapInstance): MarkerEntry | undefined
   if (clusterId === undefined || namespace === undefined || revision === undefined) return undefined;
   const base = a[ATTR_CHANGES_BASE];
   const bumps = a[ATTR_CHANGES] === undefined ? undefined : decodeBumps(a[ATTR_CHANGES]);
-  const history = base !== undefined && bumps !== undefined && bumps.at(-1)?.revision === revision ? { base, bumps } : { base: undefined, bumps: [] };
+  const history =
+    base !== undefined && bumps !== undefined && bumps.at(-1)?.revision === revision
+      ? { base, bumps }
+      : { base: undefined, bumps: [] };
   return { id: instance.id, clusterId, namespace, revision, ...history };
 }
 
@@ -201,7 +233,10 @@ export function markDirty(dirty: DirtyNamespaces, namespace: string, services: I
  * before (for a new marker: to its first bump) narrows the re-read to the services it names; anything else (a vanished
  * marker, a history that was cut short, a restarted writer) marks the whole namespace.
  */
-export function changedNamespaces(before: ReadonlyMap<string, MarkerEntry>, now: readonly MarkerEntry[]): DirtyNamespaces {
+export function changedNamespaces(
+  before: ReadonlyMap<string, MarkerEntry>,
+  now: readonly MarkerEntry[],
+): DirtyNamespaces {
   const dirty: DirtyNamespaces = new Map();
   const present = new Set<string>();
   for (const entry of now) {
@@ -209,7 +244,12 @@ export function changedNamespaces(before: ReadonlyMap<string, MarkerEntry>, now:
     const prev = before.get(entry.id);
     if (prev !== undefined && prev.revision === entry.revision && prev.namespace === entry.namespace) continue;
     // A marker new to this reader names its services only when its history reaches back to its first bump.
-    const services = prev === undefined ? servicesSince(entry, HISTORY_ORIGIN) : prev.namespace === entry.namespace ? servicesSince(entry, prev.revision) : undefined;
+    const services =
+      prev === undefined
+        ? servicesSince(entry, HISTORY_ORIGIN)
+        : prev.namespace === entry.namespace
+          ? servicesSince(entry, prev.revision)
+          : undefined;
     markDirty(dirty, entry.namespace, services ?? 'all');
   }
   for (const [id, prev] of before) if (!present.has(id)) markDirty(dirty, prev.namespace, 'all');
@@ -220,7 +260,12 @@ export function changedNamespaces(before: ReadonlyMap<string, MarkerEntry>, now:
  * Since when (Unix ms) writes of `clusterId` may be unknown to its peers: its last marker bump (REVISION is the bump's
  * time in ms), but no further back than `maxAgeMs` before `now` (older writes are the safety-net resync's).
  */
-export function unannouncedSince(markers: Iterable<MarkerEntry>, clusterId: string, now: number, maxAgeMs: number): number {
+export function unannouncedSince(
+  markers: Iterable<MarkerEntry>,
+  clusterId: string,
+  now: number,
+  maxAgeMs: number,
+): number {
   let last = Number.NEGATIVE_INFINITY;
   for (const m of markers) {
     const revision = Number(m.revision);

@@ -34,7 +34,12 @@ export class CloseWatch {
    * Until `nextTick`, while a peer's notice of a coming change stands and `synced()`: a close poll (`closePoll`: the
    * marker polled, what moved read) every close-watch interval.
    */
-  async watchClosely(nextTick: number, signal: AbortSignal, synced: () => boolean, closePoll: () => Promise<void>): Promise<void> {
+  async watchClosely(
+    nextTick: number,
+    signal: AbortSignal,
+    synced: () => boolean,
+    closePoll: () => Promise<void>,
+  ): Promise<void> {
     const { clock, closeWatchIntervalMs } = this.ctx.opts;
     while (!signal.aborted && synced() && closeWatchIntervalMs > 0) {
       const now = clock.now();
@@ -56,10 +61,27 @@ export class CloseWatch {
     const { opts } = this.ctx;
     const { clock, identity, readOnly, closeWatchMaxMs } = opts;
     const now = clock.now();
-    if (readOnly || !(closeWatchMaxMs > 0) || this.ctx.signal().aborted || now < this.lastNoticeAt + closeWatchMaxMs / 2) return;
+    if (
+      readOnly ||
+      !(closeWatchMaxMs > 0) ||
+      this.ctx.signal().aborted ||
+      now < this.lastNoticeAt + closeWatchMaxMs / 2
+    )
+      return;
     this.lastNoticeAt = now;
     void this.listed()
-      .then(() => registerInMarkerService(opts, comingInstance(identity.clusterId, identity.clustersetId, now + closeWatchMaxMs), true))
-      .catch((err: unknown) => this.ctx.log?.debug({ err: String(err) }, 'could not announce a coming change; peers see it at their next poll'));
+      .then(() =>
+        registerInMarkerService(
+          opts,
+          comingInstance(identity.clusterId, identity.clustersetId, now + closeWatchMaxMs),
+          true,
+        ),
+      )
+      .catch((err: unknown) =>
+        this.ctx.log?.debug(
+          { err: String(err) },
+          'could not announce a coming change; peers see it at their next poll',
+        ),
+      );
   }
 }

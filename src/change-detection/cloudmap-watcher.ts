@@ -22,9 +22,18 @@ import { PredecessorWrites } from './predecessor-writes.ts';
 import { ServiceCache, type ServiceKey } from './service-cache.ts';
 import { ServiceReads } from './service-reads.ts';
 import { WarmStart } from './warm-start.ts';
-import { noStats, withDefaults, type CloudMapWatcherOptions, type WatchContext, type WatcherStats } from './watch-options.ts';
+import {
+  noStats,
+  withDefaults,
+  type CloudMapWatcherOptions,
+  type WatchContext,
+  type WatcherStats,
+} from './watch-options.ts';
 
-export type WatchOptions = Omit<CloudMapWatcherOptions, 'registry' | 'instances' | 'operations' | 'identity' | 'clock' | 'logger'>;
+export type WatchOptions = Omit<
+  CloudMapWatcherOptions,
+  'registry' | 'instances' | 'operations' | 'identity' | 'clock' | 'logger'
+>;
 
 /** A change watcher over the ClusterSet's namespaces of `adapter`'s Cloud Map (not started). */
 export function watchCloudMap(adapter: CloudMapAdapter, options: WatchOptions): CloudMapWatcher {
@@ -63,7 +72,9 @@ export class CloudMapWatcher {
     const opts = withDefaults(options);
     const log = opts.logger;
     this.ctx = {
-      opts, log, counts: noStats(),
+      opts,
+      log,
+      counts: noStats(),
       signal: () => this.abort.signal,
       progressed: () => (this.progressAt = opts.clock.now()),
       guard: async (what, step) => {
@@ -85,7 +96,12 @@ export class CloudMapWatcher {
     this.reads = new ServiceReads(this.ctx, this.cache);
     this.closeWatch = new CloseWatch(this.ctx, listed);
     this.liveness = new Liveness(this.ctx, listed);
-    this.markers = new MarkerPolling(this.ctx, { reads: this.reads, closeWatch: this.closeWatch, liveness: this.liveness, onNamespaceChanged: markStale });
+    this.markers = new MarkerPolling(this.ctx, {
+      reads: this.reads,
+      closeWatch: this.closeWatch,
+      liveness: this.liveness,
+      onNamespaceChanged: markStale,
+    });
     this.warmStart = new WarmStart(this.ctx, this.cache, this.reads, this.markers);
     this.resync = new PacedResync(this.ctx, this.cache, this.reads);
     this.nonAnnouncing = new NonAnnouncingWriters(this.ctx, this.cache, this.reads);
@@ -103,7 +119,14 @@ export class CloudMapWatcher {
       ...(log ? { logger: log } : {}),
     });
     this.predecessor = new PredecessorWrites(this.ctx, this.cache, this.markers, this.writer);
-    this.first = new FirstRead(this.ctx, { cache: this.cache, reads: this.reads, warmStart: this.warmStart, predecessor: this.predecessor, resync: this.resync, operationWatch: this.operationWatch });
+    this.first = new FirstRead(this.ctx, {
+      cache: this.cache,
+      reads: this.reads,
+      warmStart: this.warmStart,
+      predecessor: this.predecessor,
+      resync: this.resync,
+      operationWatch: this.operationWatch,
+    });
   }
 
   /** Starts polling; resolves once the first full read of Cloud Map completed (retried until it does). */
@@ -196,7 +219,10 @@ export class CloudMapWatcher {
    * submitted. Resolves once the ClusterSet change marker says so.
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
-    if (this.ctx.opts.readOnly) return Promise.reject(new Error(`the change marker of namespace ${namespace} is only written in this cluster's own Region`));
+    if (this.ctx.opts.readOnly)
+      return Promise.reject(
+        new Error(`the change marker of namespace ${namespace} is only written in this cluster's own Region`),
+      );
     return this.writer.markChanged(namespace, services);
   }
 
@@ -219,10 +245,15 @@ export class CloudMapWatcher {
     while (!signal.aborted) {
       const began = opts.clock.now();
       await this.tick();
-      await this.closeWatch.watchClosely(began + opts.pollIntervalMs, signal, () => this.first.synced, async () => {
-        await this.markers.pollGuarded('poll the change marker', true);
-        await guard('re-read changed services', () => this.reads.processDirty());
-      });
+      await this.closeWatch.watchClosely(
+        began + opts.pollIntervalMs,
+        signal,
+        () => this.first.synced,
+        async () => {
+          await this.markers.pollGuarded('poll the change marker', true);
+          await guard('re-read changed services', () => this.reads.processDirty());
+        },
+      );
       await sleep(Math.max(0, opts.pollIntervalMs - (opts.clock.now() - began)), signal);
     }
   }
@@ -237,7 +268,8 @@ export class CloudMapWatcher {
     }
     await guard('recheck changed services', () => this.reads.processRechecks());
     if (this.first.synced) await guard('resync with Cloud Map', () => this.resync.step());
-    if (this.first.synced) await guard('check the services of writers that do not bump the marker', () => this.nonAnnouncing.step());
+    if (this.first.synced)
+      await guard('check the services of writers that do not bump the marker', () => this.nonAnnouncing.step());
     this.warmStart.step(this.first.synced);
   }
 }

@@ -36,8 +36,13 @@ export function parseComing(instance: CloudMapInstance): ComingChange | undefine
  * writer's clock ahead of the reader's, or a notice met again at every read of the marker service, costs one bounded
  * window. 0 when no notice is new. Also returns `acted` as it is after this read.
  */
-export function closeWatchUntil(notices: readonly ComingChange[], acted: ReadonlyMap<string, number>, ownClusterId: string, now: number, maxMs: number):
-  { until: number; acted: Map<string, number> } {
+export function closeWatchUntil(
+  notices: readonly ComingChange[],
+  acted: ReadonlyMap<string, number>,
+  ownClusterId: string,
+  now: number,
+  maxMs: number,
+): { until: number; acted: Map<string, number> } {
   const next = new Map(acted);
   let until = 0;
   for (const notice of notices) {

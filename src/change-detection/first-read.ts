@@ -106,7 +106,8 @@ export class FirstRead {
       const namespaces = await reads.namespaces().finally(() => this.firstListing.resolve());
       const ask = opts.knownServices;
       if (ask === undefined) {
-        for (const namespace of namespaces) if ((await reads.scanNamespace(namespace, true)) === undefined) failed = true;
+        for (const namespace of namespaces)
+          if ((await reads.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
         this.awaitingKnown = true;
         const told = await unlessStopped(Promise.resolve().then(ask), this.ctx.signal()).finally(() => {
@@ -118,9 +119,15 @@ export class FirstRead {
         // A service of a namespace Cloud Map does not have (a first start: nothing exported yet) has nothing to read.
         const toRead = plan?.read ?? knownServices.filter((k) => namespaces.has(k.namespace));
         const known = new Map(toRead.map((k) => [`${k.namespace}/${k.service}`, k]));
-        const failures = await forEachLimited(known.values(), opts.concurrency, (k) => reads.refreshService(k.namespace, k.service, true).then(() => {}));
+        const failures = await forEachLimited(known.values(), opts.concurrency, (k) =>
+          reads.refreshService(k.namespace, k.service, true).then(() => {}),
+        );
         failed = failures.length > 0;
-        if (failed) log?.warn({ failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying');
+        if (failed)
+          log?.warn(
+            { failed: failures.length, err: String(failures[0]!.error) },
+            'could not read some Cloud Map services; retrying',
+          );
         if (plan !== undefined && plan.announced.length > 0) {
           // Read because a marker named them: checked again like any marker-driven read (eventual consistency).
           const announced: DirtyNamespaces = new Map();
@@ -137,10 +144,18 @@ export class FirstRead {
     }
     counts.fullResyncs++;
     const seeded = warmStart.seededNamespaces;
-    log?.info({
-      namespaces: cache.namespaceCount, services: cache.services().length, durationMs: opts.clock.now() - started, complete: !failed,
-      ...(seeded.size > 0 ? { fromCheckpoints: seeded.size } : {}),
-    }, seeded.size > 0 ? 'Cloud Map read: what changed since the checkpoints, and what they do not hold' : 'Cloud Map read in full');
+    log?.info(
+      {
+        namespaces: cache.namespaceCount,
+        services: cache.services().length,
+        durationMs: opts.clock.now() - started,
+        complete: !failed,
+        ...(seeded.size > 0 ? { fromCheckpoints: seeded.size } : {}),
+      },
+      seeded.size > 0
+        ? 'Cloud Map read: what changed since the checkpoints, and what they do not hold'
+        : 'Cloud Map read in full',
+    );
     if (failed) return;
     this.isSynced = true;
     resync.begin(opts.clock.now(), opts.knownServices === undefined ? started : undefined);

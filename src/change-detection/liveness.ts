@@ -83,10 +83,13 @@ export class Liveness {
     if (!(heartbeatIntervalMs > 0) || this.beating !== undefined || clock.now() < this.nextBeat) return;
     this.nextBeat = clock.now() + heartbeatIntervalMs;
     opts.onHeartbeat?.();
-    this.beating = this.listed().then(() => registerInMarkerService(opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), true))
+    this.beating = this.listed()
+      .then(() =>
+        registerInMarkerService(opts, heartbeatInstance(identity.clusterId, identity.clustersetId, clock.now()), true),
+      )
       .catch((err: unknown) => {
         this.nextBeat = 0; // again within BEAT_RETRY_MS: peers judge this cluster silent after a few missed beats
-        log?.warn({ err: String(err) }, 'could not write this cluster\'s heartbeat to Cloud Map; retrying in a second');
+        log?.warn({ err: String(err) }, "could not write this cluster's heartbeat to Cloud Map; retrying in a second");
       })
       .finally(() => (this.beating = undefined));
   }

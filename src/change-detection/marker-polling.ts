@@ -3,7 +3,13 @@
 // next poll); the notices of a coming change and the heartbeats that share the service are handed on. Whether the
 // polls get an answer is Cloud Map's reachability.
 import { CallCancelledError, LeaseLostError } from '../cloudmap/errors.ts';
-import { changedNamespaces, MARKER_SERVICE, markerNamespaceName, parseMarker, type MarkerEntry } from './change-marker.ts';
+import {
+  changedNamespaces,
+  MARKER_SERVICE,
+  markerNamespaceName,
+  parseMarker,
+  type MarkerEntry,
+} from './change-marker.ts';
 import type { CloseWatch } from './close-watch.ts';
 import type { Liveness } from './liveness.ts';
 import type { ServiceReads } from './service-reads.ts';
@@ -78,7 +84,8 @@ export class MarkerPolling {
       return;
     }
     counts.markerChanges++;
-    const found = revision === undefined ? undefined : await opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
+    const found =
+      revision === undefined ? undefined : await opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
     const instances = found?.instances ?? [];
     const entries = instances.flatMap((i) => parseMarker(i) ?? []);
     for (const [namespace, services] of changedNamespaces(this.seen, entries)) {
@@ -98,7 +105,9 @@ export class MarkerPolling {
     const { clock, onReachability } = this.ctx.opts;
     const reachable = failure === undefined;
     if (reachable === this.reach.reachable) return;
-    this.reach = reachable ? { reachable, since: clock.now() } : { reachable, since: clock.now(), error: failure instanceof Error ? String(failure) : JSON.stringify(failure) };
+    this.reach = reachable
+      ? { reachable, since: clock.now() }
+      : { reachable, since: clock.now(), error: failure instanceof Error ? String(failure) : JSON.stringify(failure) };
     try {
       onReachability?.(this.reach);
     } catch (err) {

@@ -44,7 +44,9 @@ export class NonAnnouncingWriters {
     }
     const watched = this.cache.keys().filter((k) => namespaces.has(k.namespace));
     counts.nonAnnouncingChecks += watched.length;
-    const failures = await forEachLimited(watched, concurrency, (s) => this.reads.refreshService(s.namespace, s.service, false).then(() => {}));
+    const failures = await forEachLimited(watched, concurrency, (s) =>
+      this.reads.refreshService(s.namespace, s.service, false).then(() => {}),
+    );
     for (const { item } of failures) this.reads.requeue(item.namespace, [item.service]);
     // Such a writer also creates services (v0.3.1 exporting a new Service) that no marker names, so one of these
     // namespaces, the one listed longest ago, is listed per interval (one ListServices page per 100 services) and what
@@ -56,8 +58,15 @@ export class NonAnnouncingWriters {
     const namespaceId = await opts.registry.findNamespace(namespace);
     if (namespaceId === undefined) return;
     counts.nonAnnouncingListings++;
-    const unread = (await opts.registry.listServices(namespaceId)).map((s) => s.name).filter((service) => !this.cache.has(namespace, service));
-    const failed = await forEachLimited(unread, concurrency, (service) => this.reads.refreshService(namespace, service, true).then(() => {}));
-    this.reads.requeue(namespace, failed.map((f) => f.item));
+    const unread = (await opts.registry.listServices(namespaceId))
+      .map((s) => s.name)
+      .filter((service) => !this.cache.has(namespace, service));
+    const failed = await forEachLimited(unread, concurrency, (service) =>
+      this.reads.refreshService(namespace, service, true).then(() => {}),
+    );
+    this.reads.requeue(
+      namespace,
+      failed.map((f) => f.item),
+    );
   }
 }

@@ -70,7 +70,9 @@ export class OperationWatch {
       this.backlog.push({ id, at: now });
     }
     // Past the overlap an operation is not listed again; past the resync interval the resync has read its service.
-    for (const [id, at] of this.listed) if (now - at > Math.max(fullResyncIntervalMs, 4 * (OVERLAP_MS + operationsPollIntervalMs))) this.listed.delete(id);
+    for (const [id, at] of this.listed)
+      if (now - at > Math.max(fullResyncIntervalMs, 4 * (OVERLAP_MS + operationsPollIntervalMs)))
+        this.listed.delete(id);
     this.backlog = this.backlog.filter((f) => now - f.at <= fullResyncIntervalMs);
     const batch = this.backlog.splice(Math.max(0, this.backlog.length - DESCRIBED_PER_LISTING)).reverse();
     const failures = await forEachLimited(batch, opts.concurrency, async ({ id }) => {

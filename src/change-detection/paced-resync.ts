@@ -15,7 +15,11 @@ const LISTING_RETRY_MS = 30_000;
 
 /** The resync's pace under these settings. */
 export function paceOf(opts: WatchSettings): ResyncPace {
-  return { intervalMs: opts.fullResyncIntervalMs, budgetPerMinute: opts.resyncBudgetPerMinute, stepMs: opts.pollIntervalMs };
+  return {
+    intervalMs: opts.fullResyncIntervalMs,
+    budgetPerMinute: opts.resyncBudgetPerMinute,
+    stepMs: opts.pollIntervalMs,
+  };
 }
 
 export class PacedResync {
@@ -58,7 +62,12 @@ export class PacedResync {
     const now = opts.clock.now();
     const pace = paceOf(opts);
     const keys = this.cache.keys();
-    if (this.listing === undefined && now >= this.listingRetryAt && listingDue(this.lastListing, now, keys.length, pace)) this.listAll(now);
+    if (
+      this.listing === undefined &&
+      now >= this.listingRetryAt &&
+      listingDue(this.lastListing, now, keys.length, pace)
+    )
+      this.listAll(now);
     const lastReads = keys.map((k) => this.cache.readAt(k.namespace, k.service) ?? Number.NEGATIVE_INFINITY);
     const due = dueChecks(this.carry, now - this.lastStep, lastReads, now, pace);
     this.carry = due.carry;
@@ -83,7 +92,8 @@ export class PacedResync {
       for (const namespace of await this.reads.namespaces()) {
         if (this.ctx.signal().aborted) return;
         const namespaceId = await opts.registry.findNamespace(namespace);
-        const listed = namespaceId === undefined ? [] : (await opts.registry.listServices(namespaceId)).map((s) => s.name);
+        const listed =
+          namespaceId === undefined ? [] : (await opts.registry.listServices(namespaceId)).map((s) => s.name);
         const unread = listed.filter((service) => !this.cache.has(namespace, service));
         if (unread.length > 0) this.reads.markDirty(namespace, unread);
         found += unread.length;
@@ -91,11 +101,13 @@ export class PacedResync {
       counts.resyncListings++;
       this.lastListing = { startedAt: now, durationMs: opts.clock.now() - now };
       log?.debug({ found, durationMs: this.lastListing.durationMs }, 'Cloud Map services listed for the resync');
-    })().catch((err: unknown) => {
-      this.listingRetryAt = opts.clock.now() + LISTING_RETRY_MS;
-      log?.warn({ err: String(err) }, 'could not list Cloud Map services for the resync; retrying later');
-    }).finally(() => {
-      this.listing = undefined;
-    });
+    })()
+      .catch((err: unknown) => {
+        this.listingRetryAt = opts.clock.now() + LISTING_RETRY_MS;
+        log?.warn({ err: String(err) }, 'could not list Cloud Map services for the resync; retrying later');
+      })
+      .finally(() => {
+        this.listing = undefined;
+      });
   }
 }

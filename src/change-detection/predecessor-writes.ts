@@ -45,13 +45,19 @@ export class PredecessorWrites {
     const { operations, identity, clock, settleTimeoutMs } = this.ctx.opts;
     const { ids: pending, failed } = await operations.settleInFlight(settleTimeoutMs);
     const since = unannouncedSince(this.markers.markers(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
-    this.ownPendingAtStart = pending.length > 0 && await this.anyOwn(pending, since);
+    this.ownPendingAtStart = pending.length > 0 && (await this.anyOwn(pending, since));
     this.unannouncedAtStart = this.findUnannounced(since, pending).catch((err: unknown) => {
-      this.ctx.log?.warn({ err: String(err) }, 'could not list the Cloud Map operations since the last marker bump; announcing every namespace this cluster writes in');
+      this.ctx.log?.warn(
+        { err: String(err) },
+        'could not list the Cloud Map operations since the last marker bump; announcing every namespace this cluster writes in',
+      );
       return true;
     });
     if (pending.length > 0) {
-      this.ctx.log?.info({ pending: pending.length, failed, ours: this.ownPendingAtStart }, 'waited for the Cloud Map operations a previous process left pending before the first read');
+      this.ctx.log?.info(
+        { pending: pending.length, failed, ours: this.ownPendingAtStart },
+        'waited for the Cloud Map operations a previous process left pending before the first read',
+      );
     }
   }
 
@@ -78,8 +84,12 @@ export class PredecessorWrites {
     const { operations, identity } = this.ctx.opts;
     if (![...this.markers.markers()].some((m) => m.clusterId === identity.clusterId)) return true;
     const recent = (await operations.succeededSince(since)).filter((id) => !pending.includes(id));
-    const ours = recent.length > 0 && await this.anyOwn(recent, since);
-    if (recent.length > 0) this.ctx.log?.info({ recent: recent.length, ours }, 'looked at the Cloud Map operations that succeeded since this cluster\'s last marker bump');
+    const ours = recent.length > 0 && (await this.anyOwn(recent, since));
+    if (recent.length > 0)
+      this.ctx.log?.info(
+        { recent: recent.length, ours },
+        "looked at the Cloud Map operations that succeeded since this cluster's last marker bump",
+      );
     return ours;
   }
 
@@ -105,7 +115,11 @@ export class PredecessorWrites {
    */
   private announceOwnNamespaces(): void {
     for (const namespace of this.ownNamespaces()) {
-      this.writer.markChanged(namespace).catch((err: unknown) => this.ctx.log?.warn({ namespace, err: String(err) }, 'could not bump the change marker after a restart'));
+      this.writer
+        .markChanged(namespace)
+        .catch((err: unknown) =>
+          this.ctx.log?.warn({ namespace, err: String(err) }, 'could not bump the change marker after a restart'),
+        );
     }
   }
 

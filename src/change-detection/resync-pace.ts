@@ -36,7 +36,13 @@ export function checksPerMinute(services: number, pace: ResyncPace): number {
  * whose read is older than one period (so none waits longer, even when the pace just dropped because services
  * vanished, or the reads bunched).
  */
-export function dueChecks(carry: number, elapsedMs: number, lastReads: readonly number[], now: number, pace: ResyncPace): { checks: number[]; carry: number } {
+export function dueChecks(
+  carry: number,
+  elapsedMs: number,
+  lastReads: readonly number[],
+  now: number,
+  pace: ResyncPace,
+): { checks: number[]; carry: number } {
   const services = lastReads.length;
   const owed = carry + (checksPerMinute(services, pace) * Math.max(0, elapsedMs)) / 60_000;
   const cutoff = now - resyncPeriodMs(services, pace);
@@ -44,7 +50,11 @@ export function dueChecks(carry: number, elapsedMs: number, lastReads: readonly 
   // A long pause does not pile up more than one round of checks.
   const count = Math.min(services, Math.max(Math.floor(owed), overdue));
   if (count === 0) return { checks: [], carry: owed };
-  const checks = lastReads.map((read, i) => ({ read, i })).sort((a, b) => a.read - b.read || a.i - b.i).slice(0, count).map((c) => c.i);
+  const checks = lastReads
+    .map((read, i) => ({ read, i }))
+    .sort((a, b) => a.read - b.read || a.i - b.i)
+    .slice(0, count)
+    .map((c) => c.i);
   // Checks beyond the pace (overdue ones, or a capped pile) are not paid back, nor carried.
   const rest = owed - count;
   return { checks, carry: rest >= 0 && rest < 1 ? rest : 0 };
@@ -55,6 +65,11 @@ export function dueChecks(carry: number, elapsedMs: number, lastReads: readonly 
  * when the last one began and how long it took: early enough that each namespace is listed again within one period,
  * and what it finds is read at the next step, so a new service too is read within one period plus one step of its creation.
  */
-export function listingDue(last: { startedAt: number; durationMs: number } | undefined, now: number, services: number, pace: ResyncPace): boolean {
+export function listingDue(
+  last: { startedAt: number; durationMs: number } | undefined,
+  now: number,
+  services: number,
+  pace: ResyncPace,
+): boolean {
   return last === undefined || now >= last.startedAt + resyncPeriodMs(services, pace) - pace.stepMs - last.durationMs;
 }

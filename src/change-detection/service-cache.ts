@@ -74,7 +74,9 @@ export class ServiceCache {
 
   /** Every cached service, with instances or not. */
   keys(): ServiceKey[] {
-    return [...this.cache].flatMap(([namespace, services]) => [...services.keys()].map((service) => ({ namespace, service })));
+    return [...this.cache].flatMap(([namespace, services]) =>
+      [...services.keys()].map((service) => ({ namespace, service })),
+    );
   }
 
   /** Every service that has instances. */
@@ -87,13 +89,17 @@ export class ServiceCache {
   }
 
   *instancesByNamespace(): Generator<{ namespace: string; instances: readonly CloudMapInstance[] }> {
-    for (const [namespace, services] of this.cache) for (const c of services.values()) yield { namespace, instances: c.instances };
+    for (const [namespace, services] of this.cache)
+      for (const c of services.values()) yield { namespace, instances: c.instances };
   }
 
   /** The namespaces where cluster `clusterId` has instances, as last read. */
   namespacesOf(clusterId: string): string[] {
-    return [...this.cache].filter(([, services]) => [...services.values()]
-      .some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === clusterId))).map(([namespace]) => namespace);
+    return [...this.cache]
+      .filter(([, services]) =>
+        [...services.values()].some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === clusterId)),
+      )
+      .map(([namespace]) => namespace);
   }
 
   /** Takes a service's state without a read (a checkpoint's); false when it was read since, which is newer. */
@@ -118,7 +124,8 @@ export class ServiceCache {
     let services = this.cache.get(namespace);
     const cached = services?.get(service);
     const before = cached?.instances ?? [];
-    if (cached?.revision !== next?.revision || (cached === undefined) !== (next === undefined)) this.options.onNamespaceChanged(namespace);
+    if (cached?.revision !== next?.revision || (cached === undefined) !== (next === undefined))
+      this.options.onNamespaceChanged(namespace);
     if (next === undefined) {
       services?.delete(service);
       if (services?.size === 0) this.cache.delete(namespace);

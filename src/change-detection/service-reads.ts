@@ -75,12 +75,21 @@ export class ServiceReads {
         } catch (err) {
           // Its listing failed: the namespace stays to do (and its checkpoint waits, M9), the others go on.
           this.requeue(namespace, 'all');
-          if (!this.ctx.signal().aborted) this.ctx.log?.warn({ namespace, err: String(err) }, 'could not list the Cloud Map services of a changed namespace; retrying at the next poll');
+          if (!this.ctx.signal().aborted)
+            this.ctx.log?.warn(
+              { namespace, err: String(err) },
+              'could not list the Cloud Map services of a changed namespace; retrying at the next poll',
+            );
         }
         continue;
       }
-      const failures = await forEachLimited(services, this.ctx.opts.concurrency, (service) => this.refreshService(namespace, service, suspectRepeats).then(() => {}));
-      this.requeue(namespace, failures.map((f) => f.item));
+      const failures = await forEachLimited(services, this.ctx.opts.concurrency, (service) =>
+        this.refreshService(namespace, service, suspectRepeats).then(() => {}),
+      );
+      this.requeue(
+        namespace,
+        failures.map((f) => f.item),
+      );
     }
   }
 
@@ -93,7 +102,9 @@ export class ServiceReads {
     counts.namespaceScans++;
     // Scanned because a marker or a listing named it: it may be newer than the registry's last listing.
     const namespaceId = await opts.registry.findNamespace(namespace, true);
-    const listed = new Set(namespaceId === undefined ? [] : (await opts.registry.listServices(namespaceId)).map((s) => s.name));
+    const listed = new Set(
+      namespaceId === undefined ? [] : (await opts.registry.listServices(namespaceId)).map((s) => s.name),
+    );
     const names = new Set([...listed, ...this.cache.servicesIn(namespace).map(([name]) => name)]);
     let moved = false;
     const failures = await forEachLimited(names, opts.concurrency, async (service) => {
@@ -101,7 +112,10 @@ export class ServiceReads {
     });
     if (failures.length > 0) {
       this.requeue(namespace, 'all');
-      this.ctx.log?.warn({ namespace, failed: failures.length, err: String(failures[0]!.error) }, 'could not read some Cloud Map services; retrying at the next poll');
+      this.ctx.log?.warn(
+        { namespace, failed: failures.length, err: String(failures[0]!.error) },
+        'could not read some Cloud Map services; retrying at the next poll',
+      );
       return undefined;
     }
     return moved;
@@ -127,7 +141,9 @@ export class ServiceReads {
 
   /** Names of the Cloud Map namespaces that can be Kubernetes namespaces, listed or cached. */
   async namespaces(): Promise<Set<string>> {
-    const listed = (await this.ctx.opts.registry.listNamespaces()).map((n) => n.name).filter((n) => KUBERNETES_NAMESPACE.test(n));
+    const listed = (await this.ctx.opts.registry.listNamespaces())
+      .map((n) => n.name)
+      .filter((n) => KUBERNETES_NAMESPACE.test(n));
     return new Set([...listed, ...this.cache.namespaces()]);
   }
 
@@ -138,7 +154,13 @@ export class ServiceReads {
     let revision: number | undefined;
     if (!direct) {
       revision = await instances.discoverRevision(namespace, service);
-      if (revision === undefined) return this.cache.readDone(namespace, service, startedAt, this.cache.update(namespace, service, undefined) || cached !== undefined);
+      if (revision === undefined)
+        return this.cache.readDone(
+          namespace,
+          service,
+          startedAt,
+          this.cache.update(namespace, service, undefined) || cached !== undefined,
+        );
       if (cached !== undefined && revision === cached.revision) {
         cached.revisionChecks++;
         return this.cache.readDone(namespace, service, startedAt, false);
@@ -147,7 +169,11 @@ export class ServiceReads {
     const found = await instances.discoverInstances(namespace, service);
     this.cache.readDone(namespace, service, startedAt, false);
     if (found === undefined) return this.cache.update(namespace, service, undefined) || cached !== undefined;
-    const changed = this.cache.update(namespace, service, { revision: found.revision ?? revision, instances: found.instances, revisionChecks: 0 });
+    const changed = this.cache.update(namespace, service, {
+      revision: found.revision ?? revision,
+      instances: found.instances,
+      revisionChecks: 0,
+    });
     return direct ? changed : true;
   }
 }

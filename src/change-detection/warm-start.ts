@@ -2,7 +2,13 @@
 // namespace's change markers as of then (core/checkpoint.ts). At start, a checkpoint whose markers did not move since
 // stands in for reading its services; afterwards each namespace's checkpoint is saved again once its cache or markers
 // changed and everything its markers announced was read.
-import { planWarmStart, type CheckpointMarker, type CheckpointService, type NamespaceCheckpoint, type WarmStartPlan } from '../core/checkpoint.ts';
+import {
+  planWarmStart,
+  type CheckpointMarker,
+  type CheckpointService,
+  type NamespaceCheckpoint,
+  type WarmStartPlan,
+} from '../core/checkpoint.ts';
 import { changedNamespaces, type MarkerEntry } from './change-marker.ts';
 import type { MarkerPolling } from './marker-polling.ts';
 import { paceOf } from './paced-resync.ts';
@@ -83,17 +89,38 @@ export class WarmStart {
    * store, or the checkpoints could not be loaded (everything known is read, a cold start). `ownPending`: writes a
    * predecessor left pending, which its checkpoints may lack.
    */
-  async plan(namespaces: ReadonlySet<string>, known: readonly ServiceKey[], ownPending: boolean): Promise<WarmStartPlan | undefined> {
+  async plan(
+    namespaces: ReadonlySet<string>,
+    known: readonly ServiceKey[],
+    ownPending: boolean,
+  ): Promise<WarmStartPlan | undefined> {
     const { opts, counts, log } = this.ctx;
     const checkpoints = await this.load();
     if (checkpoints === undefined) return undefined;
     for (const cp of checkpoints) this.checkpointed.add(cp.namespace);
     // The markers as the checkpoints saw them, against the markers read at this start.
-    const before = new Map<string, MarkerEntry>(checkpoints.flatMap((cp) => cp.markers.map((m) => [m.id, {
-      id: m.id, clusterId: m.clusterId, namespace: cp.namespace, revision: m.revision, base: undefined, bumps: [],
-    }] as const)));
+    const before = new Map<string, MarkerEntry>(
+      checkpoints.flatMap((cp) =>
+        cp.markers.map(
+          (m) =>
+            [
+              m.id,
+              {
+                id: m.id,
+                clusterId: m.clusterId,
+                namespace: cp.namespace,
+                revision: m.revision,
+                base: undefined,
+                bumps: [],
+              },
+            ] as const,
+        ),
+      ),
+    );
     const plan = planWarmStart({
-      checkpoints, namespaces, known,
+      checkpoints,
+      namespaces,
+      known,
       changed: changedNamespaces(before, [...this.markers.markers()]),
       // Markers not read: nothing can be validated. Writes a predecessor left pending: its checkpoints may lack them.
       cold: !this.markers.read || ownPending,
@@ -105,7 +132,8 @@ export class WarmStart {
     for (const [namespace, services] of plan.seed) {
       for (const s of services) {
         // Read since (a retried first read): newer than the checkpoint.
-        if (this.cache.seed(namespace, s.name, { revision: s.revision, instances: s.instances, revisionChecks: 0 })) seeded.push(`${namespace}/${s.name}`);
+        if (this.cache.seed(namespace, s.name, { revision: s.revision, instances: s.instances, revisionChecks: 0 }))
+          seeded.push(`${namespace}/${s.name}`);
       }
       this.seeded.add(namespace);
     }
@@ -115,7 +143,12 @@ export class WarmStart {
     const period = resyncPeriodMs(seeded.length + plan.read.length, paceOf(opts));
     seeded.forEach((key, k) => {
       const slash = key.indexOf('/');
-      this.cache.readDone(key.slice(0, slash), key.slice(slash + 1), now - period + ((k + 1) / seeded.length) * period, false);
+      this.cache.readDone(
+        key.slice(0, slash),
+        key.slice(slash + 1),
+        now - period + ((k + 1) / seeded.length) * period,
+        false,
+      );
     });
     if (seeded.length > 0) {
       counts.warmStarts++;
@@ -125,7 +158,16 @@ export class WarmStart {
       this.stale.add(namespace);
       log?.info({ namespace, why }, 'Cloud Map checkpoint of the namespace not used; its services are read');
     }
-    log?.info({ checkpoints: checkpoints.length, seeded: seeded.length, read: plan.read.length, announced: plan.announced.length, untrusted: plan.untrusted.size }, 'Cloud Map checkpoints compared with the change markers');
+    log?.info(
+      {
+        checkpoints: checkpoints.length,
+        seeded: seeded.length,
+        read: plan.read.length,
+        announced: plan.announced.length,
+        untrusted: plan.untrusted.size,
+      },
+      'Cloud Map checkpoints compared with the change markers',
+    );
     return plan;
   }
 
@@ -137,18 +179,26 @@ export class WarmStart {
   step(synced: boolean): void {
     const { opts, counts, log } = this.ctx;
     const store = opts.checkpoints;
-    if (store === undefined || !synced || !this.markers.read || this.saving !== undefined || this.stale.size === 0) return;
+    if (store === undefined || !synced || !this.markers.read || this.saving !== undefined || this.stale.size === 0)
+      return;
     const now = opts.clock.now();
     const busy = this.reads.busyNamespaces();
-    const due = [...this.stale].filter((namespace) => !busy.has(namespace)
-      && (this.cache.hasNamespace(namespace) || this.checkpointed.has(namespace))
-      && now - (this.savedAt.get(namespace) ?? Number.NEGATIVE_INFINITY) >= opts.checkpointIntervalMs);
+    const due = [...this.stale].filter(
+      (namespace) =>
+        !busy.has(namespace) &&
+        (this.cache.hasNamespace(namespace) || this.checkpointed.has(namespace)) &&
+        now - (this.savedAt.get(namespace) ?? Number.NEGATIVE_INFINITY) >= opts.checkpointIntervalMs,
+    );
     if (due.length === 0) return;
     // Taken together now: markers and instances of one moment.
     const snapshots = due.map((namespace) => {
       this.stale.delete(namespace);
-      const markers = [...this.markers.markers()].filter((m) => m.namespace === namespace).map((m) => ({ id: m.id, clusterId: m.clusterId, revision: m.revision }));
-      const services = this.cache.servicesIn(namespace).map(([name, c]) => ({ name, revision: c.revision, instances: c.instances }));
+      const markers = [...this.markers.markers()]
+        .filter((m) => m.namespace === namespace)
+        .map((m) => ({ id: m.id, clusterId: m.clusterId, revision: m.revision }));
+      const services = this.cache
+        .servicesIn(namespace)
+        .map(([name, c]) => ({ name, revision: c.revision, instances: c.instances }));
       return { namespace, markers, services };
     });
     this.saving = (async () => {
@@ -163,7 +213,10 @@ export class WarmStart {
           counts.checkpointsSaved++;
         } catch (err) {
           this.stale.add(namespace);
-          log?.warn({ namespace, err: String(err) }, 'could not save the Cloud Map checkpoint of the namespace; retrying later');
+          log?.warn(
+            { namespace, err: String(err) },
+            'could not save the Cloud Map checkpoint of the namespace; retrying later',
+          );
         } finally {
           this.savedAt.set(namespace, opts.clock.now());
         }

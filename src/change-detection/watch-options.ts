@@ -147,7 +147,21 @@ export interface WatcherStats {
 
 export function noStats(): WatcherStats {
   return {
-    polls: 0, closePolls: 0, markerChanges: 0, namespaceScans: 0, fullResyncs: 0, resyncListings: 0, resyncChecks: 0, nonAnnouncingChecks: 0, nonAnnouncingListings: 0, operationListings: 0, operationsDescribed: 0, operationReads: 0, warmStarts: 0, seededServices: 0, checkpointsSaved: 0,
+    polls: 0,
+    closePolls: 0,
+    markerChanges: 0,
+    namespaceScans: 0,
+    fullResyncs: 0,
+    resyncListings: 0,
+    resyncChecks: 0,
+    nonAnnouncingChecks: 0,
+    nonAnnouncingListings: 0,
+    operationListings: 0,
+    operationsDescribed: 0,
+    operationReads: 0,
+    warmStarts: 0,
+    seededServices: 0,
+    checkpointsSaved: 0,
   };
 }
 

@@ -1,12 +1,32 @@
 // Pure conversions from Kubernetes objects (plain JSON as the apiserver returns them) to the views of status-model.ts.
 import type { Condition, ServiceType } from '../core/types.ts';
-import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../core/names.ts';
+import {
+  CONTROLLER_NAME,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+} from '../core/names.ts';
 import type { EndpointCount, ExportView, ImportView } from './status-model.ts';
 
-interface Meta { name: string; namespace?: string; labels?: Record<string, string> }
-interface PortJson { name?: string; port: number; protocol?: string }
-export interface ServiceJson { metadata: Meta; spec?: { type?: string; clusterIP?: string; ports?: PortJson[] } }
-export interface ServiceExportJson { metadata: Meta; status?: { conditions?: Condition[] } }
+interface Meta {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+}
+interface PortJson {
+  name?: string;
+  port: number;
+  protocol?: string;
+}
+export interface ServiceJson {
+  metadata: Meta;
+  spec?: { type?: string; clusterIP?: string; ports?: PortJson[] };
+}
+export interface ServiceExportJson {
+  metadata: Meta;
+  status?: { conditions?: Condition[] };
+}
 export interface ServiceImportJson {
   metadata: Meta;
   spec?: { type?: string; ips?: string[]; ports?: PortJson[] };
@@ -45,10 +65,18 @@ export function countEndpoints(slices: readonly EndpointSliceJson[]): EndpointCo
 
 /** The Service's own slices (written by Kubernetes' EndpointSlice controller), never the MCS slices we write. */
 function localSlicesOf(name: string, slices: readonly EndpointSliceJson[]): EndpointSliceJson[] {
-  return slices.filter((s) => s.metadata.labels?.[LABEL_KUBE_SERVICE_NAME] === name && s.metadata.labels?.[LABEL_MANAGED_BY] !== CONTROLLER_NAME);
+  return slices.filter(
+    (s) =>
+      s.metadata.labels?.[LABEL_KUBE_SERVICE_NAME] === name &&
+      s.metadata.labels?.[LABEL_MANAGED_BY] !== CONTROLLER_NAME,
+  );
 }
 
-export function exportView(se: ServiceExportJson, service: ServiceJson | undefined, slices: readonly EndpointSliceJson[]): ExportView {
+export function exportView(
+  se: ServiceExportJson,
+  service: ServiceJson | undefined,
+  slices: readonly EndpointSliceJson[],
+): ExportView {
   const name = se.metadata.name;
   const type = service === undefined ? undefined : exportedType(service);
   return {

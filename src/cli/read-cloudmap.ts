@@ -4,7 +4,11 @@
 // GetService, because ListServices filters are not honoured everywhere (the emulator ignores them); namespaces of
 // another account (shared through AWS RAM) are named by ARN.
 import {
-  GetServiceCommand, paginateListInstances, paginateListNamespaces, paginateListServices, type ServiceDiscoveryClient,
+  GetServiceCommand,
+  paginateListInstances,
+  paginateListNamespaces,
+  paginateListServices,
+  type ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { createCloudMapClient } from '../cloudmap/client.ts';
 import { CloudMapCaller } from '../cloudmap/call.ts';
@@ -28,7 +32,10 @@ export interface CloudMapReadOptions {
 const READY_ATTRIBUTE = 'READY';
 
 /** Instances per CLUSTER_ID of the ClusterSet; an instance without READY (older writers) counts as ready. */
-export function countInstances(instances: readonly Record<string, string>[], clustersetId: string | undefined): Record<string, EndpointCount> {
+export function countInstances(
+  instances: readonly Record<string, string>[],
+  clustersetId: string | undefined,
+): Record<string, EndpointCount> {
   const out: Record<string, EndpointCount> = {};
   for (const attrs of instances) {
     if (clustersetId !== undefined && attrs[ATTR_CLUSTERSET_ID] !== clustersetId) continue;
@@ -47,19 +54,28 @@ interface ListedInstance {
 }
 
 /** Where each cluster id of the ClusterSet has instances: this Region, and the accounts that registered them. */
-export function clusterPlaces(instances: readonly ListedInstance[], clustersetId: string | undefined, region: string): Record<string, ClusterPlaces> {
+export function clusterPlaces(
+  instances: readonly ListedInstance[],
+  clustersetId: string | undefined,
+  region: string,
+): Record<string, ClusterPlaces> {
   const out: Record<string, ClusterPlaces> = {};
   for (const { attributes, createdByAccount } of instances) {
     if (clustersetId !== undefined && attributes[ATTR_CLUSTERSET_ID] !== clustersetId) continue;
     const place = (out[attributes[ATTR_CLUSTER_ID] ?? '?'] ??= { regions: [region], accounts: [] });
-    if (createdByAccount !== undefined && !place.accounts.includes(createdByAccount)) place.accounts.push(createdByAccount);
+    if (createdByAccount !== undefined && !place.accounts.includes(createdByAccount))
+      place.accounts.push(createdByAccount);
   }
   for (const place of Object.values(out)) place.accounts.sort();
   return out;
 }
 
 /** Namespace name → the reference calls need: its id, or its ARN when another account owns it. */
-async function namespaceIds(client: ServiceDiscoveryClient, caller: CloudMapCaller, owner: string | undefined): Promise<Map<string, string>> {
+async function namespaceIds(
+  client: ServiceDiscoveryClient,
+  caller: CloudMapCaller,
+  owner: string | undefined,
+): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   await caller.call('ListNamespaces', {}, async () => {
     for await (const page of paginateListNamespaces({ client }, {})) {
@@ -73,34 +89,56 @@ async function namespaceIds(client: ServiceDiscoveryClient, caller: CloudMapCall
   return ids;
 }
 
-async function serviceId(client: ServiceDiscoveryClient, caller: CloudMapCaller, namespace: string, namespaceId: string, name: string): Promise<string | undefined> {
+async function serviceId(
+  client: ServiceDiscoveryClient,
+  caller: CloudMapCaller,
+  namespace: string,
+  namespaceId: string,
+  name: string,
+): Promise<string | undefined> {
   const candidates: string[] = [];
   await caller.call('ListServices', { namespace, namespaceId }, async () => {
     const filter = { Name: 'NAMESPACE_ID' as const, Values: [namespaceId], Condition: 'EQ' as const };
     for await (const page of paginateListServices({ client }, { Filters: [filter] })) {
-      for (const s of page.Services ?? []) if (s.Name === name && s.Id) candidates.push(namespaceId.startsWith('arn:') ? s.Arn ?? s.Id : s.Id);
+      for (const s of page.Services ?? [])
+        if (s.Name === name && s.Id) candidates.push(namespaceId.startsWith('arn:') ? (s.Arn ?? s.Id) : s.Id);
     }
   });
   for (const id of candidates) {
-    const got = await caller.call('GetService', { namespace, service: name, serviceId: id }, (abortSignal) => client.send(new GetServiceCommand({ Id: id }), { abortSignal }));
+    const got = await caller.call('GetService', { namespace, service: name, serviceId: id }, (abortSignal) =>
+      client.send(new GetServiceCommand({ Id: id }), { abortSignal }),
+    );
     if (got.Service?.NamespaceId !== undefined && sameResource(got.Service.NamespaceId, namespaceId)) return id;
   }
   return undefined;
 }
 
-async function listInstances(client: ServiceDiscoveryClient, caller: CloudMapCaller, namespace: string, service: string, id: string): Promise<ListedInstance[]> {
+async function listInstances(
+  client: ServiceDiscoveryClient,
+  caller: CloudMapCaller,
+  namespace: string,
+  service: string,
+  id: string,
+): Promise<ListedInstance[]> {
   const out: ListedInstance[] = [];
   await caller.call('ListInstances', { namespace, service, serviceId: id }, async () => {
     out.length = 0; // a retried call starts over
     for await (const page of paginateListInstances({ client }, { ServiceId: id })) {
-      for (const i of page.Instances ?? []) out.push({ attributes: i.Attributes ?? {}, ...(i.CreatedByAccount ? { createdByAccount: i.CreatedByAccount } : {}) });
+      for (const i of page.Instances ?? [])
+        out.push({
+          attributes: i.Attributes ?? {},
+          ...(i.CreatedByAccount ? { createdByAccount: i.CreatedByAccount } : {}),
+        });
     }
   });
   return out;
 }
 
 /** Every Region of the ClusterSet read, its services merged: a cluster's counts add up, its Regions and accounts join. */
-export async function readCloudMap(options: CloudMapReadOptions, services: readonly { namespace: string; name: string }[]): Promise<CloudMapView> {
+export async function readCloudMap(
+  options: CloudMapReadOptions,
+  services: readonly { namespace: string; name: string }[],
+): Promise<CloudMapView> {
   const own = options.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || '';
   const regions = [...new Set([own, ...(options.regions ?? [])].filter(Boolean))];
   const views = await Promise.all(regions.map((region) => readRegion(options, region, services)));
@@ -112,13 +150,21 @@ export async function readCloudMap(options: CloudMapReadOptions, services: reado
     services: [],
   };
   if (!own) return { ...base, error: 'no AWS region for Cloud Map; pass --region or set AWS_REGION.' };
-  const errors = views.flatMap((v, i) => (v.error === undefined ? [] : [regions.length > 1 ? `${regions[i]}: ${v.error}` : v.error]));
+  const errors = views.flatMap((v, i) =>
+    v.error === undefined ? [] : [regions.length > 1 ? `${regions[i]}: ${v.error}` : v.error],
+  );
   if (errors.length > 0) return { ...base, error: errors.join(' ') };
   return { ...base, services: services.map((_, i) => mergeServiceViews(views.map((v) => v.services[i]!))) };
 }
 
 function mergeServiceViews(views: readonly CloudMapServiceView[]): CloudMapServiceView {
-  const merged: CloudMapServiceView = { namespace: views[0]!.namespace, name: views[0]!.name, found: views.some((v) => v.found), instancesByCluster: {}, placesByCluster: {} };
+  const merged: CloudMapServiceView = {
+    namespace: views[0]!.namespace,
+    name: views[0]!.name,
+    found: views.some((v) => v.found),
+    instancesByCluster: {},
+    placesByCluster: {},
+  };
   for (const v of views) {
     for (const [id, c] of Object.entries(v.instancesByCluster)) {
       const sum = (merged.instancesByCluster[id] ??= { ready: 0, total: 0 });
@@ -136,7 +182,11 @@ function mergeServiceViews(views: readonly CloudMapServiceView[]): CloudMapServi
   return merged;
 }
 
-async function readRegion(options: CloudMapReadOptions, region: string, services: readonly { namespace: string; name: string }[]): Promise<CloudMapView> {
+async function readRegion(
+  options: CloudMapReadOptions,
+  region: string,
+  services: readonly { namespace: string; name: string }[],
+): Promise<CloudMapView> {
   const base: CloudMapView = { region, services: [] };
   const client = createCloudMapClient({ region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
   const caller = new CloudMapCaller({ maxAttempts: 4 });
@@ -158,7 +208,10 @@ async function readRegion(options: CloudMapReadOptions, region: string, services
         if (id === undefined) continue;
         view.found = true;
         const instances = await listInstances(client, caller, namespace, name, id);
-        view.instancesByCluster = countInstances(instances.map((i) => i.attributes), options.clustersetId);
+        view.instancesByCluster = countInstances(
+          instances.map((i) => i.attributes),
+          options.clustersetId,
+        );
         view.placesByCluster = clusterPlaces(instances, options.clustersetId, region);
       } catch (err) {
         view.error = explainCloudMapError(err, options.endpoint, `reading ${namespace}/${name} in ${region}`);

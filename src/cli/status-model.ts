@@ -107,7 +107,8 @@ export function serviceKey(namespace: string, name: string): string {
 export function servicesOf(clusters: readonly ClusterView[]): { namespace: string; name: string }[] {
   const seen = new Map<string, { namespace: string; name: string }>();
   for (const c of clusters) {
-    for (const s of [...c.exports, ...c.imports]) seen.set(serviceKey(s.namespace, s.name), { namespace: s.namespace, name: s.name });
+    for (const s of [...c.exports, ...c.imports])
+      seen.set(serviceKey(s.namespace, s.name), { namespace: s.namespace, name: s.name });
   }
   return [...seen.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, v]) => v);
 }
@@ -133,12 +134,23 @@ function crossProblems(clusters: readonly ClusterView[], cloudMap: CloudMapView 
   const out: Problem[] = [];
   const readable = clusters.filter((c) => c.error === undefined);
   const ids = new Map<string, string[]>();
-  for (const c of readable) if (c.clusterId !== undefined) ids.set(c.clusterId, [...(ids.get(c.clusterId) ?? []), c.context]);
+  for (const c of readable)
+    if (c.clusterId !== undefined) ids.set(c.clusterId, [...(ids.get(c.clusterId) ?? []), c.context]);
   for (const [id, contexts] of ids) {
-    if (contexts.length > 1) out.push({ where: contexts.join(','), service: '', message: `cluster id "${id}" is claimed by several clusters; give each a unique cluster.clusterset.k8s.io (C4).` });
+    if (contexts.length > 1)
+      out.push({
+        where: contexts.join(','),
+        service: '',
+        message: `cluster id "${id}" is claimed by several clusters; give each a unique cluster.clusterset.k8s.io (C4).`,
+      });
   }
   const setIds = new Set(readable.map((c) => c.clustersetId).filter((v) => v !== undefined));
-  if (setIds.size > 1) out.push({ where: readable.map((c) => c.context).join(','), service: '', message: `the contexts belong to different ClusterSets (${[...setIds].sort().join(', ')}); inspect one ClusterSet at a time.` });
+  if (setIds.size > 1)
+    out.push({
+      where: readable.map((c) => c.context).join(','),
+      service: '',
+      message: `the contexts belong to different ClusterSets (${[...setIds].sort().join(', ')}); inspect one ClusterSet at a time.`,
+    });
 
   if (cloudMap === undefined) return out;
   if (cloudMap.error !== undefined) return [...out, { where: 'cloudmap', service: '', message: cloudMap.error }];
@@ -152,7 +164,11 @@ function crossProblems(clusters: readonly ClusterView[], cloudMap: CloudMapView 
       const ready = e.conditions.some((x) => x.type === 'Ready' && x.status === 'True');
       const registered = s.instancesByCluster[c.clusterId];
       if (ready && e.endpoints.total > 0 && registered === undefined) {
-        out.push({ where: c.context, service: key, message: `export is Ready but Cloud Map has no instances with CLUSTER_ID=${c.clusterId}; check the worker's logs in this cluster.` });
+        out.push({
+          where: c.context,
+          service: key,
+          message: `export is Ready but Cloud Map has no instances with CLUSTER_ID=${c.clusterId}; check the worker's logs in this cluster.`,
+        });
       }
     }
     // Instances of an inspected cluster for a service it no longer exports are left over (E3).
@@ -160,17 +176,31 @@ function crossProblems(clusters: readonly ClusterView[], cloudMap: CloudMapView 
       const key = serviceKey(s.namespace, s.name);
       const count = s.instancesByCluster[c.clusterId];
       if (count !== undefined && count.total > 0 && !c.exports.some((e) => serviceKey(e.namespace, e.name) === key)) {
-        out.push({ where: c.context, service: key, message: `Cloud Map still holds ${count.total} instance(s) with CLUSTER_ID=${c.clusterId} but this cluster has no ServiceExport; the worker should deregister them (E3): check its logs in this cluster.` });
+        out.push({
+          where: c.context,
+          service: key,
+          message: `Cloud Map still holds ${count.total} instance(s) with CLUSTER_ID=${c.clusterId} but this cluster has no ServiceExport; the worker should deregister them (E3): check its logs in this cluster.`,
+        });
       }
     }
   }
-  for (const s of cloudMap.services) if (s.error !== undefined) out.push({ where: 'cloudmap', service: serviceKey(s.namespace, s.name), message: s.error });
+  for (const s of cloudMap.services)
+    if (s.error !== undefined)
+      out.push({ where: 'cloudmap', service: serviceKey(s.namespace, s.name), message: s.error });
   for (const [id, place] of Object.entries(clusterPlacesOf(cloudMap))) {
     if (place.accounts.length > 1) {
-      out.push({ where: 'cloudmap', service: '', message: `instances of cluster id "${id}" were registered by accounts ${place.accounts.join(', ')}: two clusters use the id "${id}"; give each cluster its own (C4).` });
+      out.push({
+        where: 'cloudmap',
+        service: '',
+        message: `instances of cluster id "${id}" were registered by accounts ${place.accounts.join(', ')}: two clusters use the id "${id}"; give each cluster its own (C4).`,
+      });
     }
     if (place.regions.length > 1) {
-      out.push({ where: 'cloudmap', service: '', message: `cluster id "${id}" has instances in Regions ${place.regions.join(', ')}: a cluster registers in its own Region only; two clusters may use the id "${id}" (C4), or a cluster moved Regions and left instances behind.` });
+      out.push({
+        where: 'cloudmap',
+        service: '',
+        message: `cluster id "${id}" has instances in Regions ${place.regions.join(', ')}: a cluster registers in its own Region only; two clusters may use the id "${id}" (C4), or a cluster moved Regions and left instances behind.`,
+      });
     }
   }
   return out;

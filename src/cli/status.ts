@@ -7,7 +7,10 @@ import { buildStatusReport, servicesOf, type StatusReport } from './status-model
 import type { StatusOptions } from './status-options.ts';
 
 function splitContexts(raw: string): string[] {
-  return raw.split(',').map((c) => c.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
 }
 
 export async function collectStatus(options: StatusOptions): Promise<StatusReport> {
@@ -16,13 +19,16 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   if (!options.cloudMap) return buildStatusReport(clusters);
   // M5: count only the ClusterSet's instances; when the clusters disagree the report already says so.
   const clustersetId = clusters.find((c) => c.clustersetId !== undefined)?.clustersetId;
-  const cloudMap = await readCloudMap({
-    region: options.region,
-    regions: listedRegions(options.regions, 'regions'),
-    ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
-    ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}),
-    ...(clustersetId === undefined ? {} : { clustersetId }),
-  }, servicesOf(clusters));
+  const cloudMap = await readCloudMap(
+    {
+      region: options.region,
+      regions: listedRegions(options.regions, 'regions'),
+      ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
+      ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}),
+      ...(clustersetId === undefined ? {} : { clustersetId }),
+    },
+    servicesOf(clusters),
+  );
   return buildStatusReport(clusters, cloudMap);
 }
 

@@ -36,18 +36,31 @@ export class CloudMapAdapter {
   private readonly client: ServiceDiscoveryClient;
 
   constructor(options: CloudMapAdapterOptions) {
-    if (!options.sdkClient && !options.client) throw new Error('CloudMapAdapter needs either client options (region, endpoint) or an SDK client');
+    if (!options.sdkClient && !options.client)
+      throw new Error('CloudMapAdapter needs either client options (region, endpoint) or an SDK client');
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger;
     this.identity = { clusterId: options.clusterId, clustersetId: options.clustersetId };
     // A silent socket is given up after the call deadline at the latest, whichever layer notices first.
-    this.client = options.sdkClient ?? createCloudMapClient({ ...(options.callTimeoutMs === undefined ? {} : { idleTimeoutMs: options.callTimeoutMs }), ...options.client! });
+    this.client =
+      options.sdkClient ??
+      createCloudMapClient({
+        ...(options.callTimeoutMs === undefined ? {} : { idleTimeoutMs: options.callTimeoutMs }),
+        ...options.client!,
+      });
     this.caller = new CloudMapCaller(options);
     const { namespaceOwner, accountId } = options;
-    this.operations = new OperationWaiter(this.client, this.caller, this.clock, { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling }, namespaceOwner);
+    this.operations = new OperationWaiter(
+      this.client,
+      this.caller,
+      this.clock,
+      { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling },
+      namespaceOwner,
+    );
     this.registry = new CloudMapRegistry(this.client, this.caller, this.operations, options.logger, namespaceOwner);
     this.instances = new CloudMapInstances(this.client, this.caller, this.registry, this.operations, this.identity, {
-      ...(namespaceOwner === undefined ? {} : { namespaceOwner }), ...(accountId === undefined ? {} : { accountId }),
+      ...(namespaceOwner === undefined ? {} : { namespaceOwner }),
+      ...(accountId === undefined ? {} : { accountId }),
     });
   }
 
@@ -79,7 +92,11 @@ export class CloudMapAdapter {
     return this.instances.listInstances(serviceId);
   }
 
-  discoverInstances(namespace: string, service: string, options: { clustersetId?: string } = {}): Promise<DiscoveredInstances | undefined> {
+  discoverInstances(
+    namespace: string,
+    service: string,
+    options: { clustersetId?: string } = {},
+  ): Promise<DiscoveredInstances | undefined> {
     return this.instances.discoverInstances(namespace, service, options);
   }
 

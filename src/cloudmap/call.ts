@@ -5,7 +5,15 @@ import type { Logger } from '../observability/log.ts';
 import type { AdaptiveRateConfig } from '../runtime/adaptive-rate.ts';
 import { backoffDelay, type BackoffPolicy } from '../runtime/backoff.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
-import { CallCancelledError, CallTimeoutError, classifyError, CloudMapCallError, describeContext, LeaseLostError, type CallContext } from './errors.ts';
+import {
+  CallCancelledError,
+  CallTimeoutError,
+  classifyError,
+  CloudMapCallError,
+  describeContext,
+  LeaseLostError,
+  type CallContext,
+} from './errors.ts';
 import { noMetrics, type CallOutcome, type CloudMapMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limits.ts';
 
@@ -48,13 +56,22 @@ export const DEFAULT_MAX_ATTEMPTS = 8;
  * The longest one call can take once its rate-limit wait is over: every attempt running into the deadline, with the
  * longest backoff between them. Liveness bounds must exceed it (a loop waiting on one call is not stuck).
  */
-export function longestCallMs(callTimeoutMs: number, maxAttempts = DEFAULT_MAX_ATTEMPTS, backoff: BackoffPolicy = DEFAULT_BACKOFF): number {
+export function longestCallMs(
+  callTimeoutMs: number,
+  maxAttempts = DEFAULT_MAX_ATTEMPTS,
+  backoff: BackoffPolicy = DEFAULT_BACKOFF,
+): number {
   let total = maxAttempts * callTimeoutMs;
   for (let n = 1; n < maxAttempts; n++) total += Math.min(backoff.maxMs, backoff.baseMs * 2 ** n);
   return total;
 }
 
-const OUTCOME = { throttle: 'throttled', transient: 'transient', timeout: 'timeout', final: 'error' } as const satisfies Record<string, CallOutcome>;
+const OUTCOME = {
+  throttle: 'throttled',
+  transient: 'transient',
+  timeout: 'timeout',
+  final: 'error',
+} as const satisfies Record<string, CallOutcome>;
 
 export class CloudMapCaller {
   private readonly limiter: RateLimiter;
@@ -71,12 +88,16 @@ export class CloudMapCaller {
 
   constructor(options: CallerOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.limiter = new RateLimiter({
-      clusters: options.clusters ?? 1,
-      ...(options.quotaShare !== undefined ? { share: options.quotaShare } : {}),
-      ...(options.quotas ? { quotas: options.quotas } : {}),
-      ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
-    }, this.clock, options.rateTuning);
+    this.limiter = new RateLimiter(
+      {
+        clusters: options.clusters ?? 1,
+        ...(options.quotaShare !== undefined ? { share: options.quotaShare } : {}),
+        ...(options.quotas ? { quotas: options.quotas } : {}),
+        ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
+      },
+      this.clock,
+      options.rateTuning,
+    );
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
@@ -92,7 +113,12 @@ export class CloudMapCaller {
    * deadline, retrying throttles, transient failures and timeouts. `urgent`: ahead of the calls waiting for the
    * API's rate limit (each attempt).
    */
-  async call<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>, urgent = false): Promise<T> {
+  async call<T>(
+    api: string,
+    context: CallContext,
+    send: (signal: AbortSignal) => Promise<T>,
+    urgent = false,
+  ): Promise<T> {
     return (await this.run(api, context, send, undefined, urgent))!;
   }
 
@@ -101,11 +127,22 @@ export class CloudMapCaller {
    * listing finds the name, another cluster's creation is learnt): once the wait is over and before each attempt,
    * `settled` is asked; when it says true, nothing is sent, the token goes back and the result is undefined.
    */
-  callUnlessSettled<T>(api: string, context: CallContext, settled: () => boolean, send: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+  callUnlessSettled<T>(
+    api: string,
+    context: CallContext,
+    settled: () => boolean,
+    send: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T | undefined> {
     return this.run(api, context, send, settled);
   }
 
-  private async run<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>, settled?: () => boolean, urgent = false): Promise<T | undefined> {
+  private async run<T>(
+    api: string,
+    context: CallContext,
+    send: (signal: AbortSignal) => Promise<T>,
+    settled?: () => boolean,
+    urgent = false,
+  ): Promise<T | undefined> {
     for (let attempt = 0; ; attempt++) {
       await this.limiter.acquire(api, urgent);
       if (this.signal?.aborted) throw new CallCancelledError(api, context);
@@ -130,9 +167,13 @@ export class CloudMapCaller {
           const ratePerSecond = this.reportRate(api);
           this.logger?.warn({ api, ratePerSecond }, 'Cloud Map throttled requests; slowing this API down');
         }
-        if (errorClass === 'final' || attempt + 1 >= this.maxAttempts) throw new CloudMapCallError(api, context, err, attempt + 1);
+        if (errorClass === 'final' || attempt + 1 >= this.maxAttempts)
+          throw new CloudMapCallError(api, context, err, attempt + 1);
         const delay = backoffDelay(this.backoff, attempt + 1, this.random);
-        this.logger?.debug({ api, attempt: attempt + 1, delayMs: delay, errorClass, target: describeContext(context) }, 'retrying Cloud Map call');
+        this.logger?.debug(
+          { api, attempt: attempt + 1, delayMs: delay, errorClass, target: describeContext(context) },
+          'retrying Cloud Map call',
+        );
         await this.clock.sleep(delay, this.signal);
       }
     }

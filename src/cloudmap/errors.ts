@@ -15,13 +15,29 @@ export type ErrorClass = 'throttle' | 'transient' | 'timeout' | 'final';
 
 /** Error codes AWS services use for request-rate throttling. */
 const THROTTLE_CODES = new Set([
-  'ThrottlingException', 'Throttling', 'ThrottledException', 'RequestLimitExceeded', 'TooManyRequestsException',
-  'RequestThrottled', 'RequestThrottledException', 'SlowDown', 'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'Throttling',
+  'ThrottledException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'SlowDown',
+  'ProvisionedThroughputExceededException',
 ]);
 
 const TRANSIENT_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'EHOSTUNREACH',
-  'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'ServiceUnavailable',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'InternalFailure',
+  'ServiceUnavailable',
 ]);
 
 /**
@@ -38,7 +54,7 @@ interface SdkErrorShape {
 }
 
 function shape(err: unknown): SdkErrorShape {
-  return typeof err === 'object' && err !== null ? (err) : {};
+  return typeof err === 'object' && err !== null ? err : {};
 }
 
 /** The AWS error code (`ServiceNotFound`, `ThrottlingException`, ...) or the Node.js network error code. */
@@ -97,9 +113,10 @@ export class CloudMapCallError extends Error {
     const errorClass = classifyError(cause);
     const code = errorCode(cause);
     const detail = [code, messageOf(cause)].filter(Boolean).join(': ') || String(cause);
-    const outcome = errorClass === 'final'
-      ? 'not retried'
-      : `gave up after ${attempts} attempts${errorClass === 'throttle' ? ' (throttled)' : errorClass === 'timeout' ? ' (timed out)' : ''}; the change is kept and will be retried`;
+    const outcome =
+      errorClass === 'final'
+        ? 'not retried'
+        : `gave up after ${attempts} attempts${errorClass === 'throttle' ? ' (throttled)' : errorClass === 'timeout' ? ' (timed out)' : ''}; the change is kept and will be retried`;
     super(`Cloud Map ${api} failed for ${describeContext(context)}: ${detail} (${outcome})`, { cause });
     this.api = api;
     this.context = context;
@@ -114,7 +131,13 @@ export class CloudMapCallError extends Error {
   }
 }
 
-const NOT_FOUND_CODES = new Set(['NamespaceNotFound', 'ServiceNotFound', 'InstanceNotFound', 'OperationNotFound', 'ResourceNotFoundException']);
+const NOT_FOUND_CODES = new Set([
+  'NamespaceNotFound',
+  'ServiceNotFound',
+  'InstanceNotFound',
+  'OperationNotFound',
+  'ResourceNotFoundException',
+]);
 
 /** True when `err` (a CloudMapCallError or a raw SDK error) says the resource does not exist; `code` narrows it. */
 export function isNotFound(err: unknown, code?: string): boolean {
@@ -171,8 +194,10 @@ export class OperationsFailedError extends Error {
   readonly failures: readonly OperationFailure[];
 
   constructor(failures: readonly OperationFailure[]) {
-    super(`${failures.length} Cloud Map operation(s) did not succeed; the worker will retry them: ` +
-      failures.map((f) => `${f.operationId} (${describeContext(f.context)}): ${f.reason}`).join('; '));
+    super(
+      `${failures.length} Cloud Map operation(s) did not succeed; the worker will retry them: ` +
+        failures.map((f) => `${f.operationId} (${describeContext(f.context)}): ${f.reason}`).join('; '),
+    );
     this.failures = failures;
   }
 }
@@ -185,7 +210,8 @@ export class OperationsFailedError extends Error {
  */
 export function isTemporary(err: unknown): boolean {
   if (err instanceof LeaseLostError || err instanceof CallCancelledError) return true;
-  if (err instanceof CloudMapCallError) return err.retryable || err.code === 'ServiceNotFound' || err.code === 'NamespaceNotFound';
+  if (err instanceof CloudMapCallError)
+    return err.retryable || err.code === 'ServiceNotFound' || err.code === 'NamespaceNotFound';
   return err instanceof OperationsFailedError && err.failures.every((f) => f.pending === true);
 }
 

@@ -3,8 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
-  DeregisterInstanceCommand, DiscoverInstancesCommand, DiscoverInstancesRevisionCommand, GetInstanceCommand,
-  ListInstancesCommand, RegisterInstanceCommand,
+  DeregisterInstanceCommand,
+  DiscoverInstancesCommand,
+  DiscoverInstancesRevisionCommand,
+  GetInstanceCommand,
+  ListInstancesCommand,
+  RegisterInstanceCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
 import type { CloudMapInstance } from '../core/types.ts';
@@ -41,7 +45,11 @@ export class CloudMapInstances {
   private readonly accountId: string | undefined;
 
   constructor(
-    client: ServiceDiscoveryClient, caller: CloudMapCaller, registry: CloudMapRegistry, operations: OperationWaiter, identity: Identity,
+    client: ServiceDiscoveryClient,
+    caller: CloudMapCaller,
+    registry: CloudMapRegistry,
+    operations: OperationWaiter,
+    identity: Identity,
     accounts: { namespaceOwner?: string; accountId?: string } = {},
   ) {
     this.client = client;
@@ -54,7 +62,12 @@ export class CloudMapInstances {
   }
 
   /** Runs a call on a service id; a ServiceNotFound drops the cached id so the next ensureService looks again. */
-  private async onService<T>(api: string, context: CallContext & { serviceId: string }, send: (signal: AbortSignal) => Promise<T>, urgent = false): Promise<T> {
+  private async onService<T>(
+    api: string,
+    context: CallContext & { serviceId: string },
+    send: (signal: AbortSignal) => Promise<T>,
+    urgent = false,
+  ): Promise<T> {
     try {
       return await this.caller.call(api, context, send, urgent);
     } catch (err) {
@@ -66,10 +79,16 @@ export class CloudMapInstances {
   /** Every instance of the service (all clusters, all ClusterSets), paged, with the account that registered it. */
   listInstances(serviceId: string): Promise<Array<CloudMapInstance & { createdByAccount?: string }>> {
     return collectPages(async (NextToken) => {
-      const out = await this.onService('ListInstances', { serviceId },
-        (abortSignal) => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 }), { abortSignal }));
-      const items = (out.Instances ?? []).flatMap((i) => toInstance(i.Id, i.Attributes)
-        .map((instance) => (i.CreatedByAccount === undefined ? instance : { ...instance, createdByAccount: i.CreatedByAccount })));
+      const out = await this.onService('ListInstances', { serviceId }, (abortSignal) =>
+        this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 }), {
+          abortSignal,
+        }),
+      );
+      const items = (out.Instances ?? []).flatMap((i) =>
+        toInstance(i.Id, i.Attributes).map((instance) =>
+          i.CreatedByAccount === undefined ? instance : { ...instance, createdByAccount: i.CreatedByAccount },
+        ),
+      );
       return { items, nextToken: out.NextToken };
     });
   }
@@ -79,15 +98,28 @@ export class CloudMapInstances {
    * the namespace or service does not exist. A full DiscoverInstances page may hide instances past the API's limit
    * (S4), so then the service is read with paged ListInstances instead.
    */
-  async discoverInstances(namespace: string, service: string, options: { clustersetId?: string } = {}): Promise<DiscoveredInstances | undefined> {
+  async discoverInstances(
+    namespace: string,
+    service: string,
+    options: { clustersetId?: string } = {},
+  ): Promise<DiscoveredInstances | undefined> {
     const clustersetId = options.clustersetId ?? this.identity.clustersetId;
     const context = { namespace, service };
     let out;
     try {
-      out = await this.caller.call('DiscoverInstances', context, (abortSignal) => this.client.send(new DiscoverInstancesCommand({
-        NamespaceName: namespace, ServiceName: service, HealthStatus: 'ALL', MaxResults: DISCOVER_MAX_RESULTS, ...this.owner,
-        QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
-      }), { abortSignal }));
+      out = await this.caller.call('DiscoverInstances', context, (abortSignal) =>
+        this.client.send(
+          new DiscoverInstancesCommand({
+            NamespaceName: namespace,
+            ServiceName: service,
+            HealthStatus: 'ALL',
+            MaxResults: DISCOVER_MAX_RESULTS,
+            ...this.owner,
+            QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
+          }),
+          { abortSignal },
+        ),
+      );
     } catch (err) {
       if (this.invisible(err)) return undefined;
       throw err;
@@ -115,8 +147,12 @@ export class CloudMapInstances {
   /** Cloud Map's InstancesRevision of `namespace/service`, or undefined when it does not exist. */
   async discoverRevision(namespace: string, service: string): Promise<number | undefined> {
     try {
-      const out = await this.caller.call('DiscoverInstancesRevision', { namespace, service },
-        (abortSignal) => this.client.send(new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.owner }), { abortSignal }));
+      const out = await this.caller.call('DiscoverInstancesRevision', { namespace, service }, (abortSignal) =>
+        this.client.send(
+          new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.owner }),
+          { abortSignal },
+        ),
+      );
       return out.InstancesRevision;
     } catch (err) {
       if (this.invisible(err)) return undefined;
@@ -134,8 +170,9 @@ export class CloudMapInstances {
 
   private async getInstance(serviceId: string, instanceId: string): Promise<CloudMapInstance | undefined> {
     try {
-      const out = await this.onService('GetInstance', { serviceId, instanceId },
-        (abortSignal) => this.client.send(new GetInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId }), { abortSignal }));
+      const out = await this.onService('GetInstance', { serviceId, instanceId }, (abortSignal) =>
+        this.client.send(new GetInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId }), { abortSignal }),
+      );
       return toInstance(out.Instance?.Id, out.Instance?.Attributes)[0];
     } catch (err) {
       if (isNotFound(err, 'InstanceNotFound')) return undefined;
@@ -154,9 +191,23 @@ export class CloudMapInstances {
     // Fixed across the caller's retries: a retry of a request that landed (its response lost) is answered with the
     // same operation instead of a second registration.
     const CreatorRequestId = randomUUID();
-    const out = await this.afterBusy(() => this.onService('RegisterInstance', context, (abortSignal) => this.client.send(new RegisterInstanceCommand({
-      ServiceId: serviceId, InstanceId: instance.id, Attributes: instance.attributes, CreatorRequestId,
-    }), { abortSignal }), urgent));
+    const out = await this.afterBusy(() =>
+      this.onService(
+        'RegisterInstance',
+        context,
+        (abortSignal) =>
+          this.client.send(
+            new RegisterInstanceCommand({
+              ServiceId: serviceId,
+              InstanceId: instance.id,
+              Attributes: instance.attributes,
+              CreatorRequestId,
+            }),
+            { abortSignal },
+          ),
+        urgent,
+      ),
+    );
     const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
     this.operations.track(operationId, context, async () => {
       const current = await this.getInstance(serviceId, instance.id);
@@ -191,14 +242,29 @@ export class CloudMapInstances {
    * proves nothing), and this cluster is never reaped.
    */
   reapInstances(serviceId: string, deadClusterId: string, only?: readonly string[]): Promise<string[]> {
-    if (deadClusterId === this.identity.clusterId) throw new OwnershipError(`refusing to reap instances of "${deadClusterId}" in ${describeContext({ serviceId })}: it is this cluster, which is alive`);
+    if (deadClusterId === this.identity.clusterId)
+      throw new OwnershipError(
+        `refusing to reap instances of "${deadClusterId}" in ${describeContext({ serviceId })}: it is this cluster, which is alive`,
+      );
     const dead = { clusterId: deadClusterId, clustersetId: this.identity.clustersetId };
     const wanted = only === undefined ? undefined : new Set(only);
-    return this.deregisterOf(serviceId, (i) => (wanted === undefined || wanted.has(i.id)) && i.attributes[ATTR_CLUSTER_ID] === deadClusterId &&
-      i.attributes[ATTR_CLUSTERSET_ID] === dead.clustersetId, dead, 'reap');
+    return this.deregisterOf(
+      serviceId,
+      (i) =>
+        (wanted === undefined || wanted.has(i.id)) &&
+        i.attributes[ATTR_CLUSTER_ID] === deadClusterId &&
+        i.attributes[ATTR_CLUSTERSET_ID] === dead.clustersetId,
+      dead,
+      'reap',
+    );
   }
 
-  private async deregisterOf(serviceId: string, wanted: (instance: CloudMapInstance) => boolean, owner: Identity, action: string): Promise<string[]> {
+  private async deregisterOf(
+    serviceId: string,
+    wanted: (instance: CloudMapInstance) => boolean,
+    owner: Identity,
+    action: string,
+  ): Promise<string[]> {
     const listed = (await this.listInstances(serviceId)).filter(wanted);
     const where = describeContext({ serviceId });
     for (const instance of listed) {
@@ -214,14 +280,23 @@ export class CloudMapInstances {
     const context = { serviceId, instanceId: instance.id };
     let out;
     try {
-      out = await this.afterBusy(() => this.onService('DeregisterInstance', context,
-        (abortSignal) => this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }), { abortSignal })));
+      out = await this.afterBusy(() =>
+        this.onService('DeregisterInstance', context, (abortSignal) =>
+          this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }), {
+            abortSignal,
+          }),
+        ),
+      );
     } catch (err) {
       if (isNotFound(err, 'InstanceNotFound')) return undefined;
       throw err;
     }
     const operationId = this.requireOperationId(out.OperationId, 'DeregisterInstance', context);
-    this.operations.track(operationId, context, async () => (await this.getInstance(serviceId, instance.id)) === undefined);
+    this.operations.track(
+      operationId,
+      context,
+      async () => (await this.getInstance(serviceId, instance.id)) === undefined,
+    );
     return operationId;
   }
 
@@ -242,7 +317,8 @@ export class CloudMapInstances {
   }
 
   private requireOperationId(operationId: string | undefined, api: string, context: CallContext): string {
-    if (operationId === undefined) throw new Error(`Cloud Map ${api} for ${describeContext(context)} returned no operation id; it will be retried`);
+    if (operationId === undefined)
+      throw new Error(`Cloud Map ${api} for ${describeContext(context)} returned no operation id; it will be retried`);
     return operationId;
   }
 }

@@ -32,18 +32,37 @@ export interface PollPolicy {
   readonly overlapMs: number;
 }
 
-export const DEFAULT_POLL_POLICY: PollPolicy = { batchFrom: 3, individualAfterMs: 15_000, individualPerRound: 5, overlapMs: 2_000 };
+export const DEFAULT_POLL_POLICY: PollPolicy = {
+  batchFrom: 3,
+  individualAfterMs: 15_000,
+  individualPerRound: 5,
+  overlapMs: 2_000,
+};
 
 /**
  * Plans one round. `lastListedAt` is when the previous listing was sent: an operation it did not show settled was
  * still pending then, so it settles later, and the window needs to reach back only to then (or to the oldest
  * operation's submission, when that is later). Every pending operation is covered exactly once.
  */
-export function planOperationPolls(pending: readonly PendingOperation[], now: number, lastListedAt: number | undefined, policy: PollPolicy = DEFAULT_POLL_POLICY): PollPlan {
-  const overdue = new Set([...pending].sort((a, b) => a.since - b.since)
-    .filter((op) => now - op.since >= policy.individualAfterMs).slice(0, policy.individualPerRound).map((op) => op.id));
+export function planOperationPolls(
+  pending: readonly PendingOperation[],
+  now: number,
+  lastListedAt: number | undefined,
+  policy: PollPolicy = DEFAULT_POLL_POLICY,
+): PollPlan {
+  const overdue = new Set(
+    [...pending]
+      .sort((a, b) => a.since - b.since)
+      .filter((op) => now - op.since >= policy.individualAfterMs)
+      .slice(0, policy.individualPerRound)
+      .map((op) => op.id),
+  );
   const rest = pending.filter((op) => !overdue.has(op.id));
   if (rest.length < policy.batchFrom) return { listSince: undefined, listed: [], gets: pending.map((op) => op.id) };
   const oldest = Math.min(...rest.map((op) => op.since));
-  return { listSince: Math.max(lastListedAt ?? oldest, oldest) - policy.overlapMs, listed: rest.map((op) => op.id), gets: [...overdue] };
+  return {
+    listSince: Math.max(lastListedAt ?? oldest, oldest) - policy.overlapMs,
+    listed: rest.map((op) => op.id),
+    gets: [...overdue],
+  };
 }

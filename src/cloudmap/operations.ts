@@ -6,7 +6,11 @@
 // unknown outcome: its recorded check (reading the instance back) decides.
 // After a restart, settleInFlight() waits for the operations a previous process left pending, so the first read of
 // Cloud Map sees their outcome: nothing they did is written again, nothing they were to do is lost.
-import type { GetOperationCommandOutput, OperationFilter, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import type {
+  GetOperationCommandOutput,
+  OperationFilter,
+  ServiceDiscoveryClient,
+} from '@aws-sdk/client-servicediscovery';
 import { GetOperationCommand, ListOperationsCommand } from '@aws-sdk/client-servicediscovery';
 import type { CloudMapCaller } from './call.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -23,7 +27,12 @@ export interface OperationPolling extends PollPolicy {
   readonly timeoutMs: number;
 }
 
-export const DEFAULT_OPERATION_POLLING: OperationPolling = { initialDelayMs: 50, maxDelayMs: 1000, timeoutMs: 120_000, ...DEFAULT_POLL_POLICY };
+export const DEFAULT_OPERATION_POLLING: OperationPolling = {
+  initialDelayMs: 50,
+  maxDelayMs: 1000,
+  timeoutMs: 120_000,
+  ...DEFAULT_POLL_POLICY,
+};
 
 export type OperationType = 'REGISTER_INSTANCE' | 'DEREGISTER_INSTANCE';
 
@@ -43,7 +52,11 @@ interface Tracked {
   readonly since: number;
 }
 
-type Status = { state: 'done'; targets?: Record<string, string> } | { state: 'pending' } | { state: 'failed'; reason: string; pending?: true } | { state: 'error'; error: unknown };
+type Status =
+  | { state: 'done'; targets?: Record<string, string> }
+  | { state: 'pending' }
+  | { state: 'failed'; reason: string; pending?: true }
+  | { state: 'error'; error: unknown };
 
 interface Waiting {
   readonly deadline: number;
@@ -76,7 +89,13 @@ export class OperationWaiter {
    * With `namespaceOwner` (another account's shared namespaces), every operation is asked for with GetOperation: a
    * listing of this account's operations would not show them.
    */
-  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, clock: Clock, polling: OperationPolling = DEFAULT_OPERATION_POLLING, namespaceOwner?: string) {
+  constructor(
+    client: ServiceDiscoveryClient,
+    caller: CloudMapCaller,
+    clock: Clock,
+    polling: OperationPolling = DEFAULT_OPERATION_POLLING,
+    namespaceOwner?: string,
+  ) {
     this.client = client;
     this.caller = caller;
     this.clock = clock;
@@ -102,7 +121,8 @@ export class OperationWaiter {
 
   private remember(operationId: string, context: CallContext, check?: OperationCheck): void {
     const now = this.clock.now();
-    for (const [id, t] of this.tracked) if (now - t.since > TRACK_TTL_MS && !this.waiting.has(id)) this.tracked.delete(id);
+    for (const [id, t] of this.tracked)
+      if (now - t.since > TRACK_TTL_MS && !this.waiting.has(id)) this.tracked.delete(id);
     this.tracked.set(operationId, { context, check, since: now });
   }
 
@@ -110,7 +130,9 @@ export class OperationWaiter {
     const context = { ...this.tracked.get(operationId)?.context, operationId };
     let out: GetOperationCommandOutput;
     try {
-      out = await this.caller.call('GetOperation', context, (abortSignal) => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }));
+      out = await this.caller.call('GetOperation', context, (abortSignal) =>
+        this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }),
+      );
     } catch (err) {
       if (!isNotFound(err, 'OperationNotFound')) throw err;
       const check = this.tracked.get(operationId)?.check;
@@ -119,17 +141,21 @@ export class OperationWaiter {
     }
     const op = out.Operation;
     switch (op?.Status) {
-      case 'SUCCESS': return { state: 'done', ...(op.Targets === undefined ? {} : { targets: op.Targets }) };
-      case 'FAIL': return { state: 'failed', reason: [op.ErrorCode, op.ErrorMessage].filter(Boolean).join(': ') || 'FAIL' };
-      default: return { state: 'pending' };
+      case 'SUCCESS':
+        return { state: 'done', ...(op.Targets === undefined ? {} : { targets: op.Targets }) };
+      case 'FAIL':
+        return { state: 'failed', reason: [op.ErrorCode, op.ErrorMessage].filter(Boolean).join(': ') || 'FAIL' };
+      default:
+        return { state: 'pending' };
     }
   }
 
   /** Operations matching `filters`, every page: id → status. */
   private async list(filters: OperationFilter[]): Promise<Map<string, string>> {
     const summaries = await collectPages(async (NextToken) => {
-      const out = await this.caller.call('ListOperations', {},
-        (abortSignal) => this.client.send(new ListOperationsCommand({ Filters: filters, NextToken, MaxResults: 100 }), { abortSignal }));
+      const out = await this.caller.call('ListOperations', {}, (abortSignal) =>
+        this.client.send(new ListOperationsCommand({ Filters: filters, NextToken, MaxResults: 100 }), { abortSignal }),
+      );
       return { items: out.Operations ?? [], nextToken: out.NextToken };
     });
     return new Map(summaries.filter((s) => s.Id !== undefined).map((s) => [s.Id!, s.Status ?? '']));
@@ -148,7 +174,10 @@ export class OperationWaiter {
     for (const id of ids) {
       const status = settled.get(id);
       // A failure's reason is only in GetOperation; failures are rare.
-      out.set(id, status === 'SUCCESS' ? { state: 'done' } : status === 'FAIL' ? await this.getStatus(id) : { state: 'pending' });
+      out.set(
+        id,
+        status === 'SUCCESS' ? { state: 'done' } : status === 'FAIL' ? await this.getStatus(id) : { state: 'pending' },
+      );
     }
     return out;
   }
@@ -194,10 +223,14 @@ export class OperationWaiter {
    */
   private async round(): Promise<void> {
     const now = this.clock.now();
-    const pending = [...this.waiting.keys()].filter((id) => !this.asking.has(id)).map((id) => ({ id, since: this.tracked.get(id)?.since ?? now }));
+    const pending = [...this.waiting.keys()]
+      .filter((id) => !this.asking.has(id))
+      .map((id) => ({ id, since: this.tracked.get(id)?.since ?? now }));
     const plan = planOperationPolls(pending, now, this.lastListedAt, this.polling);
     const asked = Promise.all([
-      ...(plan.listSince === undefined ? [] : [this.settle(plan.listed, () => this.listStatuses(plan.listed, plan.listSince!))]),
+      ...(plan.listSince === undefined
+        ? []
+        : [this.settle(plan.listed, () => this.listStatuses(plan.listed, plan.listSince!))]),
       ...plan.gets.map((id) => this.settle([id], async () => new Map([[id, await this.getStatus(id)]]))),
     ]);
     const nextDeadline = Math.min(...[...this.waiting.values()].flat().map((w) => w.deadline));
@@ -242,7 +275,8 @@ export class OperationWaiter {
       const context = this.tracked.get(operationId)?.context ?? {};
       if (!this.waiting.has(operationId)) this.tracked.delete(operationId);
       if (status.state === 'error') error ??= { error: status.error };
-      if (status.state === 'failed') failures.push({ operationId, context, reason: status.reason, ...(status.pending ? { pending: true } : {}) });
+      if (status.state === 'failed')
+        failures.push({ operationId, context, reason: status.reason, ...(status.pending ? { pending: true } : {}) });
     });
     if (error !== undefined) throw error.error;
     if (failures.length > 0) throw new OperationsFailedError(failures);
@@ -255,7 +289,12 @@ export class OperationWaiter {
    * allows 0.5 of those a second per account, so polling them closely costs little and takes up to a second off that
    * export (M7). Throws OperationsFailedError when the operation failed or was still pending after `timeoutMs`.
    */
-  async settleOne(operationId: string, target: string, intervalMs: number, timeoutMs = this.polling.timeoutMs): Promise<string | undefined> {
+  async settleOne(
+    operationId: string,
+    target: string,
+    intervalMs: number,
+    timeoutMs = this.polling.timeoutMs,
+  ): Promise<string | undefined> {
     const context = this.tracked.get(operationId)?.context ?? {};
     const deadline = this.clock.now() + timeoutMs;
     for (;;) {
@@ -266,7 +305,10 @@ export class OperationWaiter {
         return status.targets?.[target];
       }
       if (status.state === 'failed') throw new OperationsFailedError([{ operationId, context, reason: status.reason }]);
-      if (this.clock.now() >= deadline) throw new OperationsFailedError([{ operationId, context, reason: `still pending after ${timeoutMs} ms`, pending: true }]);
+      if (this.clock.now() >= deadline)
+        throw new OperationsFailedError([
+          { operationId, context, reason: `still pending after ${timeoutMs} ms`, pending: true },
+        ]);
     }
   }
 
@@ -296,11 +338,18 @@ export class OperationWaiter {
    * after `sinceMs` (from the next whole second: UPDATE_DATE takes seconds, and what settled in the same second as a
    * marker bump was announced by it). Every writer's, this process's too.
    */
-  async succeededSince(sinceMs: number, types: readonly OperationType[] = ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE']): Promise<string[]> {
+  async succeededSince(
+    sinceMs: number,
+    types: readonly OperationType[] = ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'],
+  ): Promise<string[]> {
     const done = await this.list([
       { Name: 'STATUS', Condition: 'IN', Values: ['SUCCESS'] },
       { Name: 'TYPE', Condition: 'IN', Values: [...types] },
-      { Name: 'UPDATE_DATE', Condition: 'BETWEEN', Values: [String(Math.ceil(sinceMs / 1000)), String(Math.floor((this.clock.now() + 60_000) / 1000))] },
+      {
+        Name: 'UPDATE_DATE',
+        Condition: 'BETWEEN',
+        Values: [String(Math.ceil(sinceMs / 1000)), String(Math.floor((this.clock.now() + 60_000) / 1000))],
+      },
     ]);
     return [...done].filter(([, status]) => status === 'SUCCESS').map(([id]) => id);
   }
@@ -310,8 +359,15 @@ export class OperationWaiter {
    * was submitted and when its status last changed (Unix ms).
    */
   async describe(operationId: string): Promise<OperationTargets> {
-    const out = await this.caller.call('GetOperation', { operationId }, (abortSignal) => this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }));
+    const out = await this.caller.call('GetOperation', { operationId }, (abortSignal) =>
+      this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }),
+    );
     const op = out.Operation;
-    return { instance: op?.Targets?.INSTANCE, service: op?.Targets?.SERVICE, submittedAt: op?.CreateDate?.getTime(), updatedAt: op?.UpdateDate?.getTime() };
+    return {
+      instance: op?.Targets?.INSTANCE,
+      service: op?.Targets?.SERVICE,
+      submittedAt: op?.CreateDate?.getTime(),
+      updatedAt: op?.UpdateDate?.getTime(),
+    };
   }
 }

@@ -74,8 +74,13 @@ function scaled(quota: ApiQuota, rate: number, ceiling: number): ClientLimit {
 export function clientLimits(input: ClientLimitInput): Record<string, ClientLimit> {
   const clusters = Math.max(1, Math.floor(input.clusters));
   const share = input.share ?? DEFAULT_CONTROLLERS_SHARE;
-  if (!(share > 0 && share <= 1)) throw new RangeError(`the controllers' share of the Cloud Map quotas must be in (0, 1], got ${share}`);
-  const apis = new Set([...Object.keys(CLOUD_MAP_QUOTAS), ...Object.keys(input.quotas ?? {}), ...Object.keys(input.overrides ?? {})]);
+  if (!(share > 0 && share <= 1))
+    throw new RangeError(`the controllers' share of the Cloud Map quotas must be in (0, 1], got ${share}`);
+  const apis = new Set([
+    ...Object.keys(CLOUD_MAP_QUOTAS),
+    ...Object.keys(input.quotas ?? {}),
+    ...Object.keys(input.overrides ?? {}),
+  ]);
   const out: Record<string, ClientLimit> = {};
   for (const api of apis) {
     const table = CLOUD_MAP_QUOTAS[api] ?? CLOUD_MAP_QUOTAS[OTHER_APIS]!;
@@ -83,7 +88,8 @@ export function clientLimits(input: ClientLimitInput): Record<string, ClientLimi
     const quota = quotaRate === undefined ? table : { rate: quotaRate, burst: (table.burst / table.rate) * quotaRate };
     const override = input.overrides?.[api];
     const controllers = quota.rate * share;
-    out[api] = override === undefined ? scaled(quota, controllers / clusters, controllers) : scaled(quota, override, override);
+    out[api] =
+      override === undefined ? scaled(quota, controllers / clusters, controllers) : scaled(quota, override, override);
   }
   return out;
 }
@@ -92,7 +98,10 @@ export function clientLimits(input: ClientLimitInput): Record<string, ClientLimi
  * The least time, in seconds, in which `calls` (requests per API) fit the given limits: each API's calls beyond its
  * burst at its rate, the slowest API deciding (APIs are limited independently and run in parallel).
  */
-export function quotaLowerBoundSeconds(calls: Readonly<Record<string, number>>, limits: Readonly<Record<string, ApiQuota | ClientLimit>>): number {
+export function quotaLowerBoundSeconds(
+  calls: Readonly<Record<string, number>>,
+  limits: Readonly<Record<string, ApiQuota | ClientLimit>>,
+): number {
   let bound = 0;
   for (const [api, n] of Object.entries(calls)) {
     const limit = limits[api] ?? limits[OTHER_APIS]!;

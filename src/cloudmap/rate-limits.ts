@@ -25,7 +25,19 @@ export class RateLimiter {
     if (!bucket) {
       const now = this.clock.now();
       const limit = this.limits[api] ?? this.limits[OTHER_APIS]!;
-      bucket = new TokenBucket(new AdaptiveRate(adaptiveRateConfig(limit.rate, { ceilingRate: limit.ceiling, recoveryPerSecond: limit.ceiling / 20, quickRecoveryPerSecond: limit.ceiling / 4, ...this.tuning }), now), this.clock, limit.burst / limit.rate);
+      bucket = new TokenBucket(
+        new AdaptiveRate(
+          adaptiveRateConfig(limit.rate, {
+            ceilingRate: limit.ceiling,
+            recoveryPerSecond: limit.ceiling / 20,
+            quickRecoveryPerSecond: limit.ceiling / 4,
+            ...this.tuning,
+          }),
+          now,
+        ),
+        this.clock,
+        limit.burst / limit.rate,
+      );
       this.buckets.set(api, bucket);
     }
     return bucket;

@@ -12,8 +12,15 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
-  CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DeleteServiceCommand, GetNamespaceCommand,
-  GetServiceCommand, ListInstancesCommand, ListNamespacesCommand, ListServicesCommand,
+  CreateHttpNamespaceCommand,
+  CreateServiceCommand,
+  DeleteNamespaceCommand,
+  DeleteServiceCommand,
+  GetNamespaceCommand,
+  GetServiceCommand,
+  ListInstancesCommand,
+  ListNamespacesCommand,
+  ListServicesCommand,
 } from '@aws-sdk/client-servicediscovery';
 import type { Logger } from '../observability/log.ts';
 import type { CloudMapCaller } from './call.ts';
@@ -60,11 +67,17 @@ function isOlder(a: { id: string; createdAt: number }, b: { id: string; createdA
 
 /** The oldest of several same-named resources (ties broken by id), which every cluster picks alike. */
 function oldest<T extends { id: string; createdAt: number }>(items: readonly T[]): T | undefined {
-  return items.reduce<T | undefined>((best, item) => (best === undefined || isOlder(item, best) ? item : best), undefined);
+  return items.reduce<T | undefined>(
+    (best, item) => (best === undefined || isOlder(item, best) ? item : best),
+    undefined,
+  );
 }
 
 /** key → id of the oldest item with that key. */
-function oldestByKey<T extends { id: string; createdAt: number }>(items: readonly T[], key: (item: T) => string): Map<string, string> {
+function oldestByKey<T extends { id: string; createdAt: number }>(
+  items: readonly T[],
+  key: (item: T) => string,
+): Map<string, string> {
   const best = new Map<string, T>();
   for (const item of items) {
     const current = best.get(key(item));
@@ -98,7 +111,13 @@ export class CloudMapRegistry {
    */
   private readonly owner: string | undefined;
 
-  constructor(client: ServiceDiscoveryClient, caller: CloudMapCaller, operations: OperationWaiter, logger?: Logger, namespaceOwner?: string) {
+  constructor(
+    client: ServiceDiscoveryClient,
+    caller: CloudMapCaller,
+    operations: OperationWaiter,
+    logger?: Logger,
+    namespaceOwner?: string,
+  ) {
     this.client = client;
     this.owner = namespaceOwner;
     this.caller = caller;
@@ -108,17 +127,27 @@ export class CloudMapRegistry {
 
   /** Every namespace of the account and Region (`name` narrows the server-side listing where supported). */
   async listNamespaces(name?: string): Promise<NamespaceSummary[]> {
-    const Filters = name === undefined ? undefined : [{ Name: 'NAME' as const, Values: [name], Condition: 'EQ' as const }];
+    const Filters =
+      name === undefined ? undefined : [{ Name: 'NAME' as const, Values: [name], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
-      const out = await this.caller.call('ListNamespaces', name === undefined ? {} : { namespace: name },
-        (abortSignal) => this.client.send(new ListNamespacesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }));
+      const out = await this.caller.call(
+        'ListNamespaces',
+        name === undefined ? {} : { namespace: name },
+        (abortSignal) =>
+          this.client.send(new ListNamespacesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }),
+      );
       return { items: out.Namespaces ?? [], nextToken: out.NextToken };
     });
     const shared = this.owner !== undefined;
     const namespaces = all
       .filter((n) => n.Id !== undefined && n.Name !== undefined && (name === undefined || n.Name === name))
       .filter((n) => !shared || n.ResourceOwner === this.owner)
-      .map((n) => ({ id: resourceReference(n, shared)!, name: n.Name!, type: n.Type ?? 'HTTP', createdAt: n.CreateDate?.getTime() ?? 0 }));
+      .map((n) => ({
+        id: resourceReference(n, shared)!,
+        name: n.Name!,
+        type: n.Type ?? 'HTTP',
+        createdAt: n.CreateDate?.getTime() ?? 0,
+      }));
     for (const [n, id] of oldestByKey(namespaces, (ns) => ns.name)) this.namespaceIds.set(n, id);
     if (name === undefined) this.namespacesComplete = true;
     return namespaces;
@@ -128,13 +157,19 @@ export class CloudMapRegistry {
   async listServices(namespaceId: string): Promise<ServiceSummary[]> {
     const Filters = [{ Name: 'NAMESPACE_ID' as const, Values: [namespaceId], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
-      const out = await this.caller.call('ListServices', { namespaceId },
-        (abortSignal) => this.client.send(new ListServicesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }));
+      const out = await this.caller.call('ListServices', { namespaceId }, (abortSignal) =>
+        this.client.send(new ListServicesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }),
+      );
       return { items: out.Services ?? [], nextToken: out.NextToken };
     });
     const services = all
       .filter((s) => s.Id !== undefined && s.Name !== undefined)
-      .map((s) => ({ id: resourceReference(s, this.owner !== undefined)!, name: s.Name!, namespaceId, createdAt: s.CreateDate?.getTime() ?? 0 }));
+      .map((s) => ({
+        id: resourceReference(s, this.owner !== undefined)!,
+        name: s.Name!,
+        namespaceId,
+        createdAt: s.CreateDate?.getTime() ?? 0,
+      }));
     for (const [key, id] of oldestByKey(services, serviceKey)) this.serviceIds.set(key, id);
     this.servicesComplete.add(namespaceId);
     return services;
@@ -179,8 +214,16 @@ export class CloudMapRegistry {
     let operationId: string | undefined;
     try {
       // The watcher may learn the namespace while this waits for the quota (another cluster's marker named it).
-      const out = await this.caller.callUnlessSettled('CreateHttpNamespace', context, () => this.namespaceIds.has(name),
-        (abortSignal) => this.client.send(new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId }), { abortSignal }));
+      const out = await this.caller.callUnlessSettled(
+        'CreateHttpNamespace',
+        context,
+        () => this.namespaceIds.has(name),
+        (abortSignal) =>
+          this.client.send(
+            new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId }),
+            { abortSignal },
+          ),
+      );
       if (out === undefined) return this.namespaceIds.get(name)!;
       operationId = out.OperationId;
     } catch (err) {
@@ -197,7 +240,10 @@ export class CloudMapRegistry {
       if (created !== undefined) return this.recordNamespace(name, created, ours);
     }
     const id = oldest(await this.listNamespaces(name))?.id;
-    if (id === undefined) throw new Error(`Cloud Map namespace "${name}" was created but cannot be found by ListNamespaces; it will be retried`);
+    if (id === undefined)
+      throw new Error(
+        `Cloud Map namespace "${name}" was created but cannot be found by ListNamespaces; it will be retried`,
+      );
     return this.recordNamespace(name, id, ours);
   }
 
@@ -246,8 +292,21 @@ export class CloudMapRegistry {
     const CreatorRequestId = randomUUID();
     let id: string | undefined;
     try {
-      const out = await this.caller.callUnlessSettled('CreateService', context, () => this.serviceIds.has(key),
-        (abortSignal) => this.client.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId, Description: OWNED_DESCRIPTION, CreatorRequestId }), { abortSignal }));
+      const out = await this.caller.callUnlessSettled(
+        'CreateService',
+        context,
+        () => this.serviceIds.has(key),
+        (abortSignal) =>
+          this.client.send(
+            new CreateServiceCommand({
+              Name: name,
+              NamespaceId: namespaceId,
+              Description: OWNED_DESCRIPTION,
+              CreatorRequestId,
+            }),
+            { abortSignal },
+          ),
+      );
       if (out === undefined) return this.serviceIds.get(key)!;
       id = out.Service === undefined ? undefined : resourceReference(out.Service, this.owner !== undefined);
     } catch (err) {
@@ -258,16 +317,26 @@ export class CloudMapRegistry {
       if (this.owner !== undefined) id = serviceArnIn(namespaceId, id);
       await this.learnCreatedServices(namespaceId);
     }
-    if (id === undefined) throw new Error(`Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`);
+    if (id === undefined)
+      throw new Error(
+        `Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`,
+      );
     this.serviceIds.set(key, id);
     return id;
   }
 
   /** Whether a service or namespace carries our description; says why one that does not is left in place. */
-  private ours(kind: 'service' | 'namespace', name: string | undefined, id: string, description: string | undefined): boolean {
+  private ours(
+    kind: 'service' | 'namespace',
+    name: string | undefined,
+    id: string,
+    description: string | undefined,
+  ): boolean {
     if (description === OWNED_DESCRIPTION) return true;
-    this.logger?.info({ [kind]: name, [`${kind}Id`]: id, description: description ?? null },
-      `empty Cloud Map ${kind} left in place: mcs-cloudmap did not create it (its description is not "${OWNED_DESCRIPTION}")`);
+    this.logger?.info(
+      { [kind]: name, [`${kind}Id`]: id, description: description ?? null },
+      `empty Cloud Map ${kind} left in place: mcs-cloudmap did not create it (its description is not "${OWNED_DESCRIPTION}")`,
+    );
     return false;
   }
 
@@ -285,7 +354,10 @@ export class CloudMapRegistry {
     try {
       await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
     } catch (err) {
-      this.logger?.warn({ namespaceId, err: err instanceof Error ? err.message : String(err) }, 'could not list the services another cluster is creating; creations go on one by one');
+      this.logger?.warn(
+        { namespaceId, err: err instanceof Error ? err.message : String(err) },
+        'could not list the services another cluster is creating; creations go on one by one',
+      );
     }
   }
 
@@ -306,9 +378,13 @@ export class CloudMapRegistry {
   async nameOfService(serviceId: string): Promise<{ namespace: string; service: string } | undefined> {
     let named = this.namedServices.get(serviceId);
     const key = named === undefined ? [...this.serviceIds].find(([, id]) => id === serviceId)?.[0] : undefined;
-    if (key !== undefined) named = { namespaceId: key.slice(0, key.lastIndexOf('/')), name: key.slice(key.lastIndexOf('/') + 1) };
+    if (key !== undefined)
+      named = { namespaceId: key.slice(0, key.lastIndexOf('/')), name: key.slice(key.lastIndexOf('/') + 1) };
     if (named === undefined) {
-      const got = await this.caller.call('GetService', { serviceId }, (abortSignal) => this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }))
+      const got = await this.caller
+        .call('GetService', { serviceId }, (abortSignal) =>
+          this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }),
+        )
         .catch((err: unknown) => {
           if (isNotFound(err, 'ServiceNotFound')) return undefined;
           throw err;
@@ -322,10 +398,14 @@ export class CloudMapRegistry {
   }
 
   private async nameOfNamespace(namespaceId: string): Promise<string | undefined> {
-    const known = this.namedNamespaces.get(namespaceId) ?? [...this.namespaceIds].find(([, id]) => id === namespaceId)?.[0];
+    const known =
+      this.namedNamespaces.get(namespaceId) ?? [...this.namespaceIds].find(([, id]) => id === namespaceId)?.[0];
     if (known !== undefined) return known;
     const context = { namespaceId };
-    const got = await this.caller.call('GetNamespace', context, (abortSignal) => this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }))
+    const got = await this.caller
+      .call('GetNamespace', context, (abortSignal) =>
+        this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }),
+      )
       .catch((err: unknown) => {
         if (isNotFound(err, 'NamespaceNotFound')) return undefined;
         throw err;
@@ -354,12 +434,17 @@ export class CloudMapRegistry {
   async deleteServiceIfEmpty(serviceId: string): Promise<boolean> {
     const context = { serviceId };
     try {
-      const page = await this.caller.call('ListInstances', context,
-        (abortSignal) => this.client.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 1 }), { abortSignal }));
+      const page = await this.caller.call('ListInstances', context, (abortSignal) =>
+        this.client.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 1 }), { abortSignal }),
+      );
       if ((page.Instances ?? []).length > 0) return false;
-      const got = await this.caller.call('GetService', context, (abortSignal) => this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }));
+      const got = await this.caller.call('GetService', context, (abortSignal) =>
+        this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }),
+      );
       if (!this.ours('service', got.Service?.Name, serviceId, got.Service?.Description)) return false;
-      await this.caller.call('DeleteService', context, (abortSignal) => this.client.send(new DeleteServiceCommand({ Id: serviceId }), { abortSignal }));
+      await this.caller.call('DeleteService', context, (abortSignal) =>
+        this.client.send(new DeleteServiceCommand({ Id: serviceId }), { abortSignal }),
+      );
     } catch (err) {
       if (err instanceof CloudMapCallError && err.code === 'ResourceInUse') return false;
       if (!isNotFound(err, 'ServiceNotFound')) throw err;
@@ -377,9 +462,13 @@ export class CloudMapRegistry {
     const context = { namespaceId };
     try {
       if ((await this.listServices(namespaceId)).length > 0) return false;
-      const got = await this.caller.call('GetNamespace', context, (abortSignal) => this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }));
+      const got = await this.caller.call('GetNamespace', context, (abortSignal) =>
+        this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }),
+      );
       if (!this.ours('namespace', got.Namespace?.Name, namespaceId, got.Namespace?.Description)) return false;
-      const out = await this.caller.call('DeleteNamespace', context, (abortSignal) => this.client.send(new DeleteNamespaceCommand({ Id: namespaceId }), { abortSignal }));
+      const out = await this.caller.call('DeleteNamespace', context, (abortSignal) =>
+        this.client.send(new DeleteNamespaceCommand({ Id: namespaceId }), { abortSignal }),
+      );
       if (out.OperationId) {
         this.operations.track(out.OperationId, context);
         await this.operations.wait([out.OperationId]);

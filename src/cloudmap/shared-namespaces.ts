@@ -6,8 +6,11 @@
 // namespace itself: that is the owner's.
 
 /** Pure: the reference a call needs for a namespace or service: its ARN when the namespace is another account's. */
-export function resourceReference(resource: { Id?: string | undefined; Arn?: string | undefined }, shared: boolean): string | undefined {
-  return shared ? resource.Arn ?? resource.Id : resource.Id;
+export function resourceReference(
+  resource: { Id?: string | undefined; Arn?: string | undefined },
+  shared: boolean,
+): string | undefined {
+  return shared ? (resource.Arn ?? resource.Id) : resource.Id;
 }
 
 /** Pure: the ARN of service `serviceId` in the namespace with ARN `namespaceArn` (same partition, Region, account). */
@@ -32,9 +35,11 @@ export class NamespaceNotSharedError extends Error {
   readonly ownerAccount: string;
 
   constructor(namespace: string, ownerAccount: string) {
-    super(`Cloud Map namespace "${namespace}" of account ${ownerAccount} is not shared with this cluster's account: ` +
-      `create it in account ${ownerAccount} (the owner's cluster does when it exports from this namespace) and add it to ` +
-      'the ClusterSet\'s AWS RAM resource share (docs/install.md, "Clusters in several AWS accounts"); it is retried until then');
+    super(
+      `Cloud Map namespace "${namespace}" of account ${ownerAccount} is not shared with this cluster's account: ` +
+        `create it in account ${ownerAccount} (the owner's cluster does when it exports from this namespace) and add it to ` +
+        'the ClusterSet\'s AWS RAM resource share (docs/install.md, "Clusters in several AWS accounts"); it is retried until then',
+    );
     this.namespace = namespace;
     this.ownerAccount = ownerAccount;
   }

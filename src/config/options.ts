@@ -37,7 +37,10 @@ const warned = new Set<string>();
 export function warnDeprecated(old: string, now: string, removedIn: string): void {
   if (warned.has(old)) return;
   warned.add(old);
-  process.emitWarning(`${old} is deprecated and stops working in ${removedIn}: use ${now}`, { type: 'DeprecationWarning', code: 'MCS_DEPRECATED' });
+  process.emitWarning(`${old} is deprecated and stops working in ${removedIn}: use ${now}`, {
+    type: 'DeprecationWarning',
+    code: 'MCS_DEPRECATED',
+  });
 }
 
 type Specs = Record<string, OptionSpec<unknown>>;
@@ -47,12 +50,23 @@ export function stringOption(flag: string, env: string, def: string, help: strin
   return { flag, env, default: def, help, parse: (raw) => raw };
 }
 
-export function intOption(flag: string, env: string, def: number, help: string, min = 0, max = Number.MAX_SAFE_INTEGER): OptionSpec<number> {
+export function intOption(
+  flag: string,
+  env: string,
+  def: number,
+  help: string,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): OptionSpec<number> {
   return {
-    flag, env, default: def, help,
+    flag,
+    env,
+    default: def,
+    help,
     parse: (raw, f) => {
       const n = Number(raw);
-      if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`--${f}: expected a whole number from ${min} to ${max}, got "${raw}"`);
+      if (!Number.isInteger(n) || n < min || n > max)
+        throw new ConfigError(`--${f}: expected a whole number from ${min} to ${max}, got "${raw}"`);
       return n;
     },
   };
@@ -60,7 +74,10 @@ export function intOption(flag: string, env: string, def: number, help: string, 
 
 export function boolOption(flag: string, env: string, def: boolean, help: string): OptionSpec<boolean> {
   return {
-    flag, env, default: def, help,
+    flag,
+    env,
+    default: def,
+    help,
     parse: (raw, f) => {
       if (['true', '1', 'yes', ''].includes(raw.toLowerCase())) return true;
       if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
@@ -69,9 +86,19 @@ export function boolOption(flag: string, env: string, def: boolean, help: string
   };
 }
 
-export function enumOption<T extends string>(flag: string, env: string, def: T, values: readonly T[], help: string): OptionSpec<T> {
+export function enumOption<T extends string>(
+  flag: string,
+  env: string,
+  def: T,
+  values: readonly T[],
+  help: string,
+): OptionSpec<T> {
   return {
-    flag, env, default: def, help, choices: values,
+    flag,
+    env,
+    default: def,
+    help,
+    choices: values,
     parse: (raw, f) => {
       const v = values.find((x) => x.toLowerCase() === raw.toLowerCase());
       if (v === undefined) throw new ConfigError(`--${f}: expected one of ${values.join(', ')}, got "${raw}"`);
@@ -84,7 +111,10 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 
 /** --log-level / MCS_LOG_LEVEL of every process; the bare LOG_LEVEL is read too until 0.3.0, with a warning. */
 export function logLevelOption(): OptionSpec<(typeof LOG_LEVELS)[number]> {
-  return renamed(enumOption('log-level', 'MCS_LOG_LEVEL', 'info', LOG_LEVELS, 'Least severe log level written.'), { env: 'LOG_LEVEL', removedIn: '0.3.0' });
+  return renamed(enumOption('log-level', 'MCS_LOG_LEVEL', 'info', LOG_LEVELS, 'Least severe log level written.'), {
+    env: 'LOG_LEVEL',
+    removedIn: '0.3.0',
+  });
 }
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -92,7 +122,10 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 
 /** Durations as `500ms`, `2s`, `5m`, `1h`; the value is in milliseconds. */
 export function durationOption(flag: string, env: string, defMs: number, help: string): OptionSpec<number> {
   return {
-    flag, env, default: defMs, help,
+    flag,
+    env,
+    default: defMs,
+    help,
     parse: (raw, f) => {
       const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(raw.trim());
       if (!m) throw new ConfigError(`--${f}: expected a duration such as 500ms, 2s, 5m or 1h, got "${raw}"`);
@@ -102,15 +135,27 @@ export function durationOption(flag: string, env: string, defMs: number, help: s
 }
 
 /** `Api=rate,Api=rate` (requests per second), e.g. `DiscoverInstances=500,RegisterInstance=50`. */
-export function rateMapOption(flag: string, env: string, def: Record<string, number>, help: string): OptionSpec<Record<string, number>> {
+export function rateMapOption(
+  flag: string,
+  env: string,
+  def: Record<string, number>,
+  help: string,
+): OptionSpec<Record<string, number>> {
   return {
-    flag, env, default: def, help,
+    flag,
+    env,
+    default: def,
+    help,
     parse: (raw, f) => {
       const out: Record<string, number> = { ...def };
-      for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+      for (const part of raw
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
         const [api, rate] = part.split('=');
         const n = Number(rate);
-        if (!api || !(n > 0)) throw new ConfigError(`--${f}: expected Api=requestsPerSecond pairs separated by commas, got "${part}"`);
+        if (!api || !(n > 0))
+          throw new ConfigError(`--${f}: expected Api=requestsPerSecond pairs separated by commas, got "${part}"`);
         out[api.trim()] = n;
       }
       return out;
@@ -122,9 +167,13 @@ const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /** The Region names of a comma-separated list; ConfigError naming the first that is not one. */
 export function listedRegions(list: string, flag: string): string[] {
-  const listed = list.split(',').map((r) => r.trim()).filter((r) => r !== '');
+  const listed = list
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '');
   for (const region of listed) {
-    if (!REGION.test(region)) throw new ConfigError(`--${flag}: "${region}" is not an AWS Region name (e.g. us-east-1)`);
+    if (!REGION.test(region))
+      throw new ConfigError(`--${flag}: "${region}" is not an AWS Region name (e.g. us-east-1)`);
   }
   return listed;
 }
@@ -137,9 +186,14 @@ export function regionListOption(flag: string, env: string, help: string): Optio
   };
 }
 
-export function parseOptions<S extends Specs>(specs: S, argv: readonly string[], env: NodeJS.ProcessEnv = process.env): OptionValues<S> {
+export function parseOptions<S extends Specs>(
+  specs: S,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): OptionValues<S> {
   const byFlag = new Map(Object.entries(specs).map(([key, spec]) => [spec.flag, key]));
-  for (const [key, spec] of Object.entries(specs)) if (spec.deprecated?.flag !== undefined) byFlag.set(spec.deprecated.flag, key);
+  for (const [key, spec] of Object.entries(specs))
+    if (spec.deprecated?.flag !== undefined) byFlag.set(spec.deprecated.flag, key);
   const raw = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -155,7 +209,10 @@ export function parseOptions<S extends Specs>(specs: S, argv: readonly string[],
       const isBool = typeof spec.default === 'boolean';
       if (isBool && (next === undefined || next.startsWith('--'))) value = 'true';
       else if (next === undefined) throw new ConfigError(`--${m[1]} needs a value`);
-      else { value = next; i++; }
+      else {
+        value = next;
+        i++;
+      }
     }
     raw.set(key, value);
   }
@@ -173,7 +230,12 @@ export function parseOptions<S extends Specs>(specs: S, argv: readonly string[],
 }
 
 function showDefault(v: unknown): string {
-  if (typeof v === 'object' && v !== null) return Object.entries(v).map(([k, x]) => `${k}=${x}`).join(',') || '(none)';
+  if (typeof v === 'object' && v !== null)
+    return (
+      Object.entries(v)
+        .map(([k, x]) => `${k}=${x}`)
+        .join(',') || '(none)'
+    );
   return v === '' ? '(empty)' : String(v);
 }
 

@@ -14,7 +14,9 @@ export function readPackageVersion(fromDir: string): string {
     const pkg = readPackageJson(join(dir, 'package.json'));
     if (pkg?.name === PACKAGE_NAME && pkg.version) return pkg.version;
     if (dirname(dir) === dir) {
-      throw new Error(`no package.json of ${PACKAGE_NAME} with a version in ${fromDir} or above it: install package.json next to dist/ (as the image does)`);
+      throw new Error(
+        `no package.json of ${PACKAGE_NAME} with a version in ${fromDir} or above it: install package.json next to dist/ (as the image does)`,
+      );
     }
   }
 }

@@ -8,7 +8,10 @@ import type { CloudMapInstance } from './types.ts';
 
 /** True when this controller wrote the instance: our id format and our K8S_CONTROLLER. */
 export function announced(instance: CloudMapInstance): boolean {
-  return parseInstanceId(instance.id)?.format === 'mcs-cloudmap' && (instance.attributes[ATTR.K8S_CONTROLLER] ?? '').startsWith(`${K8S_CONTROLLER_NAME} `);
+  return (
+    parseInstanceId(instance.id)?.format === 'mcs-cloudmap' &&
+    (instance.attributes[ATTR.K8S_CONTROLLER] ?? '').startsWith(`${K8S_CONTROLLER_NAME} `)
+  );
 }
 
 const judged = new WeakMap<readonly CloudMapInstance[], boolean>();
@@ -25,8 +28,11 @@ export function allAnnounced(instances: readonly CloudMapInstance[]): boolean {
 }
 
 /** The namespaces where any instance comes from a writer that does not announce its changes. */
-export function namespacesWithNonAnnouncing(services: Iterable<{ namespace: string; instances: readonly CloudMapInstance[] }>): Set<string> {
+export function namespacesWithNonAnnouncing(
+  services: Iterable<{ namespace: string; instances: readonly CloudMapInstance[] }>,
+): Set<string> {
   const found = new Set<string>();
-  for (const { namespace, instances } of services) if (!found.has(namespace) && !allAnnounced(instances)) found.add(namespace);
+  for (const { namespace, instances } of services)
+    if (!found.has(namespace) && !allAnnounced(instances)) found.add(namespace);
   return found;
 }

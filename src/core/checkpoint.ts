@@ -72,7 +72,15 @@ function serviceOf(v: unknown): CheckpointService | undefined {
 }
 
 function markerOf(v: unknown): CheckpointMarker | undefined {
-  if (!isRecord(v) || !isString(v.id) || v.id === '' || !isString(v.clusterId) || !isString(v.revision) || v.revision === '') return undefined;
+  if (
+    !isRecord(v) ||
+    !isString(v.id) ||
+    v.id === '' ||
+    !isString(v.clusterId) ||
+    !isString(v.revision) ||
+    v.revision === ''
+  )
+    return undefined;
   return { id: v.id, clusterId: v.clusterId, revision: v.revision };
 }
 
@@ -88,9 +96,13 @@ export function decodeCheckpoint(text: string, owner: CheckpointOwner): Namespac
     return { invalid: 'not JSON' };
   }
   if (!isRecord(raw)) return { invalid: 'not an object' };
-  if (raw.version !== CHECKPOINT_VERSION) return { invalid: `version ${String(raw.version)}, expected ${CHECKPOINT_VERSION}` };
+  if (raw.version !== CHECKPOINT_VERSION)
+    return { invalid: `version ${String(raw.version)}, expected ${CHECKPOINT_VERSION}` };
   for (const field of ['clusterId', 'clustersetId', 'region'] as const) {
-    if (raw[field] !== owner[field]) return { invalid: `written for ${field} ${JSON.stringify(raw[field])}, this worker has ${JSON.stringify(owner[field])}` };
+    if (raw[field] !== owner[field])
+      return {
+        invalid: `written for ${field} ${JSON.stringify(raw[field])}, this worker has ${JSON.stringify(owner[field])}`,
+      };
   }
   if (!isString(raw.namespace) || raw.namespace === '') return { invalid: 'no namespace' };
   if (typeof raw.writtenAt !== 'number' || !Number.isFinite(raw.writtenAt)) return { invalid: 'no time written' };
@@ -111,7 +123,16 @@ export function decodeCheckpoint(text: string, owner: CheckpointOwner): Namespac
     services.push(service);
   }
   if (new Set(markers.map((m) => m.id)).size !== markers.length) return { invalid: 'a marker twice' };
-  return { version: CHECKPOINT_VERSION, clusterId: owner.clusterId, clustersetId: owner.clustersetId, region: owner.region, namespace: raw.namespace, writtenAt: raw.writtenAt, markers, services };
+  return {
+    version: CHECKPOINT_VERSION,
+    clusterId: owner.clusterId,
+    clustersetId: owner.clustersetId,
+    region: owner.region,
+    namespace: raw.namespace,
+    writtenAt: raw.writtenAt,
+    markers,
+    services,
+  };
 }
 
 export interface WarmStartInput {
@@ -161,13 +182,19 @@ export function planWarmStart(input: WarmStartInput): WarmStartPlan {
   const toRead = (namespace: string, service: string) => {
     if (input.namespaces.has(namespace)) read.set(`${namespace}/${service}`, { namespace, service });
   };
-  const nonAnnouncing = namespacesWithNonAnnouncing([...latest.values()].flatMap((cp) => cp.services.map((s) => ({ namespace: cp.namespace, instances: s.instances }))));
+  const nonAnnouncing = namespacesWithNonAnnouncing(
+    [...latest.values()].flatMap((cp) => cp.services.map((s) => ({ namespace: cp.namespace, instances: s.instances }))),
+  );
   for (const cp of latest.values()) {
     const changed = input.changed.get(cp.namespace);
-    const why = input.cold ? 'cold start'
-      : !input.namespaces.has(cp.namespace) ? 'namespace no longer in Cloud Map'
-        : changed === 'all' ? 'a change marker of the namespace moved beyond its history'
-          : nonAnnouncing.has(cp.namespace) ? 'a writer that does not bump the change marker has instances there'
+    const why = input.cold
+      ? 'cold start'
+      : !input.namespaces.has(cp.namespace)
+        ? 'namespace no longer in Cloud Map'
+        : changed === 'all'
+          ? 'a change marker of the namespace moved beyond its history'
+          : nonAnnouncing.has(cp.namespace)
+            ? 'a writer that does not bump the change marker has instances there'
             : undefined;
     if (why !== undefined) {
       untrusted.set(cp.namespace, why);
@@ -175,7 +202,10 @@ export function planWarmStart(input: WarmStartInput): WarmStartPlan {
       continue;
     }
     const named: ReadonlySet<string> = changed === undefined || changed === 'all' ? new Set() : changed;
-    seed.set(cp.namespace, cp.services.filter((s) => !named.has(s.name)));
+    seed.set(
+      cp.namespace,
+      cp.services.filter((s) => !named.has(s.name)),
+    );
     for (const service of named) {
       toRead(cp.namespace, service);
       announced.push({ namespace: cp.namespace, service });

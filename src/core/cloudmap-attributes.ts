@@ -80,14 +80,29 @@ const ATTR_VALUE = /^([a-zA-Z0-9!-~][ \ta-zA-Z0-9!-~]*){0,1}[a-zA-Z0-9!-~]{0,1}$
 
 /** What a value is, for error messages, and what the user can do about it. */
 const FIELDS: Partial<Record<string, { what: string; fix: string }>> = {
-  [ATTR.EXPORTED_LABELS]: { what: 'the exported labels (ServiceExport spec.exportedLabels, as compact JSON)', fix: 'export fewer or shorter labels' },
-  [ATTR.EXPORTED_ANNOTATIONS]: { what: 'the exported annotations (ServiceExport spec.exportedAnnotations, as compact JSON)', fix: 'export fewer or shorter annotations' },
-  [ATTR.CLUSTERSET_ID]: { what: 'the ClusterSet id (ClusterProperty clusterset.k8s.io)', fix: 'use a short printable ASCII ClusterSet id' },
-  [ATTR.CLUSTER_ID]: { what: 'the cluster id (ClusterProperty cluster.clusterset.k8s.io)', fix: 'use a valid cluster id' },
+  [ATTR.EXPORTED_LABELS]: {
+    what: 'the exported labels (ServiceExport spec.exportedLabels, as compact JSON)',
+    fix: 'export fewer or shorter labels',
+  },
+  [ATTR.EXPORTED_ANNOTATIONS]: {
+    what: 'the exported annotations (ServiceExport spec.exportedAnnotations, as compact JSON)',
+    fix: 'export fewer or shorter annotations',
+  },
+  [ATTR.CLUSTERSET_ID]: {
+    what: 'the ClusterSet id (ClusterProperty clusterset.k8s.io)',
+    fix: 'use a short printable ASCII ClusterSet id',
+  },
+  [ATTR.CLUSTER_ID]: {
+    what: 'the cluster id (ClusterProperty cluster.clusterset.k8s.io)',
+    fix: 'use a valid cluster id',
+  },
   [ATTR.HOSTNAME]: { what: 'an endpoint hostname', fix: 'shorten the Pod hostname' },
   [ATTR.NODENAME]: { what: 'an endpoint node name', fix: 'shorten the Node name' },
-  [ATTR.ZONE]: { what: 'an endpoint zone', fix: 'shorten the Node\'s topology.kubernetes.io/zone label' },
-  [ATTR.TRAFFIC_DISTRIBUTION]: { what: 'the Service trafficDistribution', fix: 'use a standard trafficDistribution value' },
+  [ATTR.ZONE]: { what: 'an endpoint zone', fix: "shorten the Node's topology.kubernetes.io/zone label" },
+  [ATTR.TRAFFIC_DISTRIBUTION]: {
+    what: 'the Service trafficDistribution',
+    fix: 'use a standard trafficDistribution value',
+  },
   [ATTR.SERVICE_APP_PROTOCOL]: { what: 'a Service port appProtocol', fix: 'shorten the appProtocol' },
   [ATTR.ENDPOINT_APP_PROTOCOL]: { what: 'an endpoint port appProtocol', fix: 'shorten the appProtocol' },
   [ATTR.K8S_CONTROLLER]: { what: 'the controller version', fix: 'run a release build of the controller' },
@@ -107,25 +122,36 @@ export function checkInstanceLimits(instance: CloudMapInstance, context: string)
   const where = `${context}, Cloud Map instance ${instance.id}`;
   if (entries.length > INSTANCE_LIMITS.attributes) {
     const foreign = entries.map(([k]) => k).filter((k) => !KNOWN_ATTRIBUTES.has(k));
-    const kept = foreign.length > 0 ? ` (including ${foreign.length} kept from another writer: ${foreign.join(', ')})` : '';
-    throw new ExportDataError(`${where}: ${entries.length} attributes${kept}, Cloud Map allows ${INSTANCE_LIMITS.attributes}: remove the extra attributes from the instance.`);
+    const kept =
+      foreign.length > 0 ? ` (including ${foreign.length} kept from another writer: ${foreign.join(', ')})` : '';
+    throw new ExportDataError(
+      `${where}: ${entries.length} attributes${kept}, Cloud Map allows ${INSTANCE_LIMITS.attributes}: remove the extra attributes from the instance.`,
+    );
   }
   let total = 0;
   for (const [key, value] of entries) {
     total += key.length + value.length;
     if (key.length > INSTANCE_LIMITS.keyLength || !ATTR_KEY.test(key)) {
-      throw new ExportDataError(`${where}: attribute name "${key.slice(0, 80)}" is not accepted by Cloud Map (printable ASCII, at most ${INSTANCE_LIMITS.keyLength} characters).`);
+      throw new ExportDataError(
+        `${where}: attribute name "${key.slice(0, 80)}" is not accepted by Cloud Map (printable ASCII, at most ${INSTANCE_LIMITS.keyLength} characters).`,
+      );
     }
     const field = FIELDS[key] ?? { what: `attribute ${key}`, fix: 'shorten it' };
     if (value.length > INSTANCE_LIMITS.valueLength) {
-      throw new ExportDataError(`${where}: ${field.what} take ${value.length} characters, Cloud Map allows ${INSTANCE_LIMITS.valueLength} per attribute: ${field.fix}.`);
+      throw new ExportDataError(
+        `${where}: ${field.what} take ${value.length} characters, Cloud Map allows ${INSTANCE_LIMITS.valueLength} per attribute: ${field.fix}.`,
+      );
     }
     if (!ATTR_VALUE.test(value)) {
-      throw new ExportDataError(`${where}: ${field.what} (${key}) must be printable ASCII without leading whitespace for Cloud Map: ${field.fix}.`);
+      throw new ExportDataError(
+        `${where}: ${field.what} (${key}) must be printable ASCII without leading whitespace for Cloud Map: ${field.fix}.`,
+      );
     }
   }
   if (total > INSTANCE_LIMITS.totalLength) {
-    throw new ExportDataError(`${where}: attributes take ${total} characters in all, Cloud Map allows ${INSTANCE_LIMITS.totalLength}: export fewer or shorter labels and annotations.`);
+    throw new ExportDataError(
+      `${where}: attributes take ${total} characters in all, Cloud Map allows ${INSTANCE_LIMITS.totalLength}: export fewer or shorter labels and annotations.`,
+    );
   }
 }
 
@@ -145,7 +171,8 @@ function serviceLevelAttributes(x: ClusterExport, controllerVersion: string): Re
     [ATTR.SESSION_AFFINITY]: x.sessionAffinity,
   };
   if (x.ipFamilies.length > 0) a[ATTR.IP_FAMILIES] = x.ipFamilies.join(',');
-  if (x.sessionAffinityTimeoutSeconds !== undefined) a[ATTR.SESSION_AFFINITY_TIMEOUT_SECONDS] = String(x.sessionAffinityTimeoutSeconds);
+  if (x.sessionAffinityTimeoutSeconds !== undefined)
+    a[ATTR.SESSION_AFFINITY_TIMEOUT_SECONDS] = String(x.sessionAffinityTimeoutSeconds);
   if (x.internalTrafficPolicy !== undefined) a[ATTR.INTERNAL_TRAFFIC_POLICY] = x.internalTrafficPolicy;
   if (x.trafficDistribution !== undefined) a[ATTR.TRAFFIC_DISTRIBUTION] = x.trafficDistribution;
   if (Object.keys(x.exportedLabels).length > 0) a[ATTR.EXPORTED_LABELS] = asciiJson(x.exportedLabels);
@@ -167,7 +194,10 @@ function servicePortAttributes(p: ServicePort): Record<string, string> {
 function endpointAttributes(e: ExportedEndpoint, context: string): Record<string, string> {
   const family = isIP(e.address);
   if (family === 0) throw new ExportDataError(`${context}: endpoint address "${e.address}" is not an IP address.`);
-  const a: Record<string, string> = { [family === 6 ? ATTR.IPV6 : ATTR.IPV4]: e.address, [ATTR.READY]: String(e.ready) };
+  const a: Record<string, string> = {
+    [family === 6 ? ATTR.IPV6 : ATTR.IPV4]: e.address,
+    [ATTR.READY]: String(e.ready),
+  };
   if (e.hostname) a[ATTR.HOSTNAME] = e.hostname;
   if (e.nodeName) a[ATTR.NODENAME] = e.nodeName;
   if (e.zone) a[ATTR.ZONE] = e.zone;
@@ -198,13 +228,18 @@ export function instancesForExport(x: ClusterExport, controllerVersion: string):
   for (const endpoint of x.endpoints) {
     const endpointAttrs = { ...common, ...endpointAttributes(endpoint, context) };
     if (endpoint.ports.length === 0) {
-      if (x.ports.length > 0) throw new ExportDataError(`${context}: endpoint ${endpoint.address} has no ports but the Service has; export only endpoints that serve the Service's ports.`);
+      if (x.ports.length > 0)
+        throw new ExportDataError(
+          `${context}: endpoint ${endpoint.address} has no ports but the Service has; export only endpoints that serve the Service's ports.`,
+        );
       instances.push({ id: portlessEndpointInstanceId(x, endpoint.address), attributes: endpointAttrs });
     }
     for (const port of endpoint.ports) {
       const servicePort = servicePorts.get(portNameKey(port));
       if (servicePort === undefined) {
-        throw new ExportDataError(`${context}: endpoint ${endpoint.address} port "${port.name}"/${port.protocol} matches no Service port by name and protocol.`);
+        throw new ExportDataError(
+          `${context}: endpoint ${endpoint.address} port "${port.name}"/${port.protocol} matches no Service port by name and protocol.`,
+        );
       }
       served.add(servicePort);
       instances.push({
@@ -216,13 +251,19 @@ export function instancesForExport(x: ClusterExport, controllerVersion: string):
   const serviceAttrs = { ...common, [ATTR.INSTANCE_KIND]: INSTANCE_KIND_SERVICE };
   for (const port of x.ports) {
     if (served.has(port)) continue;
-    instances.push({ id: servicePortInstanceId(x, port.protocol, port.port), attributes: { ...serviceAttrs, ...servicePortAttributes(port) } });
+    instances.push({
+      id: servicePortInstanceId(x, port.protocol, port.port),
+      attributes: { ...serviceAttrs, ...servicePortAttributes(port) },
+    });
   }
   if (instances.length === 0) instances.push({ id: serviceInstanceId(x), attributes: serviceAttrs });
 
   const ids = new Set<string>();
   for (const instance of instances) {
-    if (ids.has(instance.id)) throw new ExportDataError(`${context}: two instances would share id ${instance.id}; an endpoint lists the same address and port twice.`);
+    if (ids.has(instance.id))
+      throw new ExportDataError(
+        `${context}: two instances would share id ${instance.id}; an endpoint lists the same address and port twice.`,
+      );
     ids.add(instance.id);
     checkInstanceLimits(instance, context);
   }
@@ -272,13 +313,15 @@ class AttributeReader {
     const raw = this.attributes[key];
     if (raw === undefined) return undefined;
     const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) throw new MalformedInstance(`${key} "${raw}" is not a whole number from ${min} to ${max}`);
+    if (!Number.isSafeInteger(n) || n < min || n > max)
+      throw new MalformedInstance(`${key} "${raw}" is not a whole number from ${min} to ${max}`);
     return n;
   }
   oneOf<T extends string>(key: string, values: readonly T[]): T | undefined {
     const raw = this.attributes[key];
     if (raw === undefined) return undefined;
-    if (!(values as readonly string[]).includes(raw)) throw new MalformedInstance(`${key} "${raw}" is not one of ${values.join(', ')}`);
+    if (!(values as readonly string[]).includes(raw))
+      throw new MalformedInstance(`${key} "${raw}" is not one of ${values.join(', ')}`);
     return raw as T;
   }
   bool(key: string): boolean | undefined {
@@ -298,7 +341,12 @@ class AttributeReader {
     } catch {
       throw new MalformedInstance(`${key} is not JSON`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+    if (
+      typeof parsed !== 'object' ||
+      parsed === null ||
+      Array.isArray(parsed) ||
+      Object.values(parsed).some((v) => typeof v !== 'string')
+    ) {
       throw new MalformedInstance(`${key} is not a JSON object of strings`);
     }
     return parsed as Record<string, string>;
@@ -321,7 +369,14 @@ interface DecodedInstance {
   clusterId: string;
   service: InstanceServiceProperties;
   servicePort?: ServicePort;
-  endpoint?: { address: string; ready: boolean; hostname?: string; nodeName?: string; zone?: string; port?: EndpointPort };
+  endpoint?: {
+    address: string;
+    ready: boolean;
+    hostname?: string;
+    nodeName?: string;
+    zone?: string;
+    port?: EndpointPort;
+  };
 }
 
 function readServiceProperties(r: AttributeReader): InstanceServiceProperties {
@@ -345,7 +400,8 @@ function readServiceProperties(r: AttributeReader): InstanceServiceProperties {
   const families = r.nonEmpty(ATTR.IP_FAMILIES);
   if (families !== undefined) {
     const list = families.split(',');
-    if (list.some((f) => f !== 'IPv4' && f !== 'IPv6')) throw new MalformedInstance(`${ATTR.IP_FAMILIES} "${families}" is not a list of IPv4, IPv6`);
+    if (list.some((f) => f !== 'IPv4' && f !== 'IPv6'))
+      throw new MalformedInstance(`${ATTR.IP_FAMILIES} "${families}" is not a list of IPv4, IPv6`);
     service.ipFamilies = list as IPFamily[];
   }
   return service;
@@ -379,7 +435,8 @@ function readEndpointPort(r: AttributeReader): EndpointPort {
 function readAddress(r: AttributeReader): string | undefined {
   const [key, family] = r.has(ATTR.IPV6) ? [ATTR.IPV6, 6] : [ATTR.IPV4, 4];
   const address = r.nonEmpty(key);
-  if (address !== undefined && isIP(address) !== family) throw new MalformedInstance(`${key} "${address}" is not an IPv${family} address`);
+  if (address !== undefined && isIP(address) !== family)
+    throw new MalformedInstance(`${key} "${address}" is not an IPv${family} address`);
   return address;
 }
 
@@ -398,11 +455,15 @@ function decodeInstance(instance: CloudMapInstance, clusterId: string): DecodedI
   if (hasServicePort) decoded.servicePort = readServicePort(r);
   if (kind === INSTANCE_KIND_SERVICE) {
     // Never an endpoint, whatever else it carries.
-    if (address !== undefined || hasEndpointPort) throw new MalformedInstance(`an ${ATTR.INSTANCE_KIND}=${INSTANCE_KIND_SERVICE} instance must not carry an address or ${ATTR.PORT}`);
+    if (address !== undefined || hasEndpointPort)
+      throw new MalformedInstance(
+        `an ${ATTR.INSTANCE_KIND}=${INSTANCE_KIND_SERVICE} instance must not carry an address or ${ATTR.PORT}`,
+      );
     return decoded;
   }
   if (address === undefined) throw new MalformedInstance(`missing ${ATTR.IPV4} or ${ATTR.IPV6}`);
-  if (hasServicePort !== hasEndpointPort) throw new MalformedInstance(`${ATTR.PORT} and ${ATTR.SERVICE_PORT} must be both present or both absent`);
+  if (hasServicePort !== hasEndpointPort)
+    throw new MalformedInstance(`${ATTR.PORT} and ${ATTR.SERVICE_PORT} must be both present or both absent`);
   decoded.endpoint = { address, ready: r.bool(ATTR.READY) ?? true };
   const hostname = r.nonEmpty(ATTR.HOSTNAME);
   const nodeName = r.nonEmpty(ATTR.NODENAME);
@@ -415,12 +476,18 @@ function decodeInstance(instance: CloudMapInstance, clusterId: string): DecodedI
 }
 
 /** One cluster's instances → its ClusterExport. Instances come ours first, then by id; the first one says it wins. */
-function assembleExport(decoded: readonly DecodedInstance[], clustersetId: string, namespace: string, name: string): ClusterExport {
+function assembleExport(
+  decoded: readonly DecodedInstance[],
+  clustersetId: string,
+  namespace: string,
+  name: string,
+): ClusterExport {
   const first = decoded[0]!;
   const ports = new Map<string, ServicePort>();
   const endpoints = new Map<string, ExportedEndpoint>();
   for (const d of decoded) {
-    if (d.servicePort !== undefined && !ports.has(portKey(d.servicePort))) ports.set(portKey(d.servicePort), d.servicePort);
+    if (d.servicePort !== undefined && !ports.has(portKey(d.servicePort)))
+      ports.set(portKey(d.servicePort), d.servicePort);
     if (d.endpoint === undefined) continue;
     const { port, ...facts } = d.endpoint;
     let endpoint = endpoints.get(facts.address);
@@ -457,7 +524,11 @@ export function exportsFromInstances(
     const clusterId = instance.attributes[ATTR.CLUSTER_ID];
     const clustersetId = instance.attributes[ATTR.CLUSTERSET_ID];
     if (!clusterId || !clustersetId) {
-      skipped.push({ id: instance.id, ...(clusterId ? { clusterId } : {}), reason: `missing ${clusterId ? ATTR.CLUSTERSET_ID : ATTR.CLUSTER_ID}` });
+      skipped.push({
+        id: instance.id,
+        ...(clusterId ? { clusterId } : {}),
+        reason: `missing ${clusterId ? ATTR.CLUSTERSET_ID : ATTR.CLUSTER_ID}`,
+      });
       continue;
     }
     if (clustersetId !== target.clustersetId) continue;

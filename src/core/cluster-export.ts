@@ -43,7 +43,11 @@ function normalizeEndpointPort(p: EndpointPort): EndpointPort {
 }
 
 function normalizeEndpoint(e: ExportedEndpoint): ExportedEndpoint {
-  const out: ExportedEndpoint = { address: e.address, ready: e.ready, ports: e.ports.map(normalizeEndpointPort).sort(comparePorts) };
+  const out: ExportedEndpoint = {
+    address: e.address,
+    ready: e.ready,
+    ports: e.ports.map(normalizeEndpointPort).sort(comparePorts),
+  };
   copyDefined(out, e, ['hostname', 'nodeName', 'zone']);
   return out;
 }

@@ -17,7 +17,10 @@ const PLACEHOLDER: Record<string, string> = {
 /** A one-line shell command creating the ClusterProperty `name`, with a placeholder value to fill in. */
 export function createPropertyCommand(name: string): string {
   const object = {
-    apiVersion: `${ABOUT_GROUP}/${STORAGE_VERSION}`, kind: 'ClusterProperty', metadata: { name }, spec: { value: PLACEHOLDER[name] ?? '<value>' },
+    apiVersion: `${ABOUT_GROUP}/${STORAGE_VERSION}`,
+    kind: 'ClusterProperty',
+    metadata: { name },
+    spec: { value: PLACEHOLDER[name] ?? '<value>' },
   };
   return `echo '${JSON.stringify(object)}' | kubectl apply -f -`;
 }
@@ -29,8 +32,10 @@ export function createPropertyCommand(name: string): string {
  */
 export function missingIdentityMessage(missing: readonly string[], note = ''): string {
   const what = missing.map((name) => `ClusterProperty ${name}`).join(' and ');
-  return `this cluster has no ${what} yet, so it has no identity in a ClusterSet and nothing is exported or imported (C1). ${note}` +
-    `Create ${missing.length > 1 ? 'them' : 'it'} first, for example: ${missing.map(createPropertyCommand).join(' ; ')}`;
+  return (
+    `this cluster has no ${what} yet, so it has no identity in a ClusterSet and nothing is exported or imported (C1). ${note}` +
+    `Create ${missing.length > 1 ? 'them' : 'it'} first, for example: ${missing.map(createPropertyCommand).join(' ; ')}`
+  );
 }
 
 const MAX_DNS_LABEL_LENGTH = 63;

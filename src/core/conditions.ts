@@ -29,7 +29,8 @@ export function setCondition(conditions: readonly Condition[], next: ConditionUp
     status: next.status,
     reason: next.reason,
     message: next.message,
-    lastTransitionTime: previous !== undefined && previous.status === next.status ? previous.lastTransitionTime : conditionTime(now),
+    lastTransitionTime:
+      previous !== undefined && previous.status === next.status ? previous.lastTransitionTime : conditionTime(now),
   };
   if (next.observedGeneration !== undefined) condition.observedGeneration = next.observedGeneration;
   const out = [...conditions];
@@ -40,7 +41,13 @@ export function setCondition(conditions: readonly Condition[], next: ConditionUp
 
 /** Valid (E4, E5): True/Valid, or False with NoService / InvalidServiceType. */
 export function validCondition(validity: ExportValidity, observedGeneration: number): ConditionUpdate {
-  return { type: CONDITION_VALID, status: validity.valid ? 'True' : 'False', reason: validity.reason, message: validity.message, observedGeneration };
+  return {
+    type: CONDITION_VALID,
+    status: validity.valid ? 'True' : 'False',
+    reason: validity.reason,
+    message: validity.message,
+    observedGeneration,
+  };
 }
 
 export type ReadyReason = 'Exported' | 'Pending' | 'Failed';
@@ -53,17 +60,27 @@ export function readyCondition(reason: ReadyReason, observedGeneration: number, 
   switch (reason) {
     case 'Exported':
       return {
-        type: CONDITION_READY, status: 'True', reason, observedGeneration,
-        message: 'The Service is exported to Cloud Map and every cluster of the ClusterSet can import it; nothing to do.',
+        type: CONDITION_READY,
+        status: 'True',
+        reason,
+        observedGeneration,
+        message:
+          'The Service is exported to Cloud Map and every cluster of the ClusterSet can import it; nothing to do.',
       };
     case 'Pending':
       return {
-        type: CONDITION_READY, status: 'False', reason, observedGeneration,
+        type: CONDITION_READY,
+        status: 'False',
+        reason,
+        observedGeneration,
         message: `Waiting for ${detail ?? 'the export to Cloud Map to complete'}; no action is needed unless this persists, then check the controller's logs.`,
       };
     case 'Failed':
       return {
-        type: CONDITION_READY, status: 'False', reason, observedGeneration,
+        type: CONDITION_READY,
+        status: 'False',
+        reason,
+        observedGeneration,
         message: `Exporting to Cloud Map failed (${detail ?? 'see the controller logs'}); fix the cause named here and the controller retries on its own.`,
       };
   }
@@ -75,7 +92,10 @@ export function readyCondition(reason: ReadyReason, observedGeneration: number, 
  */
 export function cloudMapFailingCondition(observedGeneration: number, detail: string): ConditionUpdate {
   return {
-    type: CONDITION_READY, status: 'Unknown', reason: 'Failed', observedGeneration,
+    type: CONDITION_READY,
+    status: 'Unknown',
+    reason: 'Failed',
+    observedGeneration,
     message: `Cloud Map keeps failing (${detail}); the endpoints exported before are still served and the controller retries on its own.`,
   };
 }
@@ -85,16 +105,28 @@ export function cloudMapFailingCondition(observedGeneration: number, detail: str
  * the order given (conflicts.ts orders them as X2/X3 list them), repeats dropped. `message` (from whoever found the
  * conflicts) names what differs and whose value wins.
  */
-export function conflictCondition(reasons: readonly string[], observedGeneration: number, message?: string): ConditionUpdate {
+export function conflictCondition(
+  reasons: readonly string[],
+  observedGeneration: number,
+  message?: string,
+): ConditionUpdate {
   if (reasons.length === 0) {
     return {
-      type: CONDITION_CONFLICT, status: 'False', reason: 'NoConflicts', observedGeneration,
+      type: CONDITION_CONFLICT,
+      status: 'False',
+      reason: 'NoConflicts',
+      observedGeneration,
       message: 'This export agrees with every other cluster exporting the service; nothing to do.',
     };
   }
   const unique = [...new Set(reasons)];
   return {
-    type: CONDITION_CONFLICT, status: 'True', reason: unique.join(','), observedGeneration,
-    message: message ?? 'This export disagrees with other clusters exporting the service and the oldest export wins: make the Service the same in every exporting cluster.',
+    type: CONDITION_CONFLICT,
+    status: 'True',
+    reason: unique.join(','),
+    observedGeneration,
+    message:
+      message ??
+      'This export disagrees with other clusters exporting the service and the oldest export wins: make the Service the same in every exporting cluster.',
   };
 }

@@ -65,7 +65,8 @@ export interface ImportResolution {
 
 /** X1: oldest ServiceExport first; equal creation times are ordered by cluster id. */
 export function comparePrecedence(a: ExportPrecedence, b: ExportPrecedence): number {
-  if (a.exportCreationTimestamp !== b.exportCreationTimestamp) return a.exportCreationTimestamp - b.exportCreationTimestamp;
+  if (a.exportCreationTimestamp !== b.exportCreationTimestamp)
+    return a.exportCreationTimestamp - b.exportCreationTimestamp;
   return compareText(a.clusterId, b.clusterId);
 }
 
@@ -87,12 +88,20 @@ const PROPERTY_RULES: ReadonlyArray<{
   show: (e: ExportedServiceProperties) => string;
 }> = [
   { reason: 'TypeConflict', field: 'type', key: (e) => e.type, show: (e) => e.type },
-  { reason: 'SessionAffinityConflict', field: 'sessionAffinity', key: (e) => e.sessionAffinity, show: (e) => e.sessionAffinity },
+  {
+    reason: 'SessionAffinityConflict',
+    field: 'sessionAffinity',
+    key: (e) => e.sessionAffinity,
+    show: (e) => e.sessionAffinity,
+  },
   {
     // Only ClientIP affinity has a config; an unset timeout means the Kubernetes default.
     reason: 'SessionAffinityConfigConflict',
     field: 'sessionAffinityConfig',
-    key: (e) => (e.sessionAffinity === 'ClientIP' ? String(e.sessionAffinityTimeoutSeconds ?? KUBERNETES_DEFAULT_AFFINITY_TIMEOUT) : undefined),
+    key: (e) =>
+      e.sessionAffinity === 'ClientIP'
+        ? String(e.sessionAffinityTimeoutSeconds ?? KUBERNETES_DEFAULT_AFFINITY_TIMEOUT)
+        : undefined,
     show: (e) => `timeoutSeconds ${e.sessionAffinityTimeoutSeconds ?? KUBERNETES_DEFAULT_AFFINITY_TIMEOUT}`,
   },
   {
@@ -107,8 +116,18 @@ const PROPERTY_RULES: ReadonlyArray<{
     key: (e) => e.trafficDistribution ?? '',
     show: (e) => (e.trafficDistribution ?? '') || '(unset)',
   },
-  { reason: 'LabelsConflict', field: 'exportedLabels', key: (e) => mapKey(e.exportedLabels), show: (e) => showMap(e.exportedLabels) },
-  { reason: 'AnnotationsConflict', field: 'exportedAnnotations', key: (e) => mapKey(e.exportedAnnotations), show: (e) => showMap(e.exportedAnnotations) },
+  {
+    reason: 'LabelsConflict',
+    field: 'exportedLabels',
+    key: (e) => mapKey(e.exportedLabels),
+    show: (e) => showMap(e.exportedLabels),
+  },
+  {
+    reason: 'AnnotationsConflict',
+    field: 'exportedAnnotations',
+    key: (e) => mapKey(e.exportedAnnotations),
+    show: (e) => showMap(e.exportedAnnotations),
+  },
   {
     // An export without IP families (written by a controller that does not record them) states none.
     reason: 'IPFamilyConflict',
@@ -125,20 +144,23 @@ const PROPERTY_RULES: ReadonlyArray<{
 export function resolveImport(exports: readonly ExportFacts[]): ImportResolution {
   const ordered = byPrecedence(exports);
   const oldest = ordered[0];
-  if (oldest === undefined) throw new Error('resolveImport: no cluster exports this service, so there is nothing to import');
+  if (oldest === undefined)
+    throw new Error('resolveImport: no cluster exports this service, so there is nothing to import');
 
   const merged = mergePorts(ordered);
   const details = [
     ...merged.clashes.map(portClashDetail),
     ...merged.differences.map(portDifferenceDetail),
-    ...ordered.length > 1 ? propertyDetails(ordered) : [],
+    ...(ordered.length > 1 ? propertyDetails(ordered) : []),
   ];
   const ipFamilies = ordered.find((e) => e.ipFamilies.length > 0)?.ipFamilies ?? [];
   const properties: ExportedServiceProperties = {
     type: oldest.type,
     ports: merged.ports,
     sessionAffinity: oldest.sessionAffinity,
-    ...(oldest.sessionAffinityTimeoutSeconds === undefined ? {} : { sessionAffinityTimeoutSeconds: oldest.sessionAffinityTimeoutSeconds }),
+    ...(oldest.sessionAffinityTimeoutSeconds === undefined
+      ? {}
+      : { sessionAffinityTimeoutSeconds: oldest.sessionAffinityTimeoutSeconds }),
     ...(oldest.internalTrafficPolicy === undefined ? {} : { internalTrafficPolicy: oldest.internalTrafficPolicy }),
     ...(oldest.trafficDistribution === undefined ? {} : { trafficDistribution: oldest.trafficDistribution }),
     ipFamilies: [...ipFamilies],
@@ -146,7 +168,11 @@ export function resolveImport(exports: readonly ExportFacts[]): ImportResolution
     exportedAnnotations: { ...oldest.exportedAnnotations },
   };
   return {
-    properties, exports: ordered, clusters: sortedUnique(ordered.map((e) => e.clusterId)), served: merged.served, conflict: conflictOf(details),
+    properties,
+    exports: ordered,
+    clusters: sortedUnique(ordered.map((e) => e.clusterId)),
+    served: merged.served,
+    conflict: conflictOf(details),
   };
 }
 
@@ -169,8 +195,14 @@ export interface ExportCheck {
  */
 export function checkExportAgainstImport(candidate: ExportFacts, current: readonly ExportFacts[]): ExportCheck {
   const { conflict } = resolveImport([...current.filter((e) => e.clusterId !== candidate.clusterId), candidate]);
-  const involved = (conflict?.details ?? []).filter((d) => d.winner === candidate.clusterId || d.losers.includes(candidate.clusterId));
-  return { conflict, involved: conflictOf(involved), loses: involved.some((d) => d.losers.includes(candidate.clusterId)) };
+  const involved = (conflict?.details ?? []).filter(
+    (d) => d.winner === candidate.clusterId || d.losers.includes(candidate.clusterId),
+  );
+  return {
+    conflict,
+    involved: conflictOf(involved),
+    loses: involved.some((d) => d.losers.includes(candidate.clusterId)),
+  };
 }
 
 function propertyDetails(ordered: readonly ExportFacts[]): ConflictDetail[] {
@@ -186,7 +218,8 @@ function propertyDetails(ordered: readonly ExportFacts[]): ConflictDetail[] {
     if (losers.length === 0) continue;
     // Losers with the same value are named together: "Headless from b and c".
     const byValue = new Map<string, string[]>();
-    for (const loser of losers) byValue.set(rule.show(loser), [...(byValue.get(rule.show(loser)) ?? []), loser.clusterId]);
+    for (const loser of losers)
+      byValue.set(rule.show(loser), [...(byValue.get(rule.show(loser)) ?? []), loser.clusterId]);
     const over = [...byValue].map(([value, clusters]) => `${value} from ${listOf(clusters)}`);
     details.push({
       reason: rule.reason,
@@ -209,10 +242,18 @@ function portClashDetail(clash: PortClash): ConflictDetail {
         ? `${formatPort({ ...clash.kept, name: '' })} is ${portName(clash.kept.name)} ${older} but ${portName(clash.dropped.name)} ${newer}`
         : `port ${portName(clash.kept.name)} has appProtocol ${clash.kept.appProtocol ?? ''} ${older} but ${clash.dropped.appProtocol ?? ''} ${newer}`;
   // X5, strict port conflicts: the loser's endpoints are left out of the port it does not define as the import states it.
-  const consequence = clash.kind === 'protocolPort'
-    ? `so ${portLabel(clash.dropped.name)} of ${clash.droppedBy} is left out and its endpoints receive no traffic on ${formatPort({ ...clash.kept, name: '' })}`
-    : `so the endpoints of ${clash.droppedBy} are left out of ${portLabel(clash.kept.name)} and receive no traffic for it`;
-  return { reason: 'PortConflict', field: 'ports', winner: clash.keptBy, losers: [clash.droppedBy], description, consequence };
+  const consequence =
+    clash.kind === 'protocolPort'
+      ? `so ${portLabel(clash.dropped.name)} of ${clash.droppedBy} is left out and its endpoints receive no traffic on ${formatPort({ ...clash.kept, name: '' })}`
+      : `so the endpoints of ${clash.droppedBy} are left out of ${portLabel(clash.kept.name)} and receive no traffic for it`;
+  return {
+    reason: 'PortConflict',
+    field: 'ports',
+    winner: clash.keptBy,
+    losers: [clash.droppedBy],
+    description,
+    consequence,
+  };
 }
 
 /** X2 (mcs-api v0.5.0): ports that are not identical, clash or not; the import still exposes the union. */
@@ -223,7 +264,10 @@ function portDifferenceDetail(difference: PortDifference): ConflictDetail {
     ...(lacking.length > 0 ? [`lacks ${listOf(lacking.map(formatPort))}`] : []),
   ];
   return {
-    reason: 'PortConflict', field: 'ports', winner: oldest, losers: [clusterId],
+    reason: 'PortConflict',
+    field: 'ports',
+    winner: oldest,
+    losers: [clusterId],
     description: `ports of ${clusterId} differ from the oldest export (${oldest}): ${changes.join(', ')}`,
   };
 }
@@ -236,8 +280,11 @@ function conflictOf(details: ConflictDetail[]): ImportConflict | undefined {
   const losers = sortedUnique(details.flatMap((d) => d.losers));
   const clusters = sortedUnique([...winners, ...losers]);
   // X2: the port facts go in the message itself, since the ports that differ are not visible on any one cluster.
-  const ports = details.filter((d) => d.reason === 'PortConflict').map((d) => (d.consequence === undefined ? d.description : `${d.description}, ${d.consequence}`));
-  const portFacts = ports.length > 0 ? `${ports.join('; ')}, and the ServiceImport exposes the union of the ports; ` : '';
+  const ports = details
+    .filter((d) => d.reason === 'PortConflict')
+    .map((d) => (d.consequence === undefined ? d.description : `${d.description}, ${d.consequence}`));
+  const portFacts =
+    ports.length > 0 ? `${ports.join('; ')}, and the ServiceImport exposes the union of the ports; ` : '';
   const message =
     `Conflicting ${listOf(fields)} between clusters ${listOf(clusters)}; ${portFacts}the oldest export wins (values from ${listOf(winners)}), ` +
     `so change the Service or ServiceExport in ${listOf(losers)} to match, or stop exporting it there.`;
@@ -261,7 +308,9 @@ function mapKey(map: Readonly<Record<string, string>>): string {
 }
 
 function showMap(map: Readonly<Record<string, string>>): string {
-  return `{${sortedEntries(map).map(([k, v]) => `${k}=${v}`).join(', ')}}`;
+  return `{${sortedEntries(map)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ')}}`;
 }
 
 function sortedUnique(values: readonly string[]): string[] {

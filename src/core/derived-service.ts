@@ -13,7 +13,15 @@ const NAME_HASH_LENGTH = 10;
  * run and every cluster; the name part is shortened when needed and the hash keeps shortened names distinct.
  */
 export function derivedServiceName(namespace: string, name: string): string {
-  return DERIVED_SERVICE_PREFIX + hashedName(name, shortHash([namespace, name], NAME_HASH_LENGTH), undefined, DNS_LABEL_MAX - DERIVED_SERVICE_PREFIX.length);
+  return (
+    DERIVED_SERVICE_PREFIX +
+    hashedName(
+      name,
+      shortHash([namespace, name], NAME_HASH_LENGTH),
+      undefined,
+      DNS_LABEL_MAX - DERIVED_SERVICE_PREFIX.length,
+    )
+  );
 }
 
 export interface DerivedServicePort extends PortSpec {
@@ -43,7 +51,10 @@ export interface DerivedServiceInput {
   importName: string;
   /** Owner reference to the ServiceImport (serviceImportOwnerReference). */
   owner: OwnerReference;
-  properties: Pick<ExportedServiceProperties, 'type' | 'ports' | 'sessionAffinity' | 'sessionAffinityTimeoutSeconds' | 'ipFamilies' | 'trafficDistribution'>;
+  properties: Pick<
+    ExportedServiceProperties,
+    'type' | 'ports' | 'sessionAffinity' | 'sessionAffinityTimeoutSeconds' | 'ipFamilies' | 'trafficDistribution'
+  >;
 }
 
 /**
@@ -72,7 +83,12 @@ export function desiredDerivedService(input: DerivedServiceInput): DesiredDerive
       type: 'ClusterIP',
       ...(headless ? { clusterIP: 'None' as const } : {}),
       ports: p.ports.map((port) => ({ ...toPortSpec(port), targetPort: port.port })),
-      ...(families.length > 0 ? { ipFamilies: [...families], ipFamilyPolicy: families.length > 1 ? ('RequireDualStack' as const) : ('SingleStack' as const) } : {}),
+      ...(families.length > 0
+        ? {
+            ipFamilies: [...families],
+            ipFamilyPolicy: families.length > 1 ? ('RequireDualStack' as const) : ('SingleStack' as const),
+          }
+        : {}),
       sessionAffinity: p.sessionAffinity,
       ...(p.sessionAffinity === 'ClientIP' && p.sessionAffinityTimeoutSeconds !== undefined
         ? { sessionAffinityConfig: { clientIP: { timeoutSeconds: p.sessionAffinityTimeoutSeconds } } }
@@ -84,21 +100,25 @@ export function desiredDerivedService(input: DerivedServiceInput): DesiredDerive
 
 /** A Service read back from the API server (client-node's V1Service fits). */
 export interface StoredService {
-  metadata?: {
-    labels?: Record<string, string> | undefined;
-    ownerReferences?: OwnerReference[] | undefined;
-  } | undefined;
-  spec?: {
-    type?: string | undefined;
-    clusterIP?: string | undefined;
-    ports?: Array<StoredPort & { targetPort?: number | string | undefined }> | undefined;
-    selector?: Record<string, string> | undefined;
-    ipFamilies?: string[] | undefined;
-    ipFamilyPolicy?: string | undefined;
-    sessionAffinity?: string | undefined;
-    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined;
-    trafficDistribution?: string | undefined;
-  } | undefined;
+  metadata?:
+    | {
+        labels?: Record<string, string> | undefined;
+        ownerReferences?: OwnerReference[] | undefined;
+      }
+    | undefined;
+  spec?:
+    | {
+        type?: string | undefined;
+        clusterIP?: string | undefined;
+        ports?: Array<StoredPort & { targetPort?: number | string | undefined }> | undefined;
+        selector?: Record<string, string> | undefined;
+        ipFamilies?: string[] | undefined;
+        ipFamilyPolicy?: string | undefined;
+        sessionAffinity?: string | undefined;
+        sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined;
+        trafficDistribution?: string | undefined;
+      }
+    | undefined;
 }
 
 /**
@@ -111,7 +131,11 @@ export interface StoredService {
  */
 export type DerivedServiceChange =
   | { action: 'none' }
-  | { action: 'update'; fields: string[]; patch: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> } }
+  | {
+      action: 'update';
+      fields: string[];
+      patch: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
+    }
   | { action: 'recreate'; why: string };
 
 /**
@@ -119,16 +143,25 @@ export type DerivedServiceChange =
  * port, sessionAffinity None, affinity timeout 10800) and server-set fields (clusterIP(s), nodePorts, families of a
  * Service whose families we leave to the server) ignored.
  */
-export function derivedServiceNeedsUpdate(desired: DesiredDerivedService, existing: StoredService): DerivedServiceChange {
+export function derivedServiceNeedsUpdate(
+  desired: DesiredDerivedService,
+  existing: StoredService,
+): DerivedServiceChange {
   const spec = existing.spec ?? {};
   const existingHeadless = spec.clusterIP === 'None';
   const desiredHeadless = desired.spec.clusterIP === 'None';
   if (existingHeadless !== desiredHeadless) {
-    return { action: 'recreate', why: `the import changed from ${existingHeadless ? 'Headless' : 'ClusterSetIP'} to ${desiredHeadless ? 'Headless' : 'ClusterSetIP'}` };
+    return {
+      action: 'recreate',
+      why: `the import changed from ${existingHeadless ? 'Headless' : 'ClusterSetIP'} to ${desiredHeadless ? 'Headless' : 'ClusterSetIP'}`,
+    };
   }
   const wantedFamilies = desired.spec.ipFamilies;
   if (wantedFamilies !== undefined && spec.ipFamilies?.[0] !== undefined && spec.ipFamilies[0] !== wantedFamilies[0]) {
-    return { action: 'recreate', why: `the primary IP family changed from ${spec.ipFamilies[0]} to ${wantedFamilies[0]}` };
+    return {
+      action: 'recreate',
+      why: `the primary IP family changed from ${spec.ipFamilies[0]} to ${wantedFamilies[0]}`,
+    };
   }
 
   const fields: string[] = [];
@@ -157,7 +190,11 @@ export function derivedServiceNeedsUpdate(desired: DesiredDerivedService, existi
     fields.push('spec.selector');
     specPatch.selector = null;
   }
-  if (wantedFamilies !== undefined && (wantedFamilies.join(',') !== (spec.ipFamilies ?? []).join(',') || desired.spec.ipFamilyPolicy !== spec.ipFamilyPolicy)) {
+  if (
+    wantedFamilies !== undefined &&
+    (wantedFamilies.join(',') !== (spec.ipFamilies ?? []).join(',') ||
+      desired.spec.ipFamilyPolicy !== spec.ipFamilyPolicy)
+  ) {
     fields.push('spec.ipFamilies');
     specPatch.ipFamilies = wantedFamilies;
     specPatch.ipFamilyPolicy = desired.spec.ipFamilyPolicy;
@@ -178,15 +215,24 @@ export function derivedServiceNeedsUpdate(desired: DesiredDerivedService, existi
   return {
     action: 'update',
     fields,
-    patch: { ...(Object.keys(metadataPatch).length > 0 ? { metadata: metadataPatch } : {}), ...(Object.keys(specPatch).length > 0 ? { spec: specPatch } : {}) },
+    patch: {
+      ...(Object.keys(metadataPatch).length > 0 ? { metadata: metadataPatch } : {}),
+      ...(Object.keys(specPatch).length > 0 ? { spec: specPatch } : {}),
+    },
   };
 }
 
 function servicePortsKey(ports: ReadonlyArray<StoredPort & { targetPort?: number | string | undefined }>): string {
-  return JSON.stringify([portListKey(ports), ports.map((p) => `${p.name ?? ''}=${p.targetPort ?? p.port ?? ''}`).sort()]);
+  return JSON.stringify([
+    portListKey(ports),
+    ports.map((p) => `${p.name ?? ''}=${p.targetPort ?? p.port ?? ''}`).sort(),
+  ]);
 }
 
 /** The effective ClientIP timeout, or null without ClientIP affinity (the API server defaults it to 10800). */
-function affinityTimeout(spec: { sessionAffinity?: string | undefined; sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined }): number | null {
+function affinityTimeout(spec: {
+  sessionAffinity?: string | undefined;
+  sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined;
+}): number | null {
   return spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : null;
 }

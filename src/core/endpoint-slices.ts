@@ -3,7 +3,14 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { compareText } from './cluster-export.ts';
 import { hashedName, shortHash } from './hashed-names.ts';
-import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from './names.ts';
+import {
+  CONTROLLER_NAME,
+  LABEL_CREATED_BY,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+} from './names.ts';
 import { comparePorts, portListKey, toPortSpec, type PortSpec, type ServedPorts, type StoredPort } from './ports.ts';
 import type { OwnerReference } from './service-import.ts';
 import type { ClusterExport, EndpointPort, IPFamily } from './types.ts';
@@ -40,21 +47,28 @@ export interface DesiredEndpointSlice {
 
 /** An EndpointSlice read back from the API server (client-node's V1EndpointSlice fits). */
 export interface StoredEndpointSlice {
-  metadata?: {
-    name?: string | undefined;
-    labels?: Record<string, string> | undefined;
-    ownerReferences?: Array<{ uid: string }> | undefined;
-    resourceVersion?: string | undefined;
-  } | undefined;
+  metadata?:
+    | {
+        name?: string | undefined;
+        labels?: Record<string, string> | undefined;
+        ownerReferences?: Array<{ uid: string }> | undefined;
+        resourceVersion?: string | undefined;
+      }
+    | undefined;
   addressType?: string | undefined;
-  endpoints?: Array<{
-    addresses?: string[] | undefined;
-    conditions?: { ready?: boolean | undefined; serving?: boolean | undefined; terminating?: boolean | undefined } | undefined;
-    hostname?: string | undefined;
-    nodeName?: string | undefined;
-    zone?: string | undefined;
-    hints?: { forZones?: Array<{ name: string }> | undefined } | undefined;
-  }> | null | undefined;
+  endpoints?:
+    | Array<{
+        addresses?: string[] | undefined;
+        conditions?:
+          | { ready?: boolean | undefined; serving?: boolean | undefined; terminating?: boolean | undefined }
+          | undefined;
+        hostname?: string | undefined;
+        nodeName?: string | undefined;
+        zone?: string | undefined;
+        hints?: { forZones?: Array<{ name: string }> | undefined } | undefined;
+      }>
+    | null
+    | undefined;
   ports?: StoredPort[] | null | undefined;
 }
 
@@ -109,21 +123,34 @@ export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlice
     for (const endpoint of endpoints) {
       const family = isIPv4(endpoint.address) ? 'IPv4' : isIPv6(endpoint.address) ? 'IPv6' : undefined;
       if (family === undefined) {
-        problems.push({ clusterId, address: endpoint.address, problem: 'not an IPv4 or IPv6 address; endpoint left out' });
+        problems.push({
+          clusterId,
+          address: endpoint.address,
+          problem: 'not an IPv4 or IPv6 address; endpoint left out',
+        });
         continue;
       }
       const served = input.served.get(clusterId);
-      const ports = slicePorts(clusterId, endpoint.ports.filter((p) => served?.has(p.name) === true), endpoint.address, problems);
+      const ports = slicePorts(
+        clusterId,
+        endpoint.ports.filter((p) => served?.has(p.name) === true),
+        endpoint.address,
+        problems,
+      );
       // Not a problem to log: the cluster lost every port of this endpoint to a port conflict its condition reports.
       if (ports.length === 0 && endpoint.ports.length > 0) continue;
       const byFamily = getOrAdd(groups, clusterId, () => new Map<IPFamily, Map<string, PortGroup>>());
       const byPorts = getOrAdd(byFamily, family, () => new Map<string, PortGroup>());
-      const group = getOrAdd(byPorts, portListKey(ports), () => ({ ports, endpoints: new Map<string, SliceEndpoint>() }));
+      const group = getOrAdd(byPorts, portListKey(ports), () => ({
+        ports,
+        endpoints: new Map<string, SliceEndpoint>(),
+      }));
       // The same address twice within a cluster and port set is one endpoint. Which report is kept must not depend on
       // the order Cloud Map listed them in, or the slice would flap between the two: the smaller JSON form wins.
       const candidate = sliceEndpoint(clusterId, endpoint, problems);
       const kept = group.endpoints.get(endpoint.address);
-      if (kept === undefined || JSON.stringify(candidate) < JSON.stringify(kept)) group.endpoints.set(endpoint.address, candidate);
+      if (kept === undefined || JSON.stringify(candidate) < JSON.stringify(kept))
+        group.endpoints.set(endpoint.address, candidate);
     }
   }
 
@@ -168,13 +195,22 @@ function sliceLabels(input: EndpointSlicePlanInput, clusterId: string): Record<s
 }
 
 /** Endpoint ports in a fixed order; a slice cannot hold two ports of the same name, so only the first is kept. */
-function slicePorts(clusterId: string, ports: readonly EndpointPort[], address: string, problems: EndpointProblem[]): PortSpec[] {
+function slicePorts(
+  clusterId: string,
+  ports: readonly EndpointPort[],
+  address: string,
+  problems: EndpointProblem[],
+): PortSpec[] {
   const byName = new Map<string, PortSpec>();
   for (const port of ports.map(toPortSpec).sort(comparePorts)) {
     const seen = byName.get(port.name ?? '');
     if (seen === undefined) byName.set(port.name ?? '', port);
     else if (comparePorts(seen, port) !== 0) {
-      problems.push({ clusterId, address, problem: `two ports named "${port.name ?? ''}"; only ${seen.protocol}/${seen.port} kept` });
+      problems.push({
+        clusterId,
+        address,
+        problem: `two ports named "${port.name ?? ''}"; only ${seen.protocol}/${seen.port} kept`,
+      });
     }
   }
   return [...byName.values()];
@@ -185,7 +221,11 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_VALUE = /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-function sliceEndpoint(clusterId: string, endpoint: ClusterExport['endpoints'][number], problems: EndpointProblem[]): SliceEndpoint {
+function sliceEndpoint(
+  clusterId: string,
+  endpoint: ClusterExport['endpoints'][number],
+  problems: EndpointProblem[],
+): SliceEndpoint {
   const out: SliceEndpoint = {
     addresses: [endpoint.address],
     // Cloud Map carries readiness only (M2): a ready endpoint is serving, and terminating endpoints are not exported.
@@ -193,17 +233,32 @@ function sliceEndpoint(clusterId: string, endpoint: ClusterExport['endpoints'][n
   };
   if (endpoint.hostname !== undefined && endpoint.hostname !== '') {
     if (DNS_LABEL.test(endpoint.hostname)) out.hostname = endpoint.hostname;
-    else problems.push({ clusterId, address: endpoint.address, problem: `hostname "${endpoint.hostname}" is not a DNS label; hostname left out` });
+    else
+      problems.push({
+        clusterId,
+        address: endpoint.address,
+        problem: `hostname "${endpoint.hostname}" is not a DNS label; hostname left out`,
+      });
   }
   if (endpoint.nodeName !== undefined && endpoint.nodeName !== '') {
     if (DNS_SUBDOMAIN.test(endpoint.nodeName)) out.nodeName = endpoint.nodeName;
-    else problems.push({ clusterId, address: endpoint.address, problem: `node name "${endpoint.nodeName}" is not a DNS subdomain; node name left out` });
+    else
+      problems.push({
+        clusterId,
+        address: endpoint.address,
+        problem: `node name "${endpoint.nodeName}" is not a DNS subdomain; node name left out`,
+      });
   }
   if (endpoint.zone !== undefined && endpoint.zone !== '') {
     if (LABEL_VALUE.test(endpoint.zone)) {
       out.zone = endpoint.zone;
       out.hints = { forZones: [{ name: endpoint.zone }] };
-    } else problems.push({ clusterId, address: endpoint.address, problem: `zone "${endpoint.zone}" is not a label value; zone left out` });
+    } else
+      problems.push({
+        clusterId,
+        address: endpoint.address,
+        problem: `zone "${endpoint.zone}" is not a label value; zone left out`,
+      });
   }
   return out;
 }
@@ -221,7 +276,10 @@ export interface EndpointSliceDiff {
  * existing slices managed by this controller are considered, so nobody else's slice is ever touched. Slices are
  * compared semantically: endpoint and port order, server-set fields and labels we do not set do not count.
  */
-export function diffEndpointSlices(desired: readonly DesiredEndpointSlice[], existing: readonly StoredEndpointSlice[]): EndpointSliceDiff {
+export function diffEndpointSlices(
+  desired: readonly DesiredEndpointSlice[],
+  existing: readonly StoredEndpointSlice[],
+): EndpointSliceDiff {
   const ours = new Map<string, StoredEndpointSlice>();
   for (const slice of existing) {
     const name = slice.metadata?.name;
@@ -239,7 +297,9 @@ export function diffEndpointSlices(desired: readonly DesiredEndpointSlice[], exi
       diff.create.push(slice);
     } else if (!sameSlice(slice, current)) {
       const resourceVersion = current.metadata?.resourceVersion;
-      diff.update.push(resourceVersion === undefined ? slice : { ...slice, metadata: { ...slice.metadata, resourceVersion } });
+      diff.update.push(
+        resourceVersion === undefined ? slice : { ...slice, metadata: { ...slice.metadata, resourceVersion } },
+      );
     }
   }
   for (const name of ours.keys()) if (!wanted.has(name)) diff.delete.push(name);
@@ -263,8 +323,16 @@ function endpointListKey(endpoints: StoredEndpointSlice['endpoints']): string {
     (endpoints ?? [])
       .map((e) => {
         const ready = e.conditions?.ready ?? true;
-        return JSON.stringify([[...(e.addresses ?? [])].sort(), ready, e.conditions?.serving ?? ready, e.conditions?.terminating ?? false, e.hostname ?? '', e.nodeName ?? '', e.zone ?? '',
-          (e.hints?.forZones ?? []).map((z) => z.name).sort()]);
+        return JSON.stringify([
+          [...(e.addresses ?? [])].sort(),
+          ready,
+          e.conditions?.serving ?? ready,
+          e.conditions?.terminating ?? false,
+          e.hostname ?? '',
+          e.nodeName ?? '',
+          e.zone ?? '',
+          (e.hints?.forZones ?? []).map((z) => z.name).sort(),
+        ]);
       })
       .sort(),
   );

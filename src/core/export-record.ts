@@ -41,9 +41,16 @@ function recordEntry(e: ExportFacts): ExportFacts {
     exportCreationTimestamp: e.exportCreationTimestamp,
     type: e.type,
     // targetPort is not part of the merge (X2) and stays out of the record.
-    ports: e.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port, ...(p.appProtocol === undefined ? {} : { appProtocol: p.appProtocol }) })),
+    ports: e.ports.map((p) => ({
+      name: p.name,
+      protocol: p.protocol,
+      port: p.port,
+      ...(p.appProtocol === undefined ? {} : { appProtocol: p.appProtocol }),
+    })),
     sessionAffinity: e.sessionAffinity,
-    ...(e.sessionAffinityTimeoutSeconds === undefined ? {} : { sessionAffinityTimeoutSeconds: e.sessionAffinityTimeoutSeconds }),
+    ...(e.sessionAffinityTimeoutSeconds === undefined
+      ? {}
+      : { sessionAffinityTimeoutSeconds: e.sessionAffinityTimeoutSeconds }),
     ...(e.internalTrafficPolicy === undefined ? {} : { internalTrafficPolicy: e.internalTrafficPolicy }),
     ...(e.trafficDistribution === undefined ? {} : { trafficDistribution: e.trafficDistribution }),
     ipFamilies: [...e.ipFamilies],
@@ -54,27 +61,55 @@ function recordEntry(e: ExportFacts): ExportFacts {
 
 type Json = Record<string, unknown>;
 const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const oneOf = <T extends string>(values: readonly T[]) => (v: unknown): v is T => typeof v === 'string' && (values as readonly string[]).includes(v);
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (v: unknown): v is T =>
+    typeof v === 'string' && (values as readonly string[]).includes(v);
 const isType = oneOf<ServiceType>(['ClusterSetIP', 'Headless']);
 const isProtocol = oneOf<Protocol>(['TCP', 'UDP', 'SCTP']);
 const isFamily = oneOf<IPFamily>(['IPv4', 'IPv6']);
 const isAffinity = oneOf(['ClientIP', 'None'] as const);
 const isPolicy = oneOf(['Cluster', 'Local'] as const);
-const isStringMap = (v: unknown): v is Record<string, string> => isRecord(v) && Object.values(v).every((x) => typeof x === 'string');
+const isStringMap = (v: unknown): v is Record<string, string> =>
+  isRecord(v) && Object.values(v).every((x) => typeof x === 'string');
 const optional = <T>(v: unknown, is: (x: unknown) => x is T): boolean => v === undefined || is(v);
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isString = (v: unknown): v is string => typeof v === 'string';
 
 function readPort(v: unknown): ServicePort | undefined {
-  if (!isRecord(v) || !isString(v.name) || !isProtocol(v.protocol) || !Number.isInteger(v.port) || !optional(v.appProtocol, isString)) return undefined;
-  return { name: v.name, protocol: v.protocol, port: v.port as number, ...(v.appProtocol === undefined ? {} : { appProtocol: v.appProtocol as string }) };
+  if (
+    !isRecord(v) ||
+    !isString(v.name) ||
+    !isProtocol(v.protocol) ||
+    !Number.isInteger(v.port) ||
+    !optional(v.appProtocol, isString)
+  )
+    return undefined;
+  return {
+    name: v.name,
+    protocol: v.protocol,
+    port: v.port as number,
+    ...(v.appProtocol === undefined ? {} : { appProtocol: v.appProtocol as string }),
+  };
 }
 
 function readEntry(v: unknown): ExportFacts | undefined {
-  if (!isRecord(v) || !isString(v.clusterId) || !isNumber(v.exportCreationTimestamp) || !isType(v.type) || !isAffinity(v.sessionAffinity)) return undefined;
+  if (
+    !isRecord(v) ||
+    !isString(v.clusterId) ||
+    !isNumber(v.exportCreationTimestamp) ||
+    !isType(v.type) ||
+    !isAffinity(v.sessionAffinity)
+  )
+    return undefined;
   if (!Array.isArray(v.ports) || !Array.isArray(v.ipFamilies) || !v.ipFamilies.every(isFamily)) return undefined;
   if (!isStringMap(v.exportedLabels) || !isStringMap(v.exportedAnnotations)) return undefined;
-  if (!optional(v.sessionAffinityTimeoutSeconds, isNumber) || !optional(v.internalTrafficPolicy, isPolicy) || !optional(v.trafficDistribution, isString)) return undefined;
+  if (
+    !optional(v.sessionAffinityTimeoutSeconds, isNumber) ||
+    !optional(v.internalTrafficPolicy, isPolicy) ||
+    !optional(v.trafficDistribution, isString)
+  )
+    return undefined;
   const ports = v.ports.map(readPort);
   if (!ports.every((p): p is ServicePort => p !== undefined)) return undefined;
   return recordEntry({
@@ -83,8 +118,12 @@ function readEntry(v: unknown): ExportFacts | undefined {
     type: v.type,
     ports,
     sessionAffinity: v.sessionAffinity,
-    ...(v.sessionAffinityTimeoutSeconds === undefined ? {} : { sessionAffinityTimeoutSeconds: v.sessionAffinityTimeoutSeconds as number }),
-    ...(v.internalTrafficPolicy === undefined ? {} : { internalTrafficPolicy: v.internalTrafficPolicy as 'Cluster' | 'Local' }),
+    ...(v.sessionAffinityTimeoutSeconds === undefined
+      ? {}
+      : { sessionAffinityTimeoutSeconds: v.sessionAffinityTimeoutSeconds as number }),
+    ...(v.internalTrafficPolicy === undefined
+      ? {}
+      : { internalTrafficPolicy: v.internalTrafficPolicy as 'Cluster' | 'Local' }),
     ...(v.trafficDistribution === undefined ? {} : { trafficDistribution: v.trafficDistribution as string }),
     ipFamilies: v.ipFamilies,
     exportedLabels: v.exportedLabels,

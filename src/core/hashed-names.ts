@@ -21,8 +21,12 @@ export function shortHash(parts: readonly string[], length = 8): string {
 export function hashedName(base: string, hash: string, suffix?: string, maxLength = DNS_LABEL_MAX): string {
   const tail = suffix === undefined ? `-${hash}` : `-${hash}-${suffix}`;
   const room = maxLength - tail.length;
-  if (room < 0) throw new Error(`hashedName: hash "${hash}" and suffix "${suffix ?? ''}" do not fit in ${maxLength} characters`);
-  const cleaned = base.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '');
+  if (room < 0)
+    throw new Error(`hashedName: hash "${hash}" and suffix "${suffix ?? ''}" do not fit in ${maxLength} characters`);
+  const cleaned = base
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/^-+/, '');
   const kept = cleaned.slice(0, room).replace(/-+$/, '');
   return kept === '' ? tail.slice(1) : `${kept}${tail}`;
 }

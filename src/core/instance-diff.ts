@@ -41,7 +41,10 @@ function sameAttributes(a: Record<string, string>, b: Record<string, string>): b
 }
 
 function ownerOf(instance: CloudMapInstance): string {
-  const { [ATTR.CLUSTER_ID]: clusterId = '(no CLUSTER_ID)', [ATTR.CLUSTERSET_ID]: clustersetId = '(no CLUSTERSET_ID)' } = instance.attributes;
+  const {
+    [ATTR.CLUSTER_ID]: clusterId = '(no CLUSTER_ID)',
+    [ATTR.CLUSTERSET_ID]: clustersetId = '(no CLUSTERSET_ID)',
+  } = instance.attributes;
   return `${clusterId} in ${clustersetId}`;
 }
 
@@ -57,11 +60,15 @@ function foreignAttributes(attributes: Record<string, string>): Record<string, s
  */
 export function diffInstances({ desired, current, clusterId, clustersetId }: DiffInstancesInput): InstancePlan {
   const existing = latestById(current);
-  const isOurs = (i: CloudMapInstance) => i.attributes[ATTR.CLUSTER_ID] === clusterId && i.attributes[ATTR.CLUSTERSET_ID] === clustersetId;
+  const isOurs = (i: CloudMapInstance) =>
+    i.attributes[ATTR.CLUSTER_ID] === clusterId && i.attributes[ATTR.CLUSTERSET_ID] === clustersetId;
   const desiredIds = new Set<string>();
   const plan: InstancePlan = { register: [], deregister: [], blocked: [] };
   for (const instance of desired) {
-    if (!isOurs(instance)) throw new Error(`diffInstances: desired instance ${instance.id} belongs to ${ownerOf(instance)}, not to this cluster ${clusterId} in ${clustersetId}`);
+    if (!isOurs(instance))
+      throw new Error(
+        `diffInstances: desired instance ${instance.id} belongs to ${ownerOf(instance)}, not to this cluster ${clusterId} in ${clustersetId}`,
+      );
     if (desiredIds.has(instance.id)) throw new Error(`diffInstances: desired instance id ${instance.id} appears twice`);
     desiredIds.add(instance.id);
 
@@ -98,10 +105,18 @@ export interface WithdrawalOrder {
  * cluster) would drop out of the import until the registration that replaces it lands (I3). `current` is what Cloud
  * Map lists for the service; `deregister` holds ids of this cluster's instances (diffInstances).
  */
-export function withdrawalOrder({ deregister, current, clusterId, clustersetId }: { deregister: readonly string[] } & Omit<DiffInstancesInput, 'desired'>): WithdrawalOrder {
+export function withdrawalOrder({
+  deregister,
+  current,
+  clusterId,
+  clustersetId,
+}: { deregister: readonly string[] } & Omit<DiffInstancesInput, 'desired'>): WithdrawalOrder {
   const leaving = new Set(deregister);
-  const portOf = (i: CloudMapInstance) => `${i.attributes[ATTR.SERVICE_PROTOCOL] ?? ''}/${i.attributes[ATTR.SERVICE_PORT] ?? ''}`;
-  const ours = [...latestById(current).values()].filter((i) => i.attributes[ATTR.CLUSTER_ID] === clusterId && i.attributes[ATTR.CLUSTERSET_ID] === clustersetId);
+  const portOf = (i: CloudMapInstance) =>
+    `${i.attributes[ATTR.SERVICE_PROTOCOL] ?? ''}/${i.attributes[ATTR.SERVICE_PORT] ?? ''}`;
+  const ours = [...latestById(current).values()].filter(
+    (i) => i.attributes[ATTR.CLUSTER_ID] === clusterId && i.attributes[ATTR.CLUSTERSET_ID] === clustersetId,
+  );
   // Ports for which an instance of ours stays registered through the whole plan.
   const held = new Set(ours.filter((i) => !leaving.has(i.id)).map(portOf));
   const byId = new Map(ours.map((i) => [i.id, i]));

@@ -42,7 +42,12 @@ function withAddress(build: (address: string) => string, address: string): strin
 }
 
 /** Id of the instance for one endpoint address × endpoint port of a cluster, keyed by the Service port it serves. */
-export function endpointInstanceId(owner: InstanceOwner, address: string, protocol: Protocol, servicePort: number): string {
+export function endpointInstanceId(
+  owner: InstanceOwner,
+  address: string,
+  protocol: Protocol,
+  servicePort: number,
+): string {
   const tag = clusterTag(owner);
   return withAddress((a) => `${protocol.toLowerCase()}-${a}-${servicePort}-${tag}`, address);
 }
@@ -93,7 +98,14 @@ const LEGACY = new RegExp(`^(tcp|udp|sctp)-([0-9a-fA-F_]+)-${PORT}$`);
 /** Recognises the formats above; undefined for anything else (instances written by other tools). */
 export function parseInstanceId(id: string): ParsedInstanceId | undefined {
   let m = OURS_ENDPOINT.exec(id);
-  if (m) return { format: 'mcs-cloudmap', protocol: PROTOCOLS[m[1]!], address: m[2]!, port: Number(m[3]), clusterTag: m[4]! };
+  if (m)
+    return {
+      format: 'mcs-cloudmap',
+      protocol: PROTOCOLS[m[1]!],
+      address: m[2]!,
+      port: Number(m[3]),
+      clusterTag: m[4]!,
+    };
   m = OURS_PORTLESS.exec(id);
   if (m) return { format: 'mcs-cloudmap', address: m[1]!, clusterTag: m[2]! };
   m = OURS_SERVICE_PORT.exec(id);

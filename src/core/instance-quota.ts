@@ -35,8 +35,12 @@ export function readQuotaRefusal(message: string, instancesInService: number): Q
   const named = /instances per (service|namespace)(?:[^\d(]{0,20}\(([\d,]+)\))?/i.exec(message);
   const limit = named?.[2] === undefined ? undefined : Number(named[2].replaceAll(',', ''));
   if (named !== null) {
-    const quota: InstanceQuota = named[1]!.toLowerCase() === 'service' ? 'InstancesPerService' : 'InstancesPerNamespace';
-    return { quota, limit: limit ?? (quota === 'InstancesPerService' ? INSTANCES_PER_SERVICE : INSTANCES_PER_NAMESPACE) };
+    const quota: InstanceQuota =
+      named[1]!.toLowerCase() === 'service' ? 'InstancesPerService' : 'InstancesPerNamespace';
+    return {
+      quota,
+      limit: limit ?? (quota === 'InstancesPerService' ? INSTANCES_PER_SERVICE : INSTANCES_PER_NAMESPACE),
+    };
   }
   return instancesInService >= INSTANCES_PER_SERVICE
     ? { quota: 'InstancesPerService', limit: INSTANCES_PER_SERVICE }
@@ -58,7 +62,9 @@ function address(instance: CloudMapInstance): string {
  * take traffic), then by address, so that one endpoint's ports go together, and by id. Depends on the instances only.
  */
 export function registrationOrder(instances: readonly CloudMapInstance[]): CloudMapInstance[] {
-  return [...instances].sort((a, b) => rank(a) - rank(b) || compareText(address(a), address(b)) || compareText(a.id, b.id));
+  return [...instances].sort(
+    (a, b) => rank(a) - rank(b) || compareText(address(a), address(b)) || compareText(a.id, b.id),
+  );
 }
 
 export interface FitInput {
@@ -99,10 +105,16 @@ export function fitInstances({ desired, registered, capacity }: FitInput): Fit {
  * Cloud Map may refuse), else the first. One instance only, so that setting, changing and clearing the mark costs one
  * update (which no quota refuses), not one per instance.
  */
-export function markPartial(chosen: readonly CloudMapInstance[], desired: number | undefined, registered: ReadonlySet<string>): CloudMapInstance[] {
+export function markPartial(
+  chosen: readonly CloudMapInstance[],
+  desired: number | undefined,
+  registered: ReadonlySet<string>,
+): CloudMapInstance[] {
   const marked = chosen.find((i) => registered.has(i.id)) ?? chosen[0];
   if (desired === undefined || marked === undefined) return [...chosen];
-  return chosen.map((i) => i === marked ? { id: i.id, attributes: { ...i.attributes, [ATTR.EXPORT_INSTANCES]: String(desired) } } : i);
+  return chosen.map((i) =>
+    i === marked ? { id: i.id, attributes: { ...i.attributes, [ATTR.EXPORT_INSTANCES]: String(desired) } } : i,
+  );
 }
 
 /**
@@ -120,15 +132,20 @@ export function partialExports(instances: readonly CloudMapInstance[], clusterse
     if (Number.isSafeInteger(declared)) entry.desired = Math.max(entry.desired, declared);
     byCluster.set(cluster, entry);
   }
-  return new Map([...byCluster]
-    .filter(([, e]) => e.desired > e.ids.size)
-    .sort(([a], [b]) => compareText(a, b))
-    .map(([cluster, e]) => [cluster, { registered: e.ids.size, desired: e.desired }]));
+  return new Map(
+    [...byCluster]
+      .filter(([, e]) => e.desired > e.ids.size)
+      .sort(([a], [b]) => compareText(a, b))
+      .map(([cluster, e]) => [cluster, { registered: e.ids.size, desired: e.desired }]),
+  );
 }
 
 /** What the importing side's Ready condition says of clusters whose export is partial (I5, M8). */
 export function partialImportMessage(partial: ReadonlyMap<string, QuotaCounts>): string {
-  const each = [...partial].map(([cluster, c]) => `cluster ${cluster} exports ${count(c.registered)} of its ${count(c.desired)} instances (endpoints × ports)`);
+  const each = [...partial].map(
+    ([cluster, c]) =>
+      `cluster ${cluster} exports ${count(c.registered)} of its ${count(c.desired)} instances (endpoints × ports)`,
+  );
   return `Partial: ${each.join('; ')}. Cloud Map's quota on instances is reached; the ServiceExport's Ready condition in that cluster names the quota and what to do. The endpoints Cloud Map holds are imported.`;
 }
 
@@ -147,16 +164,27 @@ export interface QuotaCounts {
  * Ready False (X4, M8) of an export held back by a quota: the reason names the quota, the message its limit, the
  * counts, and what the user can do about it. `retrySeconds`: how often the controller tries to register the rest.
  */
-export function quotaCondition(refusal: QuotaRefusal, counts: QuotaCounts, namespace: string, retrySeconds: number, observedGeneration: number): ConditionUpdate {
+export function quotaCondition(
+  refusal: QuotaRefusal,
+  counts: QuotaCounts,
+  namespace: string,
+  retrySeconds: number,
+  observedGeneration: number,
+): ConditionUpdate {
   const name = `${QUOTA_NAMES[refusal.quota]} (${count(refusal.limit)})`;
-  const what = `Cloud Map's quota ${name} is reached: ${count(counts.registered)} of this cluster's ${count(counts.desired)} instances ` +
+  const what =
+    `Cloud Map's quota ${name} is reached: ${count(counts.registered)} of this cluster's ${count(counts.desired)} instances ` +
     `(endpoints × ports) are registered and the other ${count(counts.desired - counts.registered)} are not, so the other clusters import only part of this Service; ` +
     'the registered ones stay registered';
-  const todo = refusal.quota === 'InstancesPerService'
-    ? 'this quota cannot be raised: split the Service into Services of at most 1,000 endpoints × ports in all clusters together (for example one per label shard of the Pods), or export fewer ports'
-    : `raise "Instances per namespace" for Cloud Map through AWS Service Quotas, or move Services out of namespace ${namespace} or scale them down`;
+  const todo =
+    refusal.quota === 'InstancesPerService'
+      ? 'this quota cannot be raised: split the Service into Services of at most 1,000 endpoints × ports in all clusters together (for example one per label shard of the Pods), or export fewer ports'
+      : `raise "Instances per namespace" for Cloud Map through AWS Service Quotas, or move Services out of namespace ${namespace} or scale them down`;
   return {
-    type: CONDITION_READY, status: 'False', reason: `${refusal.quota}QuotaExceeded`, observedGeneration,
+    type: CONDITION_READY,
+    status: 'False',
+    reason: `${refusal.quota}QuotaExceeded`,
+    observedGeneration,
     message: `${what}; ${todo}. The controller tries the rest again every ${count(retrySeconds)} s, and at once when the Service shrinks.`,
   };
 }

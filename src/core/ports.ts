@@ -54,7 +54,9 @@ export interface PortMerge {
  * the same name when protocol and port agree; otherwise, or when its (protocol, port) is already taken under another
  * name, it clashes and the older port wins. The oldest export's ports therefore always survive unchanged.
  */
-export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: string; ports: readonly ServicePort[] }>): PortMerge {
+export function mergePorts(
+  exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: string; ports: readonly ServicePort[] }>,
+): PortMerge {
   const ports: ServicePort[] = [];
   const byName = new Map<string, number>();
   const byProtocolPort = new Map<string, number>();
@@ -75,16 +77,29 @@ export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: 
         if (kept.protocol !== port.protocol || kept.port !== port.port) {
           clashes.push({ kind: 'name', kept, keptBy: addedBy[named]!, dropped: port, droppedBy: clusterId });
         } else if (port.appProtocol !== undefined && seen !== undefined && seen.value !== port.appProtocol) {
-          clashes.push({ kind: 'appProtocol', kept: { ...kept, appProtocol: seen.value }, keptBy: seen.by, dropped: port, droppedBy: clusterId });
+          clashes.push({
+            kind: 'appProtocol',
+            kept: { ...kept, appProtocol: seen.value },
+            keptBy: seen.by,
+            dropped: port,
+            droppedBy: clusterId,
+          });
         } else {
-          if (port.appProtocol !== undefined && seen === undefined) appProtocol[named] = { value: port.appProtocol, by: clusterId };
+          if (port.appProtocol !== undefined && seen === undefined)
+            appProtocol[named] = { value: port.appProtocol, by: clusterId };
           own.add(port.name);
         }
         continue;
       }
       const taken = byProtocolPort.get(protocolPortKey(port));
       if (taken !== undefined) {
-        clashes.push({ kind: 'protocolPort', kept: ports[taken]!, keptBy: addedBy[taken]!, dropped: port, droppedBy: clusterId });
+        clashes.push({
+          kind: 'protocolPort',
+          kept: ports[taken]!,
+          keptBy: addedBy[taken]!,
+          dropped: port,
+          droppedBy: clusterId,
+        });
         continue;
       }
       byName.set(port.name, ports.length);
@@ -105,16 +120,25 @@ export function mergePorts(exportsInPrecedenceOrder: ReadonlyArray<{ clusterId: 
  * with any). Comparing with the oldest alone is enough: the lists are identical everywhere exactly when each equals
  * the oldest's. Ports a clash already names for that cluster are left out, so nothing is reported twice.
  */
-function portDifferences(ordered: ReadonlyArray<{ clusterId: string; ports: readonly ServicePort[] }>, clashes: readonly PortClash[]): PortDifference[] {
+function portDifferences(
+  ordered: ReadonlyArray<{ clusterId: string; ports: readonly ServicePort[] }>,
+  clashes: readonly PortClash[],
+): PortDifference[] {
   const [oldest, ...newer] = ordered;
   if (oldest === undefined) return [];
   const differences: PortDifference[] = [];
   for (const { clusterId, ports } of newer) {
     const own = clashes.filter((c) => c.droppedBy === clusterId);
-    const named = (port: ServicePort, side: (c: PortClash) => ServicePort) => own.some((c) => portKey(side(c)) === portKey(port));
-    const added = ports.filter((p) => !oldest.ports.some((o) => portKey(o) === portKey(p)) && !named(p, (c) => c.dropped));
-    const lacking = oldest.ports.filter((o) => !ports.some((p) => portKey(p) === portKey(o)) && !named(o, (c) => c.kept));
-    if (added.length > 0 || lacking.length > 0) differences.push({ clusterId, oldest: oldest.clusterId, added, lacking });
+    const named = (port: ServicePort, side: (c: PortClash) => ServicePort) =>
+      own.some((c) => portKey(side(c)) === portKey(port));
+    const added = ports.filter(
+      (p) => !oldest.ports.some((o) => portKey(o) === portKey(p)) && !named(p, (c) => c.dropped),
+    );
+    const lacking = oldest.ports.filter(
+      (o) => !ports.some((p) => portKey(p) === portKey(o)) && !named(o, (c) => c.kept),
+    );
+    if (added.length > 0 || lacking.length > 0)
+      differences.push({ clusterId, oldest: oldest.clusterId, added, lacking });
   }
   return differences;
 }
@@ -126,14 +150,25 @@ function portDifferences(ordered: ReadonlyArray<{ clusterId: string; ports: read
  * between, so no write before the new ports are published puts a cluster's endpoints behind a port it does not define
  * as stated (kube-proxy and Gateway API implementations match slice ports to Service ports by name).
  */
-export function servedWhilePortsChange(served: ServedPorts, next: readonly ServicePort[], published: ReadonlyArray<readonly StoredPort[]>): ServedPorts | undefined {
+export function servedWhilePortsChange(
+  served: ServedPorts,
+  next: readonly ServicePort[],
+  published: ReadonlyArray<readonly StoredPort[]>,
+): ServedPorts | undefined {
   const stated = new Map(next.map((port) => [port.name, JSON.stringify(portTuple(port))]));
-  const restated = new Set(published.flat().filter((port) => {
-    const now = stated.get(port.name ?? '');
-    return now !== undefined && now !== JSON.stringify(portTuple(port));
-  }).map((port) => port.name ?? ''));
+  const restated = new Set(
+    published
+      .flat()
+      .filter((port) => {
+        const now = stated.get(port.name ?? '');
+        return now !== undefined && now !== JSON.stringify(portTuple(port));
+      })
+      .map((port) => port.name ?? ''),
+  );
   if (restated.size === 0) return undefined;
-  return new Map([...served].map(([clusterId, names]) => [clusterId, new Set([...names].filter((name) => !restated.has(name)))]));
+  return new Map(
+    [...served].map(([clusterId, names]) => [clusterId, new Set([...names].filter((name) => !restated.has(name)))]),
+  );
 }
 
 /** The identity of a port when comparing port lists (X2): name, protocol and number. */
@@ -158,7 +193,12 @@ export interface PortSpec {
   appProtocol?: string;
 }
 
-export function toPortSpec(port: { name: string; protocol: Protocol; port: number; appProtocol?: string | undefined }): PortSpec {
+export function toPortSpec(port: {
+  name: string;
+  protocol: Protocol;
+  port: number;
+  appProtocol?: string | undefined;
+}): PortSpec {
   return {
     ...(port.name === '' ? {} : { name: port.name }),
     protocol: port.protocol,

@@ -4,7 +4,15 @@
 
 import { compareText, normalizeClusterExport, portNameKey } from './cluster-export.ts';
 import { LABEL_KUBE_SERVICE_NAME } from './names.ts';
-import type { ClusterExport, EndpointPort, ExportedEndpoint, IPFamily, Protocol, ServicePort, ServiceType } from './types.ts';
+import type {
+  ClusterExport,
+  EndpointPort,
+  ExportedEndpoint,
+  IPFamily,
+  Protocol,
+  ServicePort,
+  ServiceType,
+} from './types.ts';
 
 export interface ServicePortLike {
   name?: string;
@@ -64,14 +72,16 @@ export function exportValidity(service: ServiceLike | undefined): ExportValidity
     return {
       valid: false,
       reason: 'NoService',
-      message: 'No Service with the same namespace and name as this ServiceExport exists: create the Service (it is exported as soon as it appears) or delete the ServiceExport.',
+      message:
+        'No Service with the same namespace and name as this ServiceExport exists: create the Service (it is exported as soon as it appears) or delete the ServiceExport.',
     };
   }
   if (service.spec?.type === 'ExternalName') {
     return {
       valid: false,
       reason: 'InvalidServiceType',
-      message: 'Services of type ExternalName cannot be exported: change the Service to ClusterIP, NodePort, LoadBalancer or headless, or delete the ServiceExport.',
+      message:
+        'Services of type ExternalName cannot be exported: change the Service to ClusterIP, NodePort, LoadBalancer or headless, or delete the ServiceExport.',
     };
   }
   return { valid: true, reason: 'Valid', message: 'The Service can be exported; nothing to do.' };
@@ -103,7 +113,8 @@ function protocolOf(raw: string | undefined, where: string): Protocol {
 
 function timestampMs(raw: Date | string | undefined, where: string): number {
   const ms = raw instanceof Date ? raw.getTime() : raw === undefined ? Number.NaN : Date.parse(raw);
-  if (!Number.isFinite(ms)) throw new Error(`${where}: metadata.creationTimestamp is missing or not a date (${String(raw)})`);
+  if (!Number.isFinite(ms))
+    throw new Error(`${where}: metadata.creationTimestamp is missing or not a date (${String(raw)})`);
   return ms;
 }
 
@@ -133,7 +144,11 @@ function slicePorts(slice: EndpointSliceLike, exposed: ReadonlySet<string>, wher
   const ports: EndpointPort[] = [];
   for (const p of slice.ports ?? []) {
     if (p.port === undefined) continue;
-    const port: EndpointPort = { name: p.name ?? '', protocol: protocolOf(p.protocol, `${where} port ${p.port}`), port: p.port };
+    const port: EndpointPort = {
+      name: p.name ?? '',
+      protocol: protocolOf(p.protocol, `${where} port ${p.port}`),
+      port: p.port,
+    };
     if (p.appProtocol !== undefined) port.appProtocol = p.appProtocol;
     if (exposed.has(portNameKey(port))) ports.push(port);
   }
@@ -141,7 +156,11 @@ function slicePorts(slice: EndpointSliceLike, exposed: ReadonlySet<string>, wher
 }
 
 /** Adds one slice endpoint, merging with a copy of the same address from another slice (slices may overlap briefly). */
-function addEndpoint(byAddress: Map<string, ExportedEndpoint>, endpoint: EndpointLike, ports: readonly EndpointPort[]): void {
+function addEndpoint(
+  byAddress: Map<string, ExportedEndpoint>,
+  endpoint: EndpointLike,
+  ports: readonly EndpointPort[],
+): void {
   const address = endpoint.addresses[0];
   // E8 / Kubernetes semantics: terminating endpoints are on their way out; an absent `ready` means ready.
   if (address === undefined || endpoint.conditions?.terminating === true) return;
@@ -163,10 +182,18 @@ function addEndpoint(byAddress: Map<string, ExportedEndpoint>, endpoint: Endpoin
   for (const port of ports) if (!known.has(portNameKey(port))) existing.ports.push(port);
 }
 
-function exportedEndpoints(input: BuildClusterExportInput, name: string, namespace: string, ports: readonly ServicePort[]): ExportedEndpoint[] {
+function exportedEndpoints(
+  input: BuildClusterExportInput,
+  name: string,
+  namespace: string,
+  ports: readonly ServicePort[],
+): ExportedEndpoint[] {
   const exposed = new Set(ports.map(portNameKey));
   const slices = input.endpointSlices
-    .filter((s) => s.metadata?.labels?.[LABEL_KUBE_SERVICE_NAME] === name && (s.metadata?.namespace ?? namespace) === namespace)
+    .filter(
+      (s) =>
+        s.metadata?.labels?.[LABEL_KUBE_SERVICE_NAME] === name && (s.metadata?.namespace ?? namespace) === namespace,
+    )
     .filter((s) => s.addressType === 'IPv4' || s.addressType === 'IPv6')
     .sort((a, b) => compareText(a.metadata?.name ?? '', b.metadata?.name ?? ''));
   const byAddress = new Map<string, ExportedEndpoint>();
@@ -187,7 +214,8 @@ export function buildClusterExport(input: BuildClusterExportInput): ClusterExpor
   const { service, serviceExport, clusterId, clustersetId } = input;
   const name = service.metadata?.name;
   const namespace = service.metadata?.namespace;
-  if (!name || !namespace) throw new Error('buildClusterExport: the Service has no metadata.name or metadata.namespace');
+  if (!name || !namespace)
+    throw new Error('buildClusterExport: the Service has no metadata.name or metadata.namespace');
   const where = `Service ${namespace}/${name} in cluster ${clusterId}`;
   const validity = exportValidity(service);
   if (!validity.valid) throw new Error(`${where} cannot be exported (${validity.reason}): ${validity.message}`);
@@ -201,7 +229,10 @@ export function buildClusterExport(input: BuildClusterExportInput): ClusterExpor
     clustersetId,
     namespace,
     name,
-    exportCreationTimestamp: timestampMs(serviceExport.metadata?.creationTimestamp, `ServiceExport ${namespace}/${name}`),
+    exportCreationTimestamp: timestampMs(
+      serviceExport.metadata?.creationTimestamp,
+      `ServiceExport ${namespace}/${name}`,
+    ),
     type: serviceType(service),
     ports,
     sessionAffinity: affinity,

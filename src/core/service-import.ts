@@ -31,7 +31,10 @@ export const V031_DERIVED_SERVICE_ANNOTATION = 'multicluster.k8s.aws/derived-ser
  * leave the cluster without the import for a moment (the webhook lets only the worker delete one anyway); `other`:
  * someone else's, left alone.
  */
-export function serviceImportKeeper(metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }): 'ours' | 'v0.3.1' | 'other' {
+export function serviceImportKeeper(metadata: {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}): 'ours' | 'v0.3.1' | 'other' {
   if (metadata.labels?.[LABEL_CREATED_BY] === CONTROLLER_NAME) return 'ours';
   return metadata.annotations?.[V031_DERIVED_SERVICE_ANNOTATION] === undefined ? 'other' : 'v0.3.1';
 }
@@ -122,7 +125,11 @@ export function desiredServiceImport(input: ServiceImportInput): DesiredServiceI
   const ready = readyCondition(input, ipFamilies, ips);
   const conditions = setCondition(
     input.currentConditions ?? [],
-    { type: CONDITION_READY, ...ready, ...(input.generation === undefined ? {} : { observedGeneration: input.generation }) },
+    {
+      type: CONDITION_READY,
+      ...ready,
+      ...(input.generation === undefined ? {} : { observedGeneration: input.generation }),
+    },
     new Date(input.now),
   );
   return {
@@ -130,7 +137,9 @@ export function desiredServiceImport(input: ServiceImportInput): DesiredServiceI
     labels: { ...p.exportedLabels, [LABEL_CREATED_BY]: CONTROLLER_NAME },
     annotations: { ...p.exportedAnnotations, ...exportRecordAnnotations(input.resolution.exports) },
     status: {
-      clusters: input.resolution.clusters.filter((cluster) => !input.silent?.has(cluster)).map((cluster) => ({ cluster })),
+      clusters: input.resolution.clusters
+        .filter((cluster) => !input.silent?.has(cluster))
+        .map((cluster) => ({ cluster })),
       conditions,
       endpointSliceObjects: ENDPOINT_SLICE_OBJECTS,
     },
@@ -156,23 +165,43 @@ function readyCondition(
     return { status: 'False', reason: 'Pending', message: `Waiting for the ${derived} to be created.` };
   }
   if (input.resolution.properties.type === 'ClusterSetIP') {
-    const missing = ipFamilies.length > 0 ? ipFamilies.filter((f) => !ips.some((ip) => familyOf(ip) === f)) : ips.length > 0 ? [] : ['any'];
+    const missing =
+      ipFamilies.length > 0
+        ? ipFamilies.filter((f) => !ips.some((ip) => familyOf(ip) === f))
+        : ips.length > 0
+          ? []
+          : ['any'];
     if (missing.length > 0) {
-      return { status: 'False', reason: 'Pending', message: `Waiting for the ${derived} to be given a ClusterIP (${missing.join(', ')}).` };
+      return {
+        status: 'False',
+        reason: 'Pending',
+        message: `Waiting for the ${derived} to be given a ClusterIP (${missing.join(', ')}).`,
+      };
     }
   }
   // Not Ready: the endpoints imported are only part of what the clusters export (M8).
-  if (input.partial !== undefined && input.partial.size > 0) return { status: 'False', reason: 'PartialExport', message: partialImportMessage(input.partial) };
+  if (input.partial !== undefined && input.partial.size > 0)
+    return { status: 'False', reason: 'PartialExport', message: partialImportMessage(input.partial) };
   const silent = input.resolution.clusters.filter((c) => input.silent?.has(c));
   const live = input.resolution.clusters.filter((c) => !input.silent?.has(c));
-  if (silent.length === 0) return { status: 'True', reason: 'Ready', message: `Imported from ${plural(live.length, 'cluster')} ${live.join(', ')}.` };
+  if (silent.length === 0)
+    return {
+      status: 'True',
+      reason: 'Ready',
+      message: `Imported from ${plural(live.length, 'cluster')} ${live.join(', ')}.`,
+    };
   // Still Ready (I5 has no reason for it): the import and its derived Service are in place and serve the live
   // clusters; a silent peer is news about that peer, and it comes back on its own.
   const heard = silent.map((c) => `${c} (last heard ${conditionTime(new Date(input.silent!.get(c)!))})`).join(', ');
-  const from = live.length === 0 ? 'No cluster serves endpoints' : `Imported from ${plural(live.length, 'cluster')} ${live.join(', ')}`;
+  const from =
+    live.length === 0
+      ? 'No cluster serves endpoints'
+      : `Imported from ${plural(live.length, 'cluster')} ${live.join(', ')}`;
   return {
-    status: 'True', reason: 'Ready',
-    message: `${from}; endpoints of silent ${plural(silent.length, 'cluster')} ${heard} withdrawn: no heartbeat in Cloud Map for longer than ` +
+    status: 'True',
+    reason: 'Ready',
+    message:
+      `${from}; endpoints of silent ${plural(silent.length, 'cluster')} ${heard} withdrawn: no heartbeat in Cloud Map for longer than ` +
       '--dead-cluster-ttl. They return once its worker runs again; for a cluster gone for good, reap it with --reap-dead-clusters-after.',
   };
 }
@@ -197,22 +226,28 @@ function plural(n: number, noun: string): string {
 
 /** A ServiceImport read back from the API server (metadata, spec and status as JSON). */
 export interface StoredServiceImport {
-  metadata?: { labels?: Record<string, string> | undefined; annotations?: Record<string, string> | undefined } | undefined;
-  spec?: {
-    ports?: StoredPort[] | undefined;
-    ips?: string[] | undefined;
-    type?: string | undefined;
-    sessionAffinity?: string | undefined;
-    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined;
-    ipFamilies?: string[] | undefined;
-    internalTrafficPolicy?: string | undefined;
-    trafficDistribution?: string | undefined;
-  } | undefined;
-  status?: {
-    clusters?: Array<{ cluster?: string | undefined }> | undefined;
-    conditions?: Array<Partial<Condition>> | undefined;
-    endpointSliceObjects?: string | undefined;
-  } | undefined;
+  metadata?:
+    | { labels?: Record<string, string> | undefined; annotations?: Record<string, string> | undefined }
+    | undefined;
+  spec?:
+    | {
+        ports?: StoredPort[] | undefined;
+        ips?: string[] | undefined;
+        type?: string | undefined;
+        sessionAffinity?: string | undefined;
+        sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number | undefined } | undefined } | undefined;
+        ipFamilies?: string[] | undefined;
+        internalTrafficPolicy?: string | undefined;
+        trafficDistribution?: string | undefined;
+      }
+    | undefined;
+  status?:
+    | {
+        clusters?: Array<{ cluster?: string | undefined }> | undefined;
+        conditions?: Array<Partial<Condition>> | undefined;
+        endpointSliceObjects?: string | undefined;
+      }
+    | undefined;
 }
 
 /** Which parts of the stored ServiceImport differ from the desired one; `status` is written through the status subresource. */
@@ -227,11 +262,24 @@ export interface ServiceImportChanges {
  * an unexported label must disappear, E7), the spec fields we set (port order and unknown fields of newer peers do
  * not count), the exporting clusters as a set and our conditions without their lastTransitionTime.
  */
-export function serviceImportNeedsUpdate(desired: DesiredServiceImport, existing: StoredServiceImport): ServiceImportChanges {
+export function serviceImportNeedsUpdate(
+  desired: DesiredServiceImport,
+  existing: StoredServiceImport,
+): ServiceImportChanges {
   return {
-    metadata: !sameMap(desired.labels, existing.metadata?.labels) || !sameMap(desired.annotations, existing.metadata?.annotations),
+    metadata:
+      !sameMap(desired.labels, existing.metadata?.labels) ||
+      !sameMap(desired.annotations, existing.metadata?.annotations),
     spec: specKey(desired.spec) !== specKey(existing.spec ?? {}),
-    status: statusKey(desired.status, desired.status.conditions.map((c) => c.type)) !== statusKey(existing.status ?? {}, desired.status.conditions.map((c) => c.type)),
+    status:
+      statusKey(
+        desired.status,
+        desired.status.conditions.map((c) => c.type),
+      ) !==
+      statusKey(
+        existing.status ?? {},
+        desired.status.conditions.map((c) => c.type),
+      ),
   };
 }
 

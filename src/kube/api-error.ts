@@ -25,7 +25,10 @@ export class KubeApiError extends Error {
 
   constructor(d: KubeApiErrorDetails) {
     const status = d.statusCode === undefined ? 'no response' : `${d.statusCode}${d.reason ? ` ${d.reason}` : ''}`;
-    super(`${d.verb} ${d.target} on cluster ${d.cluster}: ${status}: ${d.detail}`, d.cause === undefined ? undefined : { cause: d.cause });
+    super(
+      `${d.verb} ${d.target} on cluster ${d.cluster}: ${status}: ${d.detail}`,
+      d.cause === undefined ? undefined : { cause: d.cause },
+    );
     this.verb = d.verb;
     this.target = d.target;
     this.cluster = d.cluster;
@@ -39,8 +42,10 @@ function statusOf(err: unknown): number | undefined {
 }
 
 export const isNotFound = (err: unknown): boolean => statusOf(err) === 404;
-export const isConflict = (err: unknown): boolean => statusOf(err) === 409 && (err as KubeApiError).reason !== 'AlreadyExists';
-export const isAlreadyExists = (err: unknown): boolean => statusOf(err) === 409 && (err as KubeApiError).reason === 'AlreadyExists';
+export const isConflict = (err: unknown): boolean =>
+  statusOf(err) === 409 && (err as KubeApiError).reason !== 'AlreadyExists';
+export const isAlreadyExists = (err: unknown): boolean =>
+  statusOf(err) === 409 && (err as KubeApiError).reason === 'AlreadyExists';
 /** 422 Invalid: the object, or a patch's `test` operation, was refused. */
 export const isInvalid = (err: unknown): boolean => statusOf(err) === 422;
 /** 410: the resourceVersion (or continue token) is older than what the apiserver still keeps; relist from scratch. */

@@ -122,11 +122,17 @@ export class KubeClient {
   }
 
   #fenced(req: KubeRequest): KubeApiError | undefined {
-    if (req.method === 'GET' || this.#writeFence === undefined || UNFENCED_PATHS.some((p) => p.test(req.path))) return undefined;
+    if (req.method === 'GET' || this.#writeFence === undefined || UNFENCED_PATHS.some((p) => p.test(req.path)))
+      return undefined;
     const reason = this.#writeFence();
     if (reason === undefined) return undefined;
-    return new KubeApiError({ verb: req.method, target: req.target ?? req.path, cluster: this.cluster, statusCode: undefined,
-      detail: `not sent: ${reason}; this replica stops writing and a standby takes over` });
+    return new KubeApiError({
+      verb: req.method,
+      target: req.target ?? req.path,
+      cluster: this.cluster,
+      statusCode: undefined,
+      detail: `not sent: ${reason}; this replica stops writing and a standby takes over`,
+    });
   }
 
   /**
@@ -164,7 +170,12 @@ export class KubeClient {
    * server accepted the watch.
    */
   async watch<T>(
-    path: string, query: Query, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal, idleTimeoutMs: number, onOpen?: () => void,
+    path: string,
+    query: Query,
+    onEvent: (event: WatchEvent<T>) => void,
+    signal: AbortSignal,
+    idleTimeoutMs: number,
+    onOpen?: () => void,
   ): Promise<void> {
     const req: KubeRequest = { method: 'GET', path, query: { ...query, watch: true }, signal, reserved: true };
     const res = await this.#send(req, idleTimeoutMs);
@@ -209,11 +220,17 @@ export class KubeClient {
       // Connections made with the old certificate stay authenticated as it for as long as they live: close them all,
       // watches included (their informers reconnect), so the new identity is used from now on.
       this.close();
-      agents = this.#agents = { requests: this.#createAgent(opts, MAX_REQUEST_CONNECTIONS), reserved: this.#createAgent(opts, Infinity) };
+      agents = this.#agents = {
+        requests: this.#createAgent(opts, MAX_REQUEST_CONNECTIONS),
+        reserved: this.#createAgent(opts, Infinity),
+      };
       this.#agentTls = tls;
     }
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: CONTENT_JSON };
+    const headers: http.OutgoingHttpHeaders = {
+      ...(opts.headers as http.OutgoingHttpHeaders | undefined),
+      Accept: CONTENT_JSON,
+    };
     if (this.#userAgent !== undefined) headers['User-Agent'] = this.#userAgent;
     if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     if (body !== undefined) {
@@ -223,20 +240,23 @@ export class KubeClient {
     const transport = this.server.protocol === 'http:' ? http : https;
     const basePath = this.server.pathname.replace(/\/$/, '');
     return new Promise((resolve, reject) => {
-      const r = transport.request({
-        protocol: this.server.protocol,
-        hostname: this.server.hostname,
-        port: this.server.port,
-        method: req.method,
-        path: basePath + withQuery(req.path, req.query),
-        headers,
-        agent: req.reserved ? agents.reserved : agents.requests,
-        signal: req.signal,
-        timeout: timeoutMs,
-      }, (res) => {
-        this.#observeAnswer(true);
-        resolve(res);
-      });
+      const r = transport.request(
+        {
+          protocol: this.server.protocol,
+          hostname: this.server.hostname,
+          port: this.server.port,
+          method: req.method,
+          path: basePath + withQuery(req.path, req.query),
+          headers,
+          agent: req.reserved ? agents.reserved : agents.requests,
+          signal: req.signal,
+          timeout: timeoutMs,
+        },
+        (res) => {
+          this.#observeAnswer(true);
+          resolve(res);
+        },
+      );
       // A socket-level idle timeout: no byte received for this long, before or during the response.
       r.on('timeout', () => r.destroy(new Error(`connection silent for ${timeoutMs} ms`)));
       r.on('error', (err) => {
@@ -250,15 +270,31 @@ export class KubeClient {
   /** A keep-alive agent with the TLS material the KubeAccess resolved (reused for every request). */
   #createAgent(opts: https.RequestOptions, maxSockets: number): http.Agent {
     // Idle connections close after IDLE_CONNECTION_MS: each holds its TLS state and buffers.
-    if (this.server.protocol === 'http:') return new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, maxSockets });
+    if (this.server.protocol === 'http:')
+      return new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, maxSockets });
     const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = opts;
-    return new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, maxSockets, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername });
+    return new https.Agent({
+      keepAlive: true,
+      timeout: IDLE_CONNECTION_MS,
+      maxSockets,
+      ca,
+      cert,
+      key,
+      pfx,
+      passphrase,
+      rejectUnauthorized,
+      servername,
+    });
   }
 
   #httpError(req: KubeRequest, statusCode: number, body: string): KubeApiError {
     const { reason, message } = parseStatus(body);
     return new KubeApiError({
-      verb: req.method, target: req.target ?? req.path, cluster: this.cluster, statusCode, reason,
+      verb: req.method,
+      target: req.target ?? req.path,
+      cluster: this.cluster,
+      statusCode,
+      reason,
       detail: message ?? (body.slice(0, 300) || http.STATUS_CODES[statusCode] || 'error'),
     });
   }
@@ -266,7 +302,14 @@ export class KubeClient {
   #error(req: KubeRequest, statusCode: number | undefined, cause: unknown): KubeApiError {
     if (cause instanceof KubeApiError) return cause;
     const detail = cause instanceof Error ? cause.message : String(cause);
-    return new KubeApiError({ verb: req.method, target: req.target ?? req.path, cluster: this.cluster, statusCode, detail, cause });
+    return new KubeApiError({
+      verb: req.method,
+      target: req.target ?? req.path,
+      cluster: this.cluster,
+      statusCode,
+      detail,
+      cause,
+    });
   }
 
   /** Closes idle keep-alive connections (tests, shutdown). */
@@ -278,7 +321,11 @@ export class KubeClient {
 }
 
 /** Writes a deposed leader may still make: its Lease (to campaign again) and Events. */
-const UNFENCED_PATHS = [/^\/apis\/coordination\.k8s\.io\//, /^\/apis\/events\.k8s\.io\//, /^\/api\/v1\/namespaces\/[^/]+\/events(\/|$)/];
+const UNFENCED_PATHS = [
+  /^\/apis\/coordination\.k8s\.io\//,
+  /^\/apis\/events\.k8s\.io\//,
+  /^\/api\/v1\/namespaces\/[^/]+\/events(\/|$)/,
+];
 
 type TlsMaterial = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase'>;
 

@@ -78,7 +78,15 @@ export class EventRecorder {
   record(object: KubeObject, type: EventType, reason: string, message: string, action = 'Reconcile'): void {
     const now = this.#now();
     const namespace = object.metadata.namespace || 'default';
-    const key = JSON.stringify([object.kind, object.metadata.uid ?? '', namespace, object.metadata.name, type, reason, message]);
+    const key = JSON.stringify([
+      object.kind,
+      object.metadata.uid ?? '',
+      namespace,
+      object.metadata.name,
+      type,
+      reason,
+      message,
+    ]);
     const seen = this.#tracked.get(key);
     if (seen && now - seen.firstAt < this.#window) {
       seen.count++;
@@ -87,7 +95,15 @@ export class EventRecorder {
     }
     if (seen) clearTimeout(seen.timer);
     this.#tracked.delete(key);
-    const entry: Tracked = { namespace, name: undefined, firstAt: now, count: 1, writtenCount: 0, lastWrittenAt: now, timer: undefined };
+    const entry: Tracked = {
+      namespace,
+      name: undefined,
+      firstAt: now,
+      count: 1,
+      writtenCount: 0,
+      lastWrittenAt: now,
+      timer: undefined,
+    };
     this.#tracked.set(key, entry);
     this.#evictOldest();
     this.#track(this.#create(entry, object, type, reason, message, action));
@@ -132,11 +148,19 @@ export class EventRecorder {
     entry.timer.unref();
   }
 
-  async #create(entry: Tracked, object: KubeObject, type: EventType, reason: string, message: string, action: string): Promise<void> {
+  async #create(
+    entry: Tracked,
+    object: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    action: string,
+  ): Promise<void> {
     const now = this.#now();
     const name = `${object.metadata.name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`;
     const body = {
-      apiVersion: apiVersionOf(EVENTS), kind: EVENTS.kind,
+      apiVersion: apiVersionOf(EVENTS),
+      kind: EVENTS.kind,
       metadata: { name, namespace: entry.namespace },
       eventTime: microTime(now),
       reportingController: this.#controller,
@@ -146,20 +170,37 @@ export class EventRecorder {
       note: truncateBytes(message, NOTE_MAX),
       type,
       regarding: {
-        apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, namespace: object.metadata.namespace,
-        uid: object.metadata.uid, resourceVersion: object.metadata.resourceVersion,
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        name: object.metadata.name,
+        namespace: object.metadata.namespace,
+        uid: object.metadata.uid,
+        resourceVersion: object.metadata.resourceVersion,
       },
     };
     try {
-      await this.#client.request({ method: 'POST', path: resourcePath(EVENTS, entry.namespace), body, target: `Event ${objectKey(entry.namespace, name)}` });
+      await this.#client.request({
+        method: 'POST',
+        path: resourcePath(EVENTS, entry.namespace),
+        body,
+        target: `Event ${objectKey(entry.namespace, name)}`,
+      });
       entry.name = name;
       entry.writtenCount = 1;
       entry.lastWrittenAt = this.#now();
       // Repeats that arrived while the Event was being created.
       if (entry.count > entry.writtenCount) this.#scheduleSeries(entry);
     } catch (err) {
-      this.#log.warn({ event: 'event-write-failed', object: objectKey(object.metadata.namespace, object.metadata.name), kind: object.kind, reason,
-        err: errorText(err) }, 'could not record event');
+      this.#log.warn(
+        {
+          event: 'event-write-failed',
+          object: objectKey(object.metadata.namespace, object.metadata.name),
+          kind: object.kind,
+          reason,
+          err: errorText(err),
+        },
+        'could not record event',
+      );
     }
   }
 
@@ -168,13 +209,19 @@ export class EventRecorder {
     const count = entry.count;
     try {
       await this.#client.request({
-        method: 'PATCH', path: resourcePath(EVENTS, entry.namespace, entry.name), target: `Event ${objectKey(entry.namespace, entry.name)}`,
-        contentType: CONTENT_MERGE_PATCH, body: { series: { count, lastObservedTime: microTime(this.#now()) } },
+        method: 'PATCH',
+        path: resourcePath(EVENTS, entry.namespace, entry.name),
+        target: `Event ${objectKey(entry.namespace, entry.name)}`,
+        contentType: CONTENT_MERGE_PATCH,
+        body: { series: { count, lastObservedTime: microTime(this.#now()) } },
       });
       entry.writtenCount = count;
       entry.lastWrittenAt = this.#now();
     } catch (err) {
-      this.#log.warn({ event: 'event-write-failed', name: entry.name, namespace: entry.namespace, err: errorText(err) }, 'could not update event series');
+      this.#log.warn(
+        { event: 'event-write-failed', name: entry.name, namespace: entry.namespace, err: errorText(err) },
+        'could not update event series',
+      );
     }
   }
 }

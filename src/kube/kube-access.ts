@@ -125,8 +125,25 @@ export function staticAccess(credentials: StaticCredentials, now?: () => number)
 
 type Fields = Record<string, unknown>;
 
-const CLUSTER_FIELDS = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions']);
-const USER_FIELDS = new Set(['token', 'tokenFile', 'client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'username', 'password', 'extensions']);
+const CLUSTER_FIELDS = new Set([
+  'server',
+  'certificate-authority',
+  'certificate-authority-data',
+  'insecure-skip-tls-verify',
+  'tls-server-name',
+  'extensions',
+]);
+const USER_FIELDS = new Set([
+  'token',
+  'tokenFile',
+  'client-certificate',
+  'client-certificate-data',
+  'client-key',
+  'client-key-data',
+  'username',
+  'password',
+  'extensions',
+]);
 
 const isFields = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -145,14 +162,25 @@ export function staticCredentialsOf(kubeconfigText: string, kubeconfigPath: stri
   const doc: unknown = parse(kubeconfigText);
   if (!isFields(doc)) throw new Error(`kubeconfig ${kubeconfigPath} is not a YAML mapping`);
   const context = named(doc.contexts, doc['current-context'], 'context');
-  if (context === undefined) throw new Error(`kubeconfig ${kubeconfigPath}: current-context "${String(doc['current-context'])}" not found; set current-context`);
+  if (context === undefined)
+    throw new Error(
+      `kubeconfig ${kubeconfigPath}: current-context "${String(doc['current-context'])}" not found; set current-context`,
+    );
   const cluster = named(doc.clusters, context.cluster, 'cluster');
   const user = context.user === undefined ? {} : named(doc.users, context.user, 'user');
   if (cluster === undefined || typeof cluster.server !== 'string') {
-    throw new Error(`kubeconfig ${kubeconfigPath}: cluster "${String(context.cluster)}" of the current context not found or without a server`);
+    throw new Error(
+      `kubeconfig ${kubeconfigPath}: cluster "${String(context.cluster)}" of the current context not found or without a server`,
+    );
   }
-  if (user === undefined || Object.keys(cluster).some((k) => !CLUSTER_FIELDS.has(k)) || Object.keys(user).some((k) => !USER_FIELDS.has(k))) return undefined;
-  const path = (p: unknown) => (typeof p !== 'string' ? undefined : isAbsolute(p) ? p : join(dirname(kubeconfigPath), p));
+  if (
+    user === undefined ||
+    Object.keys(cluster).some((k) => !CLUSTER_FIELDS.has(k)) ||
+    Object.keys(user).some((k) => !USER_FIELDS.has(k))
+  )
+    return undefined;
+  const path = (p: unknown) =>
+    typeof p !== 'string' ? undefined : isAbsolute(p) ? p : join(dirname(kubeconfigPath), p);
   const material = (data: unknown, file: unknown): Buffer | undefined => {
     if (typeof data === 'string') return Buffer.from(data, 'base64');
     const f = path(file);

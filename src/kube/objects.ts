@@ -18,11 +18,14 @@ export type ServiceObject = KubeObject & {
   spec?: NonNullable<ServiceLike['spec']> & NonNullable<StoredService['spec']> & { clusterIPs?: string[] };
 };
 
-export type EndpointSliceObject = KubeObject & Omit<EndpointSliceLike, 'metadata'> & Omit<StoredEndpointSlice, 'metadata'>;
+export type EndpointSliceObject = KubeObject &
+  Omit<EndpointSliceLike, 'metadata'> &
+  Omit<StoredEndpointSlice, 'metadata'>;
 
-export type ServiceImportObject = KubeObject & Omit<StoredServiceImport, 'metadata' | 'status'> & {
-  status?: { clusters?: Array<{ cluster: string }>; conditions?: Condition[]; endpointSliceObjects?: string };
-};
+export type ServiceImportObject = KubeObject &
+  Omit<StoredServiceImport, 'metadata' | 'status'> & {
+    status?: { clusters?: Array<{ cluster: string }>; conditions?: Condition[]; endpointSliceObjects?: string };
+  };
 
 export type ClusterPropertyObject = KubeObject & { spec?: { value?: string } };
 

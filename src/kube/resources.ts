@@ -2,7 +2,12 @@
 // Every adapter in src/kube takes a ResourceType rather than a hand-written URL.
 
 import {
-  ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION,
+  ABOUT_GROUP,
+  CLUSTER_PROPERTY_PLURAL,
+  MCS_GROUP,
+  SERVICE_EXPORT_PLURAL,
+  SERVICE_IMPORT_PLURAL,
+  STORAGE_VERSION,
 } from '../core/names.ts';
 import type { OwnerReference } from '../core/service-import.ts';
 
@@ -63,22 +68,66 @@ export function objectKey(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
 
-export const NAMESPACES: ResourceType = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
-export const SERVICES: ResourceType = { group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true };
+export const NAMESPACES: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Namespace',
+  plural: 'namespaces',
+  namespaced: false,
+};
+export const SERVICES: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Service',
+  plural: 'services',
+  namespaced: true,
+};
 export const ENDPOINT_SLICES: ResourceType = {
-  group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true,
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  kind: 'EndpointSlice',
+  plural: 'endpointslices',
+  namespaced: true,
 };
 export const LEASES: ResourceType = {
-  group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true,
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  kind: 'Lease',
+  plural: 'leases',
+  namespaced: true,
 };
-export const CONFIG_MAPS: ResourceType = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
-export const EVENTS: ResourceType = { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true };
+export const CONFIG_MAPS: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+};
+export const EVENTS: ResourceType = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  kind: 'Event',
+  plural: 'events',
+  namespaced: true,
+};
 export const SERVICE_EXPORTS: ResourceType = {
-  group: MCS_GROUP, version: STORAGE_VERSION, kind: 'ServiceExport', plural: SERVICE_EXPORT_PLURAL, namespaced: true,
+  group: MCS_GROUP,
+  version: STORAGE_VERSION,
+  kind: 'ServiceExport',
+  plural: SERVICE_EXPORT_PLURAL,
+  namespaced: true,
 };
 export const SERVICE_IMPORTS: ResourceType = {
-  group: MCS_GROUP, version: STORAGE_VERSION, kind: 'ServiceImport', plural: SERVICE_IMPORT_PLURAL, namespaced: true,
+  group: MCS_GROUP,
+  version: STORAGE_VERSION,
+  kind: 'ServiceImport',
+  plural: SERVICE_IMPORT_PLURAL,
+  namespaced: true,
 };
 export const CLUSTER_PROPERTIES: ResourceType = {
-  group: ABOUT_GROUP, version: STORAGE_VERSION, kind: 'ClusterProperty', plural: CLUSTER_PROPERTY_PLURAL, namespaced: false,
+  group: ABOUT_GROUP,
+  version: STORAGE_VERSION,
+  kind: 'ClusterProperty',
+  plural: CLUSTER_PROPERTY_PLURAL,
+  namespaced: false,
 };

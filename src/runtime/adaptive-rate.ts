@@ -39,7 +39,8 @@ export interface AdaptiveRateConfig {
  * climb unless asked.
  */
 export function adaptiveRateConfig(maxRate: number, overrides: Partial<AdaptiveRateConfig> = {}): AdaptiveRateConfig {
-  if (!(maxRate > 0)) throw new RangeError(`rate limit must be a positive number of requests per second, got ${maxRate}`);
+  if (!(maxRate > 0))
+    throw new RangeError(`rate limit must be a positive number of requests per second, got ${maxRate}`);
   const config = {
     maxRate,
     ceilingRate: maxRate,

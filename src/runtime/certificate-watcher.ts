@@ -9,17 +9,29 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from '../observability/log.ts';
 
-export interface KeyPair { cert: string; key: string }
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
 
 export function readKeyPair(certFile: string, keyFile: string): KeyPair {
   const read = (file: string, what: string) => {
-    try { return readFileSync(file, 'utf8'); } catch (err) {
-      throw new Error(`cannot read the TLS ${what} file ${file}: ${(err as Error).message}; set --tls-cert-file and --tls-key-file`, { cause: err });
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new Error(
+        `cannot read the TLS ${what} file ${file}: ${(err as Error).message}; set --tls-cert-file and --tls-key-file`,
+        { cause: err },
+      );
     }
   };
   const pair = { cert: read(certFile, 'certificate'), key: read(keyFile, 'key') };
-  try { createSecureContext(pair); } catch (err) {
-    throw new Error(`TLS certificate ${certFile} and key ${keyFile} are not a usable pair: ${(err as Error).message}`, { cause: err });
+  try {
+    createSecureContext(pair);
+  } catch (err) {
+    throw new Error(`TLS certificate ${certFile} and key ${keyFile} are not a usable pair: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return pair;
 }
@@ -29,14 +41,21 @@ export function notAfter(pem: string): number {
   return Math.floor(new Date(new X509Certificate(pem).validTo).getTime() / 1000);
 }
 
-export interface CertificateWatch { stop(): void }
+export interface CertificateWatch {
+  stop(): void;
+}
 
 /**
  * Checks the files every `intervalMs`; calls `apply` with each new valid pair. Errors are logged once per distinct
  * message so a broken file does not flood the log.
  */
 export function watchKeyPair(
-  certFile: string, keyFile: string, current: KeyPair, intervalMs: number, logger: Logger, apply: (pair: KeyPair) => void,
+  certFile: string,
+  keyFile: string,
+  current: KeyPair,
+  intervalMs: number,
+  logger: Logger,
+  apply: (pair: KeyPair) => void,
 ): CertificateWatch {
   let last = current;
   let lastError = '';
@@ -49,10 +68,14 @@ export function watchKeyPair(
       apply(pair);
       last = pair;
       lastError = '';
-      logger.info({ event: 'tls-reloaded', certFile, notAfter: new Date(notAfter(pair.cert) * 1000).toISOString() }, 'serving certificate reloaded');
+      logger.info(
+        { event: 'tls-reloaded', certFile, notAfter: new Date(notAfter(pair.cert) * 1000).toISOString() },
+        'serving certificate reloaded',
+      );
     } catch (err) {
       const message = (err as Error).message;
-      if (message !== lastError) logger.warn({ event: 'tls-reload-failed', certFile, err: message }, 'keeping the current certificate');
+      if (message !== lastError)
+        logger.warn({ event: 'tls-reload-failed', certFile, err: message }, 'keeping the current certificate');
       lastError = message;
     }
   }, intervalMs);

@@ -41,9 +41,10 @@ export class ControllerBuilder<K> {
   /** Any source: each event queues the keys `map` gives for it. */
   watches<E>(source: EventSource<E>, map: KeyMapping<E, K>): this {
     this.#watches.push({
-      subscribe: (add) => source.subscribe((event, resync) => {
-        for (const key of map(event)) add(key, resync);
-      }),
+      subscribe: (add) =>
+        source.subscribe((event, resync) => {
+          for (const key of map(event)) add(key, resync);
+        }),
     });
     return this;
   }

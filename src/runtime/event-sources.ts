@@ -16,14 +16,16 @@ export type InformerEvent = 'added' | 'updated' | 'deleted';
  * delivers each cached object as its own old version: that update is a resync.
  */
 export function informerEvents<T extends KubeObject>(
-  informer: HandlerSource<T>, events: readonly InformerEvent[] = ['added', 'updated', 'deleted'],
+  informer: HandlerSource<T>,
+  events: readonly InformerEvent[] = ['added', 'updated', 'deleted'],
 ): EventSource<T> {
   return {
-    subscribe: (emit) => informer.addHandlers({
-      ...(events.includes('added') ? { onAdd: (o: T) => emit(o, false) } : {}),
-      ...(events.includes('updated') ? { onUpdate: (o: T, old: T) => emit(o, o === old) } : {}),
-      ...(events.includes('deleted') ? { onDelete: (o: T) => emit(o, false) } : {}),
-    }),
+    subscribe: (emit) =>
+      informer.addHandlers({
+        ...(events.includes('added') ? { onAdd: (o: T) => emit(o, false) } : {}),
+        ...(events.includes('updated') ? { onUpdate: (o: T, old: T) => emit(o, o === old) } : {}),
+        ...(events.includes('deleted') ? { onDelete: (o: T) => emit(o, false) } : {}),
+      }),
   };
 }
 

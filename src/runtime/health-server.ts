@@ -45,7 +45,11 @@ async function runCheck(check: HealthCheck | undefined): Promise<{ ok: boolean; 
 }
 
 /** Answers a GET of /metrics, /healthz or /readyz and returns true; returns false, answering nothing, for any other path. */
-export async function answerProbe(req: http.IncomingMessage, res: http.ServerResponse, opts: ProbeOptions): Promise<boolean> {
+export async function answerProbe(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  opts: ProbeOptions,
+): Promise<boolean> {
   const path = (req.url ?? '/').split('?')[0];
   if (path === '/metrics') {
     const text = await opts.registry.metrics();
@@ -78,7 +82,9 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   });
   const host = opts.host || undefined;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new Error(`health server: cannot listen on ${host ?? 'every address'}:${opts.port}: ${err.message}`)));
+    server.once('error', (err) =>
+      reject(new Error(`health server: cannot listen on ${host ?? 'every address'}:${opts.port}: ${err.message}`)),
+    );
     server.listen(opts.port, host, resolve);
   });
   const port = (server.address() as AddressInfo).port;
@@ -86,9 +92,10 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   return {
     port,
     url: `http://${local ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

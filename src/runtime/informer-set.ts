@@ -41,14 +41,19 @@ export interface InformerSet<S extends { [K in keyof S]: KubeObject }> {
 }
 
 export function createInformerSet<S extends { [K in keyof S]: KubeObject }>(
-  specs: { [K in keyof S]: InformerSpec<S[K]> }, options: InformerSetOptions,
+  specs: { [K in keyof S]: InformerSpec<S[K]> },
+  options: InformerSetOptions,
 ): InformerSet<S> {
   const informers = {} as { [K in keyof S]: Informer<S[K]> };
   for (const name of Object.keys(specs) as Array<keyof S & string>) {
     const { resource, trim } = specs[name];
     informers[name] = createInformer<S[typeof name]>({
-      kubeConfig: options.kubeConfig, path: resourcePath(resource), resyncMs: options.resyncMs, trim,
-      ...(options.metrics ? { metrics: options.metrics } : {}), ...(options.logger ? { logger: options.logger } : {}),
+      kubeConfig: options.kubeConfig,
+      path: resourcePath(resource),
+      resyncMs: options.resyncMs,
+      trim,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
   }
   const names = Object.keys(informers) as Array<keyof S & string>;

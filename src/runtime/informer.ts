@@ -217,10 +217,14 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     return new Promise((resolve, reject) => {
       const waiter = { resolve, reject };
       waiters.add(waiter);
-      signal?.addEventListener('abort', () => {
-        waiters.delete(waiter);
-        reject(new Error(`gave up waiting for ${what}`));
-      }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          waiters.delete(waiter);
+          reject(new Error(`gave up waiting for ${what}`));
+        },
+        { once: true },
+      );
     });
   }
 
@@ -278,14 +282,19 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
         const expired = err instanceof WatchExpired || isGone(err);
         this.#failures++;
         if (expired) needList = true;
-        const delayMs = expired && !this.#lastExpired ? 0
-          : err instanceof KubeApiError && err.statusCode === 429 ? Math.min(TOO_MANY_REQUESTS_RETRY_MS, backoffDelay(policy, this.#failures))
-          : backoffDelay(policy, this.#failures);
+        const delayMs =
+          expired && !this.#lastExpired
+            ? 0
+            : err instanceof KubeApiError && err.statusCode === 429
+              ? Math.min(TOO_MANY_REQUESTS_RETRY_MS, backoffDelay(policy, this.#failures))
+              : backoffDelay(policy, this.#failures);
         this.#lastExpired = expired;
         const event = expired ? 'relist' : 'reconnect';
         this.#opts.metrics?.restarted(this.path, event);
-        this.#log.warn({ event, err: errorText(err), attempt: this.#failures, delayMs, resourceVersion: this.#resourceVersion },
-          expired ? 'resourceVersion expired; relisting' : 'list or watch failed; reconnecting');
+        this.#log.warn(
+          { event, err: errorText(err), attempt: this.#failures, delayMs, resourceVersion: this.#resourceVersion },
+          expired ? 'resourceVersion expired; relisting' : 'list or watch failed; reconnecting',
+        );
         this.#wake = new AbortController();
         await sleep(delayMs, AbortSignal.any([this.#stop.signal, this.#wake.signal]));
         this.#wake = undefined;
@@ -303,8 +312,15 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     // holds one page as received on top of the trimmed cache (docs/design.md, "Runtime: V8 compilers and list parsing").
     do {
       list = await this.#client.request<ObjectList<T>>({
-        method: 'GET', path: this.path, signal: this.#stop.signal,
-        query: { labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector, limit: LIST_PAGE_SIZE, continue: token },
+        method: 'GET',
+        path: this.path,
+        signal: this.#stop.signal,
+        query: {
+          labelSelector: this.#opts.labelSelector,
+          fieldSelector: this.#opts.fieldSelector,
+          limit: LIST_PAGE_SIZE,
+          continue: token,
+        },
       });
       for (const item of list.items ?? []) items.push(this.#trim(item));
       token = list.metadata?.continue || undefined;
@@ -320,7 +336,13 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     const changes = this.#cache.replace(items);
     this.#resourceVersion = resourceVersion;
     // The first list is what a start waits for (M9): how long each kind took is worth a line at info.
-    const listed = { event: 'listed', count: items.length, changes: changes.length, durationMs: Math.round(performance.now() - started), resourceVersion };
+    const listed = {
+      event: 'listed',
+      count: items.length,
+      changes: changes.length,
+      durationMs: Math.round(performance.now() - started),
+      resourceVersion,
+    };
     if (this.#synced) this.#log.debug(listed, 'listed');
     else this.#log.info(listed, 'first list done');
     this.#deliver(changes);
@@ -347,26 +369,43 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
     let settled: NodeJS.Timeout | undefined;
     const started = Date.now();
     try {
-      await this.#client.watch<T | Status>(this.path, {
-        resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
-        labelSelector: this.#opts.labelSelector, fieldSelector: this.#opts.fieldSelector,
-      }, (event) => {
-        if (failure) return;
-        delivered = true;
-        if (event.type !== 'ERROR') {
-          this.#succeeded();
-          this.#apply(event.type, event.object as T);
-          return;
-        }
-        const status = event.object as Status;
-        failure = status.code === 410
-          ? new WatchExpired(status.message ?? '410 Gone in watch stream')
-          : new KubeApiError({ verb: 'WATCH', target: this.path, cluster: this.#client.cluster, statusCode: status.code,
-            reason: status.reason, detail: status.message ?? 'error event in watch stream' });
-        abort.abort();
-      }, abort.signal, (timeoutSeconds + 30) * 1000, () => {
-        if (this.#failures > 0) settled = setTimeout(() => this.#succeeded(), WATCH_SETTLED_MS);
-      });
+      await this.#client.watch<T | Status>(
+        this.path,
+        {
+          resourceVersion: this.#resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          labelSelector: this.#opts.labelSelector,
+          fieldSelector: this.#opts.fieldSelector,
+        },
+        (event) => {
+          if (failure) return;
+          delivered = true;
+          if (event.type !== 'ERROR') {
+            this.#succeeded();
+            this.#apply(event.type, event.object as T);
+            return;
+          }
+          const status = event.object as Status;
+          failure =
+            status.code === 410
+              ? new WatchExpired(status.message ?? '410 Gone in watch stream')
+              : new KubeApiError({
+                  verb: 'WATCH',
+                  target: this.path,
+                  cluster: this.#client.cluster,
+                  statusCode: status.code,
+                  reason: status.reason,
+                  detail: status.message ?? 'error event in watch stream',
+                });
+          abort.abort();
+        },
+        abort.signal,
+        (timeoutSeconds + 30) * 1000,
+        () => {
+          if (this.#failures > 0) settled = setTimeout(() => this.#succeeded(), WATCH_SETTLED_MS);
+        },
+      );
     } finally {
       clearTimeout(settled);
       this.#stop.signal.removeEventListener('abort', onStop);
@@ -415,8 +454,10 @@ class SelfHealingInformer<T extends KubeObject> implements Informer<T> {
       try {
         fn(h);
       } catch (err) {
-        this.#log.error({ event: 'handler-error', err: errorText(err), object: obj.metadata.name, namespace: obj.metadata.namespace },
-          'informer handler threw');
+        this.#log.error(
+          { event: 'handler-error', err: errorText(err), object: obj.metadata.name, namespace: obj.metadata.namespace },
+          'informer handler threw',
+        );
       }
     }
   }

@@ -15,13 +15,24 @@ import { errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '.
 import { sleep } from './backoff.ts';
 import { CONTENT_JSON_PATCH, kubeClientFor, type KubeClient, type KubeRequest } from '../kube/client.ts';
 import {
-  mustStepDown, observe, planLease, releasedSpec, renewalPatch, validateTiming, type LeaderElectionTiming, type LeaseObservation,
+  mustStepDown,
+  observe,
+  planLease,
+  releasedSpec,
+  renewalPatch,
+  validateTiming,
+  type LeaderElectionTiming,
+  type LeaseObservation,
   type LeaseSpec,
 } from './lease-rules.ts';
 import { apiVersionOf, LEASES, objectKey, resourcePath, type KubeObject } from '../kube/resources.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 
-export const DEFAULT_LEADER_ELECTION_TIMING: LeaderElectionTiming = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+export const DEFAULT_LEADER_ELECTION_TIMING: LeaderElectionTiming = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
 
 export interface LeaderElectionOptions extends Partial<LeaderElectionTiming> {
   kubeConfig: KubeAccess;
@@ -86,8 +97,11 @@ class LeaseElector implements LeaderElection {
     this.#client = kubeClientFor(opts.kubeConfig);
     this.#now = opts.now ?? Date.now;
     this.#target = `Lease ${objectKey(opts.namespace, opts.name)}`;
-    this.#log = (opts.logger ?? createLogger('leader-election'))
-      .child({ lease: objectKey(opts.namespace, opts.name), identity: opts.identity, cluster: this.#client.cluster });
+    this.#log = (opts.logger ?? createLogger('leader-election')).child({
+      lease: objectKey(opts.namespace, opts.name),
+      identity: opts.identity,
+      cluster: this.#client.cluster,
+    });
     this.#loop = this.#run();
   }
 
@@ -102,7 +116,9 @@ class LeaseElector implements LeaderElection {
   fence(): string | undefined {
     if (!this.#leading) return 'not the leader';
     const age = this.#now() - this.#lastRenewAt;
-    return age < this.#timing.renewDeadlineMs ? undefined : `the Lease was last renewed ${Math.round(age / 1000)} s ago, past the renew deadline of ${this.#timing.renewDeadlineMs / 1000} s`;
+    return age < this.#timing.renewDeadlineMs
+      ? undefined
+      : `the Lease was last renewed ${Math.round(age / 1000)} s ago, past the renew deadline of ${this.#timing.renewDeadlineMs / 1000} s`;
   }
 
   async stop(): Promise<void> {
@@ -164,7 +180,9 @@ class LeaseElector implements LeaderElection {
       if (this.#stopped.signal.aborted) return 'shutdown';
       if (lost.signal.aborted) return String(lost.signal.reason);
       if (mustStepDown(this.#lastRenewAt, renewDeadlineMs, this.#now())) return 'renew deadline passed';
-      void this.#renew(this.#now(), leadership).then((why) => { if (why !== undefined) lost.abort(why); });
+      void this.#renew(this.#now(), leadership).then((why) => {
+        if (why !== undefined) lost.abort(why);
+      });
     }
   }
 
@@ -173,8 +191,11 @@ class LeaseElector implements LeaderElection {
     const signal = AbortSignal.any([leadership, AbortSignal.timeout(this.#timing.renewDeadlineMs)]);
     try {
       const lease = await this.#leaseRequest({
-        method: 'PATCH', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), signal,
-        contentType: CONTENT_JSON_PATCH, body: renewalPatch(this.#opts.identity, this.#timing.leaseDurationMs, sentAt),
+        method: 'PATCH',
+        path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name),
+        signal,
+        contentType: CONTENT_JSON_PATCH,
+        body: renewalPatch(this.#opts.identity, this.#timing.leaseDurationMs, sentAt),
       });
       if (leadership.aborted) return undefined;
       this.#lastRenewAt = Math.max(this.#lastRenewAt, sentAt);
@@ -201,14 +222,19 @@ class LeaseElector implements LeaderElection {
       if (current?.spec) this.#observation = observe(this.#observation, current.spec, now);
       const plan = planLease(current?.spec, this.#observation, this.#opts.identity, this.#timing.leaseDurationMs, now);
       if (plan.action === 'wait') {
-        if (this.#leader !== plan.holder) this.#log.info({ event: 'leader-observed', holder: plan.holder }, 'another replica leads');
+        if (this.#leader !== plan.holder)
+          this.#log.info({ event: 'leader-observed', holder: plan.holder }, 'another replica leads');
         this.#leader = plan.holder;
         return false;
       }
-      this.#lease = plan.action === 'create' ? await this.#create(plan.spec, signal) : await this.#update(current!, plan.spec, signal);
+      this.#lease =
+        plan.action === 'create'
+          ? await this.#create(plan.spec, signal)
+          : await this.#update(current!, plan.spec, signal);
       this.#leaseSentAt = now;
       this.#observation = observe(undefined, this.#lease.spec ?? {}, this.#now());
-      if (plan.acquired) this.#log.info({ event: 'lease-acquired', transitions: plan.spec.leaseTransitions }, 'acquired the lease');
+      if (plan.acquired)
+        this.#log.info({ event: 'lease-acquired', transitions: plan.spec.leaseTransitions }, 'acquired the lease');
       return true;
     } catch (err) {
       this.#lease = undefined;
@@ -229,7 +255,9 @@ class LeaseElector implements LeaderElection {
   async #get(signal: AbortSignal): Promise<Lease | undefined> {
     try {
       return await this.#leaseRequest({
-        method: 'GET', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), signal,
+        method: 'GET',
+        path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name),
+        signal,
       });
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -239,15 +267,24 @@ class LeaseElector implements LeaderElection {
 
   #create(spec: LeaseSpec, signal: AbortSignal): Promise<Lease> {
     return this.#leaseRequest({
-      method: 'POST', path: resourcePath(LEASES, this.#opts.namespace), signal,
-      body: { apiVersion: apiVersionOf(LEASES), kind: LEASES.kind, metadata: { name: this.#opts.name, namespace: this.#opts.namespace }, spec },
+      method: 'POST',
+      path: resourcePath(LEASES, this.#opts.namespace),
+      signal,
+      body: {
+        apiVersion: apiVersionOf(LEASES),
+        kind: LEASES.kind,
+        metadata: { name: this.#opts.name, namespace: this.#opts.namespace },
+        spec,
+      },
     });
   }
 
   /** PUT with the resourceVersion read: a concurrent writer makes this fail with 409 instead of being overwritten. */
   #update(current: Lease, spec: LeaseSpec, signal: AbortSignal): Promise<Lease> {
     return this.#leaseRequest({
-      method: 'PUT', path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name), signal,
+      method: 'PUT',
+      path: resourcePath(LEASES, this.#opts.namespace, this.#opts.name),
+      signal,
       body: { ...current, apiVersion: apiVersionOf(LEASES), kind: LEASES.kind, spec },
     });
   }
@@ -266,14 +303,17 @@ class LeaseElector implements LeaderElection {
     try {
       let released: boolean;
       try {
-        released = await releaseFrom(this.#lease ?? await this.#get(signal));
+        released = await releaseFrom(this.#lease ?? (await this.#get(signal)));
       } catch (err) {
         if (!isConflict(err)) throw err;
         released = await releaseFrom(await this.#get(signal));
       }
       if (released) this.#log.info({ event: 'lease-released' }, 'released the lease');
     } catch (err) {
-      this.#log.warn({ event: 'lease-release-failed', err: errorText(err) }, 'could not release the lease; a standby takes over once it expires');
+      this.#log.warn(
+        { event: 'lease-release-failed', err: errorText(err) },
+        'could not release the lease; a standby takes over once it expires',
+      );
     }
     this.#lease = undefined;
   }

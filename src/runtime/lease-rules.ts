@@ -27,7 +27,12 @@ export type LeasePlan =
   | { readonly action: 'wait'; readonly holder: string; readonly expiresInMs: number };
 
 function recordOf(spec: LeaseSpec): string {
-  return JSON.stringify([spec.holderIdentity ?? '', spec.renewTime ?? '', spec.acquireTime ?? '', spec.leaseTransitions ?? 0]);
+  return JSON.stringify([
+    spec.holderIdentity ?? '',
+    spec.renewTime ?? '',
+    spec.acquireTime ?? '',
+    spec.leaseTransitions ?? 0,
+  ]);
 }
 
 /** Updates the observation: a changed record restarts the expiry clock, an unchanged one keeps it. */
@@ -40,11 +45,20 @@ export function observe(previous: LeaseObservation | undefined, spec: LeaseSpec,
  * What `identity` should write: create the lease, renew it (already held), take it over (free, released or expired),
  * or wait for the current holder's lease to run out.
  */
-export function planLease(current: LeaseSpec | undefined, observation: LeaseObservation | undefined, identity: string,
-  leaseDurationMs: number, now: number): LeasePlan {
+export function planLease(
+  current: LeaseSpec | undefined,
+  observation: LeaseObservation | undefined,
+  identity: string,
+  leaseDurationMs: number,
+  now: number,
+): LeasePlan {
   const leaseDurationSeconds = Math.ceil(leaseDurationMs / 1000);
   const fresh = (transitions: number): LeaseSpec => ({
-    holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: transitions,
+    holderIdentity: identity,
+    leaseDurationSeconds,
+    acquireTime: microTime(now),
+    renewTime: microTime(now),
+    leaseTransitions: transitions,
   });
   if (!current) return { action: 'create', spec: fresh(0), acquired: true };
   const holder = current.holderIdentity ?? '';
@@ -91,11 +105,16 @@ export interface LeaderElectionTiming {
 
 /** client-go's constraints: the leader must give up (renew deadline) before others may take over (lease duration). */
 export function validateTiming(t: LeaderElectionTiming): void {
-  if (!(t.retryPeriodMs > 0)) throw new Error(`leader election: retry period must be positive, got ${t.retryPeriodMs} ms`);
+  if (!(t.retryPeriodMs > 0))
+    throw new Error(`leader election: retry period must be positive, got ${t.retryPeriodMs} ms`);
   if (!(t.renewDeadlineMs > t.retryPeriodMs)) {
-    throw new Error(`leader election: renew deadline (${t.renewDeadlineMs} ms) must be longer than the retry period (${t.retryPeriodMs} ms)`);
+    throw new Error(
+      `leader election: renew deadline (${t.renewDeadlineMs} ms) must be longer than the retry period (${t.retryPeriodMs} ms)`,
+    );
   }
   if (!(t.leaseDurationMs > t.renewDeadlineMs)) {
-    throw new Error(`leader election: lease duration (${t.leaseDurationMs} ms) must be longer than the renew deadline (${t.renewDeadlineMs} ms)`);
+    throw new Error(
+      `leader election: lease duration (${t.leaseDurationMs} ms) must be longer than the renew deadline (${t.renewDeadlineMs} ms)`,
+    );
   }
 }

@@ -77,8 +77,9 @@ export class ObjectCache<T extends KubeObject> {
     const entries = Object.entries(selector);
     if (entries.length === 0) return this.list(namespace);
     const [first, ...rest] = entries;
-    return this.listByLabel(first![0], first![1], namespace)
-      .filter((o) => rest.every(([k, v]) => o.metadata.labels?.[k] === v));
+    return this.listByLabel(first![0], first![1], namespace).filter((o) =>
+      rest.every(([k, v]) => o.metadata.labels?.[k] === v),
+    );
   }
 
   /**
@@ -94,7 +95,11 @@ export class ObjectCache<T extends KubeObject> {
       if (newer(observed, obj.metadata.resourceVersion)) return undefined;
       // The watch caught up: the change is delivered now, even though the cache already showed it.
       this.#observed.delete(key);
-    } else if (old && old.metadata.resourceVersion !== undefined && old.metadata.resourceVersion === obj.metadata.resourceVersion) {
+    } else if (
+      old &&
+      old.metadata.resourceVersion !== undefined &&
+      old.metadata.resourceVersion === obj.metadata.resourceVersion
+    ) {
       return undefined;
     }
     if (old) this.#unindex(key, old);
@@ -113,7 +118,8 @@ export class ObjectCache<T extends KubeObject> {
     const key = keyOf(obj);
     const old = this.#objects.get(key);
     const rv = obj.metadata.resourceVersion;
-    if (newer(rv, watched) !== true || (old !== undefined && newer(rv, old.metadata.resourceVersion) !== true)) return false;
+    if (newer(rv, watched) !== true || (old !== undefined && newer(rv, old.metadata.resourceVersion) !== true))
+      return false;
     if (old) this.#unindex(key, old);
     this.#objects.set(key, obj);
     this.#index(key, obj);

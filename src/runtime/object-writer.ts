@@ -36,7 +36,11 @@ export interface DeleteOptions {
 }
 
 /** An object to apply: metadata needs namespace (when namespaced) and name; apiVersion and kind default from the resource. */
-export type ApplyObject = Omit<KubeObject, 'apiVersion' | 'kind'> & { apiVersion?: string; kind?: string; [field: string]: unknown };
+export type ApplyObject = Omit<KubeObject, 'apiVersion' | 'kind'> & {
+  apiVersion?: string;
+  kind?: string;
+  [field: string]: unknown;
+};
 
 export class ObjectWriter {
   readonly fieldManager: string;
@@ -71,9 +75,17 @@ export class ObjectWriter {
   }
 
   /** The object, or undefined when it does not exist. */
-  async get<T extends KubeObject>(resource: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+  async get<T extends KubeObject>(
+    resource: ResourceType,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<T | undefined> {
     try {
-      return await this.#client.request<T>({ method: 'GET', path: resourcePath(resource, namespace, name), target: target(resource, namespace, name) });
+      return await this.#client.request<T>({
+        method: 'GET',
+        path: resourcePath(resource, namespace, name),
+        target: target(resource, namespace, name),
+      });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -81,12 +93,25 @@ export class ObjectWriter {
   }
 
   /** Deletes the object; false when it was already gone. */
-  async delete(resource: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
-    const preconditions = opts.uid || opts.resourceVersion ? { uid: opts.uid, resourceVersion: opts.resourceVersion } : undefined;
+  async delete(
+    resource: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<boolean> {
+    const preconditions =
+      opts.uid || opts.resourceVersion ? { uid: opts.uid, resourceVersion: opts.resourceVersion } : undefined;
     try {
       await this.#client.request({
-        method: 'DELETE', path: resourcePath(resource, namespace, name), target: target(resource, namespace, name),
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions, propagationPolicy: opts.propagationPolicy ?? 'Background' },
+        method: 'DELETE',
+        path: resourcePath(resource, namespace, name),
+        target: target(resource, namespace, name),
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          preconditions,
+          propagationPolicy: opts.propagationPolicy ?? 'Background',
+        },
       });
       return true;
     } catch (err) {
@@ -99,7 +124,12 @@ export class ObjectWriter {
    * Adds `finalizer` unless present; returns the object as it now is, or undefined when it does not exist. An object
    * already being deleted gets no new finalizer (the apiserver forbids it) and is returned as is.
    */
-  addFinalizer<T extends KubeObject>(resource: ResourceType, namespace: string | undefined, name: string, finalizer: string): Promise<T | undefined> {
+  addFinalizer<T extends KubeObject>(
+    resource: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    finalizer: string,
+  ): Promise<T | undefined> {
     return this.#changeFinalizers<T>(resource, namespace, name, (obj) => {
       const list = obj.metadata.finalizers ?? [];
       return list.includes(finalizer) || obj.metadata.deletionTimestamp ? undefined : [...list, finalizer];
@@ -107,19 +137,36 @@ export class ObjectWriter {
   }
 
   /** Removes `finalizer` if present; returns the object as it now is, or undefined when it is gone (possibly because of this). */
-  removeFinalizer<T extends KubeObject>(resource: ResourceType, namespace: string | undefined, name: string, finalizer: string): Promise<T | undefined> {
+  removeFinalizer<T extends KubeObject>(
+    resource: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    finalizer: string,
+  ): Promise<T | undefined> {
     return this.#changeFinalizers<T>(resource, namespace, name, (obj) => {
       const list = obj.metadata.finalizers ?? [];
       return list.includes(finalizer) ? list.filter((f) => f !== finalizer) : undefined;
     });
   }
 
-  async #apply<T extends KubeObject>(resource: ResourceType, object: ApplyObject, subresource: 'status' | undefined): Promise<T> {
+  async #apply<T extends KubeObject>(
+    resource: ResourceType,
+    object: ApplyObject,
+    subresource: 'status' | undefined,
+  ): Promise<T> {
     const { namespace, name } = object.metadata;
-    const body = { ...object, apiVersion: object.apiVersion ?? apiVersionOf(resource), kind: object.kind ?? resource.kind };
+    const body = {
+      ...object,
+      apiVersion: object.apiVersion ?? apiVersionOf(resource),
+      kind: object.kind ?? resource.kind,
+    };
     const written = await this.#client.request<T>({
-      method: 'PATCH', path: resourcePath(resource, namespace, name, subresource), target: target(resource, namespace, name, subresource),
-      query: { fieldManager: this.fieldManager, force: true }, contentType: CONTENT_APPLY_PATCH, body,
+      method: 'PATCH',
+      path: resourcePath(resource, namespace, name, subresource),
+      target: target(resource, namespace, name, subresource),
+      query: { fieldManager: this.fieldManager, force: true },
+      contentType: CONTENT_APPLY_PATCH,
+      body,
     });
     this.#onWritten(resource, written);
     return written;
@@ -129,8 +176,12 @@ export class ObjectWriter {
    * Read, compute the new finalizer list, write it with the resourceVersion read (so a concurrent change is a 409,
    * never lost), and on 409 start over after a short backoff.
    */
-  async #changeFinalizers<T extends KubeObject>(resource: ResourceType, namespace: string | undefined, name: string,
-    next: (obj: T) => string[] | undefined): Promise<T | undefined> {
+  async #changeFinalizers<T extends KubeObject>(
+    resource: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    next: (obj: T) => string[] | undefined,
+  ): Promise<T | undefined> {
     for (let attempt = 1; ; attempt++) {
       const obj = await this.get<T>(resource, namespace, name);
       if (!obj) return undefined;
@@ -138,7 +189,9 @@ export class ObjectWriter {
       if (!finalizers) return obj;
       try {
         const written = await this.#client.request<T>({
-          method: 'PATCH', path: resourcePath(resource, namespace, name), target: target(resource, namespace, name),
+          method: 'PATCH',
+          path: resourcePath(resource, namespace, name),
+          target: target(resource, namespace, name),
           contentType: CONTENT_MERGE_PATCH,
           body: { metadata: { finalizers, resourceVersion: obj.metadata.resourceVersion } },
         });

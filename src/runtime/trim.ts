@@ -20,9 +20,15 @@ export function trimMetadata(metadata: ObjectMeta): ObjectMeta {
 }
 
 /** apiVersion, kind and trimmed metadata, plus the named top-level fields where present (e.g. 'spec'). */
-export function keepFields<T extends KubeObject>(...fields: ReadonlyArray<Exclude<keyof T, keyof KubeObject> & string>): ObjectTrim<T> {
+export function keepFields<T extends KubeObject>(
+  ...fields: ReadonlyArray<Exclude<keyof T, keyof KubeObject> & string>
+): ObjectTrim<T> {
   return (object) => {
-    const trimmed: Record<string, unknown> = { apiVersion: object.apiVersion, kind: object.kind, metadata: trimMetadata(object.metadata) };
+    const trimmed: Record<string, unknown> = {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: trimMetadata(object.metadata),
+    };
     for (const field of fields) if (object[field] !== undefined) trimmed[field] = object[field];
     return trimmed as T;
   };
@@ -34,7 +40,8 @@ export function keepFields<T extends KubeObject>(...fields: ReadonlyArray<Exclud
  */
 export function keepMetadata(metadata: ObjectMeta, ...fields: ReadonlyArray<keyof ObjectMeta & string>): ObjectMeta {
   const kept: ObjectMeta = { name: metadata.name };
-  for (const field of ['namespace', 'resourceVersion', ...fields]) if (metadata[field] !== undefined) kept[field] = metadata[field];
+  for (const field of ['namespace', 'resourceVersion', ...fields])
+    if (metadata[field] !== undefined) kept[field] = metadata[field];
   return kept;
 }
 

@@ -91,7 +91,8 @@ export class WorkQueue<K> {
   #yielding = false;
 
   constructor(opts: WorkQueueOptions<K>) {
-    if (!(opts.concurrency >= 1)) throw new Error(`work queue ${opts.name}: concurrency must be at least 1, got ${opts.concurrency}`);
+    if (!(opts.concurrency >= 1))
+      throw new Error(`work queue ${opts.name}: concurrency must be at least 1, got ${opts.concurrency}`);
     this.name = opts.name;
     this.#opts = opts;
     this.#toKey = opts.toKey ?? String;
@@ -224,8 +225,10 @@ export class WorkQueue<K> {
       this.forget(key);
     } catch (err) {
       result = 'error';
-      this.#log.warn({ event: 'retry', key: id, err: errorText(err), attempt: (this.#failures.get(id) ?? 0) + 1 },
-        'handler failed; requeueing with backoff');
+      this.#log.warn(
+        { event: 'retry', key: id, err: errorText(err), attempt: (this.#failures.get(id) ?? 0) + 1 },
+        'handler failed; requeueing with backoff',
+      );
       if (!this.#shuttingDown) this.addRateLimited(key);
     } finally {
       this.#opts.metrics?.processed(this.name, (this.#now() - started) / 1000, result);

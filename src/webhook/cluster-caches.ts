@@ -18,7 +18,12 @@ export const ALWAYS_SYNCED: CacheState = { unsynced: () => [] };
 
 /** A view over plain caches, filled by the caller (unit tests, benchmark). */
 export function memoryView(): { [K in CacheName]: ObjectCache<WebhookKinds[K]> } {
-  return { services: new ObjectCache(), serviceExports: new ObjectCache(), serviceImports: new ObjectCache(), clusterProperties: new ObjectCache() };
+  return {
+    services: new ObjectCache(),
+    serviceExports: new ObjectCache(),
+    serviceImports: new ObjectCache(),
+    clusterProperties: new ObjectCache(),
+  };
 }
 
 export interface InformerView extends CacheState {
@@ -33,14 +38,19 @@ export interface InformerView extends CacheState {
 
 /** A Service as the admission rules read it (serviceAsRead): not its selector, labels or status. */
 export const trimService: ObjectTrim<ServiceObject & KubeObject> = (service) => ({
-  ...serviceAsRead(service), apiVersion: service.apiVersion, kind: service.kind, metadata: keepMetadata(service.metadata),
+  ...serviceAsRead(service),
+  apiVersion: service.apiVersion,
+  kind: service.kind,
+  metadata: keepMetadata(service.metadata),
 });
 
 /** A ServiceExport as the X1–X3 checks read it (serviceExportAsRead): its creation time and what it exports. */
 export const trimServiceExport: ObjectTrim<ServiceExportObject & KubeObject> = (serviceExport) => {
   const { spec } = serviceExportAsRead(serviceExport);
   return {
-    apiVersion: serviceExport.apiVersion, kind: serviceExport.kind, metadata: keepMetadata(serviceExport.metadata, 'creationTimestamp'),
+    apiVersion: serviceExport.apiVersion,
+    kind: serviceExport.kind,
+    metadata: keepMetadata(serviceExport.metadata, 'creationTimestamp'),
     ...(spec === undefined ? {} : { spec }),
   };
 };
@@ -61,11 +71,14 @@ type WebhookKinds = { [K in CacheName]: ClusterView[K] extends Store<infer T> ? 
  * reads). The caches keep what the admission rules read (the trims above).
  */
 export function informerView(kubeConfig: KubeAccess, logger: Logger): InformerView {
-  const set = createInformerSet<WebhookKinds>({
-    services: { resource: SERVICES, trim: trimService },
-    serviceExports: { resource: SERVICE_EXPORTS, trim: trimServiceExport },
-    serviceImports: { resource: SERVICE_IMPORTS, trim: trimServiceImport },
-    clusterProperties: { resource: CLUSTER_PROPERTIES, trim: keepFields<WebhookKinds['clusterProperties']>('spec') },
-  }, { kubeConfig, resyncMs: 0, logger });
+  const set = createInformerSet<WebhookKinds>(
+    {
+      services: { resource: SERVICES, trim: trimService },
+      serviceExports: { resource: SERVICE_EXPORTS, trim: trimServiceExport },
+      serviceImports: { resource: SERVICE_IMPORTS, trim: trimServiceImport },
+      clusterProperties: { resource: CLUSTER_PROPERTIES, trim: keepFields<WebhookKinds['clusterProperties']>('spec') },
+    },
+    { kubeConfig, resyncMs: 0, logger },
+  );
   return { view: set.informers, unsynced: set.unsynced, start: set.start, stop: set.stop };
 }

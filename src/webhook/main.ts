@@ -33,21 +33,26 @@ async function main(argv: string[]): Promise<void> {
 
   const informers = informerView(kubeConfig, logger);
   informers.start();
-  const server = await startWebhookServer({
-    port: options.port,
-    bindAddress: options.bindAddress,
-    tlsCertFile: options.tlsCertFile,
-    tlsKeyFile: options.tlsKeyFile,
-    tlsReloadIntervalMs: options.tlsReloadInterval,
-    metricsPort: options.metricsPort,
-    conflictPolicy: options.conflictPolicy,
-    externalNamePolicy: options.externalNamePolicy,
-    writers: { worker: options.workerServiceAccount, deleters: splitList(options.systemDeleters) },
-    maxRequestBytes: options.maxRequestBytes,
-    shutdownDelayMs: options.shutdownDelay,
-    shutdownTimeoutMs: options.shutdownTimeout,
-    cacheSyncGraceMs: options.cacheSyncGrace,
-  }, informers.view, informers, logger);
+  const server = await startWebhookServer(
+    {
+      port: options.port,
+      bindAddress: options.bindAddress,
+      tlsCertFile: options.tlsCertFile,
+      tlsKeyFile: options.tlsKeyFile,
+      tlsReloadIntervalMs: options.tlsReloadInterval,
+      metricsPort: options.metricsPort,
+      conflictPolicy: options.conflictPolicy,
+      externalNamePolicy: options.externalNamePolicy,
+      writers: { worker: options.workerServiceAccount, deleters: splitList(options.systemDeleters) },
+      maxRequestBytes: options.maxRequestBytes,
+      shutdownDelayMs: options.shutdownDelay,
+      shutdownTimeoutMs: options.shutdownTimeout,
+      cacheSyncGraceMs: options.cacheSyncGrace,
+    },
+    informers.view,
+    informers,
+    logger,
+  );
 
   const stop = async (signal: string) => {
     logger.info({ event: 'signal', signal }, 'shutting down');
@@ -60,6 +65,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  createLogger('webhook').fatal({ event: 'startup-failed', err: (err as Error).message }, 'webhook server failed to start');
+  createLogger('webhook').fatal(
+    { event: 'startup-failed', err: (err as Error).message },
+    'webhook server failed to start',
+  );
   process.exit(1);
 });

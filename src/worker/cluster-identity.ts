@@ -10,19 +10,35 @@ export type { Identity };
 export type IdentityReading =
   | { readonly kind: 'ready'; readonly identity: Identity }
   /** Missing or unusable properties; `message` says which and how to fix it, in one sentence. */
-  | { readonly kind: 'missing'; readonly reason: 'ClusterPropertyMissing' | 'InvalidClusterId'; readonly message: string };
+  | {
+      readonly kind: 'missing';
+      readonly reason: 'ClusterPropertyMissing' | 'InvalidClusterId';
+      readonly message: string;
+    };
 
 /** C1, C2: both properties present with non-empty values and a cluster id that is a DNS label. */
-export function readIdentity(clusterIdProperty: ClusterPropertyObject | undefined, clustersetProperty: ClusterPropertyObject | undefined): IdentityReading {
+export function readIdentity(
+  clusterIdProperty: ClusterPropertyObject | undefined,
+  clustersetProperty: ClusterPropertyObject | undefined,
+): IdentityReading {
   const clusterId = clusterIdProperty?.spec?.value;
   const clustersetId = clustersetProperty?.spec?.value;
   const missing = missingIdentityProperties(clusterId, clustersetId);
   if (missing.length > 0 || !clusterId || !clustersetId) {
     const message = missingIdentityMessage(missing, 'The worker starts on its own once both exist. ');
-    return { kind: 'missing', reason: 'ClusterPropertyMissing', message: `${message[0]!.toUpperCase()}${message.slice(1)}` };
+    return {
+      kind: 'missing',
+      reason: 'ClusterPropertyMissing',
+      message: `${message[0]!.toUpperCase()}${message.slice(1)}`,
+    };
   }
   const invalid = validateClusterId(clusterId);
-  if (invalid !== undefined) return { kind: 'missing', reason: 'InvalidClusterId', message: `${invalid} Nothing is exported or imported until then (C2).` };
+  if (invalid !== undefined)
+    return {
+      kind: 'missing',
+      reason: 'InvalidClusterId',
+      message: `${invalid} Nothing is exported or imported until then (C2).`,
+    };
   return { kind: 'ready', identity: { clusterId, clustersetId } };
 }
 
@@ -57,7 +73,11 @@ function describe(identity: Identity): string {
  * one, and peers would see a second cluster. A change (or deletion) then freezes exports until the properties are
  * restored or every ServiceExport is gone; with nothing exported the worker simply follows the properties.
  */
-export function decideIdentity(status: IdentityStatus, reading: IdentityReading, hasExports: boolean): IdentityDecision {
+export function decideIdentity(
+  status: IdentityStatus,
+  reading: IdentityReading,
+  hasExports: boolean,
+): IdentityDecision {
   if (status.kind === 'idle') {
     return reading.kind === 'ready' ? { action: 'start', identity: reading.identity } : { action: 'none' };
   }

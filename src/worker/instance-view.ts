@@ -34,7 +34,13 @@ export class InstanceView {
    * `settleMs`: how long after a write Cloud Map's reads may still miss it (eventual consistency); a watcher read
    * begun later than that is trusted over the write. `now` must be the watcher's clock.
    */
-  constructor(snapshot: SnapshotSource, readAt: ReadTimeSource, identity: Identity, settleMs: number, now: () => number = Date.now) {
+  constructor(
+    snapshot: SnapshotSource,
+    readAt: ReadTimeSource,
+    identity: Identity,
+    settleMs: number,
+    now: () => number = Date.now,
+  ) {
     this.#snapshot = snapshot;
     this.#readAt = readAt;
     this.#identity = identity;
@@ -43,7 +49,10 @@ export class InstanceView {
   }
 
   isOurs(instance: CloudMapInstance): boolean {
-    return instance.attributes[ATTR_CLUSTER_ID] === this.#identity.clusterId && instance.attributes[ATTR_CLUSTERSET_ID] === this.#identity.clustersetId;
+    return (
+      instance.attributes[ATTR_CLUSTER_ID] === this.#identity.clusterId &&
+      instance.attributes[ATTR_CLUSTERSET_ID] === this.#identity.clustersetId
+    );
   }
 
   /** Every cluster's instances of `namespace/service` (one per id), ours as last written when that is fresher. */

@@ -30,7 +30,10 @@ let worker;
 try {
   worker = await startWorker(options, log);
 } catch (err) {
-  log.fatal({ event: 'start-failed', err: err instanceof Error ? err.message : String(err) }, 'the worker could not start');
+  log.fatal(
+    { event: 'start-failed', err: err instanceof Error ? err.message : String(err) },
+    'the worker could not start',
+  );
   process.exit(1);
 }
 
@@ -40,9 +43,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ event: 'shutdown', signal }, 'shutting down');
-    worker.stop().then(() => process.exit(0), (err: unknown) => {
-      log.error({ event: 'shutdown-failed', err: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
-      process.exit(1);
-    });
+    worker.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error(
+          { event: 'shutdown-failed', err: err instanceof Error ? err.message : String(err) },
+          'shutdown failed',
+        );
+        process.exit(1);
+      },
+    );
   });
 }

@@ -119,19 +119,28 @@ export class Member {
     this.#ownRegion = ownRegion!;
     this.#exportStatus = new ExportStatusWriter(o.writer, o.events);
     this.#cloudMap = this.#adapterFor(ownRegion!);
-    this.#watcher = watchCloudMap(this.#cloudMap, { ...this.#watchOptions(ownRegion!), ...this.#checkpointOptions(ownRegion!) });
+    this.#watcher = watchCloudMap(this.#cloudMap, {
+      ...this.#watchOptions(ownRegion!),
+      ...this.#checkpointOptions(ownRegion!),
+    });
     this.#others = otherRegions.map((region) => {
       const cloudMap = this.#adapterFor(region);
       return { region, cloudMap, watcher: watchCloudMap(cloudMap, { ...this.#watchOptions(region), readOnly: true }) };
     });
     for (const region of o.regions) o.metrics.regionReachable.set({ region }, 1);
     this.#view = new InstanceView(
-      (namespace, service) => this.#watcher.snapshot(namespace, service), (namespace, service) => this.#watcher.readAt(namespace, service),
-      o.identity, OWN_WRITES_SETTLE_MS, () => this.#watcher.now(),
+      (namespace, service) => this.#watcher.snapshot(namespace, service),
+      (namespace, service) => this.#watcher.readAt(namespace, service),
+      o.identity,
+      OWN_WRITES_SETTLE_MS,
+      () => this.#watcher.now(),
     );
     this.#lag = new ExportToImportLag((seconds) => o.metrics.exportToImportLag.observe(seconds));
     this.#waiting = new WaitingStatus({
-      serviceExports: o.informers.serviceExports, status: this.#exportStatus, waiting: () => !this.#synced && !this.#stopped.signal.aborted, log: this.#log,
+      serviceExports: o.informers.serviceExports,
+      status: this.#exportStatus,
+      waiting: () => !this.#synced && !this.#stopped.signal.aborted,
+      log: this.#log,
     });
     this.#deadClusters = this.#createDeadClusters();
     // The controllers, each declared in its folder under controllers/.
@@ -165,7 +174,11 @@ export class Member {
     const severalRegions = this.#o.regions.length > 1;
     return new CloudMapAdapter({
       ...identity,
-      client: { region, connectTimeoutMs: options.cloudMapConnectTimeout, ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}) },
+      client: {
+        region,
+        connectTimeoutMs: options.cloudMapConnectTimeout,
+        ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}),
+      },
       callTimeoutMs: options.cloudMapCallTimeout,
       // Stopping abandons the calls in flight, so a stop never waits on Cloud Map (SIGTERM within the grace period).
       signal: this.#stopped.signal,
@@ -197,10 +210,18 @@ export class Member {
       // What this cluster exports and imports is read first; the rest of Cloud Map is listed after start (M6). Asked
       // for once the namespaces and the markers are read: the ServiceImports may still be listing then (M9).
       knownServices: async () => {
-        await Promise.all([informers.serviceExports.waitForSync(this.#stopped.signal), informers.serviceImports.waitForSync(this.#stopped.signal)]);
+        await Promise.all([
+          informers.serviceExports.waitForSync(this.#stopped.signal),
+          informers.serviceImports.waitForSync(this.#stopped.signal),
+        ]);
         return [
-          ...informers.serviceExports.list().map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
-          ...informers.serviceImports.list().filter(keptByUs).map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
+          ...informers.serviceExports
+            .list()
+            .map((se) => ({ namespace: se.metadata.namespace ?? '', service: se.metadata.name })),
+          ...informers.serviceImports
+            .list()
+            .filter(keptByUs)
+            .map((si) => ({ namespace: si.metadata.namespace ?? '', service: si.metadata.name })),
         ];
       },
     };
@@ -211,7 +232,9 @@ export class Member {
     const { options, identity, kubeConfig } = this.#o;
     if (!options.warmStart) return {};
     const checkpoints = new KubeCheckpointStore({
-      client: kubeClientFor(kubeConfig), namespace: options.namespace, owner: { clusterId: identity.clusterId, clustersetId: identity.clustersetId, region },
+      client: kubeClientFor(kubeConfig),
+      namespace: options.namespace,
+      owner: { clusterId: identity.clusterId, clustersetId: identity.clustersetId, region },
       log: this.#log.child({ controller: 'checkpoint' }),
     });
     return { checkpoints, checkpointIntervalMs: options.checkpointInterval };
@@ -246,7 +269,10 @@ export class Member {
       clusterSetInstances: (namespace, service) => this.#clusterSetInstances(namespace, service),
       markChanged: (namespace, service) => {
         this.#watcher.markChanged(namespace, [service]).catch((err: unknown) => {
-          this.#log.debug({ event: 'marker-bump-failed', namespace, service, err: errorText(err) }, 'change marker not bumped; peers catch up at their full resync');
+          this.#log.debug(
+            { event: 'marker-bump-failed', namespace, service, err: errorText(err) },
+            'change marker not bumped; peers catch up at their full resync',
+          );
         });
       },
       announceComing: () => this.#watcher.announceComing(),
@@ -269,7 +295,11 @@ export class Member {
       log: this.#log.child({ controller: 'export' }),
     });
     return exportController({
-      settings: { ...this.#settings('export'), concurrency: options.exportWorkers, whileStarting: (key) => this.#waiting.reportKey(key) },
+      settings: {
+        ...this.#settings('export'),
+        concurrency: options.exportWorkers,
+        whileStarting: (key) => this.#waiting.reportKey(key),
+      },
       informers,
       cloudMapChanges: this.#cloudMapChanges,
       ours: (namespace, service) => this.#view.ours(namespace, service).length > 0,
@@ -283,7 +313,9 @@ export class Member {
       identity: identity,
       // This cluster's Region with its own writes, and every other Region as last read.
       view: { instances: (namespace, service) => this.#clusterSetInstances(namespace, service) },
-      ...(this.#others.length > 0 ? { regions: (namespace: string, service: string) => this.#regionStates(namespace, service) } : {}),
+      ...(this.#others.length > 0
+        ? { regions: (namespace: string, service: string) => this.#regionStates(namespace, service) }
+        : {}),
       namespaces: informers.namespaces,
       serviceImports: informers.serviceImports,
       services: informers.services,
@@ -305,8 +337,12 @@ export class Member {
       silenceChanges: this.#silenceChanges,
       cloudMapServices: () => this.#services(),
       // Silence is judged in this cluster's Region, where every cluster's heartbeat is.
-      servicesOf: (clusters) => this.#watcher.services().filter(({ namespace, service }) =>
-        this.#watcher.snapshot(namespace, service).some((i) => clusters.has(i.attributes[ATTR_CLUSTER_ID] ?? ''))),
+      servicesOf: (clusters) =>
+        this.#watcher
+          .services()
+          .filter(({ namespace, service }) =>
+            this.#watcher.snapshot(namespace, service).some((i) => clusters.has(i.attributes[ATTR_CLUSTER_ID] ?? '')),
+          ),
       reconcile: (key) => importer.reconcile(key),
     });
   }
@@ -333,10 +369,16 @@ export class Member {
     if (informers.current()) return;
     this.#paused ??= (async () => {
       const since = Date.now();
-      this.#log.warn({ event: 'reconcile-paused' }, 'a list or watch of this cluster\'s apiserver failed; reconciling waits until every cache has caught up');
+      this.#log.warn(
+        { event: 'reconcile-paused' },
+        "a list or watch of this cluster's apiserver failed; reconciling waits until every cache has caught up",
+      );
       try {
         await informers.waitUntilCurrent(this.#stopped.signal);
-        this.#log.info({ event: 'reconcile-resumed', pausedMs: Date.now() - since }, 'every cache is current again; reconciling');
+        this.#log.info(
+          { event: 'reconcile-resumed', pausedMs: Date.now() - since },
+          'every cache is current again; reconciling',
+        );
       } catch {
         // Stopped while waiting: the handlers return without reconciling.
       } finally {
@@ -369,17 +411,27 @@ export class Member {
   async start(): Promise<void> {
     for (const controller of this.#controllers) controller.watch();
     const { informers } = this.#o;
-    const stopped = new Promise<void>((resolve) => this.#stopped.signal.addEventListener('abort', () => resolve(), { once: true }));
+    const stopped = new Promise<void>((resolve) =>
+      this.#stopped.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     // The first read starts from what this cluster exports and imports (knownServices, which waits for their lists);
     // every other kind, the bulk of a start's lists, goes on listing meanwhile and is needed only to reconcile (M9).
-    const listed = (...kinds: Informer<KubeObject>[]) => Promise.race([Promise.all(kinds.map((i) => i.waitForSync(this.#stopped.signal))), stopped]);
+    const listed = (...kinds: Informer<KubeObject>[]) =>
+      Promise.race([Promise.all(kinds.map((i) => i.waitForSync(this.#stopped.signal))), stopped]);
     if (this.#stopped.signal.aborted) return;
     const first = this.#watcher.start();
     await Promise.race([first, stopped]);
-    await listed(informers.serviceExports, informers.serviceImports, informers.services, informers.endpointSlices, informers.namespaces);
+    await listed(
+      informers.serviceExports,
+      informers.serviceImports,
+      informers.services,
+      informers.endpointSlices,
+      informers.namespaces,
+    );
     // Each other Region's first read re-imports everything once it completes (until then its clusters are missing).
     const others = this.#others.map((r) => r.watcher.start().then(() => this.#requeueImports()));
-    if (others.length > 0) await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
+    if (others.length > 0)
+      await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
     for (const controller of this.#controllers) controller.start();
@@ -388,10 +440,17 @@ export class Member {
     this.#exports.requeue(startOrder(this.identity.clusterId, exportKeys(informers.serviceExports)));
     this.#imports.requeue(importKeys(informers.serviceImports));
     for (const change of this.#services()) this.#cloudMapChanges.emit(change);
-    this.#log.info({
-      event: 'member-started', cloudMapServices: this.#services().length, serviceExports: informers.serviceExports.list().length,
-      ...(this.#others.length > 0 ? { regions: this.#o.regions, unread: this.#others.filter((r) => !r.watcher.synced).map((r) => r.region) } : {}),
-    }, 'Cloud Map read; reconciling exports and imports');
+    this.#log.info(
+      {
+        event: 'member-started',
+        cloudMapServices: this.#services().length,
+        serviceExports: informers.serviceExports.list().length,
+        ...(this.#others.length > 0
+          ? { regions: this.#o.regions, unread: this.#others.filter((r) => !r.watcher.synced).map((r) => r.region) }
+          : {}),
+      },
+      'Cloud Map read; reconciling exports and imports',
+    );
   }
 
   /** C3: stop writing exports (every ServiceExport reports `message`) until thaw(). */
@@ -420,7 +479,10 @@ export class Member {
 
   /** Every Region's instances of the service: this cluster's Region with its own writes, the others as last read. */
   #clusterSetInstances(namespace: string, service: string): CloudMapInstance[] {
-    return [...this.#view.instances(namespace, service), ...this.#others.flatMap((r) => r.watcher.snapshot(namespace, service))];
+    return [
+      ...this.#view.instances(namespace, service),
+      ...this.#others.flatMap((r) => r.watcher.snapshot(namespace, service)),
+    ];
   }
 
   /** Every service with instances in some Region of the ClusterSet. */
@@ -433,8 +495,18 @@ export class Member {
     const { clustersetId } = this.#o.identity;
     const state = (region: string, watcher: CloudMapWatcher, instances: readonly CloudMapInstance[]): RegionState => {
       const { reachable, since } = watcher.reachability;
-      const clusters = new Set(instances.filter((i) => i.attributes[ATTR_CLUSTERSET_ID] === clustersetId).map((i) => i.attributes[ATTR_CLUSTER_ID] ?? ''));
-      return { region, read: watcher.synced, reachable, ...(reachable ? {} : { since: conditionTime(new Date(since)) }), clusters: [...clusters].sort() };
+      const clusters = new Set(
+        instances
+          .filter((i) => i.attributes[ATTR_CLUSTERSET_ID] === clustersetId)
+          .map((i) => i.attributes[ATTR_CLUSTER_ID] ?? ''),
+      );
+      return {
+        region,
+        read: watcher.synced,
+        reachable,
+        ...(reachable ? {} : { since: conditionTime(new Date(since)) }),
+        clusters: [...clusters].sort(),
+      };
     };
     return [
       state(this.#o.regions[0]!, this.#watcher, this.#view.instances(namespace, service)),
@@ -445,10 +517,19 @@ export class Member {
   /** A Region stopped or started answering: metric, log line, and every import's RegionsReachable condition again. */
   #onReachability(region: string, reachability: Reachability): void {
     this.#o.metrics.regionReachable.set({ region }, reachability.reachable ? 1 : 0);
-    if (reachability.reachable) this.#log.info({ event: 'region-reachable', region }, 'Cloud Map of the Region answers again; its imports are current');
-    else this.#log.warn({ event: 'region-unreachable', region, err: reachability.error }, 'Cloud Map of the Region does not answer; imports from it keep the last endpoints read');
+    if (reachability.reachable)
+      this.#log.info(
+        { event: 'region-reachable', region },
+        'Cloud Map of the Region answers again; its imports are current',
+      );
+    else
+      this.#log.warn(
+        { event: 'region-unreachable', region, err: reachability.error },
+        'Cloud Map of the Region does not answer; imports from it keep the last endpoints read',
+      );
     if (this.#others.length > 0) this.#requeueImports();
-    if (region === this.#ownRegion) this.#waiting.cloudMapDown(reachability.reachable ? undefined : reachability.error ?? 'no answer');
+    if (region === this.#ownRegion)
+      this.#waiting.cloudMapDown(reachability.reachable ? undefined : (reachability.error ?? 'no answer'));
   }
 
   #requeueImports(): void {

@@ -82,69 +82,165 @@ export function createWorkerMetrics(opts: WorkerMetricsOptions = {}): WorkerMetr
   const registers = [registry];
   const name = (n: string) => `${METRIC_PREFIX}${n}`;
 
-  const reconciles = new Counter({ name: name('reconcile_total'), help: 'Reconciles by controller and result.', labelNames: ['controller', 'result'], registers });
+  const reconciles = new Counter({
+    name: name('reconcile_total'),
+    help: 'Reconciles by controller and result.',
+    labelNames: ['controller', 'result'],
+    registers,
+  });
   const reconcileDuration = new Histogram({
-    name: name('reconcile_duration_seconds'), help: 'Duration of reconciles by controller and result.',
-    labelNames: ['controller', 'result'], buckets: DURATION_BUCKETS, registers,
+    name: name('reconcile_duration_seconds'),
+    help: 'Duration of reconciles by controller and result.',
+    labelNames: ['controller', 'result'],
+    buckets: DURATION_BUCKETS,
+    registers,
   });
   const cloudMapCalls = new Counter({
-    name: name('cloudmap_calls_total'), help: 'Cloud Map requests (each attempt) by API, outcome and Region.', labelNames: ['api', 'outcome', 'region'], registers,
+    name: name('cloudmap_calls_total'),
+    help: 'Cloud Map requests (each attempt) by API, outcome and Region.',
+    labelNames: ['api', 'outcome', 'region'],
+    registers,
   });
   const cloudMapCallDuration = new Histogram({
-    name: name('cloudmap_call_duration_seconds'), help: 'Duration of Cloud Map requests by API and Region.', labelNames: ['api', 'region'], buckets: DURATION_BUCKETS, registers,
+    name: name('cloudmap_call_duration_seconds'),
+    help: 'Duration of Cloud Map requests by API and Region.',
+    labelNames: ['api', 'region'],
+    buckets: DURATION_BUCKETS,
+    registers,
   });
-  const cloudMapThrottles = new Counter({ name: name('cloudmap_throttles_total'), help: 'Throttling responses from Cloud Map by API and Region.', labelNames: ['api', 'region'], registers });
+  const cloudMapThrottles = new Counter({
+    name: name('cloudmap_throttles_total'),
+    help: 'Throttling responses from Cloud Map by API and Region.',
+    labelNames: ['api', 'region'],
+    registers,
+  });
   const cloudMapRateLimit = new Gauge({
-    name: name('cloudmap_rate_limit'), help: 'Client-side Cloud Map request rate currently allowed, per second, by API and Region.', labelNames: ['api', 'region'], registers,
+    name: name('cloudmap_rate_limit'),
+    help: 'Client-side Cloud Map request rate currently allowed, per second, by API and Region.',
+    labelNames: ['api', 'region'],
+    registers,
   });
   const exportToImportLag = new Histogram({
-    name: name('export_to_import_lag_seconds'), help: 'Time from a ServiceExport change to the ServiceImport written.', buckets: LAG_BUCKETS, registers,
+    name: name('export_to_import_lag_seconds'),
+    help: 'Time from a ServiceExport change to the ServiceImport written.',
+    buckets: LAG_BUCKETS,
+    registers,
   });
-  const importedServices = new Gauge({ name: name('imported_services'), help: 'ServiceImports maintained by this worker.', registers });
-  const importedEndpoints = new Gauge({ name: name('imported_endpoints'), help: 'Endpoints in the EndpointSlices maintained by this worker.', registers });
+  const importedServices = new Gauge({
+    name: name('imported_services'),
+    help: 'ServiceImports maintained by this worker.',
+    registers,
+  });
+  const importedEndpoints = new Gauge({
+    name: name('imported_endpoints'),
+    help: 'Endpoints in the EndpointSlices maintained by this worker.',
+    registers,
+  });
   const clusterPropertiesMissing = new Gauge({
-    name: name('cluster_properties_missing'), help: '1 while the cluster.clusterset.k8s.io or clusterset.k8s.io ClusterProperty is missing.', registers,
+    name: name('cluster_properties_missing'),
+    help: '1 while the cluster.clusterset.k8s.io or clusterset.k8s.io ClusterProperty is missing.',
+    registers,
   });
   const leader = new Gauge({ name: name('leader'), help: '1 while this replica holds the leader Lease.', registers });
   const leaderStarts = new Counter({
-    name: name('leader_starts_total'), help: 'Times this replica started leading; each start reads Cloud Map in full again, so a rise without a rollout means lost Leases.', registers,
+    name: name('leader_starts_total'),
+    help: 'Times this replica started leading; each start reads Cloud Map in full again, so a rise without a rollout means lost Leases.',
+    registers,
   });
-  const heartbeats = new Counter({ name: name('heartbeats_total'), help: 'Liveness heartbeats this cluster began writing to Cloud Map (one RegisterInstance each, retries aside).', registers });
+  const heartbeats = new Counter({
+    name: name('heartbeats_total'),
+    help: 'Liveness heartbeats this cluster began writing to Cloud Map (one RegisterInstance each, retries aside).',
+    registers,
+  });
   const silentClusters = new Gauge({
-    name: name('silent_clusters'), help: 'Clusters whose endpoints are withdrawn because their heartbeat is older than --dead-cluster-ttl.', registers,
+    name: name('silent_clusters'),
+    help: 'Clusters whose endpoints are withdrawn because their heartbeat is older than --dead-cluster-ttl.',
+    registers,
   });
   const reapedInstances = new Counter({
-    name: name('reaped_instances_total'), help: 'Cloud Map instances of dead clusters deregistered (--reap-dead-clusters-after).', registers,
+    name: name('reaped_instances_total'),
+    help: 'Cloud Map instances of dead clusters deregistered (--reap-dead-clusters-after).',
+    registers,
   });
   const regionReachable = new Gauge({
-    name: name('region_reachable'), help: '1 while Cloud Map of the Region answers the change-marker poll, 0 while imports from it are degraded.', labelNames: ['region'], registers,
+    name: name('region_reachable'),
+    help: '1 while Cloud Map of the Region answers the change-marker poll, 0 while imports from it are degraded.',
+    labelNames: ['region'],
+    registers,
   });
   const quotaLimitedExports = new Gauge({
-    name: name('quota_limited_exports'), help: 'ServiceExports of which Cloud Map holds only part because a quota (InstancesPerService, InstancesPerNamespace) is reached.', labelNames: ['quota'], registers,
+    name: name('quota_limited_exports'),
+    help: 'ServiceExports of which Cloud Map holds only part because a quota (InstancesPerService, InstancesPerNamespace) is reached.',
+    labelNames: ['quota'],
+    registers,
   });
   const quotaUnregisteredInstances = new Gauge({
-    name: name('quota_unregistered_instances'), help: 'Instances (endpoints × ports) of those ServiceExports that Cloud Map does not hold, by quota.', labelNames: ['quota'], registers,
+    name: name('quota_unregistered_instances'),
+    help: 'Instances (endpoints × ports) of those ServiceExports that Cloud Map does not hold, by quota.',
+    labelNames: ['quota'],
+    registers,
   });
   const informerRestarts = new Counter({
-    name: name('informer_restarts_total'), help: 'Informer watch reconnects and relists by resource and reason.', labelNames: ['resource', 'reason'], registers,
+    name: name('informer_restarts_total'),
+    help: 'Informer watch reconnects and relists by resource and reason.',
+    labelNames: ['resource', 'reason'],
+    registers,
   });
 
   const queueDepth = new Gauge({
-    name: name('workqueue_depth'), help: 'Keys waiting in the work queue, by lane (low: an informer resync\'s keys, behind every change).', labelNames: ['name', 'lane'], registers,
+    name: name('workqueue_depth'),
+    help: "Keys waiting in the work queue, by lane (low: an informer resync's keys, behind every change).",
+    labelNames: ['name', 'lane'],
+    registers,
   });
-  const queueAdds = new Counter({ name: name('workqueue_adds_total'), help: 'Keys added to the work queue.', labelNames: ['name'], registers });
-  const queueRetries = new Counter({ name: name('workqueue_retries_total'), help: 'Keys requeued with backoff after a failure.', labelNames: ['name'], registers });
+  const queueAdds = new Counter({
+    name: name('workqueue_adds_total'),
+    help: 'Keys added to the work queue.',
+    labelNames: ['name'],
+    registers,
+  });
+  const queueRetries = new Counter({
+    name: name('workqueue_retries_total'),
+    help: 'Keys requeued with backoff after a failure.',
+    labelNames: ['name'],
+    registers,
+  });
   const queueWait = new Histogram({
-    name: name('workqueue_queue_duration_seconds'), help: 'Time a key waited before a worker took it.', labelNames: ['name'], buckets: DURATION_BUCKETS, registers,
+    name: name('workqueue_queue_duration_seconds'),
+    help: 'Time a key waited before a worker took it.',
+    labelNames: ['name'],
+    buckets: DURATION_BUCKETS,
+    registers,
   });
   const queueWork = new Histogram({
-    name: name('workqueue_work_duration_seconds'), help: 'Time a worker spent on a key, by result.', labelNames: ['name', 'result'], buckets: DURATION_BUCKETS, registers,
+    name: name('workqueue_work_duration_seconds'),
+    help: 'Time a worker spent on a key, by result.',
+    labelNames: ['name', 'result'],
+    buckets: DURATION_BUCKETS,
+    registers,
   });
 
   return {
-    registry, reconciles, reconcileDuration, cloudMapCalls, cloudMapCallDuration, cloudMapThrottles, cloudMapRateLimit, exportToImportLag,
-    importedServices, importedEndpoints, clusterPropertiesMissing, leader, leaderStarts, heartbeats, silentClusters, reapedInstances, regionReachable, informerRestarts,
-    quotaLimitedExports, quotaUnregisteredInstances,
+    registry,
+    reconciles,
+    reconcileDuration,
+    cloudMapCalls,
+    cloudMapCallDuration,
+    cloudMapThrottles,
+    cloudMapRateLimit,
+    exportToImportLag,
+    importedServices,
+    importedEndpoints,
+    clusterPropertiesMissing,
+    leader,
+    leaderStarts,
+    heartbeats,
+    silentClusters,
+    reapedInstances,
+    regionReachable,
+    informerRestarts,
+    quotaLimitedExports,
+    quotaUnregisteredInstances,
     workQueue: {
       depth: (queue, lane, depth) => queueDepth.set({ name: queue, lane }, depth),
       added: (queue) => queueAdds.inc({ name: queue }),

@@ -5,7 +5,12 @@ import { serviceImportKeeper } from '../core/service-import.ts';
 import type { EndpointSliceObject, ServiceObject } from '../kube/objects.ts';
 
 export type {
-  ClusterPropertyObject, EndpointSliceObject, NamespaceObject, ServiceExportObject, ServiceImportObject, ServiceObject,
+  ClusterPropertyObject,
+  EndpointSliceObject,
+  NamespaceObject,
+  ServiceExportObject,
+  ServiceImportObject,
+  ServiceObject,
 } from '../kube/objects.ts';
 
 /** A service as Cloud Map names it: a Kubernetes namespace and Service name. */
@@ -31,7 +36,9 @@ export function createdByUs(object: { metadata: { labels?: Record<string, string
 }
 
 /** ServiceImports this worker keeps current: its own and those it takes over from v0.3.1 (M3). */
-export function keptByUs(object: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } }): boolean {
+export function keptByUs(object: {
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+}): boolean {
   return serviceImportKeeper(object.metadata) !== 'other';
 }
 

@@ -38,17 +38,27 @@ export function regionsCondition(regions: readonly RegionState[]): ConditionUpda
   const stale = regions.filter((r) => r.read && !r.reachable && r.clusters.length > 0);
   if (unread.length === 0 && stale.length === 0) {
     return {
-      type: CONDITION_REGIONS_REACHABLE, status: 'True', reason: 'Reachable',
+      type: CONDITION_REGIONS_REACHABLE,
+      status: 'True',
+      reason: 'Reachable',
       message: `Cloud Map answers in every Region of the ClusterSet (${regions.map((r) => r.region).join(', ')}).`,
     };
   }
   const clauses = [
-    ...stale.map((r) => `Cloud Map in Region ${r.region} has not answered since ${r.since ?? 'the last poll'}, so the endpoints of ${plural('cluster', r.clusters)} exported from there are the last ones read and are kept until it answers again`),
-    ...unread.map((r) => `Cloud Map in Region ${r.region} has not been read since the worker started, so clusters exporting from there are missing until it is`),
+    ...stale.map(
+      (r) =>
+        `Cloud Map in Region ${r.region} has not answered since ${r.since ?? 'the last poll'}, so the endpoints of ${plural('cluster', r.clusters)} exported from there are the last ones read and are kept until it answers again`,
+    ),
+    ...unread.map(
+      (r) =>
+        `Cloud Map in Region ${r.region} has not been read since the worker started, so clusters exporting from there are missing until it is`,
+    ),
   ];
   const where = [...stale, ...unread].map((r) => r.region).join(', ');
   return {
-    type: CONDITION_REGIONS_REACHABLE, status: 'False', reason: 'RegionUnreachable',
+    type: CONDITION_REGIONS_REACHABLE,
+    status: 'False',
+    reason: 'RegionUnreachable',
     message: `${clauses.join('; ')}: check the network path and the worker's IAM permissions to Cloud Map in ${where}.`,
   };
 }

@@ -32,7 +32,10 @@ export interface RunningWorker {
 /** The region from the flag or the SDK's usual variables; the SDK has no usable default for Cloud Map. */
 function cloudMapRegion(options: WorkerOptions): string {
   const region = options.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION;
-  if (!region) throw new Error('no AWS region: pass --region (or set MCS_AWS_REGION or AWS_REGION) to the region of the Cloud Map namespaces');
+  if (!region)
+    throw new Error(
+      'no AWS region: pass --region (or set MCS_AWS_REGION or AWS_REGION) to the region of the Cloud Map namespaces',
+    );
   return region;
 }
 
@@ -62,13 +65,23 @@ class Worker {
     this.#kubeConfig = kubeConfig;
     this.metrics = createWorkerMetrics();
     this.#informers = createWorkerInformers({
-      kubeConfig: this.#kubeConfig, resyncMs: options.kubeResyncInterval, metrics: this.metrics.informer, logger: createLogger('informer', options.logLevel),
+      kubeConfig: this.#kubeConfig,
+      resyncMs: options.kubeResyncInterval,
+      metrics: this.metrics.informer,
+      logger: createLogger('informer', options.logLevel),
     });
-    this.#writer = new ObjectWriter({ kubeConfig: this.#kubeConfig, onWritten: (resource, written) => observeWritten(this.#informers, resource, written) });
+    this.#writer = new ObjectWriter({
+      kubeConfig: this.#kubeConfig,
+      onWritten: (resource, written) => observeWritten(this.#informers, resource, written),
+    });
     const identity = options.identity || `${hostname()}-${process.pid}`;
     // Which replica wrote what, in the apiserver's audit log (M4: a paused leader's writes after its successor's).
     kubeClientFor(this.#kubeConfig).identify(`mcs-cloudmap-worker/${this.#options.controllerVersion} (${identity})`);
-    this.#events = new EventRecorder({ kubeConfig: this.#kubeConfig, reportingInstance: identity, logger: createLogger('events', options.logLevel) });
+    this.#events = new EventRecorder({
+      kubeConfig: this.#kubeConfig,
+      reportingInstance: identity,
+      logger: createLogger('events', options.logLevel),
+    });
     // #evaluate logs its own failures and never rejects: the informer's handlers need not wait for it.
     const evaluate = () => void this.#evaluate();
     this.#informers.clusterProperties.addHandlers({ onAdd: evaluate, onUpdate: evaluate, onDelete: evaluate });
@@ -78,8 +91,13 @@ class Worker {
     if (options.leaderElect) {
       const leaseMs = options.leaseDuration;
       this.#election = runLeaderElection({
-        kubeConfig: this.#kubeConfig, namespace: options.namespace, name: options.leaseName, identity,
-        leaseDurationMs: leaseMs, renewDeadlineMs: Math.round((leaseMs * 2) / 3), retryPeriodMs: Math.round((leaseMs * 2) / 15),
+        kubeConfig: this.#kubeConfig,
+        namespace: options.namespace,
+        name: options.leaseName,
+        identity,
+        leaseDurationMs: leaseMs,
+        renewDeadlineMs: Math.round((leaseMs * 2) / 3),
+        retryPeriodMs: Math.round((leaseMs * 2) / 15),
         logger: createLogger('leader-election', options.logLevel),
         onStartedLeading: () => this.#setLeading(true),
         onStoppedLeading: () => this.#setLeading(false),
@@ -112,9 +130,14 @@ class Worker {
   }
 
   #evaluate(): Promise<void> {
-    this.#chain = this.#chain.then(() => this.#decide()).catch((err: unknown) => {
-      this.#log.error({ event: 'identity-error', err: errorText(err) }, 'could not act on the cluster identity; retrying at the next change');
-    });
+    this.#chain = this.#chain
+      .then(() => this.#decide())
+      .catch((err: unknown) => {
+        this.#log.error(
+          { event: 'identity-error', err: errorText(err) },
+          'could not act on the cluster identity; retrying at the next change',
+        );
+      });
     return this.#chain;
   }
 
@@ -132,13 +155,20 @@ class Worker {
       return;
     }
     const properties = this.#informers.clusterProperties;
-    const reading = readIdentity(properties.get(undefined, CLUSTER_ID_PROPERTY), properties.get(undefined, CLUSTERSET_ID_PROPERTY));
+    const reading = readIdentity(
+      properties.get(undefined, CLUSTER_ID_PROPERTY),
+      properties.get(undefined, CLUSTERSET_ID_PROPERTY),
+    );
     this.metrics.clusterPropertiesMissing.set(reading.kind === 'missing' ? 1 : 0);
     if (reading.kind === 'missing' && reading.message !== this.#lastMissing) {
       // One log line and one Event per distinct problem, then idle until the properties change (C1; not the AWS
       // controller's silent loop, aws-cloud-map-mcs-controller-for-k8s issue 315).
       this.#log.warn({ event: 'cluster-identity-missing', reason: reading.reason }, reading.message);
-      const regarding = { apiVersion: `${ABOUT_GROUP}/${STORAGE_VERSION}`, kind: 'ClusterProperty', metadata: { name: CLUSTER_ID_PROPERTY } };
+      const regarding = {
+        apiVersion: `${ABOUT_GROUP}/${STORAGE_VERSION}`,
+        kind: 'ClusterProperty',
+        metadata: { name: CLUSTER_ID_PROPERTY },
+      };
       this.#events.record(regarding, 'Warning', reading.reason, reading.message, 'WaitForClusterIdentity');
     }
     this.#lastMissing = reading.kind === 'missing' ? reading.message : undefined;
@@ -170,15 +200,26 @@ class Worker {
   #startMember(identity: { clusterId: string; clustersetId: string }): void {
     this.#log.info({ event: 'cluster-identity', ...identity }, 'cluster identity known; starting the reconcilers');
     const member = new Member({
-      identity, options: this.#options, regions: this.#regions, kubeConfig: this.#kubeConfig, informers: this.#informers,
-      writer: this.#writer, events: this.#events, metrics: this.metrics, log: this.#log,
+      identity,
+      options: this.#options,
+      regions: this.#regions,
+      kubeConfig: this.#kubeConfig,
+      informers: this.#informers,
+      writer: this.#writer,
+      events: this.#events,
+      metrics: this.metrics,
+      log: this.#log,
       ...(this.#election ? { fence: () => this.#election!.fence() } : {}),
       cloudMapLog: createLogger('cloudmap', this.#options.logLevel),
     });
     this.#member = member;
     this.#status = { kind: 'running', identity };
     // Not awaited: the first read of Cloud Map may take long (or wait for Cloud Map), and must not hold up a stop.
-    member.start().catch((err: unknown) => this.#log.error({ event: 'member-start-failed', err: errorText(err) }, 'could not start the reconcilers'));
+    member
+      .start()
+      .catch((err: unknown) =>
+        this.#log.error({ event: 'member-start-failed', err: errorText(err) }, 'could not start the reconcilers'),
+      );
   }
 
   async #stopMember(): Promise<void> {
@@ -208,20 +249,39 @@ class Worker {
  * Starts the worker and its health/metrics endpoints; resolves once the informers listed everything (reconciling then
  * starts as soon as this replica leads and the cluster identity is known).
  */
-export async function startWorker(options: WorkerOptions, log: Logger = createLogger('worker', options.logLevel)): Promise<RunningWorker> {
+export async function startWorker(
+  options: WorkerOptions,
+  log: Logger = createLogger('worker', options.logLevel),
+): Promise<RunningWorker> {
   const worker = new Worker(options, log, await loadKubeAccess(options.kubeconfig));
   const servers: HealthServer[] = [];
-  const serve = (port: number) => startHealthServer({ port, registry: worker.metrics.registry, ready: () => worker.ready(), live: () => worker.live() });
+  const serve = (port: number) =>
+    startHealthServer({
+      port,
+      registry: worker.metrics.registry,
+      ready: () => worker.ready(),
+      live: () => worker.live(),
+    });
   try {
     servers.push(await serve(options.metricsPort));
-    if (options.healthPort !== options.metricsPort || options.healthPort === 0) servers.push(await serve(options.healthPort));
+    if (options.healthPort !== options.metricsPort || options.healthPort === 0)
+      servers.push(await serve(options.healthPort));
     await worker.start();
   } catch (err) {
     await worker.stop();
     await Promise.all(servers.map((s) => s.close()));
     throw err;
   }
-  log.info({ event: 'worker-started', version: packageVersion(), metrics: servers[0]!.url, health: servers.at(-1)!.url, leaderElect: options.leaderElect }, 'worker started');
+  log.info(
+    {
+      event: 'worker-started',
+      version: packageVersion(),
+      metrics: servers[0]!.url,
+      health: servers.at(-1)!.url,
+      leaderElect: options.leaderElect,
+    },
+    'worker started',
+  );
   return {
     metricsUrl: servers[0]!.url,
     healthUrl: servers.at(-1)!.url,

@@ -18,7 +18,7 @@ describe('e2e: a worker that cannot reach Cloud Map at start', function () {
   it('writes "Waiting for Cloud Map" on a new export, then Ready once Cloud Map answers', async () => {
     const { cls1, clusters, stopWorker, startWorker } = e2e();
     await createNamespaces(clusters, NS);
-    const [closed] = await freePorts(1) as [number];
+    const [closed] = (await freePorts(1)) as [number];
     await stopWorker(cls1);
     deadEndpoint(true);
     await startWorker(cls1, {}, { endpoint: `http://127.0.0.1:${closed}` });
@@ -26,16 +26,26 @@ describe('e2e: a worker that cannot reach Cloud Map at start', function () {
     const since = Date.now();
     cls1.apply([service(NS, 'web'), serviceExport(NS, 'web')]);
     let ready: ReturnType<typeof condition>;
-    await eventually('cls1: ServiceExport web says it waits for Cloud Map', async () => {
-      ready = condition(await cls1.serviceExport(NS, 'web'), 'Ready');
-      return ready?.message.startsWith('Waiting for Cloud Map: ') === true;
-    }, 60_000);
-    console.log(`      condition after ${((Date.now() - since) / 1000).toFixed(1)} s: ${ready!.status}/${ready!.reason}: ${ready!.message}`);
+    await eventually(
+      'cls1: ServiceExport web says it waits for Cloud Map',
+      async () => {
+        ready = condition(await cls1.serviceExport(NS, 'web'), 'Ready');
+        return ready?.message.startsWith('Waiting for Cloud Map: ') === true;
+      },
+      60_000,
+    );
+    console.log(
+      `      condition after ${((Date.now() - since) / 1000).toFixed(1)} s: ${ready!.status}/${ready!.reason}: ${ready!.message}`,
+    );
     expect(ready!).to.deep.include({ status: 'False', reason: 'Pending' });
 
     await stopWorker(cls1);
     await startWorker(cls1);
     deadEndpoint(false);
-    await eventually('cls1: ServiceExport web Ready once Cloud Map answers', async () => condition(await cls1.serviceExport(NS, 'web'), 'Ready')?.status === 'True', 60_000);
+    await eventually(
+      'cls1: ServiceExport web Ready once Cloud Map answers',
+      async () => condition(await cls1.serviceExport(NS, 'web'), 'Ready')?.status === 'True',
+      60_000,
+    );
   });
 });

@@ -48,14 +48,24 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
     await startWorker(cls1, WORKER_ENV, { endpoint: proxy.url });
     let sampling = true;
     try {
-      const run = new FaultWorkload(clusters, cs.cloudMapControl, cloudMap, { namespace: NS, services: SERVICES, faultMs: STALL_MS, rounds: 0, convergeTimeoutMs: ROUND_TIMEOUT_MS });
+      const run = new FaultWorkload(clusters, cs.cloudMapControl, cloudMap, {
+        namespace: NS,
+        services: SERVICES,
+        faultMs: STALL_MS,
+        rounds: 0,
+        convergeTimeoutMs: ROUND_TIMEOUT_MS,
+      });
       log(`${SERVICES} services exported (half from each cluster) and imported in ${seconds(await run.setUp())} s`);
 
       // /healthz of cls1's worker, sampled every second: the loops keep making progress, so it must stay ok.
       const unhealthy: string[] = [];
       const sampler = (async () => {
         while (sampling) {
-          const res = await fetch(`${cls1.worker.healthUrl}/healthz`).catch((err: unknown) => ({ ok: false, status: 0, text: async () => String(err) }));
+          const res = await fetch(`${cls1.worker.healthUrl}/healthz`).catch((err: unknown) => ({
+            ok: false,
+            status: 0,
+            text: async () => String(err),
+          }));
           if (!res.ok) unhealthy.push(`${res.status} ${(await res.text()).trim()}`);
           await sleep(1000);
         }
@@ -75,7 +85,9 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
       proxy.up();
       heldFor = Date.now() - stallStart;
       const timeouts = await cls1.metric('mcs_cloudmap_cloudmap_calls_total', 'outcome="timeout"');
-      log(`${HOLD_SHARE * 100} % held for ${seconds(heldFor)} s: ${proxy.held} requests held, ${timeouts} calls counted timeout; ${rounds.length} rounds of changes, each imported everywhere in ${rounds.join(', ')} s`);
+      log(
+        `${HOLD_SHARE * 100} % held for ${seconds(heldFor)} s: ${proxy.held} requests held, ${timeouts} calls counted timeout; ${rounds.length} rounds of changes, each imported everywhere in ${rounds.join(', ')} s`,
+      );
       expect(rounds.length, 'rounds of changes during the stall').to.be.at.least(2);
       expect(proxy.held, 'requests the proxy held').to.be.greaterThan(0);
       expect(timeouts, 'calls ended by their deadline (outcome="timeout")').to.be.greaterThan(0);
@@ -94,7 +106,9 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
       }
       const failingAfter = Date.now() - allStart;
       log(`every request held: ${exportOfCls1} Ready=Unknown/Failed after ${seconds(failingAfter)} s: ${failing}`);
-      expect(failing, `${exportOfCls1}'s Ready=Unknown/Failed`).to.match(/^Cloud Map keeps failing \(Cloud Map \w+ failed for .*TimeoutError: no complete answer within 3000 ms.*\(gave up after 8 attempts \(timed out\)/);
+      expect(failing, `${exportOfCls1}'s Ready=Unknown/Failed`).to.match(
+        /^Cloud Map keeps failing \(Cloud Map \w+ failed for .*TimeoutError: no complete answer within 3000 ms.*\(gave up after 8 attempts \(timed out\)/,
+      );
 
       // SIGTERM while calls hang: the worker leaves within the grace period Kubernetes gives it.
       await sleep(2000);
@@ -103,7 +117,9 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
       const stopping = Date.now();
       const stopped = await stopWithinGrace();
       const stopMs = Date.now() - stopping;
-      log(`SIGTERM with ${proxy.held - heldAll} requests held: exited after ${stopMs} ms; /healthz not ok ${unhealthy.length} times${unhealthy.length ? `: ${unhealthy[0]}` : ''}`);
+      log(
+        `SIGTERM with ${proxy.held - heldAll} requests held: exited after ${stopMs} ms; /healthz not ok ${unhealthy.length} times${unhealthy.length ? `: ${unhealthy[0]}` : ''}`,
+      );
       expect(stopped, `cls1's worker to exit within ${GRACE_MS / 1000} s of SIGTERM`).to.equal(true);
       expect(unhealthy, '/healthz answers while the loops make progress').to.deep.equal([]);
 
@@ -114,21 +130,42 @@ describe('e2e: Cloud Map requests of one cluster accepted and never answered (M6
       await run.converged('after the proxy answers again');
       const converged = seconds(Date.now() - answered);
       // The imports see the registration as soon as Cloud Map holds it; the export's status follows its operation's end.
-      await eventually(`${exportOfCls1} Ready=True/Exported`, async () => condition(await cls1.serviceExport(NS, exportOfCls1), 'Ready')?.reason === 'Exported', 30_000);
-      log(`proxy answering again: every cluster exact ${converged} s later (worker restart included); ${exportOfCls1} Ready=True/Exported ${seconds(Date.now() - answered)} s later`);
-      writeTestResult(resultOfThisRun({
-        benchmark: 'cloudmap-stall', scenario: `${STALL_MS / 1000}s-held`,
-        size: `${HOLD_SHARE * 100} % of cls1's Cloud Map requests held for ${STALL_MS / 1000} s, ${SERVICES} services`,
-        command: `BENCH_RESULTS=bench/results${STALL_MS === 75_000 ? '' : ` MCS_E2E_STALL_MS=${STALL_MS}`} npx mocha --timeout 120000 test/e2e/cloudmap-stall.test.ts`,
-        note: `worker with ${Object.entries(WORKER_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}`,
-        figures: [
-          { name: 'rounds of changes imported exactly while requests were held', value: rounds.length, unit: '', detail: `held for ${seconds(heldFor)} s; each round ${rounds.join(', ')} s` },
-          { name: 'all requests held: Ready=Unknown/Failed after', value: Number(seconds(failingAfter)), unit: 's' },
-          { name: 'SIGTERM to exit', value: stopMs / 1000, unit: 's', atMost: GRACE_MS / 1000 },
-          { name: '/healthz failures', value: unhealthy.length, unit: '', atMost: 0 },
-          { name: 'exact after the proxy answers', value: Number(converged), unit: 's', detail: 'the worker\'s restart included' },
-        ],
-      }));
+      await eventually(
+        `${exportOfCls1} Ready=True/Exported`,
+        async () => condition(await cls1.serviceExport(NS, exportOfCls1), 'Ready')?.reason === 'Exported',
+        30_000,
+      );
+      log(
+        `proxy answering again: every cluster exact ${converged} s later (worker restart included); ${exportOfCls1} Ready=True/Exported ${seconds(Date.now() - answered)} s later`,
+      );
+      writeTestResult(
+        resultOfThisRun({
+          benchmark: 'cloudmap-stall',
+          scenario: `${STALL_MS / 1000}s-held`,
+          size: `${HOLD_SHARE * 100} % of cls1's Cloud Map requests held for ${STALL_MS / 1000} s, ${SERVICES} services`,
+          command: `BENCH_RESULTS=bench/results${STALL_MS === 75_000 ? '' : ` MCS_E2E_STALL_MS=${STALL_MS}`} npx mocha --timeout 120000 test/e2e/cloudmap-stall.test.ts`,
+          note: `worker with ${Object.entries(WORKER_ENV)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`,
+          figures: [
+            {
+              name: 'rounds of changes imported exactly while requests were held',
+              value: rounds.length,
+              unit: '',
+              detail: `held for ${seconds(heldFor)} s; each round ${rounds.join(', ')} s`,
+            },
+            { name: 'all requests held: Ready=Unknown/Failed after', value: Number(seconds(failingAfter)), unit: 's' },
+            { name: 'SIGTERM to exit', value: stopMs / 1000, unit: 's', atMost: GRACE_MS / 1000 },
+            { name: '/healthz failures', value: unhealthy.length, unit: '', atMost: 0 },
+            {
+              name: 'exact after the proxy answers',
+              value: Number(converged),
+              unit: 's',
+              detail: "the worker's restart included",
+            },
+          ],
+        }),
+      );
     } finally {
       sampling = false;
       // The proxy runs in this process, which the suite's clean-up blocks in synchronous kubectl calls while the

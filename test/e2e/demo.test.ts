@@ -8,7 +8,7 @@ describe('demo: the tutorial replayed (E1, D1)', function () {
   this.timeout(300_000);
   before(function () {
     const missing = missingDataPathPrerequisites();
-    requirePrerequisite(this, 'the demo\'s real nodes', missing.length === 0 ? undefined : missing.join('; '));
+    requirePrerequisite(this, "the demo's real nodes", missing.length === 0 ? undefined : missing.join('; '));
   });
 
   it('replays the tutorial, resolves nginx-hello.demo.svc.clusterset.local to the ServiceImport IP, curls it from a cls2 pod (answered by a cls1 pod), and leaves no process behind', async () => {

@@ -16,13 +16,20 @@ import { createNamespaces, runApp, serviceExport } from '../support/workloads.ts
 
 // MCS_E2E_FIRST_EXPORTS=20 for the benchmark's figure; few by default, since Cloud Map allows 50 namespaces per Region
 // and the suites share the emulator.
-const NAMESPACES = Array.from({ length: Number(process.env.MCS_E2E_FIRST_EXPORTS ?? 5) }, (_, i) => `e2e-first-${i + 1}`);
+const NAMESPACES = Array.from(
+  { length: Number(process.env.MCS_E2E_FIRST_EXPORTS ?? 5) },
+  (_, i) => `e2e-first-${i + 1}`,
+);
 const APP = 'first';
 const GAP_MS = Number(process.env.MCS_E2E_FIRST_EXPORT_GAP_MS ?? 0);
 
 /** Resolves once the worker answers /readyz: it reconciles and read Cloud Map once. */
 function workerReady(cluster: E2ECluster): Promise<void> {
-  return eventually(`${cluster.id}: worker ready`, async () => (await fetch(`${cluster.worker.healthUrl}/readyz`)).ok, 60_000);
+  return eventually(
+    `${cluster.id}: worker ready`,
+    async () => (await fetch(`${cluster.worker.healthUrl}/readyz`)).ok,
+    60_000,
+  );
 }
 
 describe('e2e: the first export of a fresh namespace reaches the other cluster', function () {
@@ -48,31 +55,63 @@ describe('e2e: the first export of a fresh namespace reaches the other cluster',
       await new Promise((r) => setTimeout(r, Math.max(0, previousAt + GAP_MS - Date.now())));
       const exportedAt = (previousAt = Date.now());
       cls1.apply([serviceExport(ns, APP)]);
-      await eventually(`cls2: ServiceImport ${ns}/${APP} with an IP, cls1 listed and Ready`, async () => {
-        const [exported, si] = await Promise.all([cls1.serviceExport(ns, APP), cls2.serviceImport(ns, APP)]);
-        const ready = condition(exported, 'Ready');
-        if (ready !== undefined) messages.add(`${ready.status} ${ready.reason}: ${ready.message}`);
-        return (si?.spec.ips ?? []).length > 0 && (si?.status?.clusters ?? []).some((c) => c.cluster === cls1.id) && condition(si, 'Ready')?.status === 'True';
-      }, 60_000);
+      await eventually(
+        `cls2: ServiceImport ${ns}/${APP} with an IP, cls1 listed and Ready`,
+        async () => {
+          const [exported, si] = await Promise.all([cls1.serviceExport(ns, APP), cls2.serviceImport(ns, APP)]);
+          const ready = condition(exported, 'Ready');
+          if (ready !== undefined) messages.add(`${ready.status} ${ready.reason}: ${ready.message}`);
+          return (
+            (si?.spec.ips ?? []).length > 0 &&
+            (si?.status?.clusters ?? []).some((c) => c.cluster === cls1.id) &&
+            condition(si, 'Ready')?.status === 'True'
+          );
+        },
+        60_000,
+      );
       const latency = Date.now() - exportedAt;
       latencies.push(latency);
-      console.log(`      ${ns}: export-to-import ${latency} ms; cls1's Ready conditions seen: ${[...messages].join(' | ')}`);
-      expect([...messages].some((m) => m.startsWith(`False Pending: Waiting for Cloud Map to create namespace ${ns},`)), 'the ServiceExport named the wait for the namespace').to.equal(true);
+      console.log(
+        `      ${ns}: export-to-import ${latency} ms; cls1's Ready conditions seen: ${[...messages].join(' | ')}`,
+      );
+      expect(
+        [...messages].some((m) => m.startsWith(`False Pending: Waiting for Cloud Map to create namespace ${ns},`)),
+        'the ServiceExport named the wait for the namespace',
+      ).to.equal(true);
       if (process.env.MCS_E2E_REQUEST_LOG) {
         for (const r of await cs.cloudMapControl.requests(exportedAt - 1000)) {
-          console.log(`        ${((r.start * 1000 - exportedAt) / 1000).toFixed(3)} +${((r.end - r.start) * 1000).toFixed(0)}ms ${r.app} ${r.api} ${r.outcome} ${r.serviceId} ${r.instanceId}`);
+          console.log(
+            `        ${((r.start * 1000 - exportedAt) / 1000).toFixed(3)} +${((r.end - r.start) * 1000).toFixed(0)}ms ${r.app} ${r.api} ${r.outcome} ${r.serviceId} ${r.instanceId}`,
+          );
         }
       }
     }
     const sorted = [...latencies].sort((a, b) => a - b);
     const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1];
-    console.log(`      export-to-import over ${latencies.length} fresh namespaces: min ${sorted[0]} ms, median ${sorted[Math.floor(sorted.length / 2)]} ms, p99 ${p99} ms, max ${sorted.at(-1)} ms`);
-    const env = [process.env.MCS_E2E_REQUEST_LOG ? 'MCS_E2E_REQUEST_LOG=1' : '', `MCS_E2E_FIRST_EXPORTS=${NAMESPACES.length}`, GAP_MS > 0 ? `MCS_E2E_FIRST_EXPORT_GAP_MS=${GAP_MS}` : ''];
-    writeTestResult(resultOfThisRun({
-      benchmark: 'first-export', scenario: `${NAMESPACES.length}-namespaces${GAP_MS > 0 ? `-${GAP_MS}ms-apart` : ''}`,
-      size: `${NAMESPACES.length} fresh namespaces ${GAP_MS > 0 ? `at least ${GAP_MS} ms apart` : 'back to back'}, 2 clusters`,
-      command: `BENCH_RESULTS=bench/results ${env.filter((e) => e !== '').join(' ')} npx mocha --timeout 120000 test/e2e/first-export.test.ts`,
-      figures: [{ name: 'kubectl apply → import Ready in cls2, p99 (= max)', value: p99!, unit: 'ms', atMost: 3000, detail: `min ${sorted[0]!.toLocaleString('en-US')} ms, median ${sorted[Math.floor(sorted.length / 2)]!.toLocaleString('en-US')} ms` }],
-    }));
+    console.log(
+      `      export-to-import over ${latencies.length} fresh namespaces: min ${sorted[0]} ms, median ${sorted[Math.floor(sorted.length / 2)]} ms, p99 ${p99} ms, max ${sorted.at(-1)} ms`,
+    );
+    const env = [
+      process.env.MCS_E2E_REQUEST_LOG ? 'MCS_E2E_REQUEST_LOG=1' : '',
+      `MCS_E2E_FIRST_EXPORTS=${NAMESPACES.length}`,
+      GAP_MS > 0 ? `MCS_E2E_FIRST_EXPORT_GAP_MS=${GAP_MS}` : '',
+    ];
+    writeTestResult(
+      resultOfThisRun({
+        benchmark: 'first-export',
+        scenario: `${NAMESPACES.length}-namespaces${GAP_MS > 0 ? `-${GAP_MS}ms-apart` : ''}`,
+        size: `${NAMESPACES.length} fresh namespaces ${GAP_MS > 0 ? `at least ${GAP_MS} ms apart` : 'back to back'}, 2 clusters`,
+        command: `BENCH_RESULTS=bench/results ${env.filter((e) => e !== '').join(' ')} npx mocha --timeout 120000 test/e2e/first-export.test.ts`,
+        figures: [
+          {
+            name: 'kubectl apply → import Ready in cls2, p99 (= max)',
+            value: p99!,
+            unit: 'ms',
+            atMost: 3000,
+            detail: `min ${sorted[0]!.toLocaleString('en-US')} ms, median ${sorted[Math.floor(sorted.length / 2)]!.toLocaleString('en-US')} ms`,
+          },
+        ],
+      }),
+    );
   });
 });

@@ -8,8 +8,12 @@
 // Shown to fail: without the description check in CloudMapRegistry.deleteServiceIfEmpty, the empty foreign service
 // `web` is deleted and the first assertion after the unexport fails.
 import {
-  CreateHttpNamespaceCommand, CreateServiceCommand,
-  ListInstancesCommand, ListServicesCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
+  CreateHttpNamespaceCommand,
+  CreateServiceCommand,
+  ListInstancesCommand,
+  ListServicesCommand,
+  RegisterInstanceCommand,
+  ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
@@ -32,9 +36,17 @@ describe('e2e: Cloud Map services that are not ours are never deleted', function
 
   /** name → instance ids of every service of the namespace. */
   async function services(): Promise<Record<string, string[]>> {
-    const listed = (await raw.send(new ListServicesCommand({ Filters: [{ Name: 'NAMESPACE_ID', Values: [namespaceId], Condition: 'EQ' }] }))).Services ?? [];
+    const listed =
+      (
+        await raw.send(
+          new ListServicesCommand({ Filters: [{ Name: 'NAMESPACE_ID', Values: [namespaceId], Condition: 'EQ' }] }),
+        )
+      ).Services ?? [];
     const out: Record<string, string[]> = {};
-    for (const s of listed) out[s.Name!] = ((await raw.send(new ListInstancesCommand({ ServiceId: s.Id! }))).Instances ?? []).map((i) => i.Id!).sort();
+    for (const s of listed)
+      out[s.Name!] = ((await raw.send(new ListInstancesCommand({ ServiceId: s.Id! }))).Instances ?? [])
+        .map((i) => i.Id!)
+        .sort();
     return out;
   }
 
@@ -42,8 +54,10 @@ describe('e2e: Cloud Map services that are not ours are never deleted', function
     this.timeout(180_000);
     raw = new ServiceDiscoveryClient(cloudMapClientConfig(e2e().cs));
     // As the AWS controller v0.3.1 and the AWS CLI create them: name only, no description.
-    namespaceId = (await operationDone(raw, (await raw.send(new CreateHttpNamespaceCommand({ Name: NS }))).OperationId)).NAMESPACE!;
-    for (const name of ['web', 'db'] as const) foreign[name] = (await raw.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId }))).Service!.Id!;
+    namespaceId = (await operationDone(raw, (await raw.send(new CreateHttpNamespaceCommand({ Name: NS }))).OperationId))
+      .NAMESPACE!;
+    for (const name of ['web', 'db'] as const)
+      foreign[name] = (await raw.send(new CreateServiceCommand({ Name: name, NamespaceId: namespaceId }))).Service!.Id!;
     await createNamespaces(e2e().clusters, NS);
   });
 
@@ -62,15 +76,31 @@ describe('e2e: Cloud Map services that are not ours are never deleted', function
     // Our service `api` goes once empty: the same path that would have deleted `web`.
     await eventually('the worker to delete its own Cloud Map service api', async () => !('api' in (await services())));
     expect((await services()).web).to.deep.equal([]);
-    expect(readFileSync(cls1.worker.proc.logPath, 'utf8')).to.contain('empty Cloud Map service left in place: mcs-cloudmap did not create it');
+    expect(readFileSync(cls1.worker.proc.logPath, 'utf8')).to.contain(
+      'empty Cloud Map service left in place: mcs-cloudmap did not create it',
+    );
 
     // Another writer's instance beside ours in the foreign service db: unexporting db takes only ours away.
-    await operationDone(raw, (await raw.send(new RegisterInstanceCommand({
-      ServiceId: foreign.db, InstanceId: FOREIGN_INSTANCE, Attributes: { AWS_INSTANCE_IPV4: '10.99.0.1', AWS_INSTANCE_PORT: '5432' },
-    }))).OperationId);
-    expect((await services()).db, 'cls1 registered beside the foreign instance').to.have.length(2).and.include(FOREIGN_INSTANCE);
+    await operationDone(
+      raw,
+      (
+        await raw.send(
+          new RegisterInstanceCommand({
+            ServiceId: foreign.db,
+            InstanceId: FOREIGN_INSTANCE,
+            Attributes: { AWS_INSTANCE_IPV4: '10.99.0.1', AWS_INSTANCE_PORT: '5432' },
+          }),
+        )
+      ).OperationId,
+    );
+    expect((await services()).db, 'cls1 registered beside the foreign instance')
+      .to.have.length(2)
+      .and.include(FOREIGN_INSTANCE);
     cls1.kubectl(['delete', 'serviceexports', 'db', '-n', NS, '--timeout=60s']);
-    await eventually('cls1\'s instance of db to be deregistered', async () => JSON.stringify((await services()).db) === JSON.stringify([FOREIGN_INSTANCE]));
+    await eventually(
+      "cls1's instance of db to be deregistered",
+      async () => JSON.stringify((await services()).db) === JSON.stringify([FOREIGN_INSTANCE]),
+    );
     expect(await services()).to.deep.equal({ web: [], db: [FOREIGN_INSTANCE] });
   });
 });

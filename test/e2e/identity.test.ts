@@ -21,19 +21,29 @@ describe('e2e: cluster identity — ClusterProperties created after the worker s
     await stopWorker(cls2);
     cls2.kubectl(['delete', 'clusterproperty', CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY]);
     await startWorker(cls2);
-    await eventually('mcs_cloudmap_cluster_properties_missing = 1', async () => (await cls2.metric('mcs_cloudmap_cluster_properties_missing')) === 1);
+    await eventually(
+      'mcs_cloudmap_cluster_properties_missing = 1',
+      async () => (await cls2.metric('mcs_cloudmap_cluster_properties_missing')) === 1,
+    );
 
     cls1.apply([deployment(NS, NAME, 1), service(NS, NAME), serviceExport(NS, NAME)]);
-    await eventually('cls1 imports its own export', async () => condition(await cls1.serviceImport(NS, NAME), 'Ready')?.status === 'True');
+    await eventually(
+      'cls1 imports its own export',
+      async () => condition(await cls1.serviceImport(NS, NAME), 'Ready')?.status === 'True',
+    );
     expect(await cls2.serviceImport(NS, NAME), 'a ServiceImport in cls2 while it has no identity').to.equal(undefined);
 
-    const lines = readFileSync(cls2.worker.proc.logPath, 'utf8').split('\n').filter((l) => l.includes('"event":"cluster-identity-missing"'));
+    const lines = readFileSync(cls2.worker.proc.logPath, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"event":"cluster-identity-missing"'));
     expect(lines, 'log lines about the missing ClusterProperties').to.have.length(1);
     expect(lines[0]).to.include(CLUSTER_ID_PROPERTY).and.include(CLUSTERSET_ID_PROPERTY);
     const events = JSON.parse(cls2.kubectl(['get', 'events.events.k8s.io', '-n', 'default', '-o', 'json'])) as {
       items: Array<{ reason?: string; note?: string; regarding?: { kind?: string; name?: string } }>;
     };
-    const missing = events.items.filter((e) => e.reason === 'ClusterPropertyMissing' && e.regarding?.kind === 'ClusterProperty');
+    const missing = events.items.filter(
+      (e) => e.reason === 'ClusterPropertyMissing' && e.regarding?.kind === 'ClusterProperty',
+    );
     expect(missing.length, 'Events about the missing ClusterProperties').to.be.greaterThan(0);
     expect(missing.at(-1)!.note).to.include(CLUSTER_ID_PROPERTY);
   });
@@ -42,7 +52,10 @@ describe('e2e: cluster identity — ClusterProperties created after the worker s
     const { cs, cls2 } = e2e();
     const pid = cls2.worker.proc.pid;
     applyClusterProperties(cls2, cs.clustersetId);
-    await eventually('cls2 imports the service', async () => condition(await cls2.serviceImport(NS, NAME), 'Ready')?.status === 'True');
+    await eventually(
+      'cls2 imports the service',
+      async () => condition(await cls2.serviceImport(NS, NAME), 'Ready')?.status === 'True',
+    );
     expect(await cls2.metric('mcs_cloudmap_cluster_properties_missing')).to.equal(0);
     expect(cls2.worker.proc.pid).to.equal(pid);
     expect(cls2.worker.proc.status, 'the worker process exited').to.equal(undefined);
@@ -52,16 +65,33 @@ describe('e2e: cluster identity — ClusterProperties created after the worker s
     const { cls1, cls2 } = e2e();
     // The webhook refuses this change while exports exist; the worker must cope when it happens anyway.
     cls1.kubectl(['delete', '--ignore-not-found', 'validatingwebhookconfiguration/mcs-cloudmap-validating']);
-    const setClusterId = (value: string) => cls1.kubectl(['patch', 'clusterproperty', CLUSTER_ID_PROPERTY, '--type=merge', '-p', JSON.stringify({ spec: { value } })]);
+    const setClusterId = (value: string) =>
+      cls1.kubectl([
+        'patch',
+        'clusterproperty',
+        CLUSTER_ID_PROPERTY,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { value } }),
+      ]);
     setClusterId('cls1-renamed');
-    await eventually('Ready=False (Failed) on ServiceExport hello in cls1', async () => condition(await cls1.serviceExport(NS, NAME), 'Ready')?.reason === 'Failed');
+    await eventually(
+      'Ready=False (Failed) on ServiceExport hello in cls1',
+      async () => condition(await cls1.serviceExport(NS, NAME), 'Ready')?.reason === 'Failed',
+    );
     const ready = condition(await cls1.serviceExport(NS, NAME), 'Ready')!;
     expect(ready.status).to.equal('False');
     expect(ready.message).to.include('C3').and.include('"cls1"').and.include('cls1-renamed');
-    expect(condition(await cls2.serviceImport(NS, NAME), 'Ready')?.status, 'cls2 keeps importing cls1\'s export').to.equal('True');
+    expect(
+      condition(await cls2.serviceImport(NS, NAME), 'Ready')?.status,
+      "cls2 keeps importing cls1's export",
+    ).to.equal('True');
     expect((await cls2.serviceImport(NS, NAME))?.status?.clusters).to.deep.equal([{ cluster: 'cls1' }]);
 
     setClusterId('cls1');
-    await eventually('Ready=True (Exported) again', async () => condition(await cls1.serviceExport(NS, NAME), 'Ready')?.reason === 'Exported');
+    await eventually(
+      'Ready=True (Exported) again',
+      async () => condition(await cls1.serviceExport(NS, NAME), 'Ready')?.reason === 'Exported',
+    );
   });
 });

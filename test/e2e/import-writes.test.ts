@@ -23,13 +23,19 @@ describe('e2e: a new import is written once, not again when its own writes come 
     for (const name of names) await runApp(cls1, NS, name, 2);
     const since = Date.now();
     cls1.apply(names.map((name) => serviceExport(NS, name)));
-    await eventually(`cls2 to import ${SERVICES} services with both endpoints`, async () => {
-      for (const name of names) if (((await importedBySource(cls2, name, NS)).cls1 ?? []).length !== 2) return false;
-      return true;
-    }, 90_000);
+    await eventually(
+      `cls2 to import ${SERVICES} services with both endpoints`,
+      async () => {
+        for (const name of names) if (((await importedBySource(cls2, name, NS)).cls1 ?? []).length !== 2) return false;
+        return true;
+      },
+      90_000,
+    );
     await new Promise((r) => setTimeout(r, QUIET_MS));
 
-    const byWorker = auditedWrites(cls2.cluster, since).filter((w) => w.userAgent.startsWith('mcs-cloudmap-worker') && w.namespace === NS && w.code < 300);
+    const byWorker = auditedWrites(cls2.cluster, since).filter(
+      (w) => w.userAgent.startsWith('mcs-cloudmap-worker') && w.namespace === NS && w.code < 300,
+    );
     for (const name of names) {
       const mine = byWorker.filter((w) => w.name === name);
       const status = mine.filter((w) => w.resource === 'serviceimports/status').length;
@@ -37,7 +43,9 @@ describe('e2e: a new import is written once, not again when its own writes come 
       const si = await cls2.serviceImport(NS, name);
       const ready = condition(si, 'Ready');
       expect(ready?.status, `${name}: Ready`).to.equal('True');
-      expect(ready?.observedGeneration, `${name}: Ready observes the ServiceImport's generation`).to.equal(si?.metadata?.generation);
+      expect(ready?.observedGeneration, `${name}: Ready observes the ServiceImport's generation`).to.equal(
+        si?.metadata?.generation,
+      );
       expect(spec, `${name}: ServiceImport writes (create, then spec.ips): ${JSON.stringify(mine)}`).to.equal(2);
       expect(status, `${name}: ServiceImport status writes: ${JSON.stringify(mine)}`).to.equal(1);
     }

@@ -6,18 +6,36 @@ import { LABEL_SERVICE_NAME } from '../../src/core/names.ts';
 import { createNamespace } from '../support/kube.ts';
 import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespaces, deployment, exportReady, importedBySource, runApp, runningPodIps, service, serviceExport, type PortSpec } from '../support/workloads.ts';
+import {
+  createNamespaces,
+  deployment,
+  exportReady,
+  importedBySource,
+  runApp,
+  runningPodIps,
+  service,
+  serviceExport,
+  type PortSpec,
+} from '../support/workloads.ts';
 
 const NS = 'e2e-multi';
 const LATE_NS = 'e2e-late-namespace';
 
 async function readyImport(cluster: E2ECluster, name: string, namespace = NS) {
-  await eventually(`${cluster.id}: Ready ServiceImport ${namespace}/${name}`, async () => condition(await cluster.serviceImport(namespace, name), 'Ready')?.status === 'True');
+  await eventually(
+    `${cluster.id}: Ready ServiceImport ${namespace}/${name}`,
+    async () => condition(await cluster.serviceImport(namespace, name), 'Ready')?.status === 'True',
+  );
   return (await cluster.serviceImport(namespace, name))!;
 }
 
 /** Deploys app `name` with `replicas` pods and a Service with `ports` in `cluster`; returns the pod IPs. */
-function run(cluster: E2ECluster, name: string, replicas: number, opts: { ports?: PortSpec[]; headless?: boolean } = {}): Promise<string[]> {
+function run(
+  cluster: E2ECluster,
+  name: string,
+  replicas: number,
+  opts: { ports?: PortSpec[]; headless?: boolean } = {},
+): Promise<string[]> {
   return runApp(cluster, NS, name, replicas, opts);
 }
 
@@ -40,14 +58,24 @@ describe('e2e: services exported from both clusters', function () {
     await exportFrom(cls1, 'shared');
     await exportFrom(cls2, 'shared');
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: both clusters' endpoints`, async () => JSON.stringify(await importedBySource(cluster, 'shared', NS)) === JSON.stringify(ips));
-      await eventually(`${cluster.id}: status.clusters lists cls1 and cls2`, async () =>
-        JSON.stringify((await cluster.serviceImport(NS, 'shared'))?.status?.clusters) === JSON.stringify([{ cluster: 'cls1' }, { cluster: 'cls2' }]));
-      expect(condition(await cluster.serviceExport(NS, 'shared'), 'Conflict')).to.include({ status: 'False', reason: 'NoConflicts' });
+      await eventually(
+        `${cluster.id}: both clusters' endpoints`,
+        async () => JSON.stringify(await importedBySource(cluster, 'shared', NS)) === JSON.stringify(ips),
+      );
+      await eventually(
+        `${cluster.id}: status.clusters lists cls1 and cls2`,
+        async () =>
+          JSON.stringify((await cluster.serviceImport(NS, 'shared'))?.status?.clusters) ===
+          JSON.stringify([{ cluster: 'cls1' }, { cluster: 'cls2' }]),
+      );
+      expect(condition(await cluster.serviceExport(NS, 'shared'), 'Conflict')).to.include({
+        status: 'False',
+        reason: 'NoConflicts',
+      });
     }
   });
 
-  it('X1, X2: a port conflict keeps the oldest export\'s port and puts Conflict=True (PortConflict) on both ServiceExports', async () => {
+  it("X1, X2: a port conflict keeps the oldest export's port and puts Conflict=True (PortConflict) on both ServiceExports", async () => {
     const { cls1, cls2, clusters } = e2e();
     await run(cls1, 'ports', 1, { ports: [{ name: 'http', port: 80 }] });
     await run(cls2, 'ports', 1, { ports: [{ name: 'http', port: 8080 }] });
@@ -55,7 +83,10 @@ describe('e2e: services exported from both clusters', function () {
     await readyImport(cls2, 'ports');
     await exportFrom(cls2, 'ports');
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: Conflict=True PortConflict`, async () => condition(await cluster.serviceExport(NS, 'ports'), 'Conflict')?.reason === 'PortConflict');
+      await eventually(
+        `${cluster.id}: Conflict=True PortConflict`,
+        async () => condition(await cluster.serviceExport(NS, 'ports'), 'Conflict')?.reason === 'PortConflict',
+      );
       expect(condition(await cluster.serviceExport(NS, 'ports'), 'Conflict')!.status).to.equal('True');
       expect(condition(await cluster.serviceExport(NS, 'ports'), 'Conflict')!.message).to.match(/cls1/);
       const si = await readyImport(cluster, 'ports');
@@ -65,23 +96,40 @@ describe('e2e: services exported from both clusters', function () {
 
   it('X2 (mcs-api v0.5.0 conformance case): TCP/42 + UDP/42 in cls1 and TCP/42 + SCTP/142 in cls2 import the union and raise PortConflict on both', async () => {
     const { cls1, cls2, clusters } = e2e();
-    await run(cls1, 'union', 1, { ports: [{ name: 'tcp', port: 42 }, { name: 'udp', port: 42, protocol: 'UDP' }] });
-    await run(cls2, 'union', 1, { ports: [{ name: 'tcp', port: 42 }, { name: 'stcp', port: 142, protocol: 'SCTP' }] });
+    await run(cls1, 'union', 1, {
+      ports: [
+        { name: 'tcp', port: 42 },
+        { name: 'udp', port: 42, protocol: 'UDP' },
+      ],
+    });
+    await run(cls2, 'union', 1, {
+      ports: [
+        { name: 'tcp', port: 42 },
+        { name: 'stcp', port: 142, protocol: 'SCTP' },
+      ],
+    });
     await exportFrom(cls1, 'union');
     await readyImport(cls2, 'union');
     await exportFrom(cls2, 'union');
     const started = Date.now();
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: Conflict=True PortConflict`, async () => condition(await cluster.serviceExport(NS, 'union'), 'Conflict')?.reason === 'PortConflict');
+      await eventually(
+        `${cluster.id}: Conflict=True PortConflict`,
+        async () => condition(await cluster.serviceExport(NS, 'union'), 'Conflict')?.reason === 'PortConflict',
+      );
       const conflict = condition(await cluster.serviceExport(NS, 'union'), 'Conflict')!;
       expect(conflict.status).to.equal('True');
-      expect(conflict.message).to.contain('ports of cls2 differ from the oldest export (cls1): adds "stcp" SCTP/142, lacks "udp" UDP/42');
+      expect(conflict.message).to.contain(
+        'ports of cls2 differ from the oldest export (cls1): adds "stcp" SCTP/142, lacks "udp" UDP/42',
+      );
     }
     console.log(`      PortConflict on both ServiceExports ${Date.now() - started} ms after cls2's export was Ready`);
     const union = ['stcp SCTP/142', 'tcp TCP/42', 'udp UDP/42'];
     for (const cluster of clusters) {
       await eventually(`${cluster.id}: the ServiceImport exposes the union of the three ports`, async () => {
-        const ports = ((await cluster.serviceImport(NS, 'union'))?.spec.ports ?? []).map((p) => `${p.name} ${p.protocol}/${p.port}`).sort();
+        const ports = ((await cluster.serviceImport(NS, 'union'))?.spec.ports ?? [])
+          .map((p) => `${p.name} ${p.protocol}/${p.port}`)
+          .sort();
         return JSON.stringify(ports) === JSON.stringify(union);
       });
     }
@@ -95,7 +143,10 @@ describe('e2e: services exported from both clusters', function () {
     await readyImport(cls2, 'kinds');
     await exportFrom(cls2, 'kinds');
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: Conflict=True TypeConflict`, async () => condition(await cluster.serviceExport(NS, 'kinds'), 'Conflict')?.reason === 'TypeConflict');
+      await eventually(
+        `${cluster.id}: Conflict=True TypeConflict`,
+        async () => condition(await cluster.serviceExport(NS, 'kinds'), 'Conflict')?.reason === 'TypeConflict',
+      );
       const si = await readyImport(cluster, 'kinds');
       expect(si.spec.type).to.equal('ClusterSetIP');
       expect(si.spec.ips).to.have.length(1);
@@ -104,20 +155,36 @@ describe('e2e: services exported from both clusters', function () {
 
   it('E6, D1: a headless export is imported as Headless without IPs, its endpoints keeping their hostnames', async () => {
     const { cls1, cls2 } = e2e();
-    cls1.apply([service(NS, 'db', { headless: true }), ...['db-0', 'db-1'].map((pod) => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: pod, namespace: NS, labels: { app: 'db' } },
-      spec: { hostname: pod, subdomain: 'db', containers: [{ name: 'db', image: 'postgres', ports: [{ containerPort: 80 }] }] },
-    }))]);
+    cls1.apply([
+      service(NS, 'db', { headless: true }),
+      ...['db-0', 'db-1'].map((pod) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: pod, namespace: NS, labels: { app: 'db' } },
+        spec: {
+          hostname: pod,
+          subdomain: 'db',
+          containers: [{ name: 'db', image: 'postgres', ports: [{ containerPort: 80 }] }],
+        },
+      })),
+    ]);
     await eventually('2 running db pods in cls1', async () => (await runningPodIps(cls1, NS, 'db')).length === 2);
     await exportFrom(cls1, 'db');
     const si = await readyImport(cls2, 'db');
     expect(si.spec.type).to.equal('Headless');
     expect(si.spec.ips ?? []).to.deep.equal([]);
     await eventually('cls2 imports db-0 and db-1 by hostname', async () => {
-      const hostnames = (await cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=db`)).flatMap((s) => s.endpoints ?? []).map((e) => e.hostname).sort();
+      const hostnames = (await cls2.endpointSlices(NS, `${LABEL_SERVICE_NAME}=db`))
+        .flatMap((s) => s.endpoints ?? [])
+        .map((e) => e.hostname)
+        .sort();
       return JSON.stringify(hostnames) === JSON.stringify(['db-0', 'db-1']);
     });
-    const derived = (await cls2.kubeConfig.makeApiClient(CoreV1Api).listNamespacedService({ namespace: NS, labelSelector: `${LABEL_SERVICE_NAME}=db` })).items;
+    const derived = (
+      await cls2.kubeConfig
+        .makeApiClient(CoreV1Api)
+        .listNamespacedService({ namespace: NS, labelSelector: `${LABEL_SERVICE_NAME}=db` })
+    ).items;
     expect(derived.map((s) => s.spec!.clusterIP)).to.deep.equal(['None']);
   });
 
@@ -128,7 +195,10 @@ describe('e2e: services exported from both clusters', function () {
     cls1.apply([serviceExport(LATE_NS, 'late')]);
     await readyImport(cls1, 'late', LATE_NS);
     const namespaces = await cls2.kubeConfig.makeApiClient(CoreV1Api).listNamespace();
-    expect(namespaces.items.map((n) => n.metadata!.name), 'namespaces of cls2 (never created by the worker)').to.not.include(LATE_NS);
+    expect(
+      namespaces.items.map((n) => n.metadata!.name),
+      'namespaces of cls2 (never created by the worker)',
+    ).to.not.include(LATE_NS);
     await createNamespace(cls2.kubeConfig, LATE_NS);
     const si = await readyImport(cls2, 'late', LATE_NS);
     expect(si.status?.clusters).to.deep.equal([{ cluster: 'cls1' }]);

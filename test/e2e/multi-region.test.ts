@@ -76,13 +76,19 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
 
   /** Shares account A's namespace `name` in `region` with account B, as a RAM resource share would. */
   async function share(name: string, region: string): Promise<void> {
-    await e2e().cs.cloudMapControl.shareNamespace({ ownerAccount: A, region, namespaceId: await namespaceId(owner[region]!, name), withAccounts: [B] });
+    await e2e().cs.cloudMapControl.shareNamespace({
+      ownerAccount: A,
+      region,
+      namespaceId: await namespaceId(owner[region]!, name),
+      withAccounts: [B],
+    });
   }
 
   before(async function () {
     this.timeout(180_000);
     const { cs, clusters, stopWorker, startWorker } = e2e();
-    for (const region of [EAST, WEST]) owner[region] = new ServiceDiscoveryClient({ ...cloudMapClientConfig(cs), region });
+    for (const region of [EAST, WEST])
+      owner[region] = new ServiceDiscoveryClient({ ...cloudMapClientConfig(cs), region });
     await createNamespaces(clusters, NS);
     await createNamespaces(clusters, PRIVATE_NS);
     // Every worker reads both Regions; cls3 registers in eu-west-1; cls2 acts as account B on account A's namespaces.
@@ -90,11 +96,15 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     const accountB = { MCS_NAMESPACE_OWNER_ACCOUNT: A, MCS_AWS_ACCOUNT_ID: B };
     for (const cluster of clusters) await stopWorker(cluster);
     await startWorker(clusters[0]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: EAST });
-    await startWorker(clusters[1]!, cls2Env = { ...regions, ...accountB }, cls2CloudMap = { region: EAST, credentials: cs.cloudMapControl.credentialsFor(B) });
+    await startWorker(
+      clusters[1]!,
+      (cls2Env = { ...regions, ...accountB }),
+      (cls2CloudMap = { region: EAST, credentials: cs.cloudMapControl.credentialsFor(B) }),
+    );
     await startWorker(clusters[2]!, { ...regions, MCS_AWS_ACCOUNT_ID: A }, { region: WEST });
   });
 
-  it('accounts and Regions: each cluster registers in its own Region (B in A\'s shared namespaces) and imports from all, in every direction (E2, I1, I3)', async () => {
+  it("accounts and Regions: each cluster registers in its own Region (B in A's shared namespaces) and imports from all, in every direction (E2, I1, I3)", async () => {
     const { cls1, cls2, clusters } = e2e();
     const cls3 = clusters[2]!;
     exported.east = { cls1: await run(cls1, 'east', 1) };
@@ -103,20 +113,31 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     // The owner's clusters create the namespace (and the change marker's) in each Region; A shares them with B.
     await exportFrom(cls1, 'east');
     await exportFrom(cls3, 'west');
-    for (const region of [EAST, WEST]) for (const name of [NS, markerNamespaceName(e2e().cs.clustersetId)]) await share(name, region);
+    for (const region of [EAST, WEST])
+      for (const name of [NS, markerNamespaceName(e2e().cs.clustersetId)]) await share(name, region);
     await exportFrom(cls2, 'both');
     await exportFrom(cls3, 'both');
     for (const cluster of clusters) {
       for (const name of ['east', 'west', 'both']) {
-        await eventually(`${cluster.id}: endpoints of ${name} from ${Object.keys(exported[name]!).join(', ')}`, async () =>
-          JSON.stringify(await importedBySource(cluster, name)) === JSON.stringify(exported[name]));
-        await eventually(`${cluster.id}: ${name} RegionsReachable=True`, async () => (await regionsReachable(cluster, name))?.status === 'True');
+        await eventually(
+          `${cluster.id}: endpoints of ${name} from ${Object.keys(exported[name]!).join(', ')}`,
+          async () => JSON.stringify(await importedBySource(cluster, name)) === JSON.stringify(exported[name]),
+        );
+        await eventually(
+          `${cluster.id}: ${name} RegionsReachable=True`,
+          async () => (await regionsReachable(cluster, name))?.status === 'True',
+        );
         expect(condition(await cluster.serviceImport(NS, name), 'Ready')?.status).to.equal('True');
       }
-      expect((await cluster.serviceImport(NS, 'both'))?.status?.clusters).to.deep.equal([{ cluster: 'cls2' }, { cluster: 'cls3' }]);
+      expect((await cluster.serviceImport(NS, 'both'))?.status?.clusters).to.deep.equal([
+        { cluster: 'cls2' },
+        { cluster: 'cls3' },
+      ]);
       // Zone hints: every imported endpoint carries the zone of the exporting cluster's node (cls3's nodes are in
       // eu-west-1), as its hint too.
-      const endpoints = (await cluster.endpointSlices(NS, `${LABEL_SERVICE_NAME}=west`)).flatMap((slice) => slice.endpoints ?? []);
+      const endpoints = (await cluster.endpointSlices(NS, `${LABEL_SERVICE_NAME}=west`)).flatMap(
+        (slice) => slice.endpoints ?? [],
+      );
       expect(endpoints).to.have.length(2);
       for (const e of endpoints) {
         expect(e.zone, `zone of ${e.addresses[0]}`).to.match(new RegExp(`^${WEST}[a-c]$`));
@@ -126,7 +147,7 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     }
   });
 
-  it('a namespace of A not shared with B: cls2\'s export says so and what to do, and goes through once it is shared', async () => {
+  it("a namespace of A not shared with B: cls2's export says so and what to do, and goes through once it is shared", async () => {
     const { cls1, cls2 } = e2e();
     const mine = { cls1: await run(cls1, 'private', 1, PRIVATE_NS) };
     await exportFrom(cls1, 'private', PRIVATE_NS);
@@ -134,15 +155,31 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     cls2.apply([serviceExport(PRIVATE_NS, 'private')]);
     await eventually('cls2: Ready=False naming the namespace, account A and the RAM share', async () => {
       const ready = condition(await cls2.serviceExport(PRIVATE_NS, 'private'), 'Ready');
-      return ready?.status === 'False' && ready.message.includes(`"${PRIVATE_NS}" of account ${A} is not shared`) && ready.message.includes('AWS RAM');
+      return (
+        ready?.status === 'False' &&
+        ready.message.includes(`"${PRIVATE_NS}" of account ${A} is not shared`) &&
+        ready.message.includes('AWS RAM')
+      );
     });
-    await eventually('cls1: private imported from cls1 alone', async () =>
-      JSON.stringify((await cls1.serviceImport(PRIVATE_NS, 'private'))?.status?.clusters) === JSON.stringify([{ cluster: 'cls1' }]));
+    await eventually(
+      'cls1: private imported from cls1 alone',
+      async () =>
+        JSON.stringify((await cls1.serviceImport(PRIVATE_NS, 'private'))?.status?.clusters) ===
+        JSON.stringify([{ cluster: 'cls1' }]),
+    );
     await share(PRIVATE_NS, EAST);
-    await eventually('cls2: Ready=True once shared', async () => condition(await cls2.serviceExport(PRIVATE_NS, 'private'), 'Ready')?.status === 'True', 90_000);
+    await eventually(
+      'cls2: Ready=True once shared',
+      async () => condition(await cls2.serviceExport(PRIVATE_NS, 'private'), 'Ready')?.status === 'True',
+      90_000,
+    );
     for (const cluster of [cls1, cls2]) {
-      await eventually(`${cluster.id}: private imported from cls1 and cls2`, async () =>
-        JSON.stringify(await importedBySource(cluster, 'private', PRIVATE_NS)) === JSON.stringify({ ...mine, ...theirs }));
+      await eventually(
+        `${cluster.id}: private imported from cls1 and cls2`,
+        async () =>
+          JSON.stringify(await importedBySource(cluster, 'private', PRIVATE_NS)) ===
+          JSON.stringify({ ...mine, ...theirs }),
+      );
     }
   });
 
@@ -150,12 +187,25 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     const { cs, cls1, cls2 } = e2e();
     await cs.cloudMapControl.setFaults({ regions: [WEST], disconnectRate: 1 });
     for (const cluster of [cls1, cls2]) {
-      await eventually(`${cluster.id}: west RegionsReachable=False naming eu-west-1 and cls3`, async () => {
-        const c = await regionsReachable(cluster, 'west');
-        return c?.status === 'False' && c.reason === 'RegionUnreachable' && c.message.includes(`Region ${WEST}`) && c.message.includes('cls3');
-      }, 90_000);
+      await eventually(
+        `${cluster.id}: west RegionsReachable=False naming eu-west-1 and cls3`,
+        async () => {
+          const c = await regionsReachable(cluster, 'west');
+          return (
+            c?.status === 'False' &&
+            c.reason === 'RegionUnreachable' &&
+            c.message.includes(`Region ${WEST}`) &&
+            c.message.includes('cls3')
+          );
+        },
+        90_000,
+      );
       // Every import is queued again when a Region stops answering; 'both' may be reconciled after 'west'.
-      await eventually(`${cluster.id}: both RegionsReachable=False`, async () => (await regionsReachable(cluster, 'both'))?.status === 'False', 30_000);
+      await eventually(
+        `${cluster.id}: both RegionsReachable=False`,
+        async () => (await regionsReachable(cluster, 'both'))?.status === 'False',
+        30_000,
+      );
       expect((await regionsReachable(cluster, 'east'))?.status).to.equal('True');
       // Never drop an import because a call failed: the last endpoints read stay.
       expect(await importedBySource(cluster, 'west')).to.deep.equal(exported.west);
@@ -166,20 +216,32 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     // us-east-1 still works end to end: a new export from cls1 reaches cls2, not degraded.
     exported.during = { cls1: await run(cls1, 'during', 1) };
     await exportFrom(cls1, 'during');
-    await eventually('cls2: endpoints of during', async () => JSON.stringify(await importedBySource(cls2, 'during')) === JSON.stringify(exported.during));
-    await eventually('cls2: during RegionsReachable=True', async () => (await regionsReachable(cls2, 'during'))?.status === 'True');
+    await eventually(
+      'cls2: endpoints of during',
+      async () => JSON.stringify(await importedBySource(cls2, 'during')) === JSON.stringify(exported.during),
+    );
+    await eventually(
+      'cls2: during RegionsReachable=True',
+      async () => (await regionsReachable(cls2, 'during'))?.status === 'True',
+    );
   });
 
   it('a worker restarted while eu-west-1 is off keeps every import from there and says the Region was not read (never drop an import because a call failed)', async () => {
     const { cls2, stopWorker, startWorker } = e2e();
     await stopWorker(cls2);
     await startWorker(cls2, cls2Env, cls2CloudMap);
-    await eventually('cls2 (restarted): west RegionsReachable=False, eu-west-1 not read', async () =>
-      (await regionsReachable(cls2, 'west'))?.message.includes(`Region ${WEST} has not been read`) === true, 90_000);
+    await eventually(
+      'cls2 (restarted): west RegionsReachable=False, eu-west-1 not read',
+      async () => (await regionsReachable(cls2, 'west'))?.message.includes(`Region ${WEST} has not been read`) === true,
+      90_000,
+    );
     expect((await regionsReachable(cls2, 'west'))?.status).to.equal('False');
     expect(await importedBySource(cls2, 'west')).to.deep.equal(exported.west);
     expect(await importedBySource(cls2, 'both')).to.deep.equal(exported.both);
-    await eventually('cls2 (restarted): region_reachable{eu-west-1} = 0', async () => (await cls2.metric('mcs_cloudmap_region_reachable', `region="${WEST}"`)) === 0);
+    await eventually(
+      'cls2 (restarted): region_reachable{eu-west-1} = 0',
+      async () => (await cls2.metric('mcs_cloudmap_region_reachable', `region="${WEST}"`)) === 0,
+    );
   });
 
   it('eu-west-1 switched on again: the imports recover, and what was exported meanwhile reaches cls3', async () => {
@@ -187,8 +249,15 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
     await cs.cloudMapControl.clearFaults();
     for (const cluster of clusters) {
       for (const name of ['east', 'west', 'both', 'during']) {
-        await eventually(`${cluster.id}: ${name} RegionsReachable=True again`, async () => (await regionsReachable(cluster, name))?.status === 'True', 90_000);
-        await eventually(`${cluster.id}: endpoints of ${name}`, async () => JSON.stringify(await importedBySource(cluster, name)) === JSON.stringify(exported[name]));
+        await eventually(
+          `${cluster.id}: ${name} RegionsReachable=True again`,
+          async () => (await regionsReachable(cluster, name))?.status === 'True',
+          90_000,
+        );
+        await eventually(
+          `${cluster.id}: endpoints of ${name}`,
+          async () => JSON.stringify(await importedBySource(cluster, name)) === JSON.stringify(exported[name]),
+        );
       }
       expect(await cluster.metric('mcs_cloudmap_region_reachable', `region="${WEST}"`)).to.equal(1);
     }
@@ -197,9 +266,19 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
   it('the status command shows each cluster id with its Region and account', () => {
     const { cs, clusters } = e2e();
     const kubeconfig = clusters.map((c) => c.cluster.kubeconfigPath).join(':');
-    const out = execFileSync(join(REPO, 'node_modules', '.bin', 'node'), [join(REPO, 'src/cli/main.ts'), 'status', '--kubeconfig', kubeconfig, '--region', EAST, '--regions', WEST], {
-      encoding: 'utf8', env: { ...process.env, MCS_CLOUDMAP_ENDPOINT: cs.cloudMapEndpoint, AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing' },
-    });
+    const out = execFileSync(
+      join(REPO, 'node_modules', '.bin', 'node'),
+      [join(REPO, 'src/cli/main.ts'), 'status', '--kubeconfig', kubeconfig, '--region', EAST, '--regions', WEST],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          MCS_CLOUDMAP_ENDPOINT: cs.cloudMapEndpoint,
+          AWS_ACCESS_KEY_ID: 'testing',
+          AWS_SECRET_ACCESS_KEY: 'testing',
+        },
+      },
+    );
     expect(out).to.match(/CLUSTER ID\s+REGIONS\s+ACCOUNTS/);
     expect(out).to.match(new RegExp(`cls1\\s+${EAST}\\s+${A}`));
     expect(out).to.match(new RegExp(`cls2\\s+${EAST}\\s+${B}`));

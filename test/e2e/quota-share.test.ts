@@ -23,7 +23,11 @@ describe('e2e: the Cloud Map quota share reaches the rate limits', function () {
     await stopWorker(cls1);
     settingsChanged(true);
     await startWorker(cls1, { MCS_CLOUDMAP_QUOTA_SHARE: '100' });
-    await eventually(`both workers report their ${API} rate`, async () => (await allowedRate(cls1)) > 0 && (await allowedRate(cls2)) > 0, 60_000);
+    await eventually(
+      `both workers report their ${API} rate`,
+      async () => (await allowedRate(cls1)) > 0 && (await allowedRate(cls2)) > 0,
+      60_000,
+    );
     const [whole, share] = [await allowedRate(cls1), await allowedRate(cls2)];
     console.log(`      ${API}: cls1 (100 %) ${whole}/s, cls2 (80 %) ${share}/s`);
     expect(whole).to.be.closeTo(share * 1.25, 0.2);

@@ -5,10 +5,24 @@
 // version of the slices, the derived Service and the ServiceImport each API server publishes, so a state that existed
 // for a moment between two writes counts, not only the final one. Also I8: status.endpointSliceObjects, in both versions.
 import {
-  CoreV1Api, CustomObjectsApi, DiscoveryV1Api, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject, type V1EndpointSlice, type V1Service,
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  makeInformer,
+  type Informer,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1EndpointSlice,
+  type V1Service,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, SERVICE_IMPORT_PLURAL, STORAGE_VERSION } from '../../src/core/names.ts';
+import {
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+  MCS_GROUP,
+  SERVICE_IMPORT_PLURAL,
+  STORAGE_VERSION,
+} from '../../src/core/names.ts';
 import { condition, withE2E, type E2ECluster } from '../support/e2e-harness.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespaces, exportReady, runApp, service } from '../support/workloads.ts';
@@ -16,7 +30,11 @@ import { createNamespaces, exportReady, runApp, service } from '../support/workl
 const NS = 'e2e-strict-ports';
 
 type Kind = 'slice' | 'service' | 'import';
-type Ported = KubernetesObject & { ports?: Array<{ name?: string; port?: number | null }>; spec?: { ports?: Array<{ name?: string; port?: number }> }; endpoints?: unknown[] };
+type Ported = KubernetesObject & {
+  ports?: Array<{ name?: string; port?: number | null }>;
+  spec?: { ports?: Array<{ name?: string; port?: number }> };
+  endpoints?: unknown[];
+};
 
 /** Every version of one import's EndpointSlices, derived Service and ServiceImport one API server published. */
 class History {
@@ -30,18 +48,50 @@ class History {
     const discovery = kc.makeApiClient(DiscoveryV1Api);
     const core = kc.makeApiClient(CoreV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
-    this.#record('slice', makeInformer<V1EndpointSlice>(kc, `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`,
-      () => discovery.listNamespacedEndpointSlice({ namespace: NS, labelSelector: selector }), selector));
-    this.#record('service', makeInformer<V1Service>(kc, `/api/v1/namespaces/${NS}/services`,
-      () => core.listNamespacedService({ namespace: NS, labelSelector: selector }), selector));
-    this.#record('import', makeInformer<KubernetesObject>(kc, `/apis/${MCS_GROUP}/${STORAGE_VERSION}/namespaces/${NS}/${SERVICE_IMPORT_PLURAL}`,
-      async () => (await custom.listNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace: NS, plural: SERVICE_IMPORT_PLURAL })) as KubernetesListObject<KubernetesObject>), name);
+    this.#record(
+      'slice',
+      makeInformer<V1EndpointSlice>(
+        kc,
+        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`,
+        () => discovery.listNamespacedEndpointSlice({ namespace: NS, labelSelector: selector }),
+        selector,
+      ),
+    );
+    this.#record(
+      'service',
+      makeInformer<V1Service>(
+        kc,
+        `/api/v1/namespaces/${NS}/services`,
+        () => core.listNamespacedService({ namespace: NS, labelSelector: selector }),
+        selector,
+      ),
+    );
+    this.#record(
+      'import',
+      makeInformer<KubernetesObject>(
+        kc,
+        `/apis/${MCS_GROUP}/${STORAGE_VERSION}/namespaces/${NS}/${SERVICE_IMPORT_PLURAL}`,
+        async () =>
+          (await custom.listNamespacedCustomObject({
+            group: MCS_GROUP,
+            version: STORAGE_VERSION,
+            namespace: NS,
+            plural: SERVICE_IMPORT_PLURAL,
+          })) as KubernetesListObject<KubernetesObject>,
+      ),
+      name,
+    );
   }
 
   #record<T extends KubernetesObject>(kind: Kind, informer: Informer<T>, only?: string): void {
     const add = (object: T, deleted: boolean) => {
       if (only !== undefined && object.metadata?.name !== only) return;
-      this.#versions.push({ rv: Number(object.metadata?.resourceVersion), kind, name: object.metadata?.name ?? '', object: deleted ? undefined : object });
+      this.#versions.push({
+        rv: Number(object.metadata?.resourceVersion),
+        kind,
+        name: object.metadata?.name ?? '',
+        object: deleted ? undefined : object,
+      });
     };
     informer.on('add', (o) => add(o, false));
     informer.on('update', (o) => add(o, false));
@@ -63,22 +113,25 @@ class History {
    */
   states(): Array<{ stated: Array<Record<string, number>>; behind: Record<string, string[]> }> {
     const current = new Map<string, Ported>();
-    return [...this.#versions].sort((a, b) => a.rv - b.rv).map((v) => {
-      if (v.object === undefined) current.delete(`${v.kind}/${v.name}`);
-      else current.set(`${v.kind}/${v.name}`, v.object);
-      const stated: Array<Record<string, number>> = [];
-      const behind: Record<string, string[]> = {};
-      for (const [key, object] of current) {
-        if (key.startsWith('slice/')) {
-          if ((object.endpoints ?? []).length === 0) continue;
-          const source = object.metadata?.labels?.[LABEL_SOURCE_CLUSTER] ?? '?';
-          for (const p of object.ports ?? []) behind[p.name ?? ''] = [...new Set([...(behind[p.name ?? ''] ?? []), source])].sort();
-        } else {
-          stated.push(Object.fromEntries((object.spec?.ports ?? []).map((p) => [p.name ?? '', p.port ?? 0])));
+    return [...this.#versions]
+      .sort((a, b) => a.rv - b.rv)
+      .map((v) => {
+        if (v.object === undefined) current.delete(`${v.kind}/${v.name}`);
+        else current.set(`${v.kind}/${v.name}`, v.object);
+        const stated: Array<Record<string, number>> = [];
+        const behind: Record<string, string[]> = {};
+        for (const [key, object] of current) {
+          if (key.startsWith('slice/')) {
+            if ((object.endpoints ?? []).length === 0) continue;
+            const source = object.metadata?.labels?.[LABEL_SOURCE_CLUSTER] ?? '?';
+            for (const p of object.ports ?? [])
+              behind[p.name ?? ''] = [...new Set([...(behind[p.name ?? ''] ?? []), source])].sort();
+          } else {
+            stated.push(Object.fromEntries((object.spec?.ports ?? []).map((p) => [p.name ?? '', p.port ?? 0])));
+          }
         }
-      }
-      return { stated, behind };
-    });
+        return { stated, behind };
+      });
   }
 }
 
@@ -96,7 +149,10 @@ async function routedPorts(cluster: E2ECluster, name: string): Promise<Record<st
 
 async function portConflictEverywhere(clusters: readonly E2ECluster[], name: string): Promise<void> {
   for (const cluster of clusters) {
-    await eventually(`${cluster.id}: Conflict=True PortConflict on ${name}`, async () => condition(await cluster.serviceExport(NS, name), 'Conflict')?.reason === 'PortConflict');
+    await eventually(
+      `${cluster.id}: Conflict=True PortConflict on ${name}`,
+      async () => condition(await cluster.serviceExport(NS, name), 'Conflict')?.reason === 'PortConflict',
+    );
   }
 }
 
@@ -121,13 +177,18 @@ describe('e2e: strict port conflicts (X5)', function () {
     await Promise.all(histories.map((h) => h.stop()));
   });
 
-  it('X5: same port name, different numbers: the port routes only to the older export\'s cluster, in every cluster, at every moment', async () => {
+  it("X5: same port name, different numbers: the port routes only to the older export's cluster, in every cluster, at every moment", async () => {
     const { cls1, cls2, clusters } = e2e();
-    const ips = { cls1: await runApp(cls1, NS, 'hello', 2, { ports: [{ name: 'tcp', port: 42 }] }), cls2: await runApp(cls2, NS, 'hello', 2, { ports: [{ name: 'tcp', port: 4242 }] }) };
+    const ips = {
+      cls1: await runApp(cls1, NS, 'hello', 2, { ports: [{ name: 'tcp', port: 42 }] }),
+      cls2: await runApp(cls2, NS, 'hello', 2, { ports: [{ name: 'tcp', port: 4242 }] }),
+    };
     await exportReady(cls1, NS, 'hello');
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: cls1's endpoints imported behind "tcp"`, async () =>
-        JSON.stringify(await routedPorts(cluster, 'hello')) === JSON.stringify({ 'cls1 tcp': ips.cls1 }));
+      await eventually(
+        `${cluster.id}: cls1's endpoints imported behind "tcp"`,
+        async () => JSON.stringify(await routedPorts(cluster, 'hello')) === JSON.stringify({ 'cls1 tcp': ips.cls1 }),
+      );
     }
     const history = await record('hello');
     await exportReady(cls2, NS, 'hello');
@@ -135,18 +196,29 @@ describe('e2e: strict port conflicts (X5)', function () {
     await portConflictEverywhere(clusters, 'hello');
     const conflict = condition(await cls2.serviceExport(NS, 'hello'), 'Conflict')!;
     expect(conflict.status).to.equal('True');
-    expect(conflict.message).to.contain('port "tcp" is TCP/42 in cluster cls1 (older export, wins) but TCP/4242 in cluster cls2, so the endpoints of cls2 are left out of port "tcp" and receive no traffic for it');
+    expect(conflict.message).to.contain(
+      'port "tcp" is TCP/42 in cluster cls1 (older export, wins) but TCP/4242 in cluster cls2, so the endpoints of cls2 are left out of port "tcp" and receive no traffic for it',
+    );
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: status.clusters lists cls1 and cls2`, async () =>
-        JSON.stringify((await cluster.serviceImport(NS, 'hello'))?.status?.clusters) === JSON.stringify([{ cluster: 'cls1' }, { cluster: 'cls2' }]));
+      await eventually(
+        `${cluster.id}: status.clusters lists cls1 and cls2`,
+        async () =>
+          JSON.stringify((await cluster.serviceImport(NS, 'hello'))?.status?.clusters) ===
+          JSON.stringify([{ cluster: 'cls1' }, { cluster: 'cls2' }]),
+      );
       const si = (await cluster.serviceImport(NS, 'hello'))!;
       expect(si.spec.ports).to.deep.equal([{ name: 'tcp', port: 42, protocol: 'TCP' }]);
-      expect(await routedPorts(cluster, 'hello'), `${cluster.id}: only cls1's endpoints behind "tcp"`).to.deep.equal({ 'cls1 tcp': ips.cls1 });
+      expect(await routedPorts(cluster, 'hello'), `${cluster.id}: only cls1's endpoints behind "tcp"`).to.deep.equal({
+        'cls1 tcp': ips.cls1,
+      });
     }
     for (const [i, h] of history.entries()) {
       const states = h.states();
       expect(states.length, `${clusters[i]!.id}: versions recorded`).to.be.greaterThan(0);
-      expect(states.filter((s) => Object.values(s.behind).some((sources) => sources.includes('cls2'))), `${clusters[i]!.id}: no state put cls2 behind a port`).to.deep.equal([]);
+      expect(
+        states.filter((s) => Object.values(s.behind).some((sources) => sources.includes('cls2'))),
+        `${clusters[i]!.id}: no state put cls2 behind a port`,
+      ).to.deep.equal([]);
     }
   });
 
@@ -154,13 +226,21 @@ describe('e2e: strict port conflicts (X5)', function () {
     const { cls2, clusters } = e2e();
     cls2.apply([service(NS, 'hello', { ports: [{ name: 'tcp2', port: 4242 }] })]);
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: "tcp" to cls1, "tcp2" to cls2`, async () =>
-        JSON.stringify(Object.keys(await routedPorts(cluster, 'hello')).sort()) === JSON.stringify(['cls1 tcp', 'cls2 tcp2']));
-      const ports = ((await cluster.serviceImport(NS, 'hello'))?.spec.ports ?? []).map((p) => `${p.name} ${p.protocol}/${p.port}`).sort();
+      await eventually(
+        `${cluster.id}: "tcp" to cls1, "tcp2" to cls2`,
+        async () =>
+          JSON.stringify(Object.keys(await routedPorts(cluster, 'hello')).sort()) ===
+          JSON.stringify(['cls1 tcp', 'cls2 tcp2']),
+      );
+      const ports = ((await cluster.serviceImport(NS, 'hello'))?.spec.ports ?? [])
+        .map((p) => `${p.name} ${p.protocol}/${p.port}`)
+        .sort();
       expect(ports).to.deep.equal(['tcp TCP/42', 'tcp2 TCP/4242']);
     }
     for (const [i, h] of histories.entries()) {
-      const wrong = h.states().filter((s) => (s.behind.tcp ?? []).includes('cls2') || (s.behind.tcp2 ?? []).includes('cls1'));
+      const wrong = h
+        .states()
+        .filter((s) => (s.behind.tcp ?? []).includes('cls2') || (s.behind.tcp2 ?? []).includes('cls1'));
       expect(wrong, `${clusters[i]!.id}: cls2 never behind "tcp", cls1 never behind "tcp2"`).to.deep.equal([]);
     }
   });
@@ -170,28 +250,50 @@ describe('e2e: strict port conflicts (X5)', function () {
     await runApp(cls1, NS, 'agree', 1, { ports: [{ name: 'tcp', port: 42 }] });
     await runApp(cls2, NS, 'agree', 1, { ports: [{ name: 'tcp', port: 42 }] });
     await exportReady(cls1, NS, 'agree');
-    for (const cluster of clusters) await eventually(`${cluster.id}: agree imported`, async () => (await cluster.serviceImport(NS, 'agree')) !== undefined);
+    for (const cluster of clusters)
+      await eventually(
+        `${cluster.id}: agree imported`,
+        async () => (await cluster.serviceImport(NS, 'agree')) !== undefined,
+      );
     await exportReady(cls2, NS, 'agree');
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: both clusters behind "tcp"`, async () =>
-        JSON.stringify(Object.keys(await routedPorts(cluster, 'agree')).sort()) === JSON.stringify(['cls1 tcp', 'cls2 tcp']));
+      await eventually(
+        `${cluster.id}: both clusters behind "tcp"`,
+        async () =>
+          JSON.stringify(Object.keys(await routedPorts(cluster, 'agree')).sort()) ===
+          JSON.stringify(['cls1 tcp', 'cls2 tcp']),
+      );
     }
     const history = await record('agree');
     // cls1 stays the older export, so the import restates "tcp" as TCP/43; cls2, still TCP/42, loses the port.
     cls1.apply([service(NS, 'agree', { ports: [{ name: 'tcp', port: 43 }] })]);
     await portConflictEverywhere(clusters, 'agree');
     for (const cluster of clusters) {
-      await eventually(`${cluster.id}: "tcp" is TCP/43 and routes to cls1 only`, async () =>
-        JSON.stringify(Object.keys(await routedPorts(cluster, 'agree'))) === JSON.stringify(['cls1 tcp']) &&
-        JSON.stringify((await cluster.serviceImport(NS, 'agree'))?.spec.ports) === JSON.stringify([{ name: 'tcp', port: 43, protocol: 'TCP' }]));
+      await eventually(
+        `${cluster.id}: "tcp" is TCP/43 and routes to cls1 only`,
+        async () =>
+          JSON.stringify(Object.keys(await routedPorts(cluster, 'agree'))) === JSON.stringify(['cls1 tcp']) &&
+          JSON.stringify((await cluster.serviceImport(NS, 'agree'))?.spec.ports) ===
+            JSON.stringify([{ name: 'tcp', port: 43, protocol: 'TCP' }]),
+      );
     }
     for (const [i, h] of history.entries()) {
       const states = h.states();
-      expect(states.some((s) => s.stated.some((ports) => ports.tcp === 43)), `${clusters[i]!.id}: the restatement was recorded`).to.equal(true);
+      expect(
+        states.some((s) => s.stated.some((ports) => ports.tcp === 43)),
+        `${clusters[i]!.id}: the restatement was recorded`,
+      ).to.equal(true);
       // cls2 defines "tcp" as TCP/42 throughout: while the Service or the ServiceImport states another number, no slice
       // may have cls2's endpoints behind "tcp".
-      const wrong = states.filter((s) => s.stated.some((ports) => ports.tcp !== undefined && ports.tcp !== 42) && (s.behind.tcp ?? []).includes('cls2'));
-      expect(wrong, `${clusters[i]!.id}: states with cls2 behind "tcp" while it is stated as another number`).to.deep.equal([]);
+      const wrong = states.filter(
+        (s) =>
+          s.stated.some((ports) => ports.tcp !== undefined && ports.tcp !== 42) &&
+          (s.behind.tcp ?? []).includes('cls2'),
+      );
+      expect(
+        wrong,
+        `${clusters[i]!.id}: states with cls2 behind "tcp" while it is stated as another number`,
+      ).to.deep.equal([]);
     }
   });
 
@@ -199,8 +301,17 @@ describe('e2e: strict port conflicts (X5)', function () {
     for (const cluster of e2e().clusters) {
       const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
       for (const version of ['v1beta1', 'v1alpha1']) {
-        const si = await custom.getNamespacedCustomObject({ group: MCS_GROUP, version, namespace: NS, plural: SERVICE_IMPORT_PLURAL, name: 'hello' }) as { apiVersion: string; status?: { endpointSliceObjects?: string } };
-        expect([si.apiVersion, si.status?.endpointSliceObjects], cluster.id).to.deep.equal([`${MCS_GROUP}/${version}`, 'Present']);
+        const si = (await custom.getNamespacedCustomObject({
+          group: MCS_GROUP,
+          version,
+          namespace: NS,
+          plural: SERVICE_IMPORT_PLURAL,
+          name: 'hello',
+        })) as { apiVersion: string; status?: { endpointSliceObjects?: string } };
+        expect([si.apiVersion, si.status?.endpointSliceObjects], cluster.id).to.deep.equal([
+          `${MCS_GROUP}/${version}`,
+          'Present',
+        ]);
       }
     }
   });

@@ -31,9 +31,14 @@ export function auditedWrites(cluster: TestCluster, sinceMs: number): AuditedWri
   try {
     text = readFileSync(auditLogPath(cluster.logsDir), 'utf8');
   } catch (err) {
-    throw new Error(`cannot read ${cluster.id}'s apiserver audit log (started without --audit-log-path?): ${String(err)}`, { cause: err });
+    throw new Error(
+      `cannot read ${cluster.id}'s apiserver audit log (started without --audit-log-path?): ${String(err)}`,
+      { cause: err },
+    );
   }
-  return text.split('\n').filter((line) => line.length > 0)
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as AuditEvent)
     .filter((e) => e.stage === 'ResponseComplete')
     .map((e) => ({

@@ -8,16 +8,37 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { allBodies, mixed, openLoop, warmClient, type Result, type ServerProcess } from './webhook-client.ts';
 import { maxSizeProcess } from './max-size-sender.ts';
 import {
-  EXPECTED_STATUS, HOSTILE_KINDS, hostileClient, OVERSIZED_RESET, slowlorisProcess,
-  type HostileKind, type MaxSizeShape, type SlowlorisFigures,
+  EXPECTED_STATUS,
+  HOSTILE_KINDS,
+  hostileClient,
+  OVERSIZED_RESET,
+  slowlorisProcess,
+  type HostileKind,
+  type MaxSizeShape,
+  type SlowlorisFigures,
 } from './hostile-clients.ts';
 
-export const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+export const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
-export interface SlowlorisRun { baseline: Result; underAttack: Result; slow: SlowlorisFigures; rssBefore: number; rssAfter: number; load: string }
+export interface SlowlorisRun {
+  baseline: Result;
+  underAttack: Result;
+  slow: SlowlorisFigures;
+  rssBefore: number;
+  rssAfter: number;
+  load: string;
+}
 
 /** Mixed reviews at `rate` for `durationMs` alone, then again with `connections` slowloris connections open. */
-export async function slowlorisRun(server: ServerProcess, connections: number, rate: number, durationMs: number): Promise<SlowlorisRun> {
+export async function slowlorisRun(
+  server: ServerProcess,
+  connections: number,
+  rate: number,
+  durationMs: number,
+): Promise<SlowlorisRun> {
   const pools = allBodies();
   const c = await warmClient(server.port, server.ca, 64, pools.get('/mutate')!);
   try {
@@ -53,12 +74,22 @@ export interface SoakRun {
  * hostile one (kinds in turn), plus `slow` slowloris connections throughout; server RSS sampled every `sampleEveryMs`.
  */
 export async function soakRun(
-  server: ServerProcess, opts: { rate: number; durationMs: number; hostileShare: number; slow: number; sampleEveryMs: number; maxRequestBytes: number },
+  server: ServerProcess,
+  opts: {
+    rate: number;
+    durationMs: number;
+    hostileShare: number;
+    slow: number;
+    sampleEveryMs: number;
+    maxRequestBytes: number;
+  },
 ): Promise<SoakRun> {
   const pools = allBodies();
   const c = await warmClient(server.port, server.ca, 64, pools.get('/mutate')!);
   const bad = hostileClient(server.port, server.ca, opts.maxRequestBytes);
-  const hostile = Object.fromEntries(HOSTILE_KINDS.map((k) => [k, { sent: 0, unexpected: 0, unanswered: 0 }])) as SoakRun['hostile'];
+  const hostile = Object.fromEntries(
+    HOSTILE_KINDS.map((k) => [k, { sent: 0, unexpected: 0, unanswered: 0 }]),
+  ) as SoakRun['hostile'];
   const examples: string[] = [];
   const every = Math.round(1 / opts.hostileShare);
   const normal = mixed(c, pools);
@@ -68,23 +99,38 @@ export async function soakRun(
   let sampling = false;
   let slow: SlowlorisFigures | undefined;
   try {
-    const reviews = await openLoop(opts.rate, opts.durationMs, async (i) => {
-      if (i % every !== every - 1) return normal(i);
-      const kind = HOSTILE_KINDS[Math.floor(i / every) % HOSTILE_KINDS.length]!;
-      hostile[kind].sent++;
-      const reply = await bad.send(kind, i);
-      if (reply.status === 0 && EXPECTED_STATUS[kind] !== 0 && !(kind === 'oversized' && reply.status === OVERSIZED_RESET)) {
-        hostile[kind].unanswered++;
-      } else if (reply.status !== EXPECTED_STATUS[kind] && !(kind === 'oversized' && reply.status === OVERSIZED_RESET)) {
-        if (hostile[kind].unexpected++ === 0) examples.push(`${kind}: ${reply.status} ${reply.body.slice(0, 200)}`);
-      }
-      return undefined;
-    }, () => {
-      const t = performance.now() - start;
-      if (sampling || t < rss[rss.length - 1]![0] * 1000 + opts.sampleEveryMs) return;
-      sampling = true;
-      void server.rss().then((b) => { rss.push([t / 1000, b]); sampling = false; });
-    });
+    const reviews = await openLoop(
+      opts.rate,
+      opts.durationMs,
+      async (i) => {
+        if (i % every !== every - 1) return normal(i);
+        const kind = HOSTILE_KINDS[Math.floor(i / every) % HOSTILE_KINDS.length]!;
+        hostile[kind].sent++;
+        const reply = await bad.send(kind, i);
+        if (
+          reply.status === 0 &&
+          EXPECTED_STATUS[kind] !== 0 &&
+          !(kind === 'oversized' && reply.status === OVERSIZED_RESET)
+        ) {
+          hostile[kind].unanswered++;
+        } else if (
+          reply.status !== EXPECTED_STATUS[kind] &&
+          !(kind === 'oversized' && reply.status === OVERSIZED_RESET)
+        ) {
+          if (hostile[kind].unexpected++ === 0) examples.push(`${kind}: ${reply.status} ${reply.body.slice(0, 200)}`);
+        }
+        return undefined;
+      },
+      () => {
+        const t = performance.now() - start;
+        if (sampling || t < rss[rss.length - 1]![0] * 1000 + opts.sampleEveryMs) return;
+        sampling = true;
+        void server.rss().then((b) => {
+          rss.push([t / 1000, b]);
+          sampling = false;
+        });
+      },
+    );
     slow = await attack.stop();
     rss.push([(performance.now() - start) / 1000, await server.rss()]);
     return { reviews, hostile, examples, slow, rss, load: load() };
@@ -120,10 +166,19 @@ export interface MaxSizeRun {
  * Mixed reviews at `rate` per second for `durationMs` alone, then again while `concurrency` clients of another process
  * each send maximum-size bodies back to back (shapes in turn) (W6).
  */
-export async function maxSizeRun(server: ServerProcess, opts: { concurrency: number; rate: number; durationMs: number; maxRequestBytes: number }): Promise<MaxSizeRun> {
+export async function maxSizeRun(
+  server: ServerProcess,
+  opts: { concurrency: number; rate: number; durationMs: number; maxRequestBytes: number },
+): Promise<MaxSizeRun> {
   const pools = allBodies();
   const c = await warmClient(server.port, server.ca, 16, pools.get('/mutate')!);
-  const sender = await maxSizeProcess({ port: server.port, ca: server.ca, maxRequestBytes: opts.maxRequestBytes, concurrency: opts.concurrency, durationMs: opts.durationMs });
+  const sender = await maxSizeProcess({
+    port: server.port,
+    ca: server.ca,
+    maxRequestBytes: opts.maxRequestBytes,
+    concurrency: opts.concurrency,
+    durationMs: opts.durationMs,
+  });
   try {
     await server.loopDelay();
     const baseline = await openLoop(opts.rate, opts.durationMs, mixed(c, pools));
@@ -136,7 +191,20 @@ export async function maxSizeRun(server: ServerProcess, opts: { concurrency: num
     const loopMeanwhile = await server.loopDelay();
     clientLoop.disable();
     const { big, examples, cpuMs } = await sent;
-    return { baseline, reviews, big, examples, loopAlone, loopMeanwhile, clientLoop: { p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 }, senderCpuMs: cpuMs, rssBefore, peakRss: await server.peakRss(), rssAfter: await server.rss(), load: load() };
+    return {
+      baseline,
+      reviews,
+      big,
+      examples,
+      loopAlone,
+      loopMeanwhile,
+      clientLoop: { p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 },
+      senderCpuMs: cpuMs,
+      rssBefore,
+      peakRss: await server.peakRss(),
+      rssAfter: await server.rss(),
+      load: load(),
+    };
   } finally {
     sender.kill();
     c.destroy();
@@ -147,7 +215,14 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 /** Slowloris figures as one line: connections opened, and per style how many the server cut and after how long. */
 export function describeSlow(s: SlowlorisFigures): string {
-  const styles = (Object.keys(s.cut) as Array<keyof SlowlorisFigures['cut']>)
-    .map((k) => (s.cut[k] === 0 ? `${k} 0 cut` : `${k} ${s.cut[k]} cut (median held ${(median(s.heldMs[k]) / 1000).toFixed(1)} s; replies ${Object.entries(s.replies[k]).map(([r, n]) => `${r}×${n}`).join(' ')})`));
+  const styles = (Object.keys(s.cut) as Array<keyof SlowlorisFigures['cut']>).map((k) =>
+    s.cut[k] === 0
+      ? `${k} 0 cut`
+      : `${k} ${s.cut[k]} cut (median held ${(median(s.heldMs[k]) / 1000).toFixed(1)} s; replies ${Object.entries(
+          s.replies[k],
+        )
+          .map(([r, n]) => `${r}×${n}`)
+          .join(' ')})`,
+  );
   return `${s.opened} slow connections opened; ${styles.join(', ')}`;
 }

@@ -1,5 +1,9 @@
 // AWS SDK settings that point the Cloud Map (servicediscovery) client at the testbed's emulator.
-import { GetOperationCommand, type ServiceDiscoveryClient, type ServiceDiscoveryClientConfig } from '@aws-sdk/client-servicediscovery';
+import {
+  GetOperationCommand,
+  type ServiceDiscoveryClient,
+  type ServiceDiscoveryClientConfig,
+} from '@aws-sdk/client-servicediscovery';
 import { credentialsFor } from '../../hack/testbed/cloudmap-emulator.ts';
 import type { TestClusterSet } from '../../hack/testbed/index.ts';
 
@@ -8,7 +12,10 @@ import type { TestClusterSet } from '../../hack/testbed/index.ts';
  * resolve for a local endpoint. The emulator accepts any credentials; they act as `as.account` when given (else as the
  * emulator's default account), in `as.region` (else the ClusterSet's).
  */
-export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint' | 'region'>, as: { account?: string; region?: string } = {}): ServiceDiscoveryClientConfig {
+export function cloudMapClientConfig(
+  cs: Pick<TestClusterSet, 'cloudMapEndpoint' | 'region'>,
+  as: { account?: string; region?: string } = {},
+): ServiceDiscoveryClientConfig {
   return {
     endpoint: cs.cloudMapEndpoint,
     region: as.region ?? cs.region,
@@ -23,11 +30,18 @@ export function cloudMapClientConfig(cs: Pick<TestClusterSet, 'cloudMapEndpoint'
  * when it failed. Returns the operation's targets (NAMESPACE, SERVICE, INSTANCE ids). `ownerAccount`: the namespace
  * owner's account, for an operation in a namespace shared with the client's account.
  */
-export async function operationDone(client: ServiceDiscoveryClient, operationId: string | undefined, ownerAccount?: string): Promise<Record<string, string>> {
+export async function operationDone(
+  client: ServiceDiscoveryClient,
+  operationId: string | undefined,
+  ownerAccount?: string,
+): Promise<Record<string, string>> {
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
-    const { Operation } = await client.send(new GetOperationCommand({ OperationId: operationId, OwnerAccount: ownerAccount }));
+    const { Operation } = await client.send(
+      new GetOperationCommand({ OperationId: operationId, OwnerAccount: ownerAccount }),
+    );
     if (Operation?.Status === 'SUCCESS') return Operation.Targets ?? {};
-    if (Operation?.Status === 'FAIL') throw new Error(`Cloud Map operation ${operationId} failed: ${Operation.ErrorCode}: ${Operation.ErrorMessage}`);
+    if (Operation?.Status === 'FAIL')
+      throw new Error(`Cloud Map operation ${operationId} failed: ${Operation.ErrorCode}: ${Operation.ErrorMessage}`);
     await new Promise((r) => setTimeout(r, delay));
   }
 }

@@ -39,7 +39,10 @@ export function withClusterSet(): () => TestClusterSet {
     cs = await sharedClusterSet();
   });
   return () => {
-    if (!cs) throw new Error('the shared ClusterSet is not started: call withClusterSet() inside describe(), not inside a test');
+    if (!cs)
+      throw new Error(
+        'the shared ClusterSet is not started: call withClusterSet() inside describe(), not inside a test',
+      );
     return cs;
   };
 }
@@ -64,7 +67,10 @@ export function withOwnClusterSet(opts: ClusterSetOptions): () => TestClusterSet
     await cs?.stop({ keepLogs: failed });
   });
   return () => {
-    if (!cs) throw new Error('this suite\'s ClusterSet is not started: call withOwnClusterSet() inside describe(), not inside a test');
+    if (!cs)
+      throw new Error(
+        "this suite's ClusterSet is not started: call withOwnClusterSet() inside describe(), not inside a test",
+      );
     return cs;
   };
 }

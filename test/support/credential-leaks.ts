@@ -6,8 +6,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
-export interface Credential { what: string; value: string }
-export interface Text { where: string; text: string }
+export interface Credential {
+  what: string;
+  value: string;
+}
+export interface Text {
+  where: string;
+  text: string;
+}
 
 const SHAPES: Array<[string, RegExp]> = [
   ['a PEM private key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/],
@@ -26,7 +32,9 @@ export function filesUnder(dir: string): string[] {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  return entries.flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
+  return entries.flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Tokens and client keys of every *.kubeconfig under `dir`, and the body of every *.key (PEM) file. */
@@ -34,14 +42,19 @@ export function credentialsUnder(dir: string): Credential[] {
   const found: Credential[] = [];
   for (const file of filesUnder(dir)) {
     if (file.endsWith('.kubeconfig')) {
-      const config = parse(readFileSync(file, 'utf8')) as { users?: Array<{ user?: { token?: string; 'client-key-data'?: string } }> };
+      const config = parse(readFileSync(file, 'utf8')) as {
+        users?: Array<{ user?: { token?: string; 'client-key-data'?: string } }>;
+      };
       for (const { user } of config.users ?? []) {
         if (user?.token) found.push({ what: `the token in ${file}`, value: user.token });
-        if (user?.['client-key-data']) found.push({ what: `the client key in ${file}`, value: user['client-key-data'] });
+        if (user?.['client-key-data'])
+          found.push({ what: `the client key in ${file}`, value: user['client-key-data'] });
       }
     } else if (file.endsWith('.key')) {
       // A key's first line of base64 is enough to recognise it, whether it is printed with its newlines or without.
-      const body = readFileSync(file, 'utf8').split('\n').find((l) => l.length >= 40 && !l.startsWith('-----'));
+      const body = readFileSync(file, 'utf8')
+        .split('\n')
+        .find((l) => l.length >= 40 && !l.startsWith('-----'));
       if (body) found.push({ what: `the private key ${file}`, value: body });
     }
   }
@@ -53,7 +66,8 @@ export function credentialLeaks(texts: readonly Text[], credentials: readonly Cr
   const leaks: string[] = [];
   for (const { where, text } of texts) {
     for (const c of credentials) if (text.includes(c.value)) leaks.push(`${where} contains ${c.what}`);
-    for (const [what, shape] of SHAPES) if (shape.test(text)) leaks.push(`${where} contains ${what}: ${shape.exec(text)![0].slice(0, 24)}…`);
+    for (const [what, shape] of SHAPES)
+      if (shape.test(text)) leaks.push(`${where} contains ${what}: ${shape.exec(text)![0].slice(0, 24)}…`);
   }
   return leaks;
 }

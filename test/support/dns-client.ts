@@ -16,7 +16,12 @@ export interface DnsReply {
 const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
 
 /** Sends one question over UDP to server (`host:port`), trying again after timeoutMs, up to tries times. */
-export async function query(server: string, name: string, type: RecordType, { timeoutMs = 1000, tries = 3 } = {}): Promise<DnsReply> {
+export async function query(
+  server: string,
+  name: string,
+  type: RecordType,
+  { timeoutMs = 1000, tries = 3 } = {},
+): Promise<DnsReply> {
   const [host, port] = splitHostPort(server);
   let lastError: Error | undefined;
   for (let attempt = 0; attempt < tries; attempt++) {
@@ -48,13 +53,17 @@ function queryOnce(host: string, port: number, name: string, type: RecordType, t
       const reply = decode(buf);
       if (reply.id !== id) return;
       const rcode = (reply.flags ?? 0) & 0xf;
-      settle(reply.flag_tc ? new Error('reply truncated; the test expects answers that fit in UDP') : {
-        rcode: RCODES[rcode] ?? String(rcode),
-        authoritative: reply.flag_aa,
-        answers: reply.answers ?? [],
-        authorities: reply.authorities ?? [],
-        additionals: reply.additionals ?? [],
-      });
+      settle(
+        reply.flag_tc
+          ? new Error('reply truncated; the test expects answers that fit in UDP')
+          : {
+              rcode: RCODES[rcode] ?? String(rcode),
+              authoritative: reply.flag_aa,
+              answers: reply.answers ?? [],
+              authorities: reply.authorities ?? [],
+              additionals: reply.additionals ?? [],
+            },
+      );
     });
     socket.send(encode({ type: 'query', id, flags: RECURSION_DESIRED, questions: [{ type, name }] }), port, host);
   });

@@ -5,11 +5,16 @@ import { join } from 'node:path';
 
 export const DOCKERFILE = readFileSync(join(import.meta.dirname, '..', '..', 'Dockerfile'), 'utf8');
 
-export interface Stage { from: string; lines: string[] }
+export interface Stage {
+  from: string;
+  lines: string[];
+}
 
 export function dockerfileStages(): Stage[] {
   const out: Stage[] = [];
-  for (const line of DOCKERFILE.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))) {
+  for (const line of DOCKERFILE.split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))) {
     if (line.startsWith('FROM ')) out.push({ from: line, lines: [] });
     else out.at(-1)?.lines.push(line);
   }
@@ -18,6 +23,9 @@ export function dockerfileStages(): Stage[] {
 
 /** The argument of the final stage's last `instruction` (e.g. USER), or undefined. */
 export function finalStage(instruction: string): string | undefined {
-  const line = dockerfileStages().at(-1)?.lines.filter((l) => l.startsWith(`${instruction} `)).at(-1);
+  const line = dockerfileStages()
+    .at(-1)
+    ?.lines.filter((l) => l.startsWith(`${instruction} `))
+    .at(-1);
   return line?.slice(instruction.length + 1);
 }

@@ -15,7 +15,13 @@ import type { ClusterSetOptions, TestCluster, TestClusterSet } from '../../hack/
 import { freePorts } from '../../hack/testbed/ports.ts';
 import { Supervisor, type ManagedProcess } from '../../hack/testbed/supervisor.ts';
 import { eventually } from './eventually.ts';
-import { MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, SYSTEM_NAMESPACE } from '../../src/core/names.ts';
+import {
+  MCS_GROUP,
+  SERVICE_EXPORT_PLURAL,
+  SERVICE_IMPORT_PLURAL,
+  STORAGE_VERSION,
+  SYSTEM_NAMESPACE,
+} from '../../src/core/names.ts';
 import type { Condition } from '../../src/core/types.ts';
 import { cloudMapClientConfig } from './cloudmap.ts';
 import { credentialLeaks, credentialsUnder, filesUnder, type Text } from './credential-leaks.ts';
@@ -24,16 +30,31 @@ import { CLUSTERSET_START_TIMEOUT_MS, withClusterSet, withOwnClusterSet } from '
 import { kubectlBinary } from '../../hack/testbed/paths.ts';
 
 /** Webhook configurations the local install registers; removed afterwards so later suites are not guarded by a dead server. */
-const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfiguration/mcs-cloudmap-validating', 'mutatingwebhookconfiguration/mcs-cloudmap-mutating'];
+const WEBHOOK_CONFIGURATIONS = [
+  'validatingwebhookconfiguration/mcs-cloudmap-validating',
+  'mutatingwebhookconfiguration/mcs-cloudmap-mutating',
+];
 
 export interface ObjectWithStatus {
-  metadata: { name: string; namespace: string; uid: string; generation?: number; creationTimestamp?: string; finalizers?: string[] };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation?: number;
+    creationTimestamp?: string;
+    finalizers?: string[];
+  };
   spec: Record<string, unknown>;
   status?: { conditions?: Condition[]; clusters?: Array<{ cluster: string }> };
 }
 
 export interface ServiceImportView extends ObjectWithStatus {
-  spec: { type: string; ips?: string[]; ports: Array<{ name?: string; port: number; protocol?: string }>; [field: string]: unknown };
+  spec: {
+    type: string;
+    ips?: string[];
+    ports: Array<{ name?: string; port: number; protocol?: string }>;
+    [field: string]: unknown;
+  };
 }
 
 export class E2ECluster {
@@ -61,15 +82,24 @@ export class E2ECluster {
   kubectl(args: readonly string[], input?: string): string {
     try {
       // Room for an apiserver's /metrics (several MiB).
-      return execFileSync(kubectlBinary(), ['--kubeconfig', this.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 * 2 ** 20 });
+      return execFileSync(kubectlBinary(), ['--kubeconfig', this.cluster.kubeconfigPath, ...args], {
+        encoding: 'utf8',
+        input,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        maxBuffer: 64 * 2 ** 20,
+      });
     } catch (err) {
-      throw new Error(`kubectl ${args.join(' ')} on ${this.id}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`, { cause: err });
+      throw new Error(
+        `kubectl ${args.join(' ')} on ${this.id}: ${((err as { stderr?: string }).stderr ?? String(err)).trim()}`,
+        { cause: err },
+      );
     }
   }
 
   /** kubectl apply of objects (JSON) or YAML text. */
   apply(objects: readonly object[] | string): string {
-    const input = typeof objects === 'string' ? objects : JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
+    const input =
+      typeof objects === 'string' ? objects : JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
     return this.kubectl(['apply', '-f', '-'], input);
   }
 
@@ -83,11 +113,27 @@ export class E2ECluster {
   }
 
   serviceImport(namespace: string, name: string): Promise<ServiceImportView | undefined> {
-    return this.#custom404(() => this.#custom.getNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace, plural: SERVICE_IMPORT_PLURAL, name }));
+    return this.#custom404(() =>
+      this.#custom.getNamespacedCustomObject({
+        group: MCS_GROUP,
+        version: STORAGE_VERSION,
+        namespace,
+        plural: SERVICE_IMPORT_PLURAL,
+        name,
+      }),
+    );
   }
 
   serviceExport(namespace: string, name: string): Promise<ObjectWithStatus | undefined> {
-    return this.#custom404(() => this.#custom.getNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace, plural: SERVICE_EXPORT_PLURAL, name }));
+    return this.#custom404(() =>
+      this.#custom.getNamespacedCustomObject({
+        group: MCS_GROUP,
+        version: STORAGE_VERSION,
+        namespace,
+        plural: SERVICE_EXPORT_PLURAL,
+        name,
+      }),
+    );
   }
 
   async endpointSlices(namespace: string, labelSelector: string): Promise<V1EndpointSlice[]> {
@@ -109,7 +155,8 @@ export class E2ECluster {
     const text = await (await fetch(this.worker.metricsUrl)).text();
     let sum = 0;
     for (const line of text.split('\n')) {
-      if (line.startsWith(`${name}{`) ? line.includes(labels) : line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (line.startsWith(`${name}{`) ? line.includes(labels) : line.startsWith(`${name} `))
+        sum += Number(line.slice(line.lastIndexOf(' ') + 1));
     }
     return sum;
   }
@@ -160,10 +207,21 @@ export function applyClusterProperties(cluster: E2ECluster, clustersetId: string
 /** Every Event of the cluster, and the status of every ServiceExport and ServiceImport, as text. */
 function eventsAndStatuses(cluster: E2ECluster): Text[] {
   const events = cluster.kubectl(['get', 'events', '-A', '-o', 'json']);
-  const objects = JSON.parse(cluster.kubectl(['get', `${SERVICE_EXPORT_PLURAL}.${MCS_GROUP},${SERVICE_IMPORT_PLURAL}.${MCS_GROUP}`, '-A', '-o', 'json'])) as { items: Array<{ kind: string; metadata: { namespace: string; name: string }; status?: unknown }> };
+  const objects = JSON.parse(
+    cluster.kubectl([
+      'get',
+      `${SERVICE_EXPORT_PLURAL}.${MCS_GROUP},${SERVICE_IMPORT_PLURAL}.${MCS_GROUP}`,
+      '-A',
+      '-o',
+      'json',
+    ]),
+  ) as { items: Array<{ kind: string; metadata: { namespace: string; name: string }; status?: unknown }> };
   return [
     { where: `Events of ${cluster.id}`, text: events },
-    ...objects.items.map((o) => ({ where: `status of ${o.kind} ${o.metadata.namespace}/${o.metadata.name} in ${cluster.id}`, text: JSON.stringify(o.status ?? {}) })),
+    ...objects.items.map((o) => ({
+      where: `status of ${o.kind} ${o.metadata.namespace}/${o.metadata.name} in ${cluster.id}`,
+      text: JSON.stringify(o.status ?? {}),
+    })),
   ];
 }
 
@@ -172,10 +230,17 @@ function eventsAndStatuses(cluster: E2ECluster): Text[] {
  * logs are appended to), Event or status.
  */
 function assertNoCredentialLeaks(dir: string, seen: Text[]): void {
-  const logs = filesUnder(dir).filter((f) => /\/(mcs-cloudmap|e2e-workers)\/.*\.log$/.test(f)).map((f) => ({ where: f, text: readFileSync(f, 'utf8') }));
-  const credentials = [...credentialsUnder(dir), { what: 'the AWS secret access key', value: LOCAL_AWS_SECRET_ACCESS_KEY }];
+  const logs = filesUnder(dir)
+    .filter((f) => /\/(mcs-cloudmap|e2e-workers)\/.*\.log$/.test(f))
+    .map((f) => ({ where: f, text: readFileSync(f, 'utf8') }));
+  const credentials = [
+    ...credentialsUnder(dir),
+    { what: 'the AWS secret access key', value: LOCAL_AWS_SECRET_ACCESS_KEY },
+  ];
   const leaks = credentialLeaks([...logs, ...seen], credentials);
-  console.log(`[e2e] credential scan: ${credentials.length} credentials in ${logs.length} logs and ${seen.length} Event lists and statuses: ${leaks.length} found`);
+  console.log(
+    `[e2e] credential scan: ${credentials.length} credentials in ${logs.length} logs and ${seen.length} Event lists and statuses: ${leaks.length} found`,
+  );
   if (leaks.length > 0) throw new Error(`credentials leaked:\n${leaks.join('\n')}`);
 }
 
@@ -214,27 +279,49 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
     mkdirSync(dir, { recursive: true });
     restarted = new Supervisor(dir);
     // A webhook left registered by an earlier suite would refuse every guarded write while its server is gone.
-    for (const c of cs.clusters) execFileSync(kubectlBinary(), ['--kubeconfig', c.kubeconfigPath, 'delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS], { stdio: 'pipe' });
+    for (const c of cs.clusters)
+      execFileSync(
+        kubectlBinary(),
+        ['--kubeconfig', c.kubeconfigPath, 'delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS],
+        { stdio: 'pipe' },
+      );
     // MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on failure) verbose.
-    const logLevel: Record<string, string> = process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {};
+    const logLevel: Record<string, string> = process.env.MCS_E2E_LOG_LEVEL
+      ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL }
+      : {};
     deployment = await deployLocally(cs, { configEnv: logLevel });
     const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!));
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
     const configEnv = { ...configMapEnv(kustomizeBase()), ...logLevel };
     let generation = 0;
-    const startReplica = async (cluster: E2ECluster, identity: string, env: Record<string, string> = {}, cloudMap: WorkerCloudMap = {}): Promise<HostProcess> => {
-      const [metricsPort, healthPort] = await freePorts(2) as [number, number];
+    const startReplica = async (
+      cluster: E2ECluster,
+      identity: string,
+      env: Record<string, string> = {},
+      cloudMap: WorkerCloudMap = {},
+    ): Promise<HostProcess> => {
+      const [metricsPort, healthPort] = (await freePorts(2)) as [number, number];
       const logsDir = join(dir, `${cluster.id}-${++generation}`);
       mkdirSync(logsDir, { recursive: true });
       return startWorkerProcess(restarted!, {
-        clusterId: cluster.id, configEnv: { ...configEnv, ...env }, namespace: SYSTEM_NAMESPACE, metricsPort, healthPort, logsDir, identity,
-        cloudMapEndpoint: cloudMap.endpoint ?? cs.cloudMapEndpoint, region: cloudMap.region ?? cs.region,
+        clusterId: cluster.id,
+        configEnv: { ...configEnv, ...env },
+        namespace: SYSTEM_NAMESPACE,
+        metricsPort,
+        healthPort,
+        logsDir,
+        identity,
+        cloudMapEndpoint: cloudMap.endpoint ?? cs.cloudMapEndpoint,
+        region: cloudMap.region ?? cs.region,
         ...(cloudMap.credentials ? { credentials: cloudMap.credentials } : {}),
         kubeconfig: join(cs.dir, 'mcs-cloudmap', cluster.id, 'worker.kubeconfig'),
       });
     };
     e2e = {
-      cs, clusters, cls1: clusters[0]!, cls2: clusters[1]!,
+      cs,
+      clusters,
+      cls1: clusters[0]!,
+      cls2: clusters[1]!,
       cloudMap: new ServiceDiscoveryClient(cloudMapClientConfig(cs)),
       stopWorker: (cluster) => endProcess(cluster.worker.proc, 'SIGTERM'),
       killWorker: (cluster) => endProcess(cluster.worker.proc, 'SIGKILL'),
@@ -242,7 +329,11 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
       stopWebhook: (cluster) => endProcess(cluster.webhook.proc, 'SIGTERM'),
       async startWebhook(cluster) {
         const proc = restarted!.start(cluster.webhook.proc.spec);
-        await proc.waitReady('/readyz answers ok', async () => (await fetch(`${cluster.webhook.healthUrl}/readyz`)).ok, 60_000);
+        await proc.waitReady(
+          '/readyz answers ok',
+          async () => (await fetch(`${cluster.webhook.healthUrl}/readyz`)).ok,
+          60_000,
+        );
         cluster.webhook = { ...cluster.webhook, proc };
       },
       async startWorker(cluster, env, cloudMap) {
@@ -271,7 +362,9 @@ export function restoreCls1WorkerAfterEach(e2e: () => E2E): (settingsChanged: bo
     await e2e().startWorker(e2e().cls1);
     changed = false;
   });
-  return (settingsChanged) => { changed = settingsChanged; };
+  return (settingsChanged) => {
+    changed = settingsChanged;
+  };
 }
 
 /** One Cloud Map call, retried while the emulator's request quotas (shared with the workers) throttle it. */
@@ -284,6 +377,9 @@ export async function retried<T>(what: string, send: () => Promise<T>): Promise<
   return out!.value;
 }
 
-export function condition(object: { status?: { conditions?: Condition[] } } | undefined, type: string): Condition | undefined {
+export function condition(
+  object: { status?: { conditions?: Condition[] } } | undefined,
+  type: string,
+): Condition | undefined {
   return object?.status?.conditions?.find((c) => c.type === type);
 }

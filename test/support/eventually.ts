@@ -29,7 +29,9 @@ export async function eventually(what: string, check: Check, timeoutMs = 45_000)
     }
     const waited = performance.now() - started;
     if (waited >= timeoutMs) {
-      throw new Error(`timed out waiting for ${what}: ${checks} checks over ${(waited / 1000).toFixed(1)} s (limit ${timeoutMs / 1000} s); the last check ${last}`);
+      throw new Error(
+        `timed out waiting for ${what}: ${checks} checks over ${(waited / 1000).toFixed(1)} s (limit ${timeoutMs / 1000} s); the last check ${last}`,
+      );
     }
     await sleep(Math.min(interval, timeoutMs - waited));
     interval = Math.min(MAX_INTERVAL_MS, interval * 2);

@@ -22,8 +22,10 @@ export function faultCounts(r: FaultRunResult): FaultCounts {
     instanceWrites: ['RegisterInstance', 'DeregisterInstance'].reduce((n, api) => n + (r.requests[api]?.ok ?? 0), 0),
     unknownFailed: r.notReady.filter((s) => /Unknown\/Failed/.test(s)).length,
     problems: [
-      ...r.foreignWrites.map((w) => `foreign write: ${w}`), ...r.duplicates.map((d) => `duplicate: ${d}`),
-      ...r.importsReplaced.map((i) => `import replaced: ${i}`), ...r.notExportedAtEnd.map((e) => `not Exported at the end: ${e}`),
+      ...r.foreignWrites.map((w) => `foreign write: ${w}`),
+      ...r.duplicates.map((d) => `duplicate: ${d}`),
+      ...r.importsReplaced.map((i) => `import replaced: ${i}`),
+      ...r.notExportedAtEnd.map((e) => `not Exported at the end: ${e}`),
     ],
   };
 }
@@ -34,10 +36,22 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
 export function faultFigures(r: FaultRunResult): Figure[] {
   const c = faultCounts(r);
   return [
-    { name: 'every cluster exact after the faults stop', value: seconds(r.convergedMs), unit: 's', detail: `faults on ${seconds(r.faultMs)} s; ${seconds(r.sinceFirstChangeMs)} s after the first change` },
-    { name: 'lost, duplicated or foreign instances and replaced imports', value: c.problems.length, unit: '', atMost: 0 },
     {
-      name: 'Cloud Map requests', value: c.requests, unit: '',
+      name: 'every cluster exact after the faults stop',
+      value: seconds(r.convergedMs),
+      unit: 's',
+      detail: `faults on ${seconds(r.faultMs)} s; ${seconds(r.sinceFirstChangeMs)} s after the first change`,
+    },
+    {
+      name: 'lost, duplicated or foreign instances and replaced imports',
+      value: c.problems.length,
+      unit: '',
+      atMost: 0,
+    },
+    {
+      name: 'Cloud Map requests',
+      value: c.requests,
+      unit: '',
       detail: `${c.failedBySwitch.toLocaleString('en-US')} failed by the switch; ${c.instanceWrites.toLocaleString('en-US')} instance writes; ${c.unknownFailed} distinct Ready=Unknown/Failed messages seen`,
     },
   ];

@@ -10,7 +10,14 @@ import { CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import type { CloudMapEmulatorControl, CloudMapFaults } from '../../hack/testbed/cloudmap-emulator.ts';
 import { eventually } from './eventually.ts';
 import {
-  CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION,
+  CONTROLLER_NAME,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+  MCS_GROUP,
+  SERVICE_EXPORT_PLURAL,
+  SERVICE_IMPORT_PLURAL,
+  STORAGE_VERSION,
 } from '../../src/core/names.ts';
 import type { E2ECluster, ObjectWithStatus, ServiceImportView } from './e2e-harness.ts';
 import { createNamespaces, serviceExport } from './workloads.ts';
@@ -56,7 +63,13 @@ interface ServiceShape {
 
 /** Service `i` as cluster `k` exports it in round `r`: the ports, addresses and readiness all move between rounds. */
 export function serviceShape(i: number, k: number, r: number): ServiceShape {
-  const ports = r % 2 === 0 ? [{ name: 'http', port: 80 }] : [{ name: 'http', port: 80 }, { name: 'alt', port: 8080 }];
+  const ports =
+    r % 2 === 0
+      ? [{ name: 'http', port: 80 }]
+      : [
+          { name: 'http', port: 80 },
+          { name: 'alt', port: 8080 },
+        ];
   const endpoints = Array.from({ length: 2 + ((i + r) % 3) }, (_, e) => ({
     address: `10.${250 + k}.${i}.${(r % 20) * 10 + e + 1}`,
     ready: !(e === 0 && r % 2 === 1),
@@ -70,11 +83,14 @@ export const serviceName = (i: number): string => `svc-${i}`;
 function serviceObjects(namespace: string, name: string, shape: ServiceShape): object[] {
   return [
     {
-      apiVersion: 'v1', kind: 'Service', metadata: { name, namespace },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace },
       spec: { ports: shape.ports.map((p) => ({ ...p, protocol: 'TCP', targetPort: p.port })) },
     },
     {
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
       metadata: { name: `${name}-local`, namespace, labels: { 'kubernetes.io/service-name': name } },
       addressType: 'IPv4',
       ports: shape.ports.map((p) => ({ ...p, protocol: 'TCP' })),
@@ -93,7 +109,12 @@ export class FaultWorkload {
   /** The round of changes each service is at. */
   #rounds: number[];
 
-  constructor(clusters: readonly E2ECluster[], control: CloudMapEmulatorControl, cloudMap: ServiceDiscoveryClient, options: FaultRunOptions) {
+  constructor(
+    clusters: readonly E2ECluster[],
+    control: CloudMapEmulatorControl,
+    cloudMap: ServiceDiscoveryClient,
+    options: FaultRunOptions,
+  ) {
     this.#clusters = clusters;
     this.#control = control;
     this.#cloudMap = cloudMap;
@@ -115,7 +136,13 @@ export class FaultWorkload {
       if (only !== undefined && !only.includes(k)) return;
       const objects: object[] = [];
       for (let i = k; i < this.#o.services; i += this.#clusters.length) {
-        objects.push(...serviceObjects(this.#o.namespace, serviceName(i), serviceShape(i, k, withExports ? 0 : ++this.#rounds[i]!)));
+        objects.push(
+          ...serviceObjects(
+            this.#o.namespace,
+            serviceName(i),
+            serviceShape(i, k, withExports ? 0 : ++this.#rounds[i]!),
+          ),
+        );
         if (withExports) objects.push(serviceExport(this.#o.namespace, serviceName(i)));
       }
       cluster.apply(objects);
@@ -127,8 +154,18 @@ export class FaultWorkload {
     const namespace = this.#o.namespace;
     const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
     const discovery = cluster.kubeConfig.makeApiClient(DiscoveryV1Api);
-    const imports = (await custom.listNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace, plural: SERVICE_IMPORT_PLURAL })) as { items: ServiceImportView[] };
-    const slices = (await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `${LABEL_MANAGED_BY}=${CONTROLLER_NAME}` })).items;
+    const imports = (await custom.listNamespacedCustomObject({
+      group: MCS_GROUP,
+      version: STORAGE_VERSION,
+      namespace,
+      plural: SERVICE_IMPORT_PLURAL,
+    })) as { items: ServiceImportView[] };
+    const slices = (
+      await discovery.listNamespacedEndpointSlice({
+        namespace,
+        labelSelector: `${LABEL_MANAGED_BY}=${CONTROLLER_NAME}`,
+      })
+    ).items;
     const byName = new Map(imports.items.map((i) => [i.metadata.name, i]));
     const differences: string[] = [];
     for (let i = 0; i < this.#o.services; i++) {
@@ -137,16 +174,26 @@ export class FaultWorkload {
       const want = serviceShape(i, k, this.#rounds[i]!);
       const imported = byName.get(name);
       const wantPorts = sortedText(want.ports.map((p) => `${p.name}:${p.port}/TCP`));
-      const gotPorts = sortedText((imported?.spec.ports ?? []).map((p) => `${p.name ?? ''}:${p.port}/${p.protocol ?? 'TCP'}`));
+      const gotPorts = sortedText(
+        (imported?.spec.ports ?? []).map((p) => `${p.name ?? ''}:${p.port}/${p.protocol ?? 'TCP'}`),
+      );
       const mine = slices.filter((s) => s.metadata?.labels?.[LABEL_SERVICE_NAME] === name);
       const wantEndpoints = sortedText(want.endpoints.map((e) => `${this.#clusters[k]!.id}|${e.address}|${e.ready}`));
-      const gotEndpoints = sortedText(mine.flatMap((s) => (s.endpoints ?? []).map((e) => `${s.metadata?.labels?.[LABEL_SOURCE_CLUSTER]}|${e.addresses[0]}|${e.conditions?.ready === true}`)));
+      const gotEndpoints = sortedText(
+        mine.flatMap((s) =>
+          (s.endpoints ?? []).map(
+            (e) => `${s.metadata?.labels?.[LABEL_SOURCE_CLUSTER]}|${e.addresses[0]}|${e.conditions?.ready === true}`,
+          ),
+        ),
+      );
       const sliceUnits = new Set(mine.map((s) => sortedText((s.ports ?? []).map((p) => `${p.name ?? ''}:${p.port}`))));
       const wantSlicePorts = sortedText(want.ports.map((p) => `${p.name}:${p.port}`));
       if (imported === undefined) differences.push(`${name}: no ServiceImport`);
       else if (gotPorts !== wantPorts) differences.push(`${name}: ports ${gotPorts}, want ${wantPorts}`);
-      else if (gotEndpoints !== wantEndpoints) differences.push(`${name}: endpoints ${gotEndpoints}, want ${wantEndpoints}`);
-      else if (sliceUnits.size !== 1 || !sliceUnits.has(wantSlicePorts)) differences.push(`${name}: slice ports ${[...sliceUnits].join(' / ')}, want ${wantSlicePorts}`);
+      else if (gotEndpoints !== wantEndpoints)
+        differences.push(`${name}: endpoints ${gotEndpoints}, want ${wantEndpoints}`);
+      else if (sliceUnits.size !== 1 || !sliceUnits.has(wantSlicePorts))
+        differences.push(`${name}: slice ports ${[...sliceUnits].join(' / ')}, want ${wantSlicePorts}`);
     }
     return differences;
   }
@@ -159,30 +206,54 @@ export class FaultWorkload {
   /** Waits until every cluster imports exactly what is exported; returns when that was first seen. */
   async converged(what: string): Promise<number> {
     let last: string[] = [];
-    await eventually(`${what}: every cluster to import exactly the exported ports, endpoints and readiness`, async () => {
-      last = (await Promise.all(this.#clusters.map(async (c) => (await this.#differences(c)).map((d) => `${c.id} ${d}`)))).flat();
-      return last.length === 0;
-    }, this.#o.convergeTimeoutMs).catch((err: Error) => {
-      throw new Error(`${err.message}\n${last.length} differences, first: ${last.slice(0, 5).join('; ')}`, { cause: err });
+    await eventually(
+      `${what}: every cluster to import exactly the exported ports, endpoints and readiness`,
+      async () => {
+        last = (
+          await Promise.all(this.#clusters.map(async (c) => (await this.#differences(c)).map((d) => `${c.id} ${d}`)))
+        ).flat();
+        return last.length === 0;
+      },
+      this.#o.convergeTimeoutMs,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${last.length} differences, first: ${last.slice(0, 5).join('; ')}`, {
+        cause: err,
+      });
     });
     return Date.now();
   }
 
   async #exports(): Promise<ObjectWithStatus[][]> {
-    return Promise.all(this.#clusters.map(async (c) => {
-      const custom = c.kubeConfig.makeApiClient(CustomObjectsApi);
-      return ((await custom.listNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace: this.#o.namespace, plural: SERVICE_EXPORT_PLURAL })) as { items: ObjectWithStatus[] }).items;
-    }));
+    return Promise.all(
+      this.#clusters.map(async (c) => {
+        const custom = c.kubeConfig.makeApiClient(CustomObjectsApi);
+        return (
+          (await custom.listNamespacedCustomObject({
+            group: MCS_GROUP,
+            version: STORAGE_VERSION,
+            namespace: this.#o.namespace,
+            plural: SERVICE_EXPORT_PLURAL,
+          })) as { items: ObjectWithStatus[] }
+        ).items;
+      }),
+    );
   }
 
   /** The uid of every ServiceImport, by `<cluster>/<name>`: a changed uid means deleted and created again. */
   async importUids(): Promise<Map<string, string>> {
     const uids = new Map<string, string>();
-    await Promise.all(this.#clusters.map(async (c) => {
-      const custom = c.kubeConfig.makeApiClient(CustomObjectsApi);
-      const list = (await custom.listNamespacedCustomObject({ group: MCS_GROUP, version: STORAGE_VERSION, namespace: this.#o.namespace, plural: SERVICE_IMPORT_PLURAL })) as { items: ServiceImportView[] };
-      for (const i of list.items) uids.set(`${c.id}/${i.metadata.name}`, i.metadata.uid);
-    }));
+    await Promise.all(
+      this.#clusters.map(async (c) => {
+        const custom = c.kubeConfig.makeApiClient(CustomObjectsApi);
+        const list = (await custom.listNamespacedCustomObject({
+          group: MCS_GROUP,
+          version: STORAGE_VERSION,
+          namespace: this.#o.namespace,
+          plural: SERVICE_IMPORT_PLURAL,
+        })) as { items: ServiceImportView[] };
+        for (const i of list.items) uids.set(`${c.id}/${i.metadata.name}`, i.metadata.uid);
+      }),
+    );
     return uids;
   }
 
@@ -207,7 +278,10 @@ export class FaultWorkload {
         lists.forEach((items, k) => {
           for (const e of items) {
             const ready = e.status?.conditions?.find((c) => c.type === 'Ready');
-            if (ready && ready.reason !== 'Exported') notReady.add(`${this.#clusters[k]!.id} ${e.metadata.name}: ${ready.status}/${ready.reason}: ${ready.message}`);
+            if (ready && ready.reason !== 'Exported')
+              notReady.add(
+                `${this.#clusters[k]!.id} ${e.metadata.name}: ${ready.status}/${ready.reason}: ${ready.message}`,
+              );
           }
         });
         await new Promise((r) => setTimeout(r, 1000));
@@ -245,11 +319,20 @@ export class FaultWorkload {
     const uidsAfter = await this.importUids();
     const importsReplaced = [...uidsBefore].filter(([key, uid]) => uidsAfter.get(key) !== uid).map(([key]) => key);
     return {
-      faults, faultMs: faultEnd - start, convergedMs: convergedAt - faultEnd, sinceFirstChangeMs: convergedAt - start,
-      requests: byApi, foreignWrites, duplicates: await this.#duplicates(), importsReplaced, notReady: [...notReady].sort(),
-      notExportedAtEnd: exportsAtEnd.flatMap((items, k) => items
-        .filter((e) => e.status?.conditions?.find((c) => c.type === 'Ready')?.reason !== 'Exported')
-        .map((e) => `${this.#clusters[k]!.id}/${e.metadata.name}`)),
+      faults,
+      faultMs: faultEnd - start,
+      convergedMs: convergedAt - faultEnd,
+      sinceFirstChangeMs: convergedAt - start,
+      requests: byApi,
+      foreignWrites,
+      duplicates: await this.#duplicates(),
+      importsReplaced,
+      notReady: [...notReady].sort(),
+      notExportedAtEnd: exportsAtEnd.flatMap((items, k) =>
+        items
+          .filter((e) => e.status?.conditions?.find((c) => c.type === 'Ready')?.reason !== 'Exported')
+          .map((e) => `${this.#clusters[k]!.id}/${e.metadata.name}`),
+      ),
     };
   }
 
@@ -258,10 +341,19 @@ export class FaultWorkload {
     const found: string[] = [];
     for (let i = 0; i < this.#o.services; i++) {
       const want = serviceShape(i, this.#exporter(i), this.#rounds[i]!);
-      const res = await this.#cloudMap.send(new DiscoverInstancesCommand({ NamespaceName: this.#o.namespace, ServiceName: serviceName(i), HealthStatus: 'ALL', MaxResults: 1000 }));
+      const res = await this.#cloudMap.send(
+        new DiscoverInstancesCommand({
+          NamespaceName: this.#o.namespace,
+          ServiceName: serviceName(i),
+          HealthStatus: 'ALL',
+          MaxResults: 1000,
+        }),
+      );
       const ids = (res.Instances ?? []).map((x) => x.InstanceId ?? '');
-      if (new Set(ids).size !== ids.length) found.push(`${serviceName(i)}: ${ids.length - new Set(ids).size} id(s) listed twice`);
-      if (ids.length !== want.endpoints.length * want.ports.length) found.push(`${serviceName(i)}: ${ids.length} instances, want ${want.endpoints.length * want.ports.length}`);
+      if (new Set(ids).size !== ids.length)
+        found.push(`${serviceName(i)}: ${ids.length - new Set(ids).size} id(s) listed twice`);
+      if (ids.length !== want.endpoints.length * want.ports.length)
+        found.push(`${serviceName(i)}: ${ids.length} instances, want ${want.endpoints.length * want.ports.length}`);
     }
     return found;
   }
@@ -279,7 +371,9 @@ export class FaultWorkload {
     try {
       cluster.apply(serviceObjects(this.#o.namespace, serviceName(i), serviceShape(i, k, ++this.#rounds[i]!)));
       while (Date.now() < until) {
-        const ready = (await cluster.serviceExport(this.#o.namespace, serviceName(i)))?.status?.conditions?.find((c) => c.type === 'Ready');
+        const ready = (await cluster.serviceExport(this.#o.namespace, serviceName(i)))?.status?.conditions?.find(
+          (c) => c.type === 'Ready',
+        );
         if (ready) seen.add(`${ready.status}/${ready.reason}: ${ready.message}`);
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -287,8 +381,14 @@ export class FaultWorkload {
       await this.#control.clearFaults();
       end = Date.now();
     }
-    await eventually(`${cluster.id}'s export of ${serviceName(i)} to be Exported again`, async () =>
-      (await cluster.serviceExport(this.#o.namespace, serviceName(i)))?.status?.conditions?.find((c) => c.type === 'Ready')?.reason === 'Exported', this.#o.convergeTimeoutMs);
+    await eventually(
+      `${cluster.id}'s export of ${serviceName(i)} to be Exported again`,
+      async () =>
+        (await cluster.serviceExport(this.#o.namespace, serviceName(i)))?.status?.conditions?.find(
+          (c) => c.type === 'Ready',
+        )?.reason === 'Exported',
+      this.#o.convergeTimeoutMs,
+    );
     const exportedAgainMs = Date.now() - end;
     await this.converged('after the outage');
     return { seen: [...seen], exportedAgainMs };

@@ -26,7 +26,8 @@ export const mochaHooks = {
   async afterAll(this: Context): Promise<void> {
     this.timeout(30_000);
     await stopSharedClusterSet(failed);
-    if (process.env.MCS_TEST_DURATIONS_FILE) writeFileSync(process.env.MCS_TEST_DURATIONS_FILE, JSON.stringify(fileSeconds));
+    if (process.env.MCS_TEST_DURATIONS_FILE)
+      writeFileSync(process.env.MCS_TEST_DURATIONS_FILE, JSON.stringify(fileSeconds));
     const skips = skippedPrerequisites();
     if (skips) console.log(`\n${skips}`);
   },

@@ -25,7 +25,10 @@ export interface SlowlorisFigures {
   replies: Record<SlowStyle, Record<string, number>>;
 }
 
-export interface Slowloris { figures(): SlowlorisFigures; stop(): SlowlorisFigures }
+export interface Slowloris {
+  figures(): SlowlorisFigures;
+  stop(): SlowlorisFigures;
+}
 
 const perStyle = <T>(make: () => T) => Object.fromEntries(SLOW_STYLES.map((s) => [s, make()])) as Record<SlowStyle, T>;
 
@@ -34,25 +37,35 @@ const perStyle = <T>(make: () => T) => Object.fromEntries(SLOW_STYLES.map((s) =>
  * TLS, a request whose headers never end, a body that never completes. Each one the server closes is replaced.
  */
 export function slowloris(port: number, connections: number): Slowloris {
-  const figures: SlowlorisFigures = { opened: 0, cut: perStyle(() => 0), heldMs: perStyle(() => []), replies: perStyle(() => ({})) };
+  const figures: SlowlorisFigures = {
+    opened: 0,
+    cut: perStyle(() => 0),
+    heldMs: perStyle(() => []),
+    replies: perStyle(() => ({})),
+  };
   const open = new Set<Socket>();
   let running = true;
 
   const start = (style: SlowStyle) => {
     const openedAt = performance.now();
     let trickle: NodeJS.Timeout | undefined;
-    const socket: Socket = style === 'handshake'
-      ? tcpConnect(port, '127.0.0.1')
-      : tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => {
-        socket.write(style === 'headers'
-          ? 'POST /validate HTTP/1.1\r\nHost: webhook\r\n'
-          : 'POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
-        trickle = setInterval(() => socket.write(style === 'headers' ? 'x' : ' '), 1_000);
-      });
+    const socket: Socket =
+      style === 'handshake'
+        ? tcpConnect(port, '127.0.0.1')
+        : tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => {
+            socket.write(
+              style === 'headers'
+                ? 'POST /validate HTTP/1.1\r\nHost: webhook\r\n'
+                : 'POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+            );
+            trickle = setInterval(() => socket.write(style === 'headers' ? 'x' : ' '), 1_000);
+          });
     figures.opened++;
     open.add(socket);
     let reply = '';
-    socket.on('data', (c: Buffer) => { reply += c.toString('latin1'); });
+    socket.on('data', (c: Buffer) => {
+      reply += c.toString('latin1');
+    });
     socket.on('error', () => {});
     socket.on('close', () => {
       clearInterval(trickle);
@@ -80,14 +93,17 @@ export function slowloris(port: number, connections: number): Slowloris {
  * slowloris() in a process of its own, so that its thousands of TLS handshakes do not slow the client that measures
  * review latency (on a real attack they come from elsewhere too).
  */
-export async function slowlorisProcess(port: number, connections: number): Promise<{ stop(): Promise<SlowlorisFigures> }> {
+export async function slowlorisProcess(
+  port: number,
+  connections: number,
+): Promise<{ stop(): Promise<SlowlorisFigures> }> {
   const child = fork(import.meta.filename, [String(port), String(connections)], { stdio: 'inherit' });
   const next = messagesOf(child, 'slowloris');
   await next();
   return {
     async stop() {
       child.send('stop');
-      const figures = await next() as SlowlorisFigures;
+      const figures = (await next()) as SlowlorisFigures;
       await new Promise((r) => (child.exitCode === null ? child.on('exit', r) : r(null)));
       return figures;
     },
@@ -98,10 +114,22 @@ if (import.meta.main && process.send) {
   const attack = slowloris(Number(process.argv[2]), Number(process.argv[3]));
   process.on('disconnect', () => process.exit(0));
   process.send('started');
-  process.on('message', () => { process.send!(attack.stop(), () => process.exit(0)); });
+  process.on('message', () => {
+    process.send!(attack.stop(), () => process.exit(0));
+  });
 }
 
-export const HOSTILE_KINDS = ['malformed', 'wrong-kind', 'oversized', 'deep', 'wrong-type', 'v1beta1', 'aborted', 'not-http', 'plain-http'] as const;
+export const HOSTILE_KINDS = [
+  'malformed',
+  'wrong-kind',
+  'oversized',
+  'deep',
+  'wrong-type',
+  'v1beta1',
+  'aborted',
+  'not-http',
+  'plain-http',
+] as const;
 export type HostileKind = (typeof HOSTILE_KINDS)[number];
 
 /**
@@ -110,28 +138,60 @@ export type HostileKind = (typeof HOSTILE_KINDS)[number];
  * instead (0), which the soak accepts for that kind (OVERSIZED_RESET).
  */
 export const EXPECTED_STATUS: Record<HostileKind, number> = {
-  malformed: 400, 'wrong-kind': 400, oversized: 413, deep: 400, 'wrong-type': 415, v1beta1: 200, aborted: 0, 'not-http': 400, 'plain-http': 0,
+  malformed: 400,
+  'wrong-kind': 400,
+  oversized: 413,
+  deep: 400,
+  'wrong-type': 415,
+  v1beta1: 200,
+  aborted: 0,
+  'not-http': 400,
+  'plain-http': 0,
 };
 
 export const OVERSIZED_RESET = 0;
 
 const WRONG_KINDS: Array<[string, unknown]> = [
-  ['/validate', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'x', desiredAPIVersion: 'v1', objects: [] } }],
+  [
+    '/validate',
+    {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'ConversionReview',
+      request: { uid: 'x', desiredAPIVersion: 'v1', objects: [] },
+    },
+  ],
   ['/convert', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'x' } }],
   ['/mutate', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }],
 ];
 
-const v1beta1Review = (uid: string) => JSON.stringify({
-  apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview',
-  request: {
-    uid, kind: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport' }, name: 'svc-1', namespace: 'bench-1', operation: 'CREATE',
-    userInfo: { username: 'alice' }, object: { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'svc-1', namespace: 'bench-1' } },
-  },
-});
+const v1beta1Review = (uid: string) =>
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1beta1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport' },
+      name: 'svc-1',
+      namespace: 'bench-1',
+      operation: 'CREATE',
+      userInfo: { username: 'alice' },
+      object: {
+        apiVersion: 'multicluster.x-k8s.io/v1beta1',
+        kind: 'ServiceExport',
+        metadata: { name: 'svc-1', namespace: 'bench-1' },
+      },
+    },
+  });
 
-export interface HostileReply { status: number; body: string }
+export interface HostileReply {
+  status: number;
+  body: string;
+}
 
-export interface HostileClient { send(kind: HostileKind, i: number): Promise<HostileReply>; destroy(): void }
+export interface HostileClient {
+  send(kind: HostileKind, i: number): Promise<HostileReply>;
+  destroy(): void;
+}
 
 /** Raw bytes on a fresh connection (TLS or not); resolves with the HTTP status the server answers with, 0 if none. */
 function raw(port: number, tls: boolean, payload: string, endAfterWrite: boolean): Promise<HostileReply> {
@@ -140,25 +200,47 @@ function raw(port: number, tls: boolean, payload: string, endAfterWrite: boolean
     const socket: Socket = tls
       ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => write())
       : tcpConnect(port, '127.0.0.1', () => write());
-    const write = () => { socket.write(payload); if (endAfterWrite) socket.destroy(); };
+    const write = () => {
+      socket.write(payload);
+      if (endAfterWrite) socket.destroy();
+    };
     // Only a server that never closes the connection hits this; the soak's loaded machine can take seconds to answer.
     socket.setTimeout(120_000, () => socket.destroy());
-    socket.on('data', (c: Buffer) => { text += c.toString('latin1'); });
+    socket.on('data', (c: Buffer) => {
+      text += c.toString('latin1');
+    });
     socket.on('error', () => {});
     socket.on('close', () => resolve({ status: statusOf(text), body: text }));
   });
 }
 
 /** POSTs over `agent`'s keep-alive connections; resolves with the status and body, status 0 on a connection error. */
-const poster = (port: number, agent: Agent) => (path: string, body: string | Buffer, contentType = 'application/json') => new Promise<HostileReply>((resolve) => {
-  const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
-    let text = '';
-    res.on('data', (c: Buffer) => { text += c.toString(); });
-    res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-  });
-  req.on('error', (err) => resolve({ status: 0, body: `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}` }));
-  req.end(body);
-});
+const poster =
+  (port: number, agent: Agent) =>
+  (path: string, body: string | Buffer, contentType = 'application/json') =>
+    new Promise<HostileReply>((resolve) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => {
+            text += c.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', (err) =>
+        resolve({ status: 0, body: `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}` }),
+      );
+      req.end(body);
+    });
 
 /** One-shot hostile requests; well-formed HTTP goes over keep-alive connections like the apiserver's. */
 export function hostileClient(port: number, ca: string, maxRequestBytes: number): HostileClient {
@@ -170,15 +252,31 @@ export function hostileClient(port: number, ca: string, maxRequestBytes: number)
     destroy: () => agent.destroy(),
     send(kind, i) {
       switch (kind) {
-        case 'malformed': return post('/validate', '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":');
-        case 'wrong-kind': { const [path, body] = WRONG_KINDS[i % WRONG_KINDS.length]!; return post(path, JSON.stringify(body)); }
-        case 'oversized': return post('/validate', oversized);
-        case 'deep': return post(i % 2 === 0 ? '/validate' : '/convert', deep);
-        case 'wrong-type': return post('/mutate', 'apiVersion=admission.k8s.io/v1', 'application/x-www-form-urlencoded');
-        case 'v1beta1': return post('/validate', v1beta1Review(`beta-${i}`));
-        case 'aborted': return raw(port, true, 'POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"apiVersion":', true);
-        case 'not-http': return raw(port, true, '\x16\x03\x01 this is not HTTP\r\n\r\n', false);
-        case 'plain-http': return raw(port, false, 'POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Length: 2\r\n\r\n{}', false);
+        case 'malformed':
+          return post('/validate', '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":');
+        case 'wrong-kind': {
+          const [path, body] = WRONG_KINDS[i % WRONG_KINDS.length]!;
+          return post(path, JSON.stringify(body));
+        }
+        case 'oversized':
+          return post('/validate', oversized);
+        case 'deep':
+          return post(i % 2 === 0 ? '/validate' : '/convert', deep);
+        case 'wrong-type':
+          return post('/mutate', 'apiVersion=admission.k8s.io/v1', 'application/x-www-form-urlencoded');
+        case 'v1beta1':
+          return post('/validate', v1beta1Review(`beta-${i}`));
+        case 'aborted':
+          return raw(
+            port,
+            true,
+            'POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"apiVersion":',
+            true,
+          );
+        case 'not-http':
+          return raw(port, true, '\x16\x03\x01 this is not HTTP\r\n\r\n', false);
+        case 'plain-http':
+          return raw(port, false, 'POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Length: 2\r\n\r\n{}', false);
       }
     },
   };
@@ -196,19 +294,26 @@ export type MaxSizeShape = (typeof MAX_SIZE_SHAPES)[number];
 export const MAX_SIZE_STATUS: Record<MaxSizeShape, number> = { containers: 400, keys: 400, values: 400, admitted: 200 };
 
 export function maxSizeBody(shape: MaxSizeShape, bytes: number): Buffer {
-  const envelope = (pad: string) => `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"big","kind":{"group":"multicluster.x-k8s.io","version":"v1beta1","kind":"ServiceExport"},`
-    + `"name":"big","namespace":"bench-1","operation":"CREATE","userInfo":{"username":"alice"},"object":{"apiVersion":"multicluster.x-k8s.io/v1beta1","kind":"ServiceExport",`
-    + `"metadata":{"name":"big","namespace":"bench-1"},"spec":{"pad":[${pad}]}}}}`;
+  const envelope = (pad: string) =>
+    `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"big","kind":{"group":"multicluster.x-k8s.io","version":"v1beta1","kind":"ServiceExport"},` +
+    `"name":"big","namespace":"bench-1","operation":"CREATE","userInfo":{"username":"alice"},"object":{"apiVersion":"multicluster.x-k8s.io/v1beta1","kind":"ServiceExport",` +
+    `"metadata":{"name":"big","namespace":"bench-1"},"spec":{"pad":[${pad}]}}}}`;
   const room = bytes - envelope('{}').length;
   const parts: string[] = [];
   let used = -1;
-  const add = (part: string) => { if (used + part.length + 1 > room) return false; parts.push(part); used += part.length + 1; return true; };
+  const add = (part: string) => {
+    if (used + part.length + 1 > room) return false;
+    parts.push(part);
+    used += part.length + 1;
+    return true;
+  };
   let i = 0;
   if (shape === 'containers') while (add('{}'));
   if (shape === 'keys') while (add(`"${(i++).toString(36)}":0`));
   if (shape === 'values') while (add(`"${(i++).toString(36)}"`));
   if (shape === 'admitted') {
-    for (; i < 2_400; i++) add(`{${Array.from({ length: 40 }, (_, j) => `"${(i * 40 + j).toString(36)}":0`).join(',')}}`);
+    for (; i < 2_400; i++)
+      add(`{${Array.from({ length: 40 }, (_, j) => `"${(i * 40 + j).toString(36)}":0`).join(',')}}`);
     // Commas so far: 39 in each object and one after it; stay a few below the bound for the envelope's own.
     for (let values = 2_400 * 40; values < MAX_JSON_VALUES - 100; values++) add(`"${(i++).toString(36)}"`);
     add(`"${'x'.repeat(room - used - 3)}"`);
@@ -217,12 +322,18 @@ export function maxSizeBody(shape: MaxSizeShape, bytes: number): Buffer {
   return Buffer.from(envelope(pad).padEnd(bytes, ' '));
 }
 
-export interface MaxSizeClient { send(shape: MaxSizeShape): Promise<HostileReply>; destroy(): void }
+export interface MaxSizeClient {
+  send(shape: MaxSizeShape): Promise<HostileReply>;
+  destroy(): void;
+}
 
 /** Sends max-size bodies over up to `connections` keep-alive connections at once. */
 export function maxSizeClient(port: number, ca: string, maxRequestBytes: number, connections: number): MaxSizeClient {
   const agent = new Agent({ keepAlive: true, ca, maxSockets: connections });
   const post = poster(port, agent);
-  const bodies = Object.fromEntries(MAX_SIZE_SHAPES.map((s) => [s, maxSizeBody(s, maxRequestBytes)])) as Record<MaxSizeShape, Buffer>;
+  const bodies = Object.fromEntries(MAX_SIZE_SHAPES.map((s) => [s, maxSizeBody(s, maxRequestBytes)])) as Record<
+    MaxSizeShape,
+    Buffer
+  >;
   return { send: (shape) => post('/validate', bodies[shape]), destroy: () => agent.destroy() };
 }

@@ -13,24 +13,33 @@ function statusCode(err: unknown): number | undefined {
  */
 export async function createNamespace(kc: KubeConfig, name: string, timeoutMs = 60_000): Promise<void> {
   const api = kc.makeApiClient(CoreV1Api);
-  await eventually(`namespace ${name} to exist and not be terminating`, async () => {
-    try {
-      const ns = await api.readNamespace({ name });
-      return ns.status?.phase !== 'Terminating';
-    } catch (err) {
-      if (statusCode(err) !== 404) throw err;
-    }
-    try {
-      await api.createNamespace({ body: { metadata: { name } } });
-    } catch (err) {
-      if (statusCode(err) !== 409) throw new Error(`creating namespace ${name}: ${(err as Error).message}`, { cause: err });
-    }
-    return false;
-  }, timeoutMs);
-  await eventually(`ServiceAccount ${name}/default`, async () => {
-    await api.readNamespacedServiceAccount({ name: 'default', namespace: name });
-    return true;
-  }, timeoutMs);
+  await eventually(
+    `namespace ${name} to exist and not be terminating`,
+    async () => {
+      try {
+        const ns = await api.readNamespace({ name });
+        return ns.status?.phase !== 'Terminating';
+      } catch (err) {
+        if (statusCode(err) !== 404) throw err;
+      }
+      try {
+        await api.createNamespace({ body: { metadata: { name } } });
+      } catch (err) {
+        if (statusCode(err) !== 409)
+          throw new Error(`creating namespace ${name}: ${(err as Error).message}`, { cause: err });
+      }
+      return false;
+    },
+    timeoutMs,
+  );
+  await eventually(
+    `ServiceAccount ${name}/default`,
+    async () => {
+      await api.readNamespacedServiceAccount({ name: 'default', namespace: name });
+      return true;
+    },
+    timeoutMs,
+  );
 }
 
 /** Deletes a namespace and waits until it is gone, so a later suite can create it afresh. */
@@ -42,13 +51,17 @@ export async function deleteNamespace(kc: KubeConfig, name: string, timeoutMs = 
     if (statusCode(err) === 404) return;
     throw new Error(`deleting namespace ${name}: ${(err as Error).message}`, { cause: err });
   }
-  await eventually(`namespace ${name} to be deleted`, async () => {
-    try {
-      await api.readNamespace({ name });
-      return false;
-    } catch (err) {
-      if (statusCode(err) === 404) return true;
-      throw err;
-    }
-  }, timeoutMs);
+  await eventually(
+    `namespace ${name} to be deleted`,
+    async () => {
+      try {
+        await api.readNamespace({ name });
+        return false;
+      } catch (err) {
+        if (statusCode(err) === 404) return true;
+        throw err;
+      }
+    },
+    timeoutMs,
+  );
 }

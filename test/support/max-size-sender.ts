@@ -13,7 +13,13 @@ export interface MaxSizeFigures {
   cpuMs: number;
 }
 
-export interface MaxSizeOptions { port: number; ca: string; maxRequestBytes: number; concurrency: number; durationMs: number }
+export interface MaxSizeOptions {
+  port: number;
+  ca: string;
+  maxRequestBytes: number;
+  concurrency: number;
+  durationMs: number;
+}
 
 /** Starts the sender process with its bodies built; `go()` sends for `durationMs` and resolves with what it saw. */
 export async function maxSizeProcess(opts: MaxSizeOptions): Promise<{ go(): Promise<MaxSizeFigures>; kill(): void }> {
@@ -23,9 +29,14 @@ export async function maxSizeProcess(opts: MaxSizeOptions): Promise<{ go(): Prom
   await next();
   return {
     // The sender exits once it has reported.
-    go: () => { child.send('go'); return next() as Promise<MaxSizeFigures>; },
+    go: () => {
+      child.send('go');
+      return next() as Promise<MaxSizeFigures>;
+    },
     /** Stops the sender if it is still running (a run that failed midway). */
-    kill() { if (child.exitCode === null && child.signalCode === null) child.kill(); },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+    },
   };
 }
 
@@ -35,14 +46,17 @@ async function send(opts: MaxSizeOptions, client: ReturnType<typeof maxSizeClien
   const cpu = process.cpuUsage();
   const end = performance.now() + opts.durationMs;
   let n = 0;
-  await Promise.all(Array.from({ length: opts.concurrency }, async () => {
-    while (performance.now() < end) {
-      const shape = MAX_SIZE_SHAPES[n++ % MAX_SIZE_SHAPES.length]!;
-      big[shape].sent++;
-      const reply = await client.send(shape);
-      if (reply.status !== MAX_SIZE_STATUS[shape] && big[shape].unexpected++ === 0) examples.push(`${shape}: ${reply.status} ${reply.body.slice(0, 200)}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (performance.now() < end) {
+        const shape = MAX_SIZE_SHAPES[n++ % MAX_SIZE_SHAPES.length]!;
+        big[shape].sent++;
+        const reply = await client.send(shape);
+        if (reply.status !== MAX_SIZE_STATUS[shape] && big[shape].unexpected++ === 0)
+          examples.push(`${shape}: ${reply.status} ${reply.body.slice(0, 200)}`);
+      }
+    }),
+  );
   const used = process.cpuUsage(cpu);
   return { big, examples, cpuMs: (used.user + used.system) / 1000 };
 }
@@ -58,6 +72,9 @@ if (import.meta.main && process.send) {
       process.send!('ready');
       return;
     }
-    void send(opts!, client!).then((figures) => { client!.destroy(); process.send!(figures, () => process.exit(0)); });
+    void send(opts!, client!).then((figures) => {
+      client!.destroy();
+      process.send!(figures, () => process.exit(0));
+    });
   });
 }

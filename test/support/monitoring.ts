@@ -5,16 +5,30 @@ import { parse } from 'yaml';
 
 const COMPONENT = new URL('../../kustomize/components/monitoring/', import.meta.url);
 
-export interface AlertRule { alert: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> }
-export interface RuleGroup { name: string; rules: AlertRule[] }
+export interface AlertRule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+export interface RuleGroup {
+  name: string;
+  rules: AlertRule[];
+}
 
 /** The PrometheusRule's groups, as Prometheus loads them. */
 export function ruleGroups(): RuleGroup[] {
-  const rule = parse(readFileSync(new URL('prometheus-rule.yaml', COMPONENT), 'utf8')) as { spec: { groups: RuleGroup[] } };
+  const rule = parse(readFileSync(new URL('prometheus-rule.yaml', COMPONENT), 'utf8')) as {
+    spec: { groups: RuleGroup[] };
+  };
   return rule.spec.groups;
 }
 
-export interface DashboardQuery { panel: string; expr: string }
+export interface DashboardQuery {
+  panel: string;
+  expr: string;
+}
 
 interface DashboardJson {
   panels: { title: string; targets?: { expr: string }[] }[];
@@ -32,7 +46,9 @@ export function dashboardQueries(): DashboardQuery[] {
 
 /** The queries of the dashboard's variables (Grafana's label_values(), not PromQL). */
 export function dashboardVariableQueries(): string[] {
-  return dashboardJson().templating.list.filter((v) => v.type === 'query').map((v) => v.query as string);
+  return dashboardJson()
+    .templating.list.filter((v) => v.type === 'query')
+    .map((v) => v.query as string);
 }
 
 /**

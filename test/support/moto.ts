@@ -21,7 +21,10 @@ export interface StandaloneMoto {
 }
 
 /** `opts` default to the realistic mode, as everywhere in the testbed. */
-export async function startStandaloneMoto(opts: CloudMapEmulatorOptions = {}, timeoutMs = 30_000): Promise<StandaloneMoto> {
+export async function startStandaloneMoto(
+  opts: CloudMapEmulatorOptions = {},
+  timeoutMs = 30_000,
+): Promise<StandaloneMoto> {
   const dir = mkdtempSync(join(tmpdir(), 'mcs-moto-'));
   const sup = new Supervisor(dir);
   try {

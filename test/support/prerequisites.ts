@@ -15,7 +15,10 @@ export function inCi(): boolean {
 /** Returns when `missing` is undefined; otherwise fails the test in CI, or skips it locally saying so. */
 export function requirePrerequisite(ctx: Context, what: string, missing: string | undefined): void {
   if (missing === undefined) return;
-  if (inCi()) throw new Error(`${what}: prerequisite missing in CI (CI=${process.env.CI}), failing instead of skipping: ${missing}`);
+  if (inCi())
+    throw new Error(
+      `${what}: prerequisite missing in CI (CI=${process.env.CI}), failing instead of skipping: ${missing}`,
+    );
   skipped.push(`${what}: ${missing}`);
   console.log(`      SKIPPED (a local run only; in CI this fails): ${missing}`);
   ctx.skip();
@@ -25,5 +28,10 @@ export function requirePrerequisite(ctx: Context, what: string, missing: string 
 export function skippedPrerequisites(): string | undefined {
   if (skipped.length === 0) return undefined;
   const bar = '!'.repeat(100);
-  return [bar, `!! ${skipped.length} test group(s) SKIPPED for a missing prerequisite; in CI (CI=true) these fail:`, ...skipped.map((s) => `!!   ${s}`), bar].join('\n');
+  return [
+    bar,
+    `!! ${skipped.length} test group(s) SKIPPED for a missing prerequisite; in CI (CI=true) these fail:`,
+    ...skipped.map((s) => `!!   ${s}`),
+    bar,
+  ].join('\n');
 }

@@ -54,26 +54,31 @@ export async function startCuttableProxy(target: string, random: () => number = 
   };
   // HTTP/1.1 without pipelining: the client's first bytes after an answer began start a request. The decision is
   // taken there, so a request is held whole or not at all (never its headers without its body).
-  const forward = (pair: Pair, from: Socket, to: Socket, isRequest: boolean) => from.on('data', (chunk: Buffer) => {
-    if (!isRequest) pair.awaiting = false;
-    else if (!pair.silent && !pair.awaiting) {
-      pair.awaiting = true;
-      if (holdShare > 0 && random() < holdShare) {
-        held++;
-        silence(pair);
+  const forward = (pair: Pair, from: Socket, to: Socket, isRequest: boolean) =>
+    from.on('data', (chunk: Buffer) => {
+      if (!isRequest) pair.awaiting = false;
+      else if (!pair.silent && !pair.awaiting) {
+        pair.awaiting = true;
+        if (holdShare > 0 && random() < holdShare) {
+          held++;
+          silence(pair);
+        }
       }
-    }
-    if (pair.silent) return;
-    // Timers of equal delay fire in order, so a delayed answer arrives whole and in sequence.
-    if (!isRequest && delayMs > 0) {
-      setTimeout(() => { if (!pair.silent && !to.destroyed) to.write(chunk); }, delayMs);
-      return;
-    }
-    if (!to.write(chunk)) {
-      from.pause();
-      to.once('drain', () => { if (!pair.silent) from.resume(); });
-    }
-  });
+      if (pair.silent) return;
+      // Timers of equal delay fire in order, so a delayed answer arrives whole and in sequence.
+      if (!isRequest && delayMs > 0) {
+        setTimeout(() => {
+          if (!pair.silent && !to.destroyed) to.write(chunk);
+        }, delayMs);
+        return;
+      }
+      if (!to.write(chunk)) {
+        from.pause();
+        to.once('drain', () => {
+          if (!pair.silent) from.resume();
+        });
+      }
+    });
   const server = createServer((client) => {
     if (refusing) return client.resetAndDestroy();
     const upstream = connect(Number(port), hostname);
@@ -82,8 +87,14 @@ export async function startCuttableProxy(target: string, random: () => number = 
     mostConnections = Math.max(mostConnections, pairs.size);
     for (const s of [client, upstream]) {
       sockets.add(s);
-      s.on('close', () => { sockets.delete(s); pairs.delete(pair); });
-      s.on('error', () => { client.destroy(); upstream.destroy(); });
+      s.on('close', () => {
+        sockets.delete(s);
+        pairs.delete(pair);
+      });
+      s.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
     }
     // A held request never reaches the target.
     forward(pair, client, upstream, true);
@@ -100,15 +111,33 @@ export async function startCuttableProxy(target: string, random: () => number = 
   return {
     url: `${protocol}//127.0.0.1:${address.port}`,
     cut,
-    down: () => { refusing = true; cut(); },
+    down: () => {
+      refusing = true;
+      cut();
+    },
     stall: () => {
       for (const pair of pairs) silence(pair);
     },
-    hold: (share) => { holdShare = share; },
-    delay: (ms) => { delayMs = ms; },
-    up: () => { refusing = false; holdShare = 0; },
-    get held() { return held; },
-    get mostConnections() { return mostConnections; },
-    close: () => new Promise<void>((resolve) => { cut(); server.close(() => resolve()); }),
+    hold: (share) => {
+      holdShare = share;
+    },
+    delay: (ms) => {
+      delayMs = ms;
+    },
+    up: () => {
+      refusing = false;
+      holdShare = 0;
+    },
+    get held() {
+      return held;
+    },
+    get mostConnections() {
+      return mostConnections;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        cut();
+        server.close(() => resolve());
+      }),
   };
 }

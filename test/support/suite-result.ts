@@ -8,7 +8,8 @@ type Described = Pick<BenchResult, 'benchmark' | 'scenario' | 'size' | 'command'
 export function suiteResult(described: Described): Figure[] {
   const figures: Figure[] = [];
   after(function () {
-    if (this.test?.parent?.tests.every((t) => t.state === 'passed')) writeTestResult(resultOfThisRun({ ...described, figures }));
+    if (this.test?.parent?.tests.every((t) => t.state === 'passed'))
+      writeTestResult(resultOfThisRun({ ...described, figures }));
   });
   return figures;
 }

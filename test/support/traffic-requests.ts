@@ -30,7 +30,14 @@ const WRITE_OUT = String.raw`\n@@ %{exitcode} %{http_code} %{num_connects} %{tim
  * `intervalMs`, or `perSecond` requests a second over kept-alive connections (one curl run of up to 10 s at a time,
  * so a connection lives up to 10 s). Every request gives up after `timeoutS`.
  */
-export function clientScript(o: { url: string; mode: ConnectionMode; stop: string; timeoutS: number; intervalMs: number; perSecond: number }): string {
+export function clientScript(o: {
+  url: string;
+  mode: ConnectionMode;
+  stop: string;
+  timeoutS: number;
+  intervalMs: number;
+  perSecond: number;
+}): string {
   const curl = `curl -sS --max-time ${o.timeoutS} -w '${WRITE_OUT}'`;
   const stamp = 'echo "T ${EPOCHREALTIME/./}"';
   if (o.mode === 'new-connection') {
@@ -55,7 +62,14 @@ interface Transfer {
 function parseTransfer(line: string): Transfer | undefined {
   const m = /^@@ (\d+) (\d+) (\d+) ([\d.]+) ([\d.]+) ?(.*)$/.exec(line);
   if (!m) return undefined;
-  return { exitCode: Number(m[1]), httpCode: Number(m[2]), connects: Number(m[3]), connectS: Number(m[4]), totalS: Number(m[5]), error: m[6]!.trim() };
+  return {
+    exitCode: Number(m[1]),
+    httpCode: Number(m[2]),
+    connects: Number(m[3]),
+    connectS: Number(m[4]),
+    totalS: Number(m[5]),
+    error: m[6]!.trim(),
+  };
 }
 
 /**
@@ -64,16 +78,35 @@ function parseTransfer(line: string): Transfer | undefined {
  * `refused` or `connect failed at once` (no listener, or kube-proxy rejecting for a Service without endpoints), `reset`, and so on. `keptAlive`:
  * the request went out on a connection an earlier request had used.
  */
-export function failureCause(t: Pick<Transfer, 'exitCode' | 'httpCode' | 'connectS' | 'error'>, keptAlive = false): string | undefined {
+export function failureCause(
+  t: Pick<Transfer, 'exitCode' | 'httpCode' | 'connectS' | 'error'>,
+  keptAlive = false,
+): string | undefined {
   switch (t.exitCode) {
-    case 0: return t.httpCode >= 200 && t.httpCode < 400 ? undefined : `HTTP ${t.httpCode}`;
-    case 6: return 'name not resolved';
+    case 0:
+      return t.httpCode >= 200 && t.httpCode < 400 ? undefined : `HTTP ${t.httpCode}`;
+    case 6:
+      return 'name not resolved';
     // curl 7.88 reports a refusal and an unreachable host alike ("Couldn't connect to server"); either came at once.
-    case 7: return /refused/i.test(t.error) ? 'refused' : /no route|unreachable/i.test(t.error) ? 'no route to host' : 'connect failed at once';
-    case 28: return t.connectS > 0 ? 'response timeout' : keptAlive ? 'no answer on a kept-alive connection' : 'connect timeout';
-    case 52: return 'closed without an answer';
-    case 55: case 56: return 'reset';
-    default: return `curl exit ${t.exitCode}${t.error ? ` (${t.error})` : ''}`;
+    case 7:
+      return /refused/i.test(t.error)
+        ? 'refused'
+        : /no route|unreachable/i.test(t.error)
+          ? 'no route to host'
+          : 'connect failed at once';
+    case 28:
+      return t.connectS > 0
+        ? 'response timeout'
+        : keptAlive
+          ? 'no answer on a kept-alive connection'
+          : 'connect timeout';
+    case 52:
+      return 'closed without an answer';
+    case 55:
+    case 56:
+      return 'reset';
+    default:
+      return `curl exit ${t.exitCode}${t.error ? ` (${t.error})` : ''}`;
   }
 }
 

@@ -42,9 +42,20 @@ export function streamName(s: Pick<Stream, 'cluster' | 'via' | 'mode'>): string 
 export function summarizeSide(streams: readonly Stream[], side: Side, actionAt: number): SideSummary | undefined {
   const mine = streams.filter((s) => s.side === side);
   if (mine.length === 0) return undefined;
-  const failures = mine.flatMap((s) => s.records.filter((r) => !r.ok).map((r): FailedRequest => ({
-    atS: Math.round((r.at - actionAt) / 100) / 10, cause: r.cause ?? 'unknown', stream: streamName(s), ...(r.endpoint === undefined ? {} : { endpoint: r.endpoint }),
-  }))).sort((a, b) => a.atS - b.atS);
+  const failures = mine
+    .flatMap((s) =>
+      s.records
+        .filter((r) => !r.ok)
+        .map(
+          (r): FailedRequest => ({
+            atS: Math.round((r.at - actionAt) / 100) / 10,
+            cause: r.cause ?? 'unknown',
+            stream: streamName(s),
+            ...(r.endpoint === undefined ? {} : { endpoint: r.endpoint }),
+          }),
+        ),
+    )
+    .sort((a, b) => a.atS - b.atS);
   const byCause = new Map<string, number>();
   for (const f of failures) byCause.set(f.cause, (byCause.get(f.cause) ?? 0) + 1);
   return {
@@ -77,7 +88,10 @@ export const IN_CLUSTER_FIGURE = 'failed requests in-cluster (baseline)';
 /** The result file's figures: failed requests across clusters and, when the scenario has one, in its baseline. */
 export function scenarioFigures(streams: readonly Stream[], actionAt: number): Figure[] {
   const figures: Figure[] = [];
-  for (const [side, name] of [['cross-cluster', CROSS_FIGURE], ['in-cluster', IN_CLUSTER_FIGURE]] as const) {
+  for (const [side, name] of [
+    ['cross-cluster', CROSS_FIGURE],
+    ['in-cluster', IN_CLUSTER_FIGURE],
+  ] as const) {
     const s = summarizeSide(streams, side, actionAt);
     if (s !== undefined) figures.push({ name, value: s.failed, unit: '', detail: describeSide(s) });
   }
@@ -86,7 +100,9 @@ export function scenarioFigures(streams: readonly Stream[], actionAt: number): F
 
 /** One line per failed request, for the printed report: `+4.1 s cls2 clusterset name keep-alive: connect timeout (pod nginx-1)`. */
 export function failureLines(summary: SideSummary, limit = 40): string[] {
-  const lines = summary.failures.slice(0, limit).map((f) => `${seconds(f.atS)} ${f.stream}: ${f.cause}${f.endpoint ? ` (endpoint ${f.endpoint})` : ''}`);
+  const lines = summary.failures
+    .slice(0, limit)
+    .map((f) => `${seconds(f.atS)} ${f.stream}: ${f.cause}${f.endpoint ? ` (endpoint ${f.endpoint})` : ''}`);
   if (summary.failures.length > limit) lines.push(`… and ${summary.failures.length - limit} more`);
   return lines;
 }

@@ -20,19 +20,40 @@ export function bodies(route: Route): Buffer[] {
   const out: Buffer[] = [];
   for (let i = 0; i < 1000; i++) {
     const { namespace, name } = serviceRef((i * 7919) % SERVICES);
-    const serviceExport = { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name, namespace, creationTimestamp: '2026-01-01T00:00:00Z' } };
-    const body = route === '/convert'
-      ? {
-        apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview',
-        request: { uid: `u-${i}`, desiredAPIVersion: 'multicluster.x-k8s.io/v1alpha1', objects: [serviceExport, { ...serviceExport, kind: 'ServiceExport', metadata: { ...serviceExport.metadata, name: `${name}-b` } }] },
-      }
-      : {
-        apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-        request: {
-          uid: `u-${i}`, kind: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport' }, name, namespace,
-          operation: 'CREATE', userInfo: { username: 'alice' }, object: serviceExport, oldObject: null, dryRun: false,
-        },
-      };
+    const serviceExport = {
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceExport',
+      metadata: { name, namespace, creationTimestamp: '2026-01-01T00:00:00Z' },
+    };
+    const body =
+      route === '/convert'
+        ? {
+            apiVersion: 'apiextensions.k8s.io/v1',
+            kind: 'ConversionReview',
+            request: {
+              uid: `u-${i}`,
+              desiredAPIVersion: 'multicluster.x-k8s.io/v1alpha1',
+              objects: [
+                serviceExport,
+                { ...serviceExport, kind: 'ServiceExport', metadata: { ...serviceExport.metadata, name: `${name}-b` } },
+              ],
+            },
+          }
+        : {
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            request: {
+              uid: `u-${i}`,
+              kind: { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport' },
+              name,
+              namespace,
+              operation: 'CREATE',
+              userInfo: { username: 'alice' },
+              object: serviceExport,
+              oldObject: null,
+              dryRun: false,
+            },
+          };
     out.push(Buffer.from(JSON.stringify(body)));
   }
   return out;
@@ -40,22 +61,40 @@ export function bodies(route: Route): Buffer[] {
 
 export const allBodies = (): Map<Route, Buffer[]> => new Map(ROUTES.map((r) => [r, bodies(r)]));
 
-export interface Client { send(route: Route, body: Buffer): Promise<number>; destroy(): void }
+export interface Client {
+  send(route: Route, body: Buffer): Promise<number>;
+  destroy(): void;
+}
 
 /** Sends one request; resolves with its latency in ms; rejects on anything but 200. */
 export function client(port: number, ca: string, maxSockets: number): Client {
   const agent = new Agent({ keepAlive: true, ca, maxSockets });
   return {
     destroy: () => agent.destroy(),
-    send: (route, body) => new Promise((resolve, reject) => {
-      const start = process.hrtime.bigint();
-      const req = request({ host: '127.0.0.1', port, path: route, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - start) / 1e6) : reject(new Error(`${route}: HTTP ${res.statusCode}`))));
-      });
-      req.on('error', (err) => reject(new Error(`${route}: ${err.message}`)));
-      req.end(body);
-    }),
+    send: (route, body) =>
+      new Promise((resolve, reject) => {
+        const start = process.hrtime.bigint();
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: route,
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': body.length },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () =>
+              res.statusCode === 200
+                ? resolve(Number(process.hrtime.bigint() - start) / 1e6)
+                : reject(new Error(`${route}: HTTP ${res.statusCode}`)),
+            );
+          },
+        );
+        req.on('error', (err) => reject(new Error(`${route}: ${err.message}`)));
+        req.end(body);
+      }),
   };
 }
 
@@ -64,26 +103,45 @@ function percentile(sorted: number[], p: number): number {
 }
 
 export interface Result {
-  p50: number; p99: number; max: number; rps: number; n: number;
+  p50: number;
+  p99: number;
+  max: number;
+  rps: number;
+  n: number;
   /** Requests that failed (anything but 200, a reset), with the reason; only open loops keep going after one. */
   errors: string[];
 }
 
 export function summarise(latencies: number[], elapsedMs: number, errors: string[] = []): Result {
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted[sorted.length - 1] ?? Number.NaN, rps: (latencies.length / elapsedMs) * 1000, n: latencies.length, errors };
+  return {
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    rps: (latencies.length / elapsedMs) * 1000,
+    n: latencies.length,
+    errors,
+  };
 }
 
-export async function closedLoop(c: Client, route: Route, pool: Buffer[], concurrency: number, total: number): Promise<Result> {
+export async function closedLoop(
+  c: Client,
+  route: Route,
+  pool: Buffer[],
+  concurrency: number,
+  total: number,
+): Promise<Result> {
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) {
-      const i = next++;
-      latencies.push(await c.send(route, pool[i % pool.length]!));
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        latencies.push(await c.send(route, pool[i % pool.length]!));
+      }
+    }),
+  );
   return summarise(latencies, performance.now() - start);
 }
 
@@ -101,7 +159,12 @@ export async function warmClient(port: number, ca: string, connections: number, 
  * Calls `send(i)` at `rate` per second whatever the replies do (open loop), for `durationMs`; the latencies it resolves
  * with are summarised (undefined: not a timed request), its rejections counted as errors.
  */
-export async function openLoop(rate: number, durationMs: number, send: (i: number) => Promise<number | undefined>, onTick?: () => void): Promise<Result> {
+export async function openLoop(
+  rate: number,
+  durationMs: number,
+  send: (i: number) => Promise<number | undefined>,
+  onTick?: () => void,
+): Promise<Result> {
   const latencies: number[] = [];
   const errors: string[] = [];
   const inflight = new Set<Promise<void>>();
@@ -110,7 +173,14 @@ export async function openLoop(rate: number, durationMs: number, send: (i: numbe
   while (performance.now() - start < durationMs) {
     const due = Math.floor(((performance.now() - start) / 1000) * rate);
     for (; sent < due; sent++) {
-      const p = send(sent).then((ms) => { if (ms !== undefined) latencies.push(ms); }, (err: Error) => { errors.push(err.message); });
+      const p = send(sent).then(
+        (ms) => {
+          if (ms !== undefined) latencies.push(ms);
+        },
+        (err: Error) => {
+          errors.push(err.message);
+        },
+      );
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
     }
@@ -122,10 +192,12 @@ export async function openLoop(rate: number, durationMs: number, send: (i: numbe
 }
 
 /** Mixed review traffic: request `i` goes to each route in turn with one of its 1,000 bodies. */
-export const mixed = (c: Client, pools: Map<Route, Buffer[]>) => (i: number): Promise<number> => {
-  const route = ROUTES[i % ROUTES.length]!;
-  return c.send(route, pools.get(route)![Math.floor(i / ROUTES.length) % 1000]!);
-};
+export const mixed =
+  (c: Client, pools: Map<Route, Buffer[]>) =>
+  (i: number): Promise<number> => {
+    const route = ROUTES[i % ROUTES.length]!;
+    return c.send(route, pools.get(route)![Math.floor(i / ROUTES.length) % 1000]!);
+  };
 
 export const fmt = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(0));
 export const mib = (b: number) => (b / 1024 / 1024).toFixed(1);
@@ -134,12 +206,18 @@ export const mib = (b: number) => (b / 1024 / 1024).toFixed(1);
 export function messagesOf(child: ChildProcess, name: string): () => Promise<unknown> {
   const messages: unknown[] = [];
   let wake: (() => void) | undefined;
-  child.on('message', (m) => { messages.push(m); wake?.(); });
+  child.on('message', (m) => {
+    messages.push(m);
+    wake?.();
+  });
   child.on('exit', () => wake?.());
   return async () => {
     while (messages.length === 0) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} process exited (${child.exitCode ?? child.signalCode})`);
-      await new Promise<void>((r) => { wake = r; });
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`${name} process exited (${child.exitCode ?? child.signalCode})`);
+      await new Promise<void>((r) => {
+        wake = r;
+      });
     }
     return messages.shift();
   };
@@ -164,24 +242,44 @@ export interface ServerProcess {
  * test/support/webhook-server.ts in its own process with a throwaway CA; `maxRequestBytes` is its --max-request-bytes,
  * `nodeFlags` the Node.js flags it runs with (those of the Deployment, to measure against its limits).
  */
-export async function startServerProcess(maxRequestBytes = MAX_REVIEW_BYTES, nodeFlags: string[] = []): Promise<ServerProcess> {
+export async function startServerProcess(
+  maxRequestBytes = MAX_REVIEW_BYTES,
+  nodeFlags: string[] = [],
+): Promise<ServerProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'mcs-bench-webhook-'));
   const certs = makeDevCertificates(dir);
-  const server = fork(join(import.meta.dirname, 'webhook-server.ts'), [certs.certFile, certs.keyFile, String(maxRequestBytes)], { stdio: 'inherit', execArgv: [...process.execArgv, ...nodeFlags] });
-  const nextMessage = messagesOf(server, 'webhook server') as () => Promise<{ port?: number; rss?: number; maxRss?: number; loopP99?: number; loopMax?: number }>;
+  const server = fork(
+    join(import.meta.dirname, 'webhook-server.ts'),
+    [certs.certFile, certs.keyFile, String(maxRequestBytes)],
+    { stdio: 'inherit', execArgv: [...process.execArgv, ...nodeFlags] },
+  );
+  const nextMessage = messagesOf(server, 'webhook server') as () => Promise<{
+    port?: number;
+    rss?: number;
+    maxRss?: number;
+    loopP99?: number;
+    loopMax?: number;
+  }>;
   const { port } = await nextMessage();
   // One question at a time: replies carry no id.
   let asked: Promise<unknown> = Promise.resolve();
   const ask = (question = 'rss') => {
-    const reply = asked.then(async () => { server.send(question); return nextMessage(); });
+    const reply = asked.then(async () => {
+      server.send(question);
+      return nextMessage();
+    });
     asked = reply.catch(() => {});
     return reply;
   };
   return {
-    port: port!, ca: readFileSync(certs.caFile, 'utf8'),
+    port: port!,
+    ca: readFileSync(certs.caFile, 'utf8'),
     rss: async () => (await ask()).rss!,
     peakRss: async () => (await ask()).maxRss!,
-    loopDelay: async () => { const r = await ask('loop'); return { p99: r.loopP99!, max: r.loopMax! }; },
+    loopDelay: async () => {
+      const r = await ask('loop');
+      return { p99: r.loopP99!, max: r.loopMax! };
+    },
     alive: () => server.exitCode === null && server.signalCode === null,
     async stop() {
       if (server.exitCode === null && server.signalCode === null) {

@@ -71,7 +71,8 @@ function readPicture(markdown: string, heading: string): Picture {
 function folderOf(picture: Picture, path: string): string | undefined {
   let best: string | undefined;
   for (const folder of picture.folders.values()) {
-    if ((path === folder || path.startsWith(`${folder}/`)) && (best === undefined || folder.length > best.length)) best = folder;
+    if ((path === folder || path.startsWith(`${folder}/`)) && (best === undefined || folder.length > best.length))
+      best = folder;
   }
   return best;
 }
@@ -115,22 +116,30 @@ describe('folders and the direction of imports (docs/architecture.md)', () => {
   });
 
   it('every folder the picture draws exists', () => {
-    for (const folder of picture.folders.values()) expect(statSync(join(ROOT, folder)).isDirectory(), folder).to.equal(true);
+    for (const folder of picture.folders.values())
+      expect(statSync(join(ROOT, folder)).isDirectory(), folder).to.equal(true);
   });
 
-  it('keeps the processes and the worker\'s controllers apart, src/core pure and src/runtime free of MCS and Cloud Map meaning', () => {
+  it("keeps the processes and the worker's controllers apart, src/core pure and src/runtime free of MCS and Cloud Map meaning", () => {
     const may = (from: string, to: string) => picture.allowed.get(from)?.has(to) ?? false;
     // A process is its folder and every drawn folder inside it.
-    const within = (process: string) => [...picture.folders.values()].filter((f) => f === process || f.startsWith(`${process}/`));
-    const apart: Array<[string, string]> = [['src/worker', 'src/webhook'], ['src/webhook', 'src/worker'], ['src/cli', 'src/worker']];
+    const within = (process: string) =>
+      [...picture.folders.values()].filter((f) => f === process || f.startsWith(`${process}/`));
+    const apart: Array<[string, string]> = [
+      ['src/worker', 'src/webhook'],
+      ['src/webhook', 'src/worker'],
+      ['src/cli', 'src/worker'],
+    ];
     for (const [p, q] of apart) {
       for (const a of within(p)) for (const b of within(q)) expect(may(a, b), `${a} → ${b}`).to.equal(false);
     }
     const controllers = [...picture.folders.values()].filter((f) => f.startsWith('src/worker/controllers/'));
     expect(controllers).to.have.length.greaterThan(2);
-    for (const a of controllers) for (const b of controllers) if (a !== b) expect(may(a, b), `${a} → ${b}`).to.equal(false);
+    for (const a of controllers)
+      for (const b of controllers) if (a !== b) expect(may(a, b), `${a} → ${b}`).to.equal(false);
     expect([...(picture.allowed.get('src/core') ?? [])]).to.deep.equal([]);
-    for (const domain of ['src/core', 'src/cloudmap', ...within('src/worker'), ...within('src/webhook')]) expect(may('src/runtime', domain), domain).to.equal(false);
+    for (const domain of ['src/core', 'src/cloudmap', ...within('src/worker'), ...within('src/webhook')])
+      expect(may('src/runtime', domain), domain).to.equal(false);
     for (const suite of ['test/unit', 'test/integration', 'test/e2e']) {
       expect(may('bench', suite), `bench → ${suite}`).to.equal(false);
       expect(may(suite, 'bench'), `${suite} → bench`).to.equal(false);

@@ -12,7 +12,17 @@ const ROOT = join(import.meta.dirname, '../..');
 const CATALOGUE = 'docs/requirements.md';
 const FAMILIES = 'CDEIKMSWX';
 const SCANNED = [
-  'src', 'test', 'hack', 'bench', 'kustomize', 'charts', 'crds', 'docs', 'README.md', 'CHANGELOG.md', 'Dockerfile',
+  'src',
+  'test',
+  'hack',
+  'bench',
+  'kustomize',
+  'charts',
+  'crds',
+  'docs',
+  'README.md',
+  'CHANGELOG.md',
+  'Dockerfile',
 ];
 const TEXT = /\.(ts|go|md|ya?ml|sh|py|json|tpl|txt)$|(^|\/)Dockerfile$/;
 // Checksums and lock files hold random letter-digit pairs; this file holds made-up ids for its own checks.
@@ -62,23 +72,49 @@ describe('requirement ids: docs/requirements.md and what cites it', () => {
   }
 
   it('recognises citations and nothing that only looks like one', () => {
-    const text = "it('E5: …') (C1, C3) M2/M3 (D2; DNS) X1–X3 S1-S2 describe('Q7, E1 …');" +
+    const text =
+      "it('E5: …') (C1, C3) M2/M3 (D2; DNS) X1–X3 S1-S2 describe('Q7, E1 …');" +
       ' not 0xE5 IPv4 K8s P99 H2 S3Client E5_x E123 f(T0)';
-    expect([...citedIds(text)].sort()).to.deep.equal(['C1', 'C3', 'D2', 'E1', 'E5', 'M2', 'M3', 'Q7', 'S1', 'S2', 'X1', 'X2', 'X3']);
+    expect([...citedIds(text)].sort()).to.deep.equal([
+      'C1',
+      'C3',
+      'D2',
+      'E1',
+      'E5',
+      'M2',
+      'M3',
+      'Q7',
+      'S1',
+      'S2',
+      'X1',
+      'X2',
+      'X3',
+    ]);
   });
 
   it('defines each id once, in a family of the catalogue', () => {
-    expect(defined.filter((id, i) => defined.indexOf(id) !== i), 'defined twice').to.deep.equal([]);
-    expect(defined.filter((id) => !FAMILIES.includes(id[0]!)), 'unknown family').to.deep.equal([]);
+    expect(
+      defined.filter((id, i) => defined.indexOf(id) !== i),
+      'defined twice',
+    ).to.deep.equal([]);
+    expect(
+      defined.filter((id) => !FAMILIES.includes(id[0]!)),
+      'unknown family',
+    ).to.deep.equal([]);
   });
 
   it('every cited id is in the catalogue', () => {
-    const unknown = [...citations].filter(([id]) => !defined.includes(id)).map(([id, files]) => `${id} in ${files.join(', ')}`);
+    const unknown = [...citations]
+      .filter(([id]) => !defined.includes(id))
+      .map(([id, files]) => `${id} in ${files.join(', ')}`);
     expect(unknown, `add them to ${CATALOGUE} or fix the citation`).to.deep.equal([]);
   });
 
   it('every id in the catalogue is cited somewhere', () => {
-    expect(defined.filter((id) => !citations.has(id)), `remove them from ${CATALOGUE} or cite them`).to.deep.equal([]);
+    expect(
+      defined.filter((id) => !citations.has(id)),
+      `remove them from ${CATALOGUE} or cite them`,
+    ).to.deep.equal([]);
   });
 
   it('every path the catalogue names exists', () => {
@@ -89,7 +125,8 @@ describe('requirement ids: docs/requirements.md and what cites it', () => {
 
   it('cites no issue number of this project, only upstream ones after their repository', () => {
     const bare = [...texts, [CATALOGUE, markdown] as const].flatMap(([file, text]) =>
-      [...text.matchAll(ISSUE)].filter((m) => !REPOSITORY.test(m[1]!)).map((m) => `${file}: ${m[0].trim()}`));
+      [...text.matchAll(ISSUE)].filter((m) => !REPOSITORY.test(m[1]!)).map((m) => `${file}: ${m[0].trim()}`),
+    );
     expect(bare, 'say what is meant, or cite a requirement id').to.deep.equal([]);
   });
 });

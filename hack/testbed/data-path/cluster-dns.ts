@@ -28,26 +28,39 @@ function corefile(spec: ClusterDnsSpec): string {
     '.:53 {',
     `  bind ${spec.node.nodeIps.join(' ')}`,
     '  errors',
-    ...kubernetesBlock(spec.kubeconfig, spec.context, { zones: ['in-addr.arpa', 'ip6.arpa'], lines: ['pods insecure', 'fallthrough in-addr.arpa ip6.arpa'] }),
+    ...kubernetesBlock(spec.kubeconfig, spec.context, {
+      zones: ['in-addr.arpa', 'ip6.arpa'],
+      lines: ['pods insecure', 'fallthrough in-addr.arpa ip6.arpa'],
+    }),
     '}',
     '',
   ].join('\n');
 }
 
-export async function startClusterDns(sup: Supervisor, spec: ClusterDnsSpec, timeoutMs: number): Promise<ManagedProcess> {
+export async function startClusterDns(
+  sup: Supervisor,
+  spec: ClusterDnsSpec,
+  timeoutMs: number,
+): Promise<ManagedProcess> {
   const path = join(spec.dir, 'Corefile');
   writeFileSync(path, corefile(spec));
-  const proc = sup.start(inNode(spec.node, spec.cgroupProcs, {
-    name: `coredns (${spec.node.name})`,
-    command: binary('coredns'),
-    args: ['-conf', path],
-    logPath: join(spec.logsDir, 'coredns.log'),
-  }));
+  const proc = sup.start(
+    inNode(spec.node, spec.cgroupProcs, {
+      name: `coredns (${spec.node.name})`,
+      command: binary('coredns'),
+      args: ['-conf', path],
+      logPath: join(spec.logsDir, 'coredns.log'),
+    }),
+  );
   const resolver = new Resolver({ timeout: 500, tries: 1 });
   resolver.setServers([spec.node.nodeIp]);
   // A name that exists: the testbed starts without the ServiceImport CRD, and until CoreDNS has listed ServiceImports
   // (it retries until the CRD is installed) it answers SERVFAIL for names it does not find.
-  await proc.waitReady('answers DNS queries on port 53', () => answers(resolver, 'kubernetes.default.svc.cluster.local'), timeoutMs);
+  await proc.waitReady(
+    'answers DNS queries on port 53',
+    () => answers(resolver, 'kubernetes.default.svc.cluster.local'),
+    timeoutMs,
+  );
   return proc;
 }
 
@@ -56,7 +69,10 @@ export async function startClusterDns(sup: Supervisor, spec: ClusterDnsSpec, tim
  * an EndpointSlice per family whose one endpoint is CoreDNS at the node's address of that family.
  */
 export async function createKubeDnsService(kc: KubeConfig, node: RealNodePlan): Promise<void> {
-  const ports = [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }];
+  const ports = [
+    { name: 'dns', port: 53, protocol: 'UDP' },
+    { name: 'dns-tcp', port: 53, protocol: 'TCP' },
+  ];
   const what = `${node.clusterId}: kube-system/kube-dns`;
   try {
     await kc.makeApiClient(CoreV1Api).createNamespacedService({
@@ -64,24 +80,33 @@ export async function createKubeDnsService(kc: KubeConfig, node: RealNodePlan): 
       body: {
         metadata: { name: 'kube-dns', labels: { 'k8s-app': 'kube-dns' } },
         spec: {
-          clusterIP: node.dnsServiceIp, clusterIPs: node.dnsServiceIps, ipFamilies: [...node.ipFamilies],
+          clusterIP: node.dnsServiceIp,
+          clusterIPs: node.dnsServiceIps,
+          ipFamilies: [...node.ipFamilies],
           ipFamilyPolicy: node.ipFamilies.length > 1 ? 'RequireDualStack' : 'SingleStack',
           ports: ports.map((p) => ({ ...p, targetPort: 53 })),
         },
       },
     });
-    await Promise.all(node.ipFamilies.map((family, i) => kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
-      namespace: 'kube-system',
-      body: {
-        metadata: {
-          name: `kube-dns-testbed-${family.toLowerCase()}`,
-          labels: { 'kubernetes.io/service-name': 'kube-dns', 'endpointslice.kubernetes.io/managed-by': 'testbed.mcs-cloudmap.io' },
-        },
-        addressType: family,
-        endpoints: [{ addresses: [node.nodeIps[i]!], conditions: { ready: true } }],
-        ports,
-      },
-    })));
+    await Promise.all(
+      node.ipFamilies.map((family, i) =>
+        kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
+          namespace: 'kube-system',
+          body: {
+            metadata: {
+              name: `kube-dns-testbed-${family.toLowerCase()}`,
+              labels: {
+                'kubernetes.io/service-name': 'kube-dns',
+                'endpointslice.kubernetes.io/managed-by': 'testbed.mcs-cloudmap.io',
+              },
+            },
+            addressType: family,
+            endpoints: [{ addresses: [node.nodeIps[i]!], conditions: { ready: true } }],
+            ports,
+          },
+        }),
+      ),
+    );
   } catch (err) {
     throw new Error(`${what}: ${(err as Error).message}`, { cause: err });
   }

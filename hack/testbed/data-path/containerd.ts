@@ -57,27 +57,38 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
  * address of each of the cluster's families per pod (the first the primary, as the kubelet reports podIPs).
  */
 function cniConfig(node: RealNodePlan, ipamDir: string): string {
-  return `${JSON.stringify({
-    cniVersion: '0.4.0',
-    name: 'mcs-testbed',
-    plugins: [{
-      type: 'bridge',
-      bridge: 'cni0',
-      isGateway: true,
-      ipMasq: false,
-      hairpinMode: true,
-      ipam: {
-        type: 'host-local',
-        ranges: node.podCidrs.map((subnet, i) => [{ subnet, gateway: node.podGateways[i] }]),
-        routes: node.ipFamilies.map((f) => ({ dst: f === 'IPv4' ? '0.0.0.0/0' : '::/0' })),
-        dataDir: ipamDir,
-      },
-    }],
-  }, null, 2)}\n`;
+  return `${JSON.stringify(
+    {
+      cniVersion: '0.4.0',
+      name: 'mcs-testbed',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: 'cni0',
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            ranges: node.podCidrs.map((subnet, i) => [{ subnet, gateway: node.podGateways[i] }]),
+            routes: node.ipFamilies.map((f) => ({ dst: f === 'IPv4' ? '0.0.0.0/0' : '::/0' })),
+            dataDir: ipamDir,
+          },
+        },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
 }
 
 export async function startContainerd(
-  sup: Supervisor, node: RealNodePlan, cgroupProcs: readonly string[], dir: string, logsDir: string, timeoutMs: number,
+  sup: Supervisor,
+  node: RealNodePlan,
+  cgroupProcs: readonly string[],
+  dir: string,
+  logsDir: string,
+  timeoutMs: number,
 ): Promise<Containerd> {
   const cniConfDir = join(dir, 'cni', 'net.d');
   mkdirSync(cniConfDir, { recursive: true });
@@ -85,23 +96,32 @@ export async function startContainerd(
   const socket = join(dir, 'containerd.sock');
   const configPath = join(dir, 'containerd.toml');
   writeFileSync(configPath, config(join(dir, 'containerd'), socket, cniConfDir));
-  const proc = sup.start(inNode(node, cgroupProcs, {
-    name: `containerd (${node.name})`,
-    command: DATA_PATH_TOOLS.containerd,
-    args: ['--config', configPath],
-    logPath: join(logsDir, 'containerd.log'),
-    privateMounts: true,
-  }));
-  await proc.waitReady('answers on its socket', async () => {
-    if (!existsSync(socket)) return false;
-    await run(DATA_PATH_TOOLS.ctr, ['--address', socket, 'version'], `containerd of ${node.name}`);
-    return true;
-  }, timeoutMs);
+  const proc = sup.start(
+    inNode(node, cgroupProcs, {
+      name: `containerd (${node.name})`,
+      command: DATA_PATH_TOOLS.containerd,
+      args: ['--config', configPath],
+      logPath: join(logsDir, 'containerd.log'),
+      privateMounts: true,
+    }),
+  );
+  await proc.waitReady(
+    'answers on its socket',
+    async () => {
+      if (!existsSync(socket)) return false;
+      await run(DATA_PATH_TOOLS.ctr, ['--address', socket, 'version'], `containerd of ${node.name}`);
+      return true;
+    },
+    timeoutMs,
+  );
   return { proc, socket };
 }
 
 /** Loads a docker or OCI archive into the node's CRI namespace, where the kubelet finds its images. */
 export async function importImages(socket: string, archive: string, nodeName: string): Promise<void> {
-  await run(DATA_PATH_TOOLS.ctr, ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive],
-    `importing ${archive} into the containerd of ${nodeName}`);
+  await run(
+    DATA_PATH_TOOLS.ctr,
+    ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive],
+    `importing ${archive} into the containerd of ${nodeName}`,
+  );
 }

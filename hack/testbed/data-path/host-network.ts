@@ -22,9 +22,23 @@ async function createNodeNamespace(plan: DataPathPlan, node: RealNodePlan): Prom
   // Forwarding between eth0 and the pods' bridge, both families; bridged pod-to-pod traffic through netfilter so that
   // kube-proxy's DNAT of a Service on the same node is undone on the way back; no reverse-path drops of the other
   // nodes' pods.
-  await run('ip', ['netns', 'exec', node.netns, 'sysctl', '-qw',
-    'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1', 'net.bridge.bridge-nf-call-iptables=1', 'net.bridge.bridge-nf-call-ip6tables=1',
-    'net.ipv4.conf.all.rp_filter=0', 'net.ipv4.conf.default.rp_filter=0'], what);
+  await run(
+    'ip',
+    [
+      'netns',
+      'exec',
+      node.netns,
+      'sysctl',
+      '-qw',
+      'net.ipv4.ip_forward=1',
+      'net.ipv6.conf.all.forwarding=1',
+      'net.bridge.bridge-nf-call-iptables=1',
+      'net.bridge.bridge-nf-call-ip6tables=1',
+      'net.ipv4.conf.all.rp_filter=0',
+      'net.ipv4.conf.default.rp_filter=0',
+    ],
+    what,
+  );
 }
 
 /**
@@ -35,7 +49,8 @@ const INOTIFY_INSTANCES = 8192;
 const INOTIFY_SYSCTL = '/proc/sys/fs/inotify/max_user_instances';
 
 function raiseInotifyInstances(): void {
-  if (Number(readFileSync(INOTIFY_SYSCTL, 'utf8')) < INOTIFY_INSTANCES) writeFileSync(INOTIFY_SYSCTL, String(INOTIFY_INSTANCES));
+  if (Number(readFileSync(INOTIFY_SYSCTL, 'utf8')) < INOTIFY_INSTANCES)
+    writeFileSync(INOTIFY_SYSCTL, String(INOTIFY_INSTANCES));
 }
 
 export async function createHostNetwork(plan: DataPathPlan): Promise<void> {

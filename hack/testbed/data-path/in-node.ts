@@ -16,7 +16,17 @@ export function inNode(
   return {
     name: spec.name,
     command: 'sh',
-    args: ['-c', JOIN_AND_EXEC, 'in-node', 'nsenter', `--net=/run/netns/${node.netns}`, '--', ...mounts, spec.command, ...spec.args],
+    args: [
+      '-c',
+      JOIN_AND_EXEC,
+      'in-node',
+      'nsenter',
+      `--net=/run/netns/${node.netns}`,
+      '--',
+      ...mounts,
+      spec.command,
+      ...spec.args,
+    ],
     logPath: spec.logPath,
     env: { ...process.env, MCS_TESTBED_CGROUP_PROCS: cgroupProcs.join(' ') },
   };

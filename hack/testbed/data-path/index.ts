@@ -58,7 +58,8 @@ function readSlots(): { slot: number; record: SlotRecord }[] {
 
 /** Mount points under `dir` (the kubelet's volume mounts), deepest first. */
 function mountsUnder(dir: string): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
     .map((line) => line.split(' ')[4])
     .filter((m): m is string => m !== undefined && m.startsWith(`${dir}/`))
     .sort((a, b) => b.length - a.length);
@@ -77,7 +78,8 @@ async function cleanupSlot(slot: number, record: SlotRecord, othersActive: boole
   // containerd's pod namespaces were mounted in its own mount namespace, gone with it; their empty files remain. While
   // another data-path ClusterSet runs, its files cannot be told apart from ours: leave them to the last one.
   if (!othersActive && existsSync('/run/netns')) {
-    for (const name of readdirSync('/run/netns')) if (name.startsWith('cni-')) rmSync(join('/run/netns', name), { force: true });
+    for (const name of readdirSync('/run/netns'))
+      if (name.startsWith('cni-')) rmSync(join('/run/netns', name), { force: true });
   }
   await deleteHostNetwork(record.plan);
   rmSync(slotFile(slot), { force: true });
@@ -100,27 +102,42 @@ function claimSlot(dir: string, networks: readonly ClusterNetwork[]): { slot: nu
   for (let slot = 0; slot <= MAX_SLOT; slot++) {
     const plan = dataPathPlan(slot, networks);
     try {
-      writeFileSync(slotFile(slot), JSON.stringify({ ownerPid: process.pid, dir, plan } satisfies SlotRecord), { flag: 'wx' });
+      writeFileSync(slotFile(slot), JSON.stringify({ ownerPid: process.pid, dir, plan } satisfies SlotRecord), {
+        flag: 'wx',
+      });
       return { slot, plan };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-  throw new Error(`every data-path slot (0-${MAX_SLOT}) is taken: stop other data-path testbeds (npm run testbed -- down)`);
+  throw new Error(
+    `every data-path slot (0-${MAX_SLOT}) is taken: stop other data-path testbeds (npm run testbed -- down)`,
+  );
 }
 
-export async function prepareDataPath(networks: readonly ClusterNetwork[], dir: string, log: (line: string) => void): Promise<DataPath> {
+export async function prepareDataPath(
+  networks: readonly ClusterNetwork[],
+  dir: string,
+  log: (line: string) => void,
+): Promise<DataPath> {
   assertDataPathPrerequisites();
   await sweepAbandonedDataPaths(log);
   const { slot, plan } = claimSlot(dir, networks);
   const record: SlotRecord = { ownerPid: process.pid, dir, plan };
-  const cleanup = async () => cleanupSlot(slot, record, readSlots().some((s) => s.slot !== slot));
+  const cleanup = async () =>
+    cleanupSlot(
+      slot,
+      record,
+      readSlots().some((s) => s.slot !== slot),
+    );
   try {
     await createHostNetwork(plan);
   } catch (err) {
     await cleanup();
     throw err;
   }
-  log(`data path: bridge ${plan.bridge} ${plan.subnet}, real nodes ${plan.nodes.map((n) => `${n.name} ${n.nodeIps.join(',')} pods ${n.podCidrs.join(',')}`).join(', ')}`);
+  log(
+    `data path: bridge ${plan.bridge} ${plan.subnet}, real nodes ${plan.nodes.map((n) => `${n.name} ${n.nodeIps.join(',')} pods ${n.podCidrs.join(',')}`).join(', ')}`,
+  );
   return { plan, cleanup };
 }

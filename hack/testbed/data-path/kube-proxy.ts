@@ -26,26 +26,35 @@ export interface KubeProxySpec {
 export async function startKubeProxy(sup: Supervisor, spec: KubeProxySpec, timeoutMs: number): Promise<ManagedProcess> {
   const { node } = spec;
   const configPath = join(spec.dir, 'kube-proxy.yaml');
-  writeFileSync(configPath, stringify({
-    apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
-    kind: 'KubeProxyConfiguration',
-    clientConnection: { kubeconfig: spec.kubeconfig },
-    hostnameOverride: node.name,
-    bindAddress: node.nodeIp,
-    healthzBindAddress: `${urlHost(node.nodeIp)}:${KUBE_PROXY_HEALTHZ_PORT}`,
-    metricsBindAddress: `${urlHost(node.nodeIp)}:10249`,
-    mode: 'iptables',
-    clusterCIDR: spec.clusterCidrs.join(','),
-    // Zero leaves the kernel's conntrack settings alone: the table size is the host's, not a namespace's, to set.
-    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-    iptables: { syncPeriod: '30s', minSyncPeriod: '0s' },
-  }));
-  const proc = sup.start(inNode(node, spec.cgroupProcs, {
-    name: `kube-proxy (${node.name})`,
-    command: binary('kube-proxy'),
-    args: [`--config=${configPath}`, '--v=1'],
-    logPath: join(spec.logsDir, 'kube-proxy.log'),
-  }));
-  await proc.waitReady('/healthz answers ok', () => isOk(`http://${urlHost(node.nodeIp)}:${KUBE_PROXY_HEALTHZ_PORT}/healthz`), timeoutMs);
+  writeFileSync(
+    configPath,
+    stringify({
+      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+      kind: 'KubeProxyConfiguration',
+      clientConnection: { kubeconfig: spec.kubeconfig },
+      hostnameOverride: node.name,
+      bindAddress: node.nodeIp,
+      healthzBindAddress: `${urlHost(node.nodeIp)}:${KUBE_PROXY_HEALTHZ_PORT}`,
+      metricsBindAddress: `${urlHost(node.nodeIp)}:10249`,
+      mode: 'iptables',
+      clusterCIDR: spec.clusterCidrs.join(','),
+      // Zero leaves the kernel's conntrack settings alone: the table size is the host's, not a namespace's, to set.
+      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+      iptables: { syncPeriod: '30s', minSyncPeriod: '0s' },
+    }),
+  );
+  const proc = sup.start(
+    inNode(node, spec.cgroupProcs, {
+      name: `kube-proxy (${node.name})`,
+      command: binary('kube-proxy'),
+      args: [`--config=${configPath}`, '--v=1'],
+      logPath: join(spec.logsDir, 'kube-proxy.log'),
+    }),
+  );
+  await proc.waitReady(
+    '/healthz answers ok',
+    () => isOk(`http://${urlHost(node.nodeIp)}:${KUBE_PROXY_HEALTHZ_PORT}/healthz`),
+    timeoutMs,
+  );
   return proc;
 }

@@ -56,7 +56,12 @@ function kubeletConfig(spec: KubeletSpec, resolvConf: string): Record<string, un
     // The images are imported, never pulled: a disk filling up must not make the kubelet delete them.
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
-    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+    evictionHard: {
+      'memory.available': '100Mi',
+      'nodefs.available': '1%',
+      'imagefs.available': '1%',
+      'nodefs.inodesFree': '1%',
+    },
     shutdownGracePeriod: '0s',
     rotateCertificates: false,
     serverTLSBootstrap: false,
@@ -69,21 +74,27 @@ export async function startKubelet(sup: Supervisor, spec: KubeletSpec, timeoutMs
   writeFileSync(resolvConf, '');
   const configPath = join(spec.dir, 'kubelet.yaml');
   writeFileSync(configPath, stringify(kubeletConfig(spec, resolvConf)));
-  const proc = sup.start(inNode(spec.node, spec.cgroupProcs, {
-    name: `kubelet (${spec.node.name})`,
-    command: binary('kubelet'),
-    args: [
-      `--config=${configPath}`,
-      `--kubeconfig=${spec.kubeconfig}`,
-      `--root-dir=${join(spec.dir, 'kubelet')}`,
-      `--cert-dir=${join(spec.dir, 'kubelet', 'pki')}`,
-      `--hostname-override=${spec.node.name}`,
-      // One address per family, the primary first: the Node's InternalIPs, and the families of its pods' podIPs.
-      `--node-ip=${spec.node.nodeIps.join(',')}`,
-      '--v=1',
-    ],
-    logPath: join(spec.logsDir, 'kubelet.log'),
-  }));
-  await proc.waitReady('/healthz answers ok', () => isOk(`http://${urlHost(spec.node.nodeIp)}:${KUBELET_HEALTHZ_PORT}/healthz`), timeoutMs);
+  const proc = sup.start(
+    inNode(spec.node, spec.cgroupProcs, {
+      name: `kubelet (${spec.node.name})`,
+      command: binary('kubelet'),
+      args: [
+        `--config=${configPath}`,
+        `--kubeconfig=${spec.kubeconfig}`,
+        `--root-dir=${join(spec.dir, 'kubelet')}`,
+        `--cert-dir=${join(spec.dir, 'kubelet', 'pki')}`,
+        `--hostname-override=${spec.node.name}`,
+        // One address per family, the primary first: the Node's InternalIPs, and the families of its pods' podIPs.
+        `--node-ip=${spec.node.nodeIps.join(',')}`,
+        '--v=1',
+      ],
+      logPath: join(spec.logsDir, 'kubelet.log'),
+    }),
+  );
+  await proc.waitReady(
+    '/healthz answers ok',
+    () => isOk(`http://${urlHost(spec.node.nodeIp)}:${KUBELET_HEALTHZ_PORT}/healthz`),
+    timeoutMs,
+  );
   return proc;
 }

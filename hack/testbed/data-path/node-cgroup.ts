@@ -24,7 +24,9 @@ export function cgroupV1Hierarchies(mountinfo = readFileSync('/proc/self/mountin
 export function createNodeCgroup(cgroup: string): string[] {
   const hierarchies = cgroupV1Hierarchies();
   if (!hierarchies.some((h) => h.endsWith('/pids'))) {
-    throw new Error(`no cgroup v1 pids hierarchy under ${CGROUP_ROOT}: the data path finds a node's processes by cgroup`);
+    throw new Error(
+      `no cgroup v1 pids hierarchy under ${CGROUP_ROOT}: the data path finds a node's processes by cgroup`,
+    );
   }
   return hierarchies.map((h) => {
     const runtime = join(h, cgroup, 'runtime');
@@ -74,7 +76,8 @@ export async function removeNodeCgroup(cgroup: string, timeoutMs = 10_000): Prom
   for (;;) {
     const left = pidsIn(pids);
     if (left.length === 0) break;
-    if (Date.now() > deadline) throw new Error(`processes ${left.join(', ')} of cgroup ${cgroup} survived SIGKILL for ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`processes ${left.join(', ')} of cgroup ${cgroup} survived SIGKILL for ${timeoutMs} ms`);
     for (const pid of left) {
       try {
         process.kill(pid, 'SIGKILL');

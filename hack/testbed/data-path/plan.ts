@@ -74,14 +74,20 @@ export function dataPathPlan(slot: number, clusters: readonly ClusterNetwork[]):
   }
   const ranges = new Set(clusters.map((c) => c.podCidr));
   if (ranges.size !== clusters.length) {
-    throw new Error('the data path needs a pod CIDR per cluster: clusters sharing one (sharedPodCidr) cannot route to each other\'s pods');
+    throw new Error(
+      "the data path needs a pod CIDR per cluster: clusters sharing one (sharedPodCidr) cannot route to each other's pods",
+    );
   }
   const prefix = `mcsdp${slot}`;
   const nodes = clusters.map((c, i): RealNodePlan => {
     const index = i + 1;
     const underlay = { IPv4: `172.31.${slot}.${10 + index}`, IPv6: canonical(`fd00:31:${slot}::${10 + index}`) };
-    const podCidrs = c.podCidrs.map((r) => canonical(`${inRange(r, POD_RANGE_NUMBER, '0')}/${r.includes(':') ? 64 : 24}`));
-    const dnsServiceIps = c.serviceCidrs.map((r) => (r.includes(':') ? canonical(`${r.split('/')[0]}a`) : inRange(r, 0, '10')));
+    const podCidrs = c.podCidrs.map((r) =>
+      canonical(`${inRange(r, POD_RANGE_NUMBER, '0')}/${r.includes(':') ? 64 : 24}`),
+    );
+    const dnsServiceIps = c.serviceCidrs.map((r) =>
+      r.includes(':') ? canonical(`${r.split('/')[0]}a`) : inRange(r, 0, '10'),
+    );
     const nodeIps = c.ipFamilies.map((f) => underlay[f]);
     return {
       clusterId: c.clusterId,
@@ -102,7 +108,19 @@ export function dataPathPlan(slot: number, clusters: readonly ClusterNetwork[]):
     };
   });
   for (const n of nodes) {
-    n.routes = nodes.filter((o) => o !== n).flatMap((o) => o.podCidrs.map((podCidr) => ({ podCidr, via: o.underlay[podCidr.includes(':') ? 'IPv6' : 'IPv4'] })));
+    n.routes = nodes
+      .filter((o) => o !== n)
+      .flatMap((o) =>
+        o.podCidrs.map((podCidr) => ({ podCidr, via: o.underlay[podCidr.includes(':') ? 'IPv6' : 'IPv4'] })),
+      );
   }
-  return { slot, bridge: prefix, subnet: `172.31.${slot}.0/24`, subnet6: canonical(`fd00:31:${slot}::/64`), hostIp: `172.31.${slot}.1`, hostIp6: canonical(`fd00:31:${slot}::1`), nodes };
+  return {
+    slot,
+    bridge: prefix,
+    subnet: `172.31.${slot}.0/24`,
+    subnet6: canonical(`fd00:31:${slot}::/64`),
+    hostIp: `172.31.${slot}.1`,
+    hostIp6: canonical(`fd00:31:${slot}::1`),
+    nodes,
+  };
 }

@@ -62,20 +62,26 @@ function executable(path: string): boolean {
 export function missingDataPathPrerequisites(): string[] {
   withSystemBinDirs();
   const missing: string[] = [];
-  if (process.getuid?.() !== 0) missing.push('root: network namespaces, bridges, cgroups and a kubelet need it (run as root)');
+  if (process.getuid?.() !== 0)
+    missing.push('root: network namespaces, bridges, cgroups and a kubelet need it (run as root)');
   for (const [what, path] of Object.entries(DATA_PATH_TOOLS)) {
     if (what !== 'cniBinDir' && !executable(path)) missing.push(`${path} (apt-get install ${PACKAGES})`);
   }
   for (const plugin of ['bridge', 'host-local', 'loopback']) {
-    if (!executable(join(DATA_PATH_TOOLS.cniBinDir, plugin))) missing.push(`CNI plugin ${join(DATA_PATH_TOOLS.cniBinDir, plugin)} (apt-get install containernetworking-plugins)`);
+    if (!executable(join(DATA_PATH_TOOLS.cniBinDir, plugin)))
+      missing.push(
+        `CNI plugin ${join(DATA_PATH_TOOLS.cniBinDir, plugin)} (apt-get install containernetworking-plugins)`,
+      );
   }
   for (const command of ['ip', 'nsenter', 'unshare', 'iptables', 'sysctl']) {
     if (!onPath(command)) missing.push(`${command} on PATH (apt-get install ${PACKAGES} procps)`);
   }
   for (const name of ['kubelet', 'kube-proxy']) {
-    if (!executable(join(cacheDir(), 'bin', name))) missing.push(`${join(cacheDir(), 'bin', name)} (run bash hack/install-testbed.sh)`);
+    if (!executable(join(cacheDir(), 'bin', name)))
+      missing.push(`${join(cacheDir(), 'bin', name)} (run bash hack/install-testbed.sh)`);
   }
-  if (!existsSync(join(dataPathImagesDir(), 'images.tar'))) missing.push(`the data-path images in ${dataPathImagesDir()} (run bash hack/image/data-path.sh, as root)`);
+  if (!existsSync(join(dataPathImagesDir(), 'images.tar')))
+    missing.push(`the data-path images in ${dataPathImagesDir()} (run bash hack/image/data-path.sh, as root)`);
   let hierarchies: string[] = [];
   try {
     hierarchies = cgroupV1Hierarchies(readFileSync('/proc/self/mountinfo', 'utf8'));
@@ -84,7 +90,9 @@ export function missingDataPathPrerequisites(): string[] {
   }
   for (const controller of ['cpu', 'memory', 'pids', 'cpuset']) {
     if (!hierarchies.some((h) => h.endsWith(`/${controller}`))) {
-      missing.push(`the cgroup v1 ${controller} hierarchy under /sys/fs/cgroup (the testbed's real nodes run the kubelet with cgroupfs on cgroup v1)`);
+      missing.push(
+        `the cgroup v1 ${controller} hierarchy under /sys/fs/cgroup (the testbed's real nodes run the kubelet with cgroupfs on cgroup v1)`,
+      );
     }
   }
   return missing;
@@ -93,6 +101,8 @@ export function missingDataPathPrerequisites(): string[] {
 export function assertDataPathPrerequisites(): void {
   const missing = missingDataPathPrerequisites();
   if (missing.length > 0) {
-    throw new DataPathUnavailableError(`this machine cannot host the testbed's data path; missing:\n  - ${missing.join('\n  - ')}`);
+    throw new DataPathUnavailableError(
+      `this machine cannot host the testbed's data path; missing:\n  - ${missing.join('\n  - ')}`,
+    );
   }
 }

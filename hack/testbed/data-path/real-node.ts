@@ -89,9 +89,24 @@ export async function startRealNode(sup: Supervisor, s: RealNodeStart): Promise<
     kubeProxy: join(dir, 'kube-proxy.kubeconfig'),
     admin: join(dir, 'admin.kubeconfig'),
   };
-  writeKubeconfig(kubeconfigs.kubelet, { context: node.clusterId, server: s.server, caCert: s.pki.ca.cert, client: s.nodePki.kubelet });
-  writeKubeconfig(kubeconfigs.kubeProxy, { context: node.clusterId, server: s.server, caCert: s.pki.ca.cert, client: s.nodePki.kubeProxy });
-  writeKubeconfig(kubeconfigs.admin, { context: node.clusterId, server: s.server, caCert: s.pki.ca.cert, client: s.pki.admin });
+  writeKubeconfig(kubeconfigs.kubelet, {
+    context: node.clusterId,
+    server: s.server,
+    caCert: s.pki.ca.cert,
+    client: s.nodePki.kubelet,
+  });
+  writeKubeconfig(kubeconfigs.kubeProxy, {
+    context: node.clusterId,
+    server: s.server,
+    caCert: s.pki.ca.cert,
+    client: s.nodePki.kubeProxy,
+  });
+  writeKubeconfig(kubeconfigs.admin, {
+    context: node.clusterId,
+    server: s.server,
+    caCert: s.pki.ca.cert,
+    client: s.pki.admin,
+  });
 
   await createRealNodeObject(s.kc, s);
   const cgroupProcs = createNodeCgroup(node.cgroup);
@@ -99,19 +114,34 @@ export async function startRealNode(sup: Supervisor, s: RealNodeStart): Promise<
   await importImages(containerd.socket, join(dataPathImagesDir(), 'images.tar'), node.name);
   const common = { node, cgroupProcs, dir, logsDir: s.logsDir };
   await Promise.all([
-    startKubelet(sup, { ...common, kubeconfig: kubeconfigs.kubelet, caCert: s.pki.ca.cert, containerdSocket: containerd.socket }, s.timeoutMs),
+    startKubelet(
+      sup,
+      { ...common, kubeconfig: kubeconfigs.kubelet, caCert: s.pki.ca.cert, containerdSocket: containerd.socket },
+      s.timeoutMs,
+    ),
     startKubeProxy(sup, { ...common, kubeconfig: kubeconfigs.kubeProxy, clusterCidrs: s.clusterCidrs }, s.timeoutMs),
     startClusterDns(sup, { ...common, kubeconfig: kubeconfigs.admin, context: node.clusterId }, s.timeoutMs),
     createKubeDnsService(s.kc, node),
   ]);
   const api = s.kc.makeApiClient(CoreV1Api);
-  await waitFor(`${node.name}: Node Ready (kubelet, runtime and CNI up)`, async () => {
-    const n = await api.readNode({ name: node.name });
-    return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-  }, { timeoutMs: s.timeoutMs, signal: s.signal });
+  await waitFor(
+    `${node.name}: Node Ready (kubelet, runtime and CNI up)`,
+    async () => {
+      const n = await api.readNode({ name: node.name });
+      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    },
+    { timeoutMs: s.timeoutMs, signal: s.signal },
+  );
   return {
-    name: node.name, nodeIp: node.nodeIp, nodeIps: node.nodeIps, podCidr: node.podCidr, podCidrs: node.podCidrs,
-    dnsServiceIp: node.dnsServiceIp, dnsServiceIps: node.dnsServiceIps, netns: node.netns, cgroup: node.cgroup,
+    name: node.name,
+    nodeIp: node.nodeIp,
+    nodeIps: node.nodeIps,
+    podCidr: node.podCidr,
+    podCidrs: node.podCidrs,
+    dnsServiceIp: node.dnsServiceIp,
+    dnsServiceIps: node.dnsServiceIps,
+    netns: node.netns,
+    cgroup: node.cgroup,
     containerdSocket: containerd.socket,
   };
 }

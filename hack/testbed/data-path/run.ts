@@ -11,7 +11,9 @@ export async function run(command: string, args: readonly string[], what: string
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`${what}: \`${command} ${args.join(' ')}\` failed: ${e.stderr?.trim() || e.message}`, { cause: err });
+    throw new Error(`${what}: \`${command} ${args.join(' ')}\` failed: ${e.stderr?.trim() || e.message}`, {
+      cause: err,
+    });
   }
 }
 

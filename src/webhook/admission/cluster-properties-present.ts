@@ -13,5 +13,7 @@ export interface ClusterIdentity {
 
 export function checkClusterPropertiesPresent(identity: ClusterIdentity, exportRef: string): Decision {
   const missing = missingIdentityProperties(identity.clusterId, identity.clustersetId);
-  return missing.length === 0 ? allow() : deny(`ServiceExport ${exportRef} cannot be accepted: ${missingIdentityMessage(missing)}`);
+  return missing.length === 0
+    ? allow()
+    : deny(`ServiceExport ${exportRef} cannot be accepted: ${missingIdentityMessage(missing)}`);
 }

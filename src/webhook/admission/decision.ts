@@ -31,5 +31,8 @@ export function deny(message: string, code = 403): Decision {
 export function combine(decisions: readonly Decision[]): Decision {
   const denial = decisions.find((d) => !d.allowed);
   if (denial) return denial;
-  return allow(decisions.flatMap((d) => d.warnings), decisions.flatMap((d) => d.patch));
+  return allow(
+    decisions.flatMap((d) => d.warnings),
+    decisions.flatMap((d) => d.patch),
+  );
 }

@@ -27,18 +27,30 @@ export function clusterIdentity(view: ClusterView): ClusterIdentity {
   };
 }
 
-export interface Target { namespace: string; name: string; ref: string }
+export interface Target {
+  namespace: string;
+  name: string;
+  ref: string;
+}
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 type ServiceSpec = Required<NonNullable<ServiceLike['spec']>>;
 /** Every spec field buildClusterExport reads: a field added to ServiceLike fails to compile until it is listed here. */
 const SERVICE_SPEC_READ: { [K in keyof ServiceSpec]: true } = {
-  type: true, clusterIP: true, ports: true, sessionAffinity: true, sessionAffinityConfig: true, internalTrafficPolicy: true,
-  trafficDistribution: true, ipFamilies: true,
+  type: true,
+  clusterIP: true,
+  ports: true,
+  sessionAffinity: true,
+  sessionAffinityConfig: true,
+  internalTrafficPolicy: true,
+  trafficDistribution: true,
+  ipFamilies: true,
 };
 /** Taken as they are; ports and sessionAffinityConfig are cut further below. */
-const SERVICE_SPEC_FIELDS = (Object.keys(SERVICE_SPEC_READ) as Array<keyof ServiceSpec>).filter((f) => f !== 'sessionAffinityConfig');
+const SERVICE_SPEC_FIELDS = (Object.keys(SERVICE_SPEC_READ) as Array<keyof ServiceSpec>).filter(
+  (f) => f !== 'sessionAffinityConfig',
+);
 
 /**
  * A Service cut to what these rules read of one: its type (E5) and what buildClusterExport reads (X1–X3). Exact, so a
@@ -49,7 +61,10 @@ export function serviceAsRead(service: ServiceObject): ServiceObject {
   const spec = service.spec;
   if (!isRecord(spec)) return spec === undefined ? {} : { spec };
   const cut = pick(spec, SERVICE_SPEC_FIELDS);
-  if (Array.isArray(spec.ports)) cut.ports = spec.ports.map((p) => (isRecord(p) ? pick(p, ['name', 'protocol', 'port', 'targetPort', 'appProtocol']) : p) as typeof p);
+  if (Array.isArray(spec.ports))
+    cut.ports = spec.ports.map(
+      (p) => (isRecord(p) ? pick(p, ['name', 'protocol', 'port', 'targetPort', 'appProtocol']) : p) as typeof p,
+    );
   const timeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
   if (timeoutSeconds !== undefined) cut.sessionAffinityConfig = { clientIP: { timeoutSeconds } };
   return { spec: cut };
@@ -61,12 +76,20 @@ export function serviceExportAsRead(serviceExport: ServiceExportObject): Service
   const spec = serviceExport.spec;
   return {
     ...(creationTimestamp === undefined ? {} : { metadata: { creationTimestamp } }),
-    ...(spec === undefined ? {} : { spec: isRecord(spec) ? pick(spec, ['exportedLabels', 'exportedAnnotations']) : spec }),
+    ...(spec === undefined
+      ? {}
+      : { spec: isRecord(spec) ? pick(spec, ['exportedLabels', 'exportedAnnotations']) : spec }),
   };
 }
 
 /** The export that `service` and `serviceExport` make, as conflict resolution sees it; throws on a Service it cannot read. */
-function exportFacts(target: Target, service: ServiceObject, serviceExport: ServiceExportObject, clusterId: string, createdMs: number): ExportFacts {
+function exportFacts(
+  target: Target,
+  service: ServiceObject,
+  serviceExport: ServiceExportObject,
+  clusterId: string,
+  createdMs: number,
+): ExportFacts {
   return buildClusterExport({
     service: { ...service, metadata: { name: target.name, namespace: target.namespace } },
     serviceExport: { ...serviceExport, metadata: { creationTimestamp: new Date(createdMs) } },
@@ -82,7 +105,13 @@ function creationMs(serviceExport: ServiceExportObject | undefined, now: number)
 }
 
 /** X1–X3 for the export `service` and `serviceExport` make once written (the ServiceExport's own creation time counts). */
-function conflicts(ctx: ExportAdmission, target: Target, clusterId: string, service: ServiceObject, serviceExport: ServiceExportObject): Decision {
+function conflicts(
+  ctx: ExportAdmission,
+  target: Target,
+  clusterId: string,
+  service: ServiceObject,
+  serviceExport: ServiceExportObject,
+): Decision {
   let candidate: ExportFacts;
   try {
     candidate = exportFacts(target, service, serviceExport, clusterId, creationMs(serviceExport, ctx.now));
@@ -90,8 +119,11 @@ function conflicts(ctx: ExportAdmission, target: Target, clusterId: string, serv
     return deny(`ServiceExport ${target.ref}: the Service cannot be read: ${(err as Error).message}`, 400);
   }
   return checkExportConflicts({
-    clusterId, exportRef: target.ref, candidate,
-    serviceImport: ctx.view.serviceImports.get(target.namespace, target.name), policy: ctx.policy,
+    clusterId,
+    exportRef: target.ref,
+    candidate,
+    serviceImport: ctx.view.serviceImports.get(target.namespace, target.name),
+    policy: ctx.policy,
   });
 }
 

@@ -57,6 +57,6 @@ export function checkExportConflicts(check: ExportConflictCheck): Decision {
   return deny(
     `ServiceExport ${exportRef} conflicts with the ServiceImport exported by ${others} ` +
       `(${involved.reasons.join(', ')}; conflict policy Reject): ${facts(involved.details).join('; ')}. ` +
-      'Make the Service and ServiceExport agree with the other clusters\' exports, then retry.',
+      "Make the Service and ServiceExport agree with the other clusters' exports, then retry.",
   );
 }

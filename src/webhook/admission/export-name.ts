@@ -11,7 +11,8 @@ const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 /** Why no Service can be called `name`, or undefined when one can. */
 function whyNoService(name: string): string | undefined {
   if (name.length > DNS_LABEL_MAX) return `it is ${name.length} characters long, over ${DNS_LABEL_MAX}`;
-  if (!DNS_1035_LABEL.test(name)) return 'a Service name has only lowercase letters, digits and \'-\', starts with a letter and ends with a letter or digit';
+  if (!DNS_1035_LABEL.test(name))
+    return "a Service name has only lowercase letters, digits and '-', starts with a letter and ends with a letter or digit";
   return undefined;
 }
 

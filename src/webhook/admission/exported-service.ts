@@ -10,13 +10,19 @@ import { allow, deny, type Decision } from './decision.ts';
 export const EXTERNAL_NAME_POLICIES = ['Warn', 'Reject'] as const;
 export type ExternalNamePolicy = (typeof EXTERNAL_NAME_POLICIES)[number];
 
-export function checkExportedService(service: ServiceObject | undefined, exportRef: string, policy: ExternalNamePolicy): Decision {
+export function checkExportedService(
+  service: ServiceObject | undefined,
+  exportRef: string,
+  policy: ExternalNamePolicy,
+): Decision {
   if (service === undefined) {
     return allow([`Service ${exportRef} does not exist yet; it is exported as soon as it is created (E4).`]);
   }
   if (service.spec?.type !== 'ExternalName') return allow();
   if (policy === 'Warn') {
-    return allow([`Service ${exportRef} is ExternalName, which cannot be exported: expect Valid=False, InvalidServiceType (E5).`]);
+    return allow([
+      `Service ${exportRef} is ExternalName, which cannot be exported: expect Valid=False, InvalidServiceType (E5).`,
+    ]);
   }
   return deny(
     `ServiceExport ${exportRef} cannot be accepted: Service ${exportRef} is of type ExternalName, which cannot be exported ` +

@@ -7,11 +7,20 @@ import type { ObjectMeta as StoredObjectMeta } from '../../kube/resources.ts';
 /** Metadata as in src/kube, but a request may not name its object yet (generateName). */
 export type ObjectMeta = Partial<StoredObjectMeta>;
 
-export interface KubeObject { apiVersion?: string; kind?: string; metadata?: ObjectMeta }
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
 
 /** An object of a kind as src/kube/objects.ts reads it, as it arrives in a review: its metadata may be partial. */
-export type Incoming<T extends Stored.ServiceObject | Stored.ServiceExportObject | Stored.ServiceImportObject | Stored.ClusterPropertyObject> =
-  Omit<T, 'metadata'> & KubeObject;
+export type Incoming<
+  T extends
+    | Stored.ServiceObject
+    | Stored.ServiceExportObject
+    | Stored.ServiceImportObject
+    | Stored.ClusterPropertyObject,
+> = Omit<T, 'metadata'> & KubeObject;
 
 export type ServiceExportObject = Incoming<Stored.ServiceExportObject>;
 export type ServiceImportObject = Incoming<Stored.ServiceImportObject>;
@@ -33,11 +42,19 @@ export function metadataError(object: unknown): string | undefined {
   }
   for (const field of ['labels', 'annotations'] as const) {
     const map = m[field];
-    if (map !== undefined && map !== null && (!isRecord(map) || Object.values(map).some((v) => typeof v !== 'string'))) {
+    if (
+      map !== undefined &&
+      map !== null &&
+      (!isRecord(map) || Object.values(map).some((v) => typeof v !== 'string'))
+    ) {
       return `metadata.${field}: must map strings to strings`;
     }
   }
-  if (m.finalizers !== undefined && m.finalizers !== null && (!Array.isArray(m.finalizers) || m.finalizers.some((f) => typeof f !== 'string'))) {
+  if (
+    m.finalizers !== undefined &&
+    m.finalizers !== null &&
+    (!Array.isArray(m.finalizers) || m.finalizers.some((f) => typeof f !== 'string'))
+  ) {
     return 'metadata.finalizers: must be a list of strings';
   }
   return undefined;
@@ -50,18 +67,39 @@ export function serviceError(object: unknown): string | undefined {
   const spec = (object as Record<string, unknown>).spec;
   if (spec === undefined) return undefined;
   if (!isRecord(spec)) return 'spec: must be an object';
-  for (const field of ['type', 'clusterIP', 'sessionAffinity', 'internalTrafficPolicy', 'trafficDistribution'] as const) {
-    if (spec[field] !== undefined && spec[field] !== null && typeof spec[field] !== 'string') return `spec.${field}: must be a string`;
+  for (const field of [
+    'type',
+    'clusterIP',
+    'sessionAffinity',
+    'internalTrafficPolicy',
+    'trafficDistribution',
+  ] as const) {
+    if (spec[field] !== undefined && spec[field] !== null && typeof spec[field] !== 'string')
+      return `spec.${field}: must be a string`;
   }
   if (spec.ports !== undefined && spec.ports !== null) {
     if (!Array.isArray(spec.ports)) return 'spec.ports: must be a list';
-    const bad = spec.ports.findIndex((p) => !isRecord(p) || !Number.isInteger(p.port) || (p.name !== undefined && typeof p.name !== 'string') || (p.protocol !== undefined && typeof p.protocol !== 'string'));
+    const bad = spec.ports.findIndex(
+      (p) =>
+        !isRecord(p) ||
+        !Number.isInteger(p.port) ||
+        (p.name !== undefined && typeof p.name !== 'string') ||
+        (p.protocol !== undefined && typeof p.protocol !== 'string'),
+    );
     if (bad >= 0) return `spec.ports[${bad}]: must have an integer port and string name and protocol`;
   }
-  if (spec.ipFamilies !== undefined && spec.ipFamilies !== null && (!Array.isArray(spec.ipFamilies) || spec.ipFamilies.some((f) => typeof f !== 'string'))) {
+  if (
+    spec.ipFamilies !== undefined &&
+    spec.ipFamilies !== null &&
+    (!Array.isArray(spec.ipFamilies) || spec.ipFamilies.some((f) => typeof f !== 'string'))
+  ) {
     return 'spec.ipFamilies: must be a list of strings';
   }
-  const clientIP = isRecord(spec.sessionAffinityConfig) && isRecord(spec.sessionAffinityConfig.clientIP) ? spec.sessionAffinityConfig.clientIP : undefined;
-  if (clientIP?.timeoutSeconds !== undefined && !Number.isInteger(clientIP.timeoutSeconds)) return 'spec.sessionAffinityConfig.clientIP.timeoutSeconds: must be an integer';
+  const clientIP =
+    isRecord(spec.sessionAffinityConfig) && isRecord(spec.sessionAffinityConfig.clientIP)
+      ? spec.sessionAffinityConfig.clientIP
+      : undefined;
+  if (clientIP?.timeoutSeconds !== undefined && !Number.isInteger(clientIP.timeoutSeconds))
+    return 'spec.sessionAffinityConfig.clientIP.timeoutSeconds: must be an integer';
   return undefined;
 }

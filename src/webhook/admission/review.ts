@@ -9,7 +9,11 @@ export type AdmissionVersion = (typeof ADMISSION_VERSIONS)[number];
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 const OPERATIONS: readonly string[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 
-export interface GroupVersionKind { group: string; version: string; kind: string }
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
 
 export interface AdmissionRequest {
   uid: string;
@@ -32,7 +36,11 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** The request part of a review body, or why the body is not a review of one of the accepted apiVersions. */
-export function reviewRequest(body: unknown, kind: string, versions: readonly string[]): ParsedReview<Record<string, unknown>> {
+export function reviewRequest(
+  body: unknown,
+  kind: string,
+  versions: readonly string[],
+): ParsedReview<Record<string, unknown>> {
   if (!isRecord(body)) return { ok: false, message: `the body must be a JSON object (${kind})` };
   const apiVersion = str(body.apiVersion);
   if (!versions.includes(apiVersion)) {
@@ -45,7 +53,8 @@ export function reviewRequest(body: unknown, kind: string, versions: readonly st
 }
 
 function groupVersionKind(v: unknown): GroupVersionKind | undefined {
-  if (!isRecord(v) || typeof v.group !== 'string' || typeof v.version !== 'string' || typeof v.kind !== 'string') return undefined;
+  if (!isRecord(v) || typeof v.group !== 'string' || typeof v.version !== 'string' || typeof v.kind !== 'string')
+    return undefined;
   return { group: v.group, version: v.version, kind: v.kind };
 }
 
@@ -57,7 +66,10 @@ export function parseAdmissionReview(body: unknown): ParsedReview<AdmissionReque
   if (!kind) return { ok: false, message: 'AdmissionReview request.kind must be {group, version, kind}' };
   const operation = str(r.operation);
   if (!OPERATIONS.includes(operation)) {
-    return { ok: false, message: `AdmissionReview request.operation "${operation}" is not one of ${OPERATIONS.join(', ')}` };
+    return {
+      ok: false,
+      message: `AdmissionReview request.operation "${operation}" is not one of ${OPERATIONS.join(', ')}`,
+    };
   }
   return {
     ok: true,
@@ -71,19 +83,29 @@ export function parseAdmissionReview(body: unknown): ParsedReview<AdmissionReque
       operation: operation as Operation,
       username: isRecord(r.userInfo) ? str(r.userInfo.username) : '',
       // Only what the operation defines: a stray oldObject on CREATE (or object on DELETE) is not a stored object.
-      object: operation === 'DELETE' ? null : r.object ?? null,
-      oldObject: operation === 'CREATE' ? null : r.oldObject ?? null,
+      object: operation === 'DELETE' ? null : (r.object ?? null),
+      oldObject: operation === 'CREATE' ? null : (r.oldObject ?? null),
       dryRun: r.dryRun === true,
     },
   };
 }
 
 /** metav1.Status reasons, so kubectl prints `Error from server (Forbidden)` rather than a bare error. */
-const STATUS_REASON: Record<number, string> = { 400: 'BadRequest', 403: 'Forbidden', 500: 'InternalError', 503: 'ServiceUnavailable' };
+const STATUS_REASON: Record<number, string> = {
+  400: 'BadRequest',
+  403: 'Forbidden',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+};
 
 export function admissionResponse(apiVersion: string, uid: string, decision: Decision): Record<string, unknown> {
   const response: Record<string, unknown> = { uid, allowed: decision.allowed };
-  if (!decision.allowed) response.status = { code: decision.code, reason: STATUS_REASON[decision.code] ?? 'Forbidden', message: decision.message };
+  if (!decision.allowed)
+    response.status = {
+      code: decision.code,
+      reason: STATUS_REASON[decision.code] ?? 'Forbidden',
+      message: decision.message,
+    };
   if (decision.warnings.length > 0) response.warnings = decision.warnings;
   if (decision.patch.length > 0) {
     response.patchType = 'JSONPatch';

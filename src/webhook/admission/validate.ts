@@ -7,12 +7,26 @@ import { ABOUT_GROUP, MCS_GROUP } from '../../core/names.ts';
 import type { CacheName, ClusterView } from './cluster-view.ts';
 import { customObjectError } from '../crd/object-validation.ts';
 import type { CustomKind } from '../crd/schemas.ts';
-import { metadataError, serviceError, type ClusterPropertyObject, type KubeObject, type ServiceExportObject, type ServiceObject } from './objects.ts';
+import {
+  metadataError,
+  serviceError,
+  type ClusterPropertyObject,
+  type KubeObject,
+  type ServiceExportObject,
+  type ServiceObject,
+} from './objects.ts';
 import type { ConflictPolicy } from './export-conflicts.ts';
 import type { ExternalNamePolicy } from './exported-service.ts';
 import { checkClusterPropertyChange, type ClusterPropertyChange } from './cluster-property-change.ts';
 import { allow, deny, type Decision } from './decision.ts';
-import { admitService, admitServiceExport, serviceAsRead, serviceExportAsRead, type ExportAdmission, type Target } from './export-admission.ts';
+import {
+  admitService,
+  admitServiceExport,
+  serviceAsRead,
+  serviceExportAsRead,
+  type ExportAdmission,
+  type Target,
+} from './export-admission.ts';
 import { checkExportName } from './export-name.ts';
 import type { AdmissionRequest } from './review.ts';
 import { checkWorkerOnlyWrite, type WriterIdentities } from './worker-only-writes.ts';
@@ -34,13 +48,21 @@ export interface ValidationContext {
 function stillLoading(ctx: ValidationContext, needed: readonly CacheName[], what: string): Decision | undefined {
   const loading = ctx.unsynced().filter((name) => needed.includes(name));
   if (loading.length === 0) return undefined;
-  return deny(`${what} cannot be checked yet: the mcs-cloudmap webhook is still loading its caches (${loading.join(', ')}); retry in a few seconds.`, 503);
+  return deny(
+    `${what} cannot be checked yet: the mcs-cloudmap webhook is still loading its caches (${loading.join(', ')}); retry in a few seconds.`,
+    503,
+  );
 }
 
 /** `namespace/name` (or `name`) of the request's object, falling back to metadata.generateName for unnamed creates. */
 export function requestRef(request: AdmissionRequest): string {
-  const meta = ((request.object ?? request.oldObject) as { metadata?: { name?: unknown; generateName?: unknown } } | null)?.metadata;
-  const name = request.name || (typeof meta?.name === 'string' ? meta.name : '') || `${typeof meta?.generateName === 'string' ? meta.generateName : ''}*`;
+  const meta = (
+    (request.object ?? request.oldObject) as { metadata?: { name?: unknown; generateName?: unknown } } | null
+  )?.metadata;
+  const name =
+    request.name ||
+    (typeof meta?.name === 'string' ? meta.name : '') ||
+    `${typeof meta?.generateName === 'string' ? meta.generateName : ''}*`;
   return request.namespace ? `${request.namespace}/${name}` : name;
 }
 
@@ -91,7 +113,11 @@ function readServiceExport(request: AdmissionRequest): Reading {
   const error = objectError(request, customCheck('ServiceExport'));
   if (error !== undefined) return decided(unreadable(request, error));
   if (old !== null && JSON.stringify(old.spec ?? {}) === JSON.stringify(object.spec ?? {})) return decided(allow());
-  const target = { namespace: request.namespace, name: request.name || object.metadata?.name || '', ref: requestRef(request) };
+  const target = {
+    namespace: request.namespace,
+    name: request.name || object.metadata?.name || '',
+    ref: requestRef(request),
+  };
   if (request.operation === 'CREATE') {
     const named = checkExportName(target.name, target.ref);
     if (!named.allowed) return decided(named);
@@ -100,10 +126,17 @@ function readServiceExport(request: AdmissionRequest): Reading {
 }
 
 function readService(request: AdmissionRequest): Reading {
-  if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || request.subResource !== '') return decided(allow());
+  if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || request.subResource !== '')
+    return decided(allow());
   const error = objectError(request, serviceError);
   if (error !== undefined) return decided(unreadable(request, error));
-  return { lookup: { rule: 'Service', target: { namespace: request.namespace, name: request.name, ref: requestRef(request) }, service: request.object as ServiceObject } };
+  return {
+    lookup: {
+      rule: 'Service',
+      target: { namespace: request.namespace, name: request.name, ref: requestRef(request) },
+      service: request.object as ServiceObject,
+    },
+  };
 }
 
 function readClusterProperty(request: AdmissionRequest): Reading {
@@ -118,28 +151,42 @@ function readClusterProperty(request: AdmissionRequest): Reading {
   const name = request.name || ((request.object ?? request.oldObject) as KubeObject).metadata?.name || '';
   return {
     lookup: {
-      rule: 'ClusterProperty', needsExports: request.operation !== 'CREATE' && isWellKnownPropertyName(name),
+      rule: 'ClusterProperty',
+      needsExports: request.operation !== 'CREATE' && isWellKnownPropertyName(name),
       change: { operation: request.operation, name, value: value(request.object), oldValue: value(request.oldObject) },
     },
   };
 }
 
-function guardWorkerWrite(request: AdmissionRequest, writers: WriterIdentities, kind: 'ServiceImport' | 'EndpointSlice'): Decision {
+function guardWorkerWrite(
+  request: AdmissionRequest,
+  writers: WriterIdentities,
+  kind: 'ServiceImport' | 'EndpointSlice',
+): Decision {
   const error = objectError(request, metadataError);
   if (error !== undefined) return unreadable(request, error);
   const labels = (o: unknown) => (o as KubeObject | null)?.metadata?.labels ?? undefined;
-  return checkWorkerOnlyWrite({
-    kind, target: requestRef(request), operation: request.operation, username: request.username,
-    labels: labels(request.object), oldLabels: labels(request.oldObject),
-  }, writers);
+  return checkWorkerOnlyWrite(
+    {
+      kind,
+      target: requestRef(request),
+      operation: request.operation,
+      username: request.username,
+      labels: labels(request.object),
+      oldLabels: labels(request.oldObject),
+    },
+    writers,
+  );
 }
 
 /** Everything the request alone decides (schemas, names, I6 writers); needs no cache. */
 export function readValidation(request: AdmissionRequest, writers: WriterIdentities): Reading {
   const { group, kind } = request.kind;
   if (group === MCS_GROUP && kind === 'ServiceExport') return readServiceExport(request);
-  if (group === MCS_GROUP && kind === 'ServiceImport') return decided(guardWorkerWrite(request, writers, 'ServiceImport'));
-  if (group === 'discovery.k8s.io' && kind === 'EndpointSlice') return decided(guardWorkerWrite(request, writers, 'EndpointSlice'));
+  if (group === MCS_GROUP && kind === 'ServiceImport')
+    return decided(guardWorkerWrite(request, writers, 'ServiceImport'));
+  if (group === 'discovery.k8s.io' && kind === 'EndpointSlice')
+    return decided(guardWorkerWrite(request, writers, 'EndpointSlice'));
   if (group === ABOUT_GROUP && kind === 'ClusterProperty') return readClusterProperty(request);
   if (group === '' && kind === 'Service') return readService(request);
   return decided(unhandled(request, 'validate'));
@@ -148,9 +195,12 @@ export function readValidation(request: AdmissionRequest, writers: WriterIdentit
 /** Only the fields of a lookup's objects that `decideLookup` reads (export-admission.ts says which). */
 export function projectLookup(lookup: Lookup): Lookup {
   switch (lookup.rule) {
-    case 'ServiceExport': return { ...lookup, serviceExport: serviceExportAsRead(lookup.serviceExport) };
-    case 'Service': return { ...lookup, service: serviceAsRead(lookup.service) };
-    case 'ClusterProperty': return lookup;
+    case 'ServiceExport':
+      return { ...lookup, serviceExport: serviceExportAsRead(lookup.serviceExport) };
+    case 'Service':
+      return { ...lookup, service: serviceAsRead(lookup.service) };
+    case 'ClusterProperty':
+      return lookup;
   }
 }
 
@@ -158,7 +208,11 @@ export function projectLookup(lookup: Lookup): Lookup {
 export function decideLookup(lookup: Lookup, ctx: ValidationContext): Decision {
   switch (lookup.rule) {
     case 'ServiceExport': {
-      const loading = stillLoading(ctx, ['clusterProperties', 'services', 'serviceImports'], `ServiceExport ${lookup.target.ref}`);
+      const loading = stillLoading(
+        ctx,
+        ['clusterProperties', 'services', 'serviceImports'],
+        `ServiceExport ${lookup.target.ref}`,
+      );
       return loading ?? admitServiceExport(exportAdmission(ctx), lookup.target, lookup.serviceExport);
     }
     case 'Service':
@@ -166,8 +220,12 @@ export function decideLookup(lookup: Lookup, ctx: ValidationContext): Decision {
       if (ctx.unsynced().length > 0) return allow();
       return admitService(exportAdmission(ctx), lookup.target, lookup.service);
     case 'ClusterProperty': {
-      const loading = lookup.needsExports ? stillLoading(ctx, ['serviceExports'], `ClusterProperty ${lookup.change.name}`) : undefined;
-      return loading ?? checkClusterPropertyChange({ ...lookup.change, exports: ctx.view.serviceExports.list().length });
+      const loading = lookup.needsExports
+        ? stillLoading(ctx, ['serviceExports'], `ClusterProperty ${lookup.change.name}`)
+        : undefined;
+      return (
+        loading ?? checkClusterPropertyChange({ ...lookup.change, exports: ctx.view.serviceExports.list().length })
+      );
     }
   }
 }
@@ -179,5 +237,8 @@ export function validateAdmission(request: AdmissionRequest, ctx: ValidationCont
 
 export function unhandled(request: AdmissionRequest, webhook: string): Decision {
   const gk = request.kind.group ? `${request.kind.kind}.${request.kind.group}` : request.kind.kind;
-  return deny(`the mcs-cloudmap ${webhook} webhook does not handle ${gk}: remove it from the webhook configuration's rules`, 400);
+  return deny(
+    `the mcs-cloudmap ${webhook} webhook does not handle ${gk}: remove it from the webhook configuration's rules`,
+    400,
+  );
 }

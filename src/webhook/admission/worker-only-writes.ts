@@ -34,7 +34,10 @@ const VERB: Record<Operation, string> = { CREATE: 'create', UPDATE: 'update', DE
 export function checkWorkerOnlyWrite(write: GuardedWrite, identities: WriterIdentities): Decision {
   if (!isGuarded(write) || write.username === identities.worker) return allow();
   if (write.operation === 'DELETE' && identities.deleters.includes(write.username)) return allow();
-  const what = write.kind === 'ServiceImport' ? `ServiceImport ${write.target}` : `EndpointSlice ${write.target} (labelled ${LABEL_SERVICE_NAME})`;
+  const what =
+    write.kind === 'ServiceImport'
+      ? `ServiceImport ${write.target}`
+      : `EndpointSlice ${write.target} (labelled ${LABEL_SERVICE_NAME})`;
   // The worker's identity stays out of the message: it is a ServiceAccount of another namespace, and a name to aim at.
   return deny(
     `${what} is managed by the mcs-cloudmap worker; user "${write.username}" may not ${VERB[write.operation]} it (I6). ` +

@@ -4,7 +4,11 @@
 
 import { ABOUT_GROUP, MCS_GROUP, VERSIONS } from '../../core/names.ts';
 
-const GROUP_OF_KIND: Record<string, string> = { ServiceExport: MCS_GROUP, ServiceImport: MCS_GROUP, ClusterProperty: ABOUT_GROUP };
+const GROUP_OF_KIND: Record<string, string> = {
+  ServiceExport: MCS_GROUP,
+  ServiceImport: MCS_GROUP,
+  ClusterProperty: ABOUT_GROUP,
+};
 
 /** lastTransitionTime of a legacy condition without one, when the object has no creationTimestamp either. */
 export const EPOCH = '1970-01-01T00:00:00Z';
@@ -28,8 +32,10 @@ function servedVersion(apiVersion: unknown, group: string): string | undefined {
  */
 function normaliseCondition(condition: unknown, fallbackTime: string): unknown {
   if (!isRecord(condition)) return condition;
-  const missing = (field: string) => condition[field] === undefined || condition[field] === null || condition[field] === '';
-  if (!['status', 'reason', 'lastTransitionTime'].some(missing) && typeof condition.message === 'string') return condition;
+  const missing = (field: string) =>
+    condition[field] === undefined || condition[field] === null || condition[field] === '';
+  if (!['status', 'reason', 'lastTransitionTime'].some(missing) && typeof condition.message === 'string')
+    return condition;
   return {
     ...condition,
     status: missing('status') ? 'Unknown' : condition.status,
@@ -54,12 +60,22 @@ export function convertObject(object: unknown, desiredAPIVersion: string): Conve
   if (!isRecord(object)) return { ok: false, message: 'an object to convert is not a JSON object' };
   const kind = typeof object.kind === 'string' ? object.kind : '';
   const group = GROUP_OF_KIND[kind];
-  if (group === undefined) return { ok: false, message: `cannot convert kind "${kind}": expected ServiceExport, ServiceImport or ClusterProperty` };
+  if (group === undefined)
+    return {
+      ok: false,
+      message: `cannot convert kind "${kind}": expected ServiceExport, ServiceImport or ClusterProperty`,
+    };
   if (servedVersion(object.apiVersion, group) === undefined) {
-    return { ok: false, message: `cannot convert ${kind} from apiVersion "${String(object.apiVersion)}": expected ${VERSIONS.map((v) => `${group}/${v}`).join(' or ')}` };
+    return {
+      ok: false,
+      message: `cannot convert ${kind} from apiVersion "${String(object.apiVersion)}": expected ${VERSIONS.map((v) => `${group}/${v}`).join(' or ')}`,
+    };
   }
   if (servedVersion(desiredAPIVersion, group) === undefined) {
-    return { ok: false, message: `cannot convert ${kind} to "${desiredAPIVersion}": expected ${VERSIONS.map((v) => `${group}/${v}`).join(' or ')}` };
+    return {
+      ok: false,
+      message: `cannot convert ${kind} to "${desiredAPIVersion}": expected ${VERSIONS.map((v) => `${group}/${v}`).join(' or ')}`,
+    };
   }
   return { ok: true, object: { ...normaliseStatus(object), apiVersion: desiredAPIVersion } };
 }

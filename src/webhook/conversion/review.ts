@@ -35,13 +35,17 @@ export function convertReview(apiVersion: string, request: ConversionRequest): C
   let failure: string | undefined;
   for (const [i, object] of request.objects.entries()) {
     const converted = convertObject(object, request.desiredAPIVersion);
-    if (!converted.ok) { failure = `object ${i}: ${converted.message}`; break; }
+    if (!converted.ok) {
+      failure = `object ${i}: ${converted.message}`;
+      break;
+    }
     convertedObjects.push(converted.object);
   }
   const first = request.objects[0] as { kind?: unknown } | undefined;
   const kind = typeof first?.kind === 'string' ? first.kind : '';
-  const response = failure === undefined
-    ? { uid: request.uid, convertedObjects, result: { status: 'Success' } }
-    : { uid: request.uid, convertedObjects: [], result: { status: 'Failed', message: failure } };
+  const response =
+    failure === undefined
+      ? { uid: request.uid, convertedObjects, result: { status: 'Success' } }
+      : { uid: request.uid, convertedObjects: [], result: { status: 'Failed', message: failure } };
   return { body: { apiVersion, kind: 'ConversionReview', response }, kind, succeeded: failure === undefined };
 }

@@ -3,12 +3,29 @@
 // webhook server running outside the cluster.
 
 import {
-  ABOUT_GROUP, CLUSTER_PROPERTY_PLURAL, MCS_GROUP, SERVICE_EXPORT_PLURAL, SERVICE_IMPORT_PLURAL, STORAGE_VERSION, VERSIONS,
+  ABOUT_GROUP,
+  CLUSTER_PROPERTY_PLURAL,
+  MCS_GROUP,
+  SERVICE_EXPORT_PLURAL,
+  SERVICE_IMPORT_PLURAL,
+  STORAGE_VERSION,
+  VERSIONS,
 } from '../../core/names.ts';
-import { caInjectionAnnotations, clientConfig, CONVERT_PATH, IN_CLUSTER, type WebhookTarget } from '../registration/client-config.ts';
+import {
+  caInjectionAnnotations,
+  clientConfig,
+  CONVERT_PATH,
+  IN_CLUSTER,
+  type WebhookTarget,
+} from '../registration/client-config.ts';
 import { SCHEMAS, type CustomKind, type JsonSchema } from './schemas.ts';
 
-interface PrinterColumn { name: string; type: 'string' | 'date'; jsonPath: string; description: string }
+interface PrinterColumn {
+  name: string;
+  type: 'string' | 'date';
+  jsonPath: string;
+  description: string;
+}
 
 interface KindInfo {
   kind: CustomKind;
@@ -21,15 +38,29 @@ interface KindInfo {
   annotations?: Record<string, string>;
 }
 
-const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.' };
+const age: PrinterColumn = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since creation.',
+};
 
 export const KINDS: readonly KindInfo[] = [
   {
-    kind: 'ServiceExport', group: MCS_GROUP, plural: SERVICE_EXPORT_PLURAL, singular: 'serviceexport', scope: 'Namespaced',
-    shortNames: ['svcex', 'svcexport'], columns: [age],
+    kind: 'ServiceExport',
+    group: MCS_GROUP,
+    plural: SERVICE_EXPORT_PLURAL,
+    singular: 'serviceexport',
+    scope: 'Namespaced',
+    shortNames: ['svcex', 'svcexport'],
+    columns: [age],
   },
   {
-    kind: 'ServiceImport', group: MCS_GROUP, plural: SERVICE_IMPORT_PLURAL, singular: 'serviceimport', scope: 'Namespaced',
+    kind: 'ServiceImport',
+    group: MCS_GROUP,
+    plural: SERVICE_IMPORT_PLURAL,
+    singular: 'serviceimport',
+    scope: 'Namespaced',
     shortNames: ['svcim', 'svcimport'],
     columns: [
       { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'ClusterSetIP or Headless.' },
@@ -38,8 +69,15 @@ export const KINDS: readonly KindInfo[] = [
     ],
   },
   {
-    kind: 'ClusterProperty', group: ABOUT_GROUP, plural: CLUSTER_PROPERTY_PLURAL, singular: 'clusterproperty', scope: 'Cluster',
-    columns: [{ name: 'value', type: 'string', jsonPath: '.spec.value', description: 'Value of the property.' }, { ...age, name: 'age' }],
+    kind: 'ClusterProperty',
+    group: ABOUT_GROUP,
+    plural: CLUSTER_PROPERTY_PLURAL,
+    singular: 'clusterproperty',
+    scope: 'Cluster',
+    columns: [
+      { name: 'value', type: 'string', jsonPath: '.spec.value', description: 'Value of the property.' },
+      { ...age, name: 'age' },
+    ],
     // *.k8s.io is a protected group: the apiserver requires a link to the approved API (KEP-2149).
     annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes/enhancements/pull/3084' },
   },

@@ -23,7 +23,10 @@ const listTypeValid: SchemaValidateFunction = (listType: string, data: unknown[]
 function buildAjv(): Ajv {
   const ajv = new Ajv({ allErrors: false, strict: true });
   ajv.addFormat('date-time', RFC3339);
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+  });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
   ajv.addKeyword({ keyword: 'x-kubernetes-preserve-unknown-fields' });
   ajv.addKeyword({ keyword: 'x-kubernetes-list-map-keys' });
@@ -43,11 +46,17 @@ const validators = new Map<CustomKind, ValidateFunction>(
 );
 
 function describe(error: ErrorObject): string {
-  const path = error.instancePath.split('/').slice(1)
-    .map((seg, i) => (/^\d+$/.test(seg) ? `[${seg}]` : `${i > 0 ? '.' : ''}${seg.replaceAll('~1', '/').replaceAll('~0', '~')}`))
-    .join('') || '(object)';
+  const path =
+    error.instancePath
+      .split('/')
+      .slice(1)
+      .map((seg, i) =>
+        /^\d+$/.test(seg) ? `[${seg}]` : `${i > 0 ? '.' : ''}${seg.replaceAll('~1', '/').replaceAll('~0', '~')}`,
+      )
+      .join('') || '(object)';
   if (error.keyword === 'x-kubernetes-list-type') return `${path}: must not contain duplicate entries`;
-  if (error.keyword === 'enum') return `${path}: must be one of ${(error.params as { allowedValues: string[] }).allowedValues.join(', ')}`;
+  if (error.keyword === 'enum')
+    return `${path}: must be one of ${(error.params as { allowedValues: string[] }).allowedValues.join(', ')}`;
   return `${path}: ${error.message ?? 'is invalid'}`;
 }
 

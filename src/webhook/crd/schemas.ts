@@ -24,7 +24,11 @@ export interface JsonSchema {
 /** Largest ClusterProperty value (K3; upstream misspelled the keyword so its CRD enforces none). */
 export const CLUSTER_PROPERTY_VALUE_MAX = 128000;
 
-const stringMap = (description: string): JsonSchema => ({ type: 'object', description, additionalProperties: { type: 'string' } });
+const stringMap = (description: string): JsonSchema => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'string' },
+});
 
 /** metav1.Condition, with the limits the Kubernetes API enforces on it. */
 const condition: JsonSchema = {
@@ -33,18 +37,36 @@ const condition: JsonSchema = {
   required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
   properties: {
     type: {
-      type: 'string', maxLength: 316,
-      pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+      type: 'string',
+      maxLength: 316,
+      pattern:
+        '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
       description: 'Kind of condition in CamelCase, for example Valid, Ready or Conflict.',
     },
-    status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Status of the condition: True, False or Unknown.' },
+    status: {
+      type: 'string',
+      enum: ['True', 'False', 'Unknown'],
+      description: 'Status of the condition: True, False or Unknown.',
+    },
     reason: {
-      type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
       description: 'Programmatic identifier of the last transition, CamelCase; several reasons are joined with commas.',
     },
-    message: { type: 'string', maxLength: 32768, description: 'Human-readable details of the last transition; says what to do.' },
+    message: {
+      type: 'string',
+      maxLength: 32768,
+      description: 'Human-readable details of the last transition; says what to do.',
+    },
     lastTransitionTime: { type: 'string', format: 'date-time', description: 'When the status last changed.' },
-    observedGeneration: { type: 'integer', format: 'int64', minimum: 0, description: 'metadata.generation the condition was set for.' },
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'metadata.generation the condition was set for.',
+    },
   },
 };
 
@@ -79,8 +101,12 @@ const serviceExport = topLevel(
     type: 'object',
     description: 'What to export besides the Service itself.',
     properties: {
-      exportedLabels: stringMap('Labels to put on the ServiceImport in every cluster; the Service\'s own labels are never copied.'),
-      exportedAnnotations: stringMap('Annotations to put on the ServiceImport in every cluster; the Service\'s own annotations are never copied.'),
+      exportedLabels: stringMap(
+        "Labels to put on the ServiceImport in every cluster; the Service's own labels are never copied.",
+      ),
+      exportedAnnotations: stringMap(
+        "Annotations to put on the ServiceImport in every cluster; the Service's own annotations are never copied.",
+      ),
     },
   },
   {
@@ -95,9 +121,15 @@ const servicePort: JsonSchema = {
   description: 'A port of the multi-cluster service.',
   required: ['port'],
   properties: {
-    name: { type: 'string', description: 'Name of the port; unique within the ServiceImport. Empty for a single unnamed port.' },
+    name: {
+      type: 'string',
+      description: 'Name of the port; unique within the ServiceImport. Empty for a single unnamed port.',
+    },
     protocol: { type: 'string', default: 'TCP', description: 'IP protocol: TCP (default), UDP or SCTP.' },
-    appProtocol: { type: 'string', description: 'Application protocol of the port, for example http or kubernetes.io/h2c.' },
+    appProtocol: {
+      type: 'string',
+      description: 'Application protocol of the port, for example http or kubernetes.io/h2c.',
+    },
     port: { type: 'integer', format: 'int32', description: 'Port number exposed by the multi-cluster service.' },
   },
 };
@@ -110,16 +142,30 @@ const serviceImport = topLevel(
     description: 'Merged properties of the exported service; on conflicts the oldest export wins.',
     required: ['ports', 'type'],
     properties: {
-      ports: { type: 'array', description: 'Union of the exported ports.', items: servicePort, 'x-kubernetes-list-type': 'atomic' },
+      ports: {
+        type: 'array',
+        description: 'Union of the exported ports.',
+        items: servicePort,
+        'x-kubernetes-list-type': 'atomic',
+      },
       ips: {
-        type: 'array', maxItems: 2, items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic',
-        description: 'ClusterSet IPs of a ClusterSetIP import, one per IP family in ipFamilies order; empty for Headless.',
+        type: 'array',
+        maxItems: 2,
+        items: { type: 'string' },
+        'x-kubernetes-list-type': 'atomic',
+        description:
+          'ClusterSet IPs of a ClusterSetIP import, one per IP family in ipFamilies order; empty for Headless.',
       },
       type: {
-        type: 'string', enum: ['ClusterSetIP', 'Headless'],
+        type: 'string',
+        enum: ['ClusterSetIP', 'Headless'],
         description: 'ClusterSetIP: reached through the ips. Headless: DNS returns the endpoints directly.',
       },
-      sessionAffinity: { type: 'string', enum: ['ClientIP', 'None'], description: 'ClientIP or None, as on a Service.' },
+      sessionAffinity: {
+        type: 'string',
+        enum: ['ClientIP', 'None'],
+        description: 'ClientIP or None, as on a Service.',
+      },
       sessionAffinityConfig: {
         type: 'object',
         description: 'Settings of the session affinity.',
@@ -127,16 +173,32 @@ const serviceImport = topLevel(
           clientIP: {
             type: 'object',
             description: 'Settings of ClientIP session affinity.',
-            properties: { timeoutSeconds: { type: 'integer', format: 'int32', description: 'Seconds a ClientIP session sticks (1..86400).' } },
+            properties: {
+              timeoutSeconds: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Seconds a ClientIP session sticks (1..86400).',
+              },
+            },
           },
         },
       },
       ipFamilies: {
-        type: 'array', maxItems: 2, items: { type: 'string', enum: ['IPv4', 'IPv6'] }, 'x-kubernetes-list-type': 'set',
+        type: 'array',
+        maxItems: 2,
+        items: { type: 'string', enum: ['IPv4', 'IPv6'] },
+        'x-kubernetes-list-type': 'set',
         description: 'IP families of the ips, in order; at most one of each.',
       },
-      internalTrafficPolicy: { type: 'string', enum: ['Cluster', 'Local'], description: 'Cluster or Local, as on a Service.' },
-      trafficDistribution: { type: 'string', description: 'Traffic distribution preference, as on a Service (for example PreferClose).' },
+      internalTrafficPolicy: {
+        type: 'string',
+        enum: ['Cluster', 'Local'],
+        description: 'Cluster or Local, as on a Service.',
+      },
+      trafficDistribution: {
+        type: 'string',
+        description: 'Traffic distribution preference, as on a Service (for example PreferClose).',
+      },
     },
   },
   {
@@ -149,14 +211,20 @@ const serviceImport = topLevel(
         items: {
           type: 'object',
           required: ['cluster'],
-          properties: { cluster: { type: 'string', description: 'Cluster id (ClusterProperty cluster.clusterset.k8s.io) of an exporting cluster.' } },
+          properties: {
+            cluster: {
+              type: 'string',
+              description: 'Cluster id (ClusterProperty cluster.clusterset.k8s.io) of an exporting cluster.',
+            },
+          },
         },
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['cluster'],
       },
       conditions: conditions('import (Ready)'),
       endpointSliceObjects: {
-        type: 'string', enum: ['Present', 'Absent'],
+        type: 'string',
+        enum: ['Present', 'Absent'],
         description: 'Whether EndpointSlices are published for this import (newer MCS API field, kept as written).',
       },
     },
@@ -173,8 +241,11 @@ const clusterProperty = topLevel(
     required: ['value'],
     properties: {
       value: {
-        type: 'string', minLength: 1, maxLength: CLUSTER_PROPERTY_VALUE_MAX,
-        description: 'Value of the property. For cluster.clusterset.k8s.io a DNS label (lowercase letters, digits, \'-\', at most 63).',
+        type: 'string',
+        minLength: 1,
+        maxLength: CLUSTER_PROPERTY_VALUE_MAX,
+        description:
+          "Value of the property. For cluster.clusterset.k8s.io a DNS label (lowercase letters, digits, '-', at most 63).",
       },
     },
   },
@@ -189,10 +260,13 @@ const clusterProperty = topLevel(
 function preserveUnknownFields(schema: JsonSchema, key = ''): JsonSchema {
   const out: JsonSchema = { ...schema };
   if (out.properties) {
-    out.properties = Object.fromEntries(Object.entries(out.properties).map(([k, v]) => [k, preserveUnknownFields(v, k)]));
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties).map(([k, v]) => [k, preserveUnknownFields(v, k)]),
+    );
   }
   if (out.items) out.items = preserveUnknownFields(out.items);
-  if (out.type === 'object' && !out.additionalProperties && key !== 'metadata') out['x-kubernetes-preserve-unknown-fields'] = true;
+  if (out.type === 'object' && !out.additionalProperties && key !== 'metadata')
+    out['x-kubernetes-preserve-unknown-fields'] = true;
   return out;
 }
 

@@ -7,7 +7,9 @@ export type WebhookTarget =
   | { service: { namespace: string; name: string; port?: number }; caBundle?: string }
   | { url: string; caBundle: string };
 
-export const IN_CLUSTER: WebhookTarget = { service: { namespace: SYSTEM_NAMESPACE, name: WEBHOOK_SERVICE_NAME, port: 443 } };
+export const IN_CLUSTER: WebhookTarget = {
+  service: { namespace: SYSTEM_NAMESPACE, name: WEBHOOK_SERVICE_NAME, port: 443 },
+};
 
 export const VALIDATE_PATH = '/validate';
 export const MUTATE_PATH = '/mutate';

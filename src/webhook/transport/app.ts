@@ -11,7 +11,15 @@ import { Slots } from './body-slots.ts';
 import { readSized, type Pace } from './large-body.ts';
 import type { RequestResult, WebhookMetrics, WebhookName } from './metrics.ts';
 import {
-  bodyErrorMessage, boundError, charsetOf, finishReview, readReview, statusAnswer, type Answer, type BodyJob, type BodyReply,
+  bodyErrorMessage,
+  boundError,
+  charsetOf,
+  finishReview,
+  readReview,
+  statusAnswer,
+  type Answer,
+  type BodyJob,
+  type BodyReply,
 } from './review-answer.ts';
 import { ThreadFailure, ThreadPool } from './review-pool.ts';
 
@@ -69,7 +77,10 @@ export const THREAD_REST_PER_HELD = 3;
  */
 export const LARGE_BODY_DEADLINE_MS = 4_000;
 /** The review worker's module, beside this one: `.ts` when run from source, `.js` in the image's dist/. */
-const REVIEW_WORKER = new URL(`./review-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
+const REVIEW_WORKER = new URL(
+  `./review-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`,
+  import.meta.url,
+);
 
 /** Kinds named in metrics; anything else counts as `other` so a stray caller cannot grow the label set. */
 const METRIC_KINDS = new Set(['ServiceExport', 'ServiceImport', 'ClusterProperty', 'Service', 'EndpointSlice']);
@@ -101,7 +112,9 @@ export function createApp(options: AppOptions): WebhookApp {
   app.set('etag', false);
 
   const json = express.json({
-    limit: options.maxRequestBytes, strict: false, type: () => true,
+    limit: options.maxRequestBytes,
+    strict: false,
+    type: () => true,
     verify: (_req, _res, body) => {
       const error = boundError(body);
       if (error !== undefined) throw Object.assign(new Error(error.message), { status: 400, type: error.type });
@@ -111,7 +124,10 @@ export function createApp(options: AppOptions): WebhookApp {
   const raw = express.raw({ limit: options.maxRequestBytes, type: () => true });
   const threads = new ThreadPool<BodyJob, BodyReply>({
     // One thread: the heap of one parse at a time.
-    entry: REVIEW_WORKER, deadlineMs: LARGE_BODY_DEADLINE_MS, ...options.reviewThread, size: 1,
+    entry: REVIEW_WORKER,
+    deadlineMs: LARGE_BODY_DEADLINE_MS,
+    ...options.reviewThread,
+    size: 1,
     // No resourceLimits: with the Deployment's --max-old-space-size the process-wide flag prevails over them, and a
     // thread stopped at such a limit took the whole process down (Node v24.21.0). The thread's heap is bounded like the
     // main thread's was: the JSON bounds, and one large body at a time (docs/reliability.md).
@@ -139,22 +155,44 @@ export function createApp(options: AppOptions): WebhookApp {
   // A large body of known length and no Content-Encoding is read into one buffer; others through body-parser.
   const large = (req: Request, res: Response, next: NextFunction) => {
     const length = Number(req.get('content-length'));
-    if (!Number.isSafeInteger(length) || (req.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity') return raw(req, res, next);
+    if (!Number.isSafeInteger(length) || (req.get('content-encoding') ?? 'identity').toLowerCase() !== 'identity')
+      return raw(req, res, next);
     const slot = length >= LARGE_BODY_BYTES;
     const into = slot ? bodyBuffers.take(length) : Buffer.allocUnsafeSlow(length);
-    readSized(req, into, slot ? LARGE_BODY_PACE : undefined).then((bytes) => { req.body = bytes; next(); }, (err: unknown) => { bodyBuffers.give(into); next(err); });
+    readSized(req, into, slot ? LARGE_BODY_PACE : undefined).then(
+      (bytes) => {
+        req.body = bytes;
+        next();
+      },
+      (err: unknown) => {
+        bodyBuffers.give(into);
+        next(err);
+      },
+    );
   };
-  const body = (req: Request, res: Response, next: NextFunction) => (res.locals.threaded === true ? large : json)(req, res, next);
+  const body = (req: Request, res: Response, next: NextFunction) =>
+    (res.locals.threaded === true ? large : json)(req, res, next);
   const requireJson = (req: Request, res: Response, next: NextFunction) => {
-    if (!req.is('application/json')) return status(res, 415, `Content-Type must be application/json, got "${req.get('content-type') ?? '(none)'}"`);
+    if (!req.is('application/json'))
+      return status(res, 415, `Content-Type must be application/json, got "${req.get('content-type') ?? '(none)'}"`);
     next();
   };
   const timed = (webhook: WebhookName) => (req: Request, res: Response, next: NextFunction) => {
     const start = performance.now();
     res.locals.webhook = webhook;
     res.on('finish', () => {
-      const { kind = '', operation = '', result = 'invalid' } = res.locals as { kind?: string; operation?: string; result?: RequestResult };
-      metrics.observe(webhook, METRIC_KINDS.has(kind) ? kind : kind === '' ? '' : 'other', operation, result, (performance.now() - start) / 1000);
+      const {
+        kind = '',
+        operation = '',
+        result = 'invalid',
+      } = res.locals as { kind?: string; operation?: string; result?: RequestResult };
+      metrics.observe(
+        webhook,
+        METRIC_KINDS.has(kind) ? kind : kind === '' ? '' : 'other',
+        operation,
+        result,
+        (performance.now() - start) / 1000,
+      );
     });
     next();
   };
@@ -171,20 +209,35 @@ export function createApp(options: AppOptions): WebhookApp {
     req.body = undefined;
     // A shared buffer is read in place; memory of its own moves (a slice of a larger one is copied first).
     const shared = bytes.buffer instanceof SharedArrayBuffer;
-    const owned = shared || (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) ? bytes : Buffer.from(bytes);
-    const job: BodyJob = { webhook, charset: charsetOf(req.get('content-type')), body: new Uint8Array(owned.buffer, owned.byteOffset, owned.byteLength) };
+    const owned =
+      shared || (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) ? bytes : Buffer.from(bytes);
+    const job: BodyJob = {
+      webhook,
+      charset: charsetOf(req.get('content-type')),
+      body: new Uint8Array(owned.buffer, owned.byteOffset, owned.byteLength),
+    };
     const length = job.body.byteLength;
     const release = await threadTurns.acquire();
     // A client gone while the body waited (the apiserver's timeout) costs the thread nothing.
-    if (req.socket.destroyed) { bodyBuffers.give(bytes); return release(); }
+    if (req.socket.destroyed) {
+      bodyBuffers.give(bytes);
+      return release();
+    }
     let reply: BodyReply;
     try {
       reply = await threads.run(job, shared ? [] : [job.body.buffer as ArrayBuffer]);
     } catch (err) {
       // A stopped thread may still be reading the body as it goes: its buffer is not given back.
       if (!(err instanceof ThreadFailure)) throw err;
-      logger.error({ event: 'review-thread-failed', webhook, reason: err.reason, bytes: length, err: err.message }, 'review worker thread failed; replaced');
-      return status(res, 500, `mcs-cloudmap could not answer this ${webhook} review of ${length} bytes: ${err.message} (W6); the webhook's failurePolicy applies`);
+      logger.error(
+        { event: 'review-thread-failed', webhook, reason: err.reason, bytes: length, err: err.message },
+        'review worker thread failed; replaced',
+      );
+      return status(
+        res,
+        500,
+        `mcs-cloudmap could not answer this ${webhook} review of ${length} bytes: ${err.message} (W6); the webhook's failurePolicy applies`,
+      );
     } finally {
       release();
     }
@@ -192,34 +245,53 @@ export function createApp(options: AppOptions): WebhookApp {
     if ('pending' in reply) return respond(res, finishReview(reply.pending, options.validation));
     log(reply.answer);
     record(res, reply.answer);
-    res.status(reply.answer.status).type('application/json; charset=utf-8').send(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
+    res
+      .status(reply.answer.status)
+      .type('application/json; charset=utf-8')
+      .send(Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength));
   };
   const review = (webhook: WebhookName) => (req: Request, res: Response, next: NextFunction) => {
-    if (res.locals.threaded === true && Buffer.isBuffer(req.body)) return void answerLarge(webhook, req, res, req.body).catch(next);
+    if (res.locals.threaded === true && Buffer.isBuffer(req.body))
+      return void answerLarge(webhook, req, res, req.body).catch(next);
     const stage = readReview(webhook, req.body, options.validation.writers);
     respond(res, 'pending' in stage ? finishReview(stage.pending, options.validation) : stage.answer);
   };
 
-  for (const webhook of ['validate', 'mutate', 'convert'] as const) app.post(`/${webhook}`, timed(webhook), requireJson, bounded, body, review(webhook));
+  for (const webhook of ['validate', 'mutate', 'convert'] as const)
+    app.post(`/${webhook}`, timed(webhook), requireJson, bounded, body, review(webhook));
   for (const path of ['/validate', '/mutate', '/convert']) {
     app.all(path, (req, res) => status(res, 405, `${req.method} is not allowed on ${path}: POST a review`));
   }
 
   const probes = probeOptions(options);
-  app.get(['/healthz', '/readyz', '/metrics'], (req, res, next) => { answerProbe(req, res, probes).catch(next); });
-  app.use((req, res) => status(res, 404, `no route ${req.method} ${req.path}: use POST /validate, /mutate or /convert`));
-  app.use((err: { status?: number; statusCode?: number; type?: string; message?: string }, req: Request, res: Response, _next: NextFunction) => {
-    const code = err.status ?? err.statusCode ?? 500;
-    if (err.type === 'request.too.slow') {
-      // The rest of the body is not waited for: the connection closes once the answer is written.
-      logger.warn({ event: 'large-body-too-slow', path: req.path, err: err.message }, 'large body arrived too slowly; connection closed and the large-body slot freed');
-      res.set('Connection', 'close');
-    }
-    if (code >= 400 && code < 500) return status(res, code, bodyErrorMessage(err));
-    if (err.type !== undefined) return status(res, 400, bodyErrorMessage(err));
-    logger.error({ event: 'http-error', path: req.path, err: err.message }, 'unexpected error');
-    status(res, 500, `internal error: ${err.message}`);
+  app.get(['/healthz', '/readyz', '/metrics'], (req, res, next) => {
+    answerProbe(req, res, probes).catch(next);
   });
+  app.use((req, res) =>
+    status(res, 404, `no route ${req.method} ${req.path}: use POST /validate, /mutate or /convert`),
+  );
+  app.use(
+    (
+      err: { status?: number; statusCode?: number; type?: string; message?: string },
+      req: Request,
+      res: Response,
+      _next: NextFunction,
+    ) => {
+      const code = err.status ?? err.statusCode ?? 500;
+      if (err.type === 'request.too.slow') {
+        // The rest of the body is not waited for: the connection closes once the answer is written.
+        logger.warn(
+          { event: 'large-body-too-slow', path: req.path, err: err.message },
+          'large body arrived too slowly; connection closed and the large-body slot freed',
+        );
+        res.set('Connection', 'close');
+      }
+      if (code >= 400 && code < 500) return status(res, code, bodyErrorMessage(err));
+      if (err.type !== undefined) return status(res, 400, bodyErrorMessage(err));
+      logger.error({ event: 'http-error', path: req.path, err: err.message }, 'unexpected error');
+      status(res, 500, `internal error: ${err.message}`);
+    },
+  );
   return { app, close: () => threads.close() };
 }
 

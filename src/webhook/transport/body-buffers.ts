@@ -21,7 +21,11 @@ export class BodyBuffers {
    * of its own, which no one gives back.
    */
   take(length: number): Buffer {
-    const shared = length > this.#size ? undefined : this.#free.pop() ?? (this.#made < this.#count ? (this.#made++, new SharedArrayBuffer(this.#size)) : undefined);
+    const shared =
+      length > this.#size
+        ? undefined
+        : (this.#free.pop() ??
+          (this.#made < this.#count ? (this.#made++, new SharedArrayBuffer(this.#size)) : undefined));
     return shared ? Buffer.from(shared, 0, length) : Buffer.allocUnsafeSlow(length);
   }
 
@@ -30,6 +34,7 @@ export class BodyBuffers {
    * it got there. Memory of its own is left to the collector.
    */
   give(buffer: Uint8Array): void {
-    if (buffer.buffer instanceof SharedArrayBuffer && !this.#free.includes(buffer.buffer)) this.#free.push(buffer.buffer);
+    if (buffer.buffer instanceof SharedArrayBuffer && !this.#free.includes(buffer.buffer))
+      this.#free.push(buffer.buffer);
   }
 }

@@ -29,7 +29,10 @@ export class Slots {
           else this.#handOn();
         });
       };
-      if (this.#free > 0) { this.#free--; grant(); } else this.#waiting.push(grant);
+      if (this.#free > 0) {
+        this.#free--;
+        grant();
+      } else this.#waiting.push(grant);
     });
   }
 
@@ -40,6 +43,7 @@ export class Slots {
 
   #handOn(): void {
     const next = this.#waiting.shift();
-    if (next) next(); else this.#free++;
+    if (next) next();
+    else this.#free++;
   }
 }

@@ -7,7 +7,16 @@
 // its own. So objects, arrays, keys and values are counted, and a body with more than a review ever holds is refused
 // before JSON.parse (W6).
 
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../../kube/json-bytes.ts';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from '../../kube/json-bytes.ts';
 
 export interface JsonBounds {
   /** Deepest nesting; the top-level value is level 1. */

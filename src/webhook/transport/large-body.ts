@@ -13,7 +13,11 @@ const bodyError = (type: string, message: string) => Object.assign(new Error(mes
  * The slowest a body may arrive: on average `bytesPerSecond` since its read began, judged from `graceMs` on; and the
  * fastest it is read: `maxBytesPerSecond` on average, the socket paused while it is ahead.
  */
-export interface Pace { bytesPerSecond: number; graceMs: number; maxBytesPerSecond: number }
+export interface Pace {
+  bytesPerSecond: number;
+  graceMs: number;
+  maxBytesPerSecond: number;
+}
 
 /** How often the pace is checked. */
 const PACE_CHECK_MS = 250;
@@ -39,13 +43,17 @@ export function readSized(req: IncomingMessage, body: Buffer, pace?: Pace): Prom
     let received = 0;
     let done = false;
     const started = performance.now();
-    const check = pace && setInterval(() => {
-      const elapsed = performance.now() - started;
-      if (received >= paceDue(pace, length, elapsed)) return;
-      const rate = Math.round(received / (elapsed / 1000));
-      const message = `${received} of ${length} bytes arrived in ${(elapsed / 1000).toFixed(1)} s (${rate} bytes/s)`;
-      finish(Object.assign(bodyError('request.too.slow', message), { status: 408, bytesPerSecond: pace.bytesPerSecond }));
-    }, PACE_CHECK_MS);
+    const check =
+      pace &&
+      setInterval(() => {
+        const elapsed = performance.now() - started;
+        if (received >= paceDue(pace, length, elapsed)) return;
+        const rate = Math.round(received / (elapsed / 1000));
+        const message = `${received} of ${length} bytes arrived in ${(elapsed / 1000).toFixed(1)} s (${rate} bytes/s)`;
+        finish(
+          Object.assign(bodyError('request.too.slow', message), { status: 408, bytesPerSecond: pace.bytesPerSecond }),
+        );
+      }, PACE_CHECK_MS);
     check?.unref();
     let resume: NodeJS.Timeout | undefined;
     const finish = (err?: Error) => {
@@ -54,10 +62,14 @@ export function readSized(req: IncomingMessage, body: Buffer, pace?: Pace): Prom
       clearInterval(check);
       clearTimeout(resume);
       req.off('data', onData);
-      if (err) { req.resume(); reject(err); } else resolve(body);
+      if (err) {
+        req.resume();
+        reject(err);
+      } else resolve(body);
     };
     const onData = (chunk: Buffer) => {
-      if (received + chunk.length > length) return finish(bodyError('request.size.invalid', 'request size did not match content length'));
+      if (received + chunk.length > length)
+        return finish(bodyError('request.size.invalid', 'request size did not match content length'));
       chunk.copy(body, received);
       received += chunk.length;
       const wait = pace && received < length ? paceWait(pace, received, performance.now() - started) : 0;
@@ -67,7 +79,13 @@ export function readSized(req: IncomingMessage, body: Buffer, pace?: Pace): Prom
       }
     };
     req.on('data', onData);
-    req.once('end', () => finish(received === length ? undefined : bodyError('request.size.invalid', 'request size did not match content length')));
+    req.once('end', () =>
+      finish(
+        received === length
+          ? undefined
+          : bodyError('request.size.invalid', 'request size did not match content length'),
+      ),
+    );
     req.once('close', () => finish(bodyError('request.aborted', 'request aborted')));
     req.once('error', (err) => finish(err));
   });

@@ -6,7 +6,15 @@
 import { deny, type Decision } from '../admission/decision.ts';
 import { mutateAdmission } from '../admission/mutate.ts';
 import { admissionResponse, parseAdmissionReview, type AdmissionRequest } from '../admission/review.ts';
-import { decideLookup, projectLookup, readValidation, requestRef, type Lookup, type Reading, type ValidationContext } from '../admission/validate.ts';
+import {
+  decideLookup,
+  projectLookup,
+  readValidation,
+  requestRef,
+  type Lookup,
+  type Reading,
+  type ValidationContext,
+} from '../admission/validate.ts';
 import type { WriterIdentities } from '../admission/worker-only-writes.ts';
 import { convertReview, parseConversionReview } from '../conversion/review.ts';
 import { exceededBound } from './json-depth.ts';
@@ -29,27 +37,42 @@ export const MAX_JSON_VALUES = 250_000;
 const BOUNDS = { depth: MAX_JSON_DEPTH, containers: MAX_JSON_CONTAINERS, keys: MAX_JSON_KEYS, values: MAX_JSON_VALUES };
 
 /** A body error as body-parser reports it (type) or as the bound scan does. */
-export interface BodyError { type?: string; message?: string; limit?: number; bytesPerSecond?: number }
+export interface BodyError {
+  type?: string;
+  message?: string;
+  limit?: number;
+  bytesPerSecond?: number;
+}
 
 /** The bound scan's verdict as a body error, or undefined when `body` is within the bounds (W5, W6). */
 export function boundError(body: Uint8Array): BodyError | undefined {
   const exceeded = exceededBound(body, BOUNDS);
   if (exceeded === undefined) return undefined;
-  return exceeded === 'depth' ? { type: 'entity.too.deep', message: 'too deep' } : { type: 'entity.too.many', message: `too many ${exceeded}` };
+  return exceeded === 'depth'
+    ? { type: 'entity.too.deep', message: 'too deep' }
+    : { type: 'entity.too.many', message: `too many ${exceeded}` };
 }
 
 /** What body errors mean, in words a caller can act on. */
 export function bodyErrorMessage(err: BodyError): string {
   switch (err.type) {
-    case 'entity.too.large': return `request body is larger than the limit of ${err.limit} bytes (--max-request-bytes)`;
-    case 'entity.parse.failed': return `request body is not valid JSON: ${err.message}`;
+    case 'entity.too.large':
+      return `request body is larger than the limit of ${err.limit} bytes (--max-request-bytes)`;
+    case 'entity.parse.failed':
+      return `request body is not valid JSON: ${err.message}`;
     case 'encoding.unsupported':
-    case 'charset.unsupported': return `unsupported request body encoding: ${err.message}; send UTF-8 JSON`;
-    case 'entity.too.deep': return `request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`;
-    case 'entity.too.many': return `request body holds more than ${MAX_JSON_CONTAINERS} JSON objects and arrays, ${MAX_JSON_KEYS} keys or ${MAX_JSON_VALUES} values; send a review of a Kubernetes object`;
-    case 'request.aborted': return 'the client aborted the request before the body was complete';
-    case 'request.too.slow': return `request body arrived too slowly: ${err.message}; a large body holds the one large-body slot while it is read and must arrive at ${err.bytesPerSecond} bytes/s or faster, as the apiserver sends it (W6)`;
-    default: return `cannot read the request body: ${err.message}`;
+    case 'charset.unsupported':
+      return `unsupported request body encoding: ${err.message}; send UTF-8 JSON`;
+    case 'entity.too.deep':
+      return `request body nests JSON deeper than ${MAX_JSON_DEPTH} levels; send a review of a Kubernetes object`;
+    case 'entity.too.many':
+      return `request body holds more than ${MAX_JSON_CONTAINERS} JSON objects and arrays, ${MAX_JSON_KEYS} keys or ${MAX_JSON_VALUES} values; send a review of a Kubernetes object`;
+    case 'request.aborted':
+      return 'the client aborted the request before the body was complete';
+    case 'request.too.slow':
+      return `request body arrived too slowly: ${err.message}; a large body holds the one large-body slot while it is read and must arrive at ${err.bytesPerSecond} bytes/s or faster, as the apiserver sends it (W6)`;
+    default:
+      return `cannot read the request body: ${err.message}`;
   }
 }
 
@@ -89,13 +112,24 @@ export interface PendingValidation {
 export type Stage = { answer: Answer } | { pending: PendingValidation };
 
 export function statusAnswer(status: number, message: string): Answer {
-  return { status, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: status, message }, kind: '', operation: '', result: 'invalid', logs: [] };
+  return {
+    status,
+    body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: status, message },
+    kind: '',
+    operation: '',
+    result: 'invalid',
+    logs: [],
+  };
 }
 
 function summary(request: AdmissionRequest): RequestSummary {
   return {
-    uid: request.uid, kind: request.kind.kind, operation: request.operation, ref: requestRef(request),
-    username: request.username, dryRun: request.dryRun,
+    uid: request.uid,
+    kind: request.kind.kind,
+    operation: request.operation,
+    ref: requestRef(request),
+    username: request.username,
+    dryRun: request.dryRun,
   };
 }
 
@@ -104,23 +138,58 @@ function guarded(webhook: WebhookName, request: RequestSummary, logs: LogLine[],
   try {
     return read();
   } catch (err) {
-    logs.push({ level: 'error', fields: { event: 'rule-error', webhook, uid: request.uid, kind: request.kind, object: request.ref, err: (err as Error).stack }, msg: 'admission rule threw' });
-    return { decision: deny(`mcs-cloudmap could not evaluate ${request.kind} ${request.ref}: ${(err as Error).message}`, 500) };
+    logs.push({
+      level: 'error',
+      fields: {
+        event: 'rule-error',
+        webhook,
+        uid: request.uid,
+        kind: request.kind,
+        object: request.ref,
+        err: (err as Error).stack,
+      },
+      msg: 'admission rule threw',
+    });
+    return {
+      decision: deny(`mcs-cloudmap could not evaluate ${request.kind} ${request.ref}: ${(err as Error).message}`, 500),
+    };
   }
 }
 
-function admissionAnswer(webhook: WebhookName, apiVersion: string, request: RequestSummary, logs: LogLine[], decision: Decision): Answer {
+function admissionAnswer(
+  webhook: WebhookName,
+  apiVersion: string,
+  request: RequestSummary,
+  logs: LogLine[],
+  decision: Decision,
+): Answer {
   const result: RequestResult = !decision.allowed ? 'denied' : decision.warnings.length > 0 ? 'warned' : 'allowed';
   logs.push({
     level: result === 'allowed' ? 'debug' : 'info',
     fields: {
-      event: 'admission', webhook, uid: request.uid, kind: request.kind, operation: request.operation, object: request.ref,
-      user: request.username, dryRun: request.dryRun, result, ...(decision.allowed ? {} : { message: decision.message }),
-      ...(decision.warnings.length > 0 ? { warnings: decision.warnings } : {}), ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
+      event: 'admission',
+      webhook,
+      uid: request.uid,
+      kind: request.kind,
+      operation: request.operation,
+      object: request.ref,
+      user: request.username,
+      dryRun: request.dryRun,
+      result,
+      ...(decision.allowed ? {} : { message: decision.message }),
+      ...(decision.warnings.length > 0 ? { warnings: decision.warnings } : {}),
+      ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
     },
     msg: `${webhook} ${result}`,
   });
-  return { status: 200, body: admissionResponse(apiVersion, request.uid, decision), kind: request.kind, operation: request.operation, result, logs };
+  return {
+    status: 200,
+    body: admissionResponse(apiVersion, request.uid, decision),
+    kind: request.kind,
+    operation: request.operation,
+    result,
+    logs,
+  };
 }
 
 /**
@@ -132,17 +201,38 @@ export function readReview(webhook: WebhookName, body: unknown, writers: WriterI
     const parsed = parseConversionReview(body);
     if (!parsed.ok) return { answer: statusAnswer(400, parsed.message) };
     const outcome = convertReview(parsed.apiVersion, parsed.request);
-    const logs: LogLine[] = outcome.succeeded ? [] : [{
-      level: 'warn', msg: 'conversion failed',
-      fields: { event: 'conversion-failed', uid: parsed.request.uid, desiredAPIVersion: parsed.request.desiredAPIVersion, response: outcome.body.response },
-    }];
-    return { answer: { status: 200, body: outcome.body, kind: outcome.kind, operation: 'CONVERT', result: outcome.succeeded ? 'converted' : 'failed', logs } };
+    const logs: LogLine[] = outcome.succeeded
+      ? []
+      : [
+          {
+            level: 'warn',
+            msg: 'conversion failed',
+            fields: {
+              event: 'conversion-failed',
+              uid: parsed.request.uid,
+              desiredAPIVersion: parsed.request.desiredAPIVersion,
+              response: outcome.body.response,
+            },
+          },
+        ];
+    return {
+      answer: {
+        status: 200,
+        body: outcome.body,
+        kind: outcome.kind,
+        operation: 'CONVERT',
+        result: outcome.succeeded ? 'converted' : 'failed',
+        logs,
+      },
+    };
   }
   const parsed = parseAdmissionReview(body);
   if (!parsed.ok) return { answer: statusAnswer(400, parsed.message) };
   const request = summary(parsed.request);
   const logs: LogLine[] = [];
-  const reading = guarded(webhook, request, logs, () => (webhook === 'mutate' ? { decision: mutateAdmission(parsed.request) } : readValidation(parsed.request, writers)));
+  const reading = guarded(webhook, request, logs, () =>
+    webhook === 'mutate' ? { decision: mutateAdmission(parsed.request) } : readValidation(parsed.request, writers),
+  );
   if ('lookup' in reading) return { pending: { apiVersion: parsed.apiVersion, request, lookup: reading.lookup } };
   return { answer: admissionAnswer(webhook, parsed.apiVersion, request, logs, reading.decision) };
 }
@@ -151,7 +241,13 @@ export function readReview(webhook: WebhookName, body: unknown, writers: WriterI
 export function finishReview(pending: PendingValidation, ctx: ValidationContext): Answer {
   const logs: LogLine[] = [];
   const reading = guarded('validate', pending.request, logs, () => ({ decision: decideLookup(pending.lookup, ctx) }));
-  return admissionAnswer('validate', pending.apiVersion, pending.request, logs, (reading as { decision: Decision }).decision);
+  return admissionAnswer(
+    'validate',
+    pending.apiVersion,
+    pending.request,
+    logs,
+    (reading as { decision: Decision }).decision,
+  );
 }
 
 /** A large body as the main thread hands it to the review worker (the bytes are transferred, not copied). */
@@ -163,9 +259,7 @@ export interface BodyJob {
 }
 
 /** The worker's reply: the answer with its body as JSON bytes, or a validation for the main thread to finish. */
-export type BodyReply =
-  | { answer: Omit<Answer, 'body'>; bytes: Uint8Array }
-  | { pending: PendingValidation };
+export type BodyReply = { answer: Omit<Answer, 'body'>; bytes: Uint8Array } | { pending: PendingValidation };
 
 /** The charset parameter of a Content-Type, lowercased; '' when none. */
 export function charsetOf(contentType: string | undefined): string {
@@ -174,10 +268,14 @@ export function charsetOf(contentType: string | undefined): string {
 }
 
 function parseBody(job: BodyJob): { ok: true; value: unknown } | { ok: false; answer: Answer } {
-  const refuse = (status: number, err: BodyError) => ({ ok: false as const, answer: statusAnswer(status, bodyErrorMessage(err)) });
+  const refuse = (status: number, err: BodyError) => ({
+    ok: false as const,
+    answer: statusAnswer(status, bodyErrorMessage(err)),
+  });
   // As body-parser's JSON parser: UTF-8 unless a UTF charset is named; an empty body reads as {}.
   const charset = job.charset || 'utf-8';
-  if (!charset.startsWith('utf-')) return refuse(415, { type: 'charset.unsupported', message: `unsupported charset "${charset.toUpperCase()}"` });
+  if (!charset.startsWith('utf-'))
+    return refuse(415, { type: 'charset.unsupported', message: `unsupported charset "${charset.toUpperCase()}"` });
   const bound = boundError(job.body);
   if (bound !== undefined) return refuse(400, bound);
   if (job.body.length === 0) return { ok: true, value: {} };

@@ -70,9 +70,14 @@ export class ThreadPool<In, Out> {
     worker.on('message', (reply: unknown) => {
       const job = this.#finish(thread);
       job?.resolve(reply);
-      if (!this.#closed) { this.#idle.push(thread); this.#dispatch(); } else void worker.terminate();
+      if (!this.#closed) {
+        this.#idle.push(thread);
+        this.#dispatch();
+      } else void worker.terminate();
     });
-    worker.on('error', (err: Error & { code?: string }) => this.#lose(thread, new ThreadFailure('crash', `worker thread failed: ${err.code ?? err.name}: ${err.message}`)));
+    worker.on('error', (err: Error & { code?: string }) =>
+      this.#lose(thread, new ThreadFailure('crash', `worker thread failed: ${err.code ?? err.name}: ${err.message}`)),
+    );
     worker.on('exit', (code) => this.#lose(thread, new ThreadFailure('crash', `worker thread exited (${code})`)));
     return thread;
   }
@@ -103,7 +108,13 @@ export class ThreadPool<In, Out> {
       const job = this.#queue.shift()!;
       thread.job = job;
       thread.timer = setTimeout(() => {
-        this.#lose(thread, new ThreadFailure('deadline', `no answer within ${this.#options.deadlineMs} ms; the worker thread was stopped`));
+        this.#lose(
+          thread,
+          new ThreadFailure(
+            'deadline',
+            `no answer within ${this.#options.deadlineMs} ms; the worker thread was stopped`,
+          ),
+        );
         void thread.worker.terminate();
       }, this.#options.deadlineMs);
       thread.worker.postMessage(job.message, job.transfer);

@@ -77,7 +77,10 @@ async function drain(server: Server, timeoutMs: number): Promise<void> {
 }
 
 export async function startWebhookServer(
-  options: ServerOptions, view: ClusterView, caches: CacheState, logger: Logger,
+  options: ServerOptions,
+  view: ClusterView,
+  caches: CacheState,
+  logger: Logger,
 ): Promise<WebhookServer> {
   const metrics = createWebhookMetrics();
   let shuttingDown = false;
@@ -89,28 +92,60 @@ export async function startWebhookServer(
 
   const { app, close } = createApp({
     validation: {
-      view, unsynced: () => caches.unsynced(), policy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy,
-      writers: options.writers, now: Date.now,
+      view,
+      unsynced: () => caches.unsynced(),
+      policy: options.conflictPolicy,
+      externalNamePolicy: options.externalNamePolicy,
+      writers: options.writers,
+      now: Date.now,
     },
-    metrics, logger, ready, maxRequestBytes: options.maxRequestBytes,
+    metrics,
+    logger,
+    ready,
+    maxRequestBytes: options.maxRequestBytes,
   });
   const https = createHttpsServer({ ...pair, minVersion: 'TLSv1.2', ...CONNECTION_LIMITS }, app);
   // The apiserver keeps connections open between requests; a longer idle timeout than its own avoids reset races.
   https.keepAliveTimeout = 120_000;
   const port = await listen(https, options.port, options.bindAddress);
-  const watch = watchKeyPair(options.tlsCertFile, options.tlsKeyFile, pair, options.tlsReloadIntervalMs, logger, (next) => {
-    https.setSecureContext({ ...next, minVersion: 'TLSv1.2' });
-    metrics.setCertificateExpiry(notAfter(next.cert));
-  });
+  const watch = watchKeyPair(
+    options.tlsCertFile,
+    options.tlsKeyFile,
+    pair,
+    options.tlsReloadIntervalMs,
+    logger,
+    (next) => {
+      https.setSecureContext({ ...next, minVersion: 'TLSv1.2' });
+      metrics.setCertificateExpiry(notAfter(next.cert));
+    },
+  );
 
-  const probes = options.metricsPort > 0
-    ? await startHealthServer({ ...probeOptions({ metrics, ready }), port: options.metricsPort, host: options.bindAddress })
-    : undefined;
+  const probes =
+    options.metricsPort > 0
+      ? await startHealthServer({
+          ...probeOptions({ metrics, ready }),
+          port: options.metricsPort,
+          host: options.bindAddress,
+        })
+      : undefined;
   const metricsPort = probes?.port ?? 0;
-  logger.info({ event: 'listening', version: packageVersion(), port, metricsPort, conflictPolicy: options.conflictPolicy, externalNamePolicy: options.externalNamePolicy, worker: options.writers.worker }, 'webhook server listening');
+  logger.info(
+    {
+      event: 'listening',
+      version: packageVersion(),
+      port,
+      metricsPort,
+      conflictPolicy: options.conflictPolicy,
+      externalNamePolicy: options.externalNamePolicy,
+      worker: options.writers.worker,
+    },
+    'webhook server listening',
+  );
 
   return {
-    port, metricsPort, metrics,
+    port,
+    metricsPort,
+    metrics,
     async shutdown() {
       if (shuttingDown) return;
       shuttingDown = true;

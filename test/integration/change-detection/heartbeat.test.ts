@@ -17,22 +17,31 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
   function watch(clusterId: string, extra: Parameters<typeof adapterFor>[2] = {}) {
     const t = adapterFor(moto().endpoint, clusterId, extra);
     let beats = 0;
-    const watcher = watchCloudMap(t.adapter, { onChange: () => {}, pollIntervalMs: POLL_MS, heartbeatIntervalMs: HEARTBEAT_MS, onHeartbeat: () => beats++ });
+    const watcher = watchCloudMap(t.adapter, {
+      onChange: () => {},
+      pollIntervalMs: POLL_MS,
+      heartbeatIntervalMs: HEARTBEAT_MS,
+      onHeartbeat: () => beats++,
+    });
     running.push(watcher);
     return { ...t, watcher, beats: () => beats };
   }
 
-  it('each cluster beats and sees the other\'s beats; a stopped cluster\'s stamp stops changing, the others\' go on', async () => {
+  it("each cluster beats and sees the other's beats; a stopped cluster's stamp stops changing, the others' go on", async () => {
     const a = watch('cls1');
     const b = watch('cls2');
     await Promise.all([a.watcher.start(), b.watcher.start()]);
     const stamps = (w: CloudMapWatcher, clusterId: string) => w.heartbeats().sightings.get(clusterId)?.stamp;
     const seen = new Set<number>();
-    await eventually('cls1 to see three different beats of cls2', () => {
-      const stamp = stamps(a.watcher, 'cls2');
-      if (stamp !== undefined) seen.add(stamp);
-      return seen.size >= 3;
-    }, 30_000);
+    await eventually(
+      'cls1 to see three different beats of cls2',
+      () => {
+        const stamp = stamps(a.watcher, 'cls2');
+        if (stamp !== undefined) seen.add(stamp);
+        return seen.size >= 3;
+      },
+      30_000,
+    );
     await eventually('cls2 to see cls1 beat', () => stamps(b.watcher, 'cls1') !== undefined, 30_000);
 
     await b.watcher.stop();
@@ -42,7 +51,7 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
     const last = a.watcher.heartbeats().sightings.get('cls2')!;
     const own = stamps(a.watcher, 'cls1');
     await new Promise((r) => setTimeout(r, 3 * HEARTBEAT_MS));
-    expect(a.watcher.heartbeats().sightings.get('cls2'), 'cls2\'s sighting after it stopped').to.deep.equal(last);
+    expect(a.watcher.heartbeats().sightings.get('cls2'), "cls2's sighting after it stopped").to.deep.equal(last);
     expect(stamps(a.watcher, 'cls1'), 'cls1 still beats').to.not.equal(own);
     expect(a.watcher.heartbeats().readAt).to.be.greaterThan(last.heardAt + 3 * HEARTBEAT_MS);
     // One RegisterInstance per beat. (A beat sent while the previous one's operation still runs, as at this test's
@@ -52,16 +61,21 @@ describe('cloudmap heartbeats and reaping on the emulator (dead clusters)', func
 
   // Both fail on a heartbeat written at the start of each poll and queued behind the registrations, as before: in a
   // 10,000-service sync a peer withdrew a live cluster's endpoints for minutes (2026-11-29, git show 482add3:docs/benchmarks.md).
-  it('beats ahead of this cluster\'s registrations waiting for the rate limit', async () => {
+  it("beats ahead of this cluster's registrations waiting for the rate limit", async () => {
     const a = watch('cls1', { rateLimits: { RegisterInstance: 2 } });
     const b = watch('cls2');
     const service = await a.adapter.ensureService(await a.adapter.ensureNamespace('bulk'), 'big');
     // 24 registrations at 2/s: the last leaves the queue about 10 s from now.
-    const queued = Promise.all(Array.from({ length: 24 }, (_, n) => a.adapter.registerInstance(service, instanceOf('cls1', `i-${n}`))));
+    const queued = Promise.all(
+      Array.from({ length: 24 }, (_, n) => a.adapter.registerInstance(service, instanceOf('cls1', `i-${n}`))),
+    );
     await Promise.all([a.watcher.start(), b.watcher.start()]);
     await eventually('cls2 to see cls1 beat', () => b.watcher.heartbeats().sightings.has('cls1'), 30_000);
     // Order, not time: a beat that waited its turn would be seen only after all 24 (a loaded machine slows both alike).
-    expect(a.calls.count('RegisterInstance', 'success'), 'registrations sent before the beat was seen (all 24 when it waits its turn)').to.be.below(24);
+    expect(
+      a.calls.count('RegisterInstance', 'success'),
+      'registrations sent before the beat was seen (all 24 when it waits its turn)',
+    ).to.be.below(24);
     await queued;
   });
 

@@ -6,7 +6,12 @@
 // waits, not timed. No test times a window: each checks which deadline ended the wait.
 import { createServer, type Server, type Socket } from 'node:net';
 import { expect } from 'chai';
-import { CloudMapCallError, CallCancelledError, isTemporary, OperationsFailedError } from '../../../src/cloudmap/errors.ts';
+import {
+  CloudMapCallError,
+  CallCancelledError,
+  isTemporary,
+  OperationsFailedError,
+} from '../../../src/cloudmap/errors.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { startCuttableProxy, type CuttableProxy } from '../../support/proxy.ts';
 import { eventually } from '../../support/eventually.ts';
@@ -16,7 +21,10 @@ import { watchCloudMap } from '../../../src/change-detection/cloudmap-watcher.ts
 import { adapterFor } from './fixtures.ts';
 
 function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(() => new Error('resolved'), (e: unknown) => e);
+  return promise.then(
+    () => new Error('resolved'),
+    (e: unknown) => e,
+  );
 }
 
 /** An HTTP server that answers every request 200 with a body of 1 MiB sent one byte every 50 ms. */
@@ -27,7 +35,10 @@ async function startDripServer(): Promise<{ url: string; server: Server; sockets
     socket.once('data', () => {
       socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: 1048576\r\n\r\n{');
       const drip = setInterval(() => socket.write(' '), 50);
-      socket.on('close', () => { clearInterval(drip); sockets.delete(socket); });
+      socket.on('close', () => {
+        clearInterval(drip);
+        sockets.delete(socket);
+      });
     });
     socket.on('error', () => socket.destroy());
   });
@@ -55,7 +66,12 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     // Backoffs without jitter, on a clock that only moves when slept on: every wait between attempts is recorded.
     const clock = new FakeClock();
     // A deadline long enough for a loaded machine to get each request to the proxy; the backoffs cost no time.
-    const { adapter, calls } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 2_000, maxAttempts: 3, clock, random: () => 0 });
+    const { adapter, calls } = adapterFor(proxy.url, 'cls1', {
+      callTimeoutMs: 2_000,
+      maxAttempts: 3,
+      clock,
+      random: () => 0,
+    });
     try {
       proxy.hold(1);
       const err = await rejection(adapter.instances.discoverRevision('demo', 'web'));
@@ -63,7 +79,9 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
       const failed = err as CloudMapCallError;
       expect(failed.code).to.equal('TimeoutError');
       expect(failed.retryable).to.equal(true);
-      expect(failed.message).to.match(/^Cloud Map DiscoverInstancesRevision failed for namespace "demo", service "web": TimeoutError: no complete answer within 2000 ms.*\(gave up after 3 attempts \(timed out\); the change is kept and will be retried\)$/);
+      expect(failed.message).to.match(
+        /^Cloud Map DiscoverInstancesRevision failed for namespace "demo", service "web": TimeoutError: no complete answer within 2000 ms.*\(gave up after 3 attempts \(timed out\); the change is kept and will be retried\)$/,
+      );
       expect(calls.count('DiscoverInstancesRevision', 'timeout')).to.equal(3);
       expect(proxy.held, 'requests held: each attempt on a connection of its own').to.equal(3);
       // Three deadlines and, between them, the two backoffs of the policy (100 ms, then 200 ms): no other wait.
@@ -71,7 +89,10 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
       // Answered again (the namespace does not exist: nothing to read), on a new connection.
       proxy.up();
       expect(await adapter.instances.discoverRevision('demo', 'web')).to.equal(undefined);
-      expect([calls.count('DiscoverInstancesRevision'), calls.count('DiscoverInstancesRevision', 'timeout')]).to.deep.equal([4, 3]);
+      expect([
+        calls.count('DiscoverInstancesRevision'),
+        calls.count('DiscoverInstancesRevision', 'timeout'),
+      ]).to.deep.equal([4, 3]);
     } finally {
       adapter.destroy();
     }
@@ -87,7 +108,11 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
       expect((err as Error).message).to.include('no complete answer within 800 ms');
       expect(calls.count('ListNamespaces', 'timeout')).to.equal(1);
       // The abandoned request's connection is closed, so nothing keeps dripping into the process.
-      await eventually('the dripping connection to be closed', () => drip.sockets.size === 0 || `${drip.sockets.size} open`, 5_000);
+      await eventually(
+        'the dripping connection to be closed',
+        () => drip.sockets.size === 0 || `${drip.sockets.size} open`,
+        5_000,
+      );
     } finally {
       adapter.destroy();
       for (const s of drip.sockets) s.destroy();
@@ -102,8 +127,10 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
       const err = await rejection(adapter.waitForOperations(['op-held']));
       expect(err).to.be.instanceOf(OperationsFailedError);
       // The waiter's deadline ended it (its 1 s, named in the failure), not the stuck call's 30 s, which is still held.
-      expect((err as OperationsFailedError).failures.map((f) => [f.operationId, f.pending, f.reason])).to.deep.equal([['op-held', true, 'still pending after 1000 ms']]);
-      expect(isTemporary(err), 'retried without touching the export\'s conditions').to.equal(true);
+      expect((err as OperationsFailedError).failures.map((f) => [f.operationId, f.pending, f.reason])).to.deep.equal([
+        ['op-held', true, 'still pending after 1000 ms'],
+      ]);
+      expect(isTemporary(err), "retried without touching the export's conditions").to.equal(true);
       expect(proxy.held, 'the poll still held').to.equal(1);
     } finally {
       adapter.destroy();
@@ -123,7 +150,9 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
       await new Promise((resolve) => setImmediate(resolve));
       expect(settled, 'settled by the abort').to.be.instanceOf(CallCancelledError);
       const err = await pending;
-      expect((err as Error).message).to.equal('Cloud Map ListNamespaces for no resource cancelled: the reconcilers are stopping');
+      expect((err as Error).message).to.equal(
+        'Cloud Map ListNamespaces for no resource cancelled: the reconcilers are stopping',
+      );
       expect(isTemporary(err)).to.equal(true);
       expect(proxy.held).to.equal(1);
       expect(calls.count()).to.equal(0);
@@ -136,7 +165,12 @@ describe('cloudmap call deadlines through real sockets (M6)', function () {
     const stop = new AbortController();
     const { adapter } = adapterFor(proxy.url, 'cls1', { callTimeoutMs: 30_000, signal: stop.signal });
     const reports: Reachability[] = [];
-    const watcher = watchCloudMap(adapter, { onChange: () => {}, onReachability: (r) => reports.push(r), pollIntervalMs: 100, heartbeatIntervalMs: 0 });
+    const watcher = watchCloudMap(adapter, {
+      onChange: () => {},
+      onReachability: (r) => reports.push(r),
+      pollIntervalMs: 100,
+      heartbeatIntervalMs: 0,
+    });
     try {
       proxy.hold(1);
       void watcher.start();

@@ -14,7 +14,11 @@ export interface TestAdapter {
   calls: CallCounter;
 }
 
-export function adapterFor(endpoint: string, clusterId: string, extra: Partial<CloudMapAdapterOptions> = {}): TestAdapter {
+export function adapterFor(
+  endpoint: string,
+  clusterId: string,
+  extra: Partial<CloudMapAdapterOptions> = {},
+): TestAdapter {
   const calls = new CallCounter();
   const adapter = new CloudMapAdapter({
     clusterId,
@@ -28,11 +32,24 @@ export function adapterFor(endpoint: string, clusterId: string, extra: Partial<C
 
 /** An instance as cluster `clusterId` of the test ClusterSet would register it. */
 export function instanceOf(clusterId: string, id: string, extra: Record<string, string> = {}): CloudMapInstance {
-  return { id, attributes: { CLUSTER_ID: clusterId, CLUSTERSET_ID: CLUSTERSET, AWS_INSTANCE_IPV4: '10.0.0.1', AWS_INSTANCE_PORT: '80', ...extra } };
+  return {
+    id,
+    attributes: {
+      CLUSTER_ID: clusterId,
+      CLUSTERSET_ID: CLUSTERSET,
+      AWS_INSTANCE_IPV4: '10.0.0.1',
+      AWS_INSTANCE_PORT: '80',
+      ...extra,
+    },
+  };
 }
 
 /** Registers instances for one cluster and waits for their operations. */
-export async function registerAll(adapter: CloudMapAdapter, serviceId: string, instances: readonly CloudMapInstance[]): Promise<void> {
+export async function registerAll(
+  adapter: CloudMapAdapter,
+  serviceId: string,
+  instances: readonly CloudMapInstance[],
+): Promise<void> {
   const ops = await Promise.all(instances.map((i) => adapter.registerInstance(serviceId, i)));
   await adapter.waitForOperations(ops);
 }

@@ -14,7 +14,12 @@ describe('cloudmap operations on the emulator (M6)', function () {
 
   before(async () => {
     moto = await startStandaloneMoto({ operationDelayMs: 1000 });
-    raw = new ServiceDiscoveryClient({ region: REGION, endpoint: moto.endpoint, disableHostPrefix: true, credentials: { accessKeyId: 't', secretAccessKey: 't' } });
+    raw = new ServiceDiscoveryClient({
+      region: REGION,
+      endpoint: moto.endpoint,
+      disableHostPrefix: true,
+      credentials: { accessKeyId: 't', secretAccessKey: 't' },
+    });
   });
   after(async () => {
     raw?.destroy();
@@ -28,7 +33,15 @@ describe('cloudmap operations on the emulator (M6)', function () {
     const services = await Promise.all(['a', 'b', 'c'].map((name) => adapter.ensureService(ns, name)));
     calls.reset();
     const started = Date.now();
-    await Promise.all(services.map((svc, s) => registerAll(adapter, svc, Array.from({ length: 10 }, (_, n) => instanceOf('cls1', `i-${s}-${n}`)))));
+    await Promise.all(
+      services.map((svc, s) =>
+        registerAll(
+          adapter,
+          svc,
+          Array.from({ length: 10 }, (_, n) => instanceOf('cls1', `i-${s}-${n}`)),
+        ),
+      ),
+    );
     const waitedMs = Date.now() - started;
     const counts = calls.byApi();
     console.log(`      30 registrations in 3 services: ${JSON.stringify(counts)} in ${waitedMs} ms`);
@@ -36,7 +49,8 @@ describe('cloudmap operations on the emulator (M6)', function () {
     expect(counts.GetOperation ?? 0).to.equal(0);
     // The rounds back off from 50 ms to 1 s while the operations take a second: a handful of shared listings.
     expect(counts.ListOperations).to.be.within(1, 10);
-    for (const [s, svc] of services.entries()) expect((await adapter.listInstances(svc)).map((i) => i.id)).to.have.length(10, `service ${s}`);
+    for (const [s, svc] of services.entries())
+      expect((await adapter.listInstances(svc)).map((i) => i.id)).to.have.length(10, `service ${s}`);
   });
 
   it('a restarted writer waits for the registrations its predecessor left pending, then sees them all', async () => {
@@ -46,9 +60,17 @@ describe('cloudmap operations on the emulator (M6)', function () {
     // machine cannot let any finish before the successor looks).
     await moto.control.configure({ operationDelayMs: 5000 });
     try {
-      await Promise.all(Array.from({ length: 40 }, (_, n) => raw.send(new RegisterInstanceCommand({
-        ServiceId: svc, InstanceId: `i-${n}`, Attributes: instanceOf('cls1', `i-${n}`).attributes,
-      }))));
+      await Promise.all(
+        Array.from({ length: 40 }, (_, n) =>
+          raw.send(
+            new RegisterInstanceCommand({
+              ServiceId: svc,
+              InstanceId: `i-${n}`,
+              Attributes: instanceOf('cls1', `i-${n}`).attributes,
+            }),
+          ),
+        ),
+      );
     } finally {
       await moto.control.configure({ operationDelayMs: 1000 });
     }

@@ -1,8 +1,15 @@
 // The Cloud Map adapter against the emulator (realistic mode: asynchronous operations, uniqueness, quotas) through the
 // real AWS SDK: namespaces, services, instances, operations and the ownership guard.
 import {
-  CreateHttpNamespaceCommand, CreateServiceCommand, DeleteServiceCommand, DeregisterInstanceCommand, GetNamespaceCommand, GetServiceCommand, ListInstancesCommand,
-  RegisterInstanceCommand, ServiceDiscoveryClient,
+  CreateHttpNamespaceCommand,
+  CreateServiceCommand,
+  DeleteServiceCommand,
+  DeregisterInstanceCommand,
+  GetNamespaceCommand,
+  GetServiceCommand,
+  ListInstancesCommand,
+  RegisterInstanceCommand,
+  ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { OperationsFailedError, OwnershipError } from '../../../src/cloudmap/errors.ts';
@@ -20,7 +27,12 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
   before(async () => {
     // S4 is about services past Cloud Map's 1,000 instances (registered before the quota, or by another tool): off here.
     moto = await startStandaloneMoto({ quotas: { instancesPerService: 0 } });
-    raw = new ServiceDiscoveryClient({ region: REGION, endpoint: moto.endpoint, disableHostPrefix: true, credentials: { accessKeyId: 't', secretAccessKey: 't' } });
+    raw = new ServiceDiscoveryClient({
+      region: REGION,
+      endpoint: moto.endpoint,
+      disableHostPrefix: true,
+      credentials: { accessKeyId: 't', secretAccessKey: 't' },
+    });
   });
   after(async () => {
     raw?.destroy();
@@ -46,7 +58,7 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect((await a.listServices(nsA)).map((s) => s.name)).to.deep.equal(['web']);
   });
 
-  it('M1, M7: a new namespace is known from its creation\'s operation, polled closely, without a ListNamespaces', async () => {
+  it("M1, M7: a new namespace is known from its creation's operation, polled closely, without a ListNamespaces", async () => {
     const clocks = { a: new RecordingClock(), b: new RecordingClock() };
     const a = adapterFor(moto.endpoint, 'cls1', { clock: clocks.a });
     const b = adapterFor(moto.endpoint, 'cls2', { clock: clocks.b });
@@ -55,13 +67,19 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     b.calls.reset();
     let waits = 0;
     // cls2 asks while cls1's creation runs: it waits for that operation (DuplicateRequest) instead of creating another.
-    const [created, joined] = await Promise.all([a.adapter.ensureNamespace('fresh', () => waits++), b.adapter.ensureNamespace('fresh', () => waits++)]);
+    const [created, joined] = await Promise.all([
+      a.adapter.ensureNamespace('fresh', () => waits++),
+      b.adapter.ensureNamespace('fresh', () => waits++),
+    ]);
     expect(joined).to.equal(created);
     expect(waits).to.equal(2);
     expect(a.calls.byApi()).to.not.have.property('ListNamespaces');
     expect(b.calls.byApi()).to.not.have.property('ListNamespaces');
     // Polled closely: each GetOperation after a wait of the close interval, not the shared rounds' backoff to 1 s.
-    for (const [cluster, calls, clock] of [['cls1', a.calls, clocks.a], ['cls2', b.calls, clocks.b]] as const) {
+    for (const [cluster, calls, clock] of [
+      ['cls1', a.calls, clocks.a],
+      ['cls2', b.calls, clocks.b],
+    ] as const) {
       const polls = calls.count('GetOperation');
       expect(polls, `${cluster}: polls of the creation`).to.be.at.least(1);
       expect(clock.sleeps, `${cluster}: waits`).to.deep.equal(Array(polls).fill(NAMESPACE_OPERATION_POLL_MS));
@@ -96,7 +114,7 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect((await a.adapter.listServices(ns)).filter((s) => s.name === 'late')).to.have.length(1);
   });
 
-  it('M6: creations queued behind the rate limit are not sent once a collision\'s listing found their names', async () => {
+  it("M6: creations queued behind the rate limit are not sent once a collision's listing found their names", async () => {
     const a = adapterFor(moto.endpoint, 'cls1');
     const ns = await a.adapter.ensureNamespace('contended');
     // Cluster 2 knew the namespace empty (its start); at 0.2 CreateService a second it has a burst of 2.
@@ -112,7 +130,7 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(b.calls.byApi()).to.deep.equal({ CreateService: 2, ListServices: 1 });
   });
 
-  it('M6: services known to exist (another cluster\'s instances were read) are found by one listing, not a CreateService each', async () => {
+  it("M6: services known to exist (another cluster's instances were read) are found by one listing, not a CreateService each", async () => {
     const a = adapterFor(moto.endpoint, 'cls1');
     const ns = await a.adapter.ensureNamespace('shared');
     const b = adapterFor(moto.endpoint, 'cls2');
@@ -135,7 +153,9 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     // Re-registering updates the instance in place.
     await registerAll(adapter, svc, [instanceOf('cls1', 'i-1', { READY: 'false' })]);
     const other = adapterFor(moto.endpoint, 'cls9', { clustersetId: 'another-set' }).adapter;
-    await registerAll(other, svc, [{ id: 'foreign', attributes: { CLUSTER_ID: 'cls9', CLUSTERSET_ID: 'another-set' } }]);
+    await registerAll(other, svc, [
+      { id: 'foreign', attributes: { CLUSTER_ID: 'cls9', CLUSTERSET_ID: 'another-set' } },
+    ]);
 
     const listed = await adapter.listInstances(svc);
     expect(listed.map((i) => i.id).sort()).to.deep.equal(['foreign', 'i-1', 'i-2']);
@@ -144,7 +164,9 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(discovered!.instances.map((i) => i.id).sort()).to.deep.equal(['i-1', 'i-2']);
     expect(discovered!.instances.find((i) => i.id === 'i-1')!.attributes.READY).to.equal('false');
 
-    await adapter.waitForOperations((await Promise.all(['i-1', 'i-2'].map((id) => adapter.deregisterInstance(svc, id)))).flat());
+    await adapter.waitForOperations(
+      (await Promise.all(['i-1', 'i-2'].map((id) => adapter.deregisterInstance(svc, id)))).flat(),
+    );
     expect((await adapter.listInstances(svc)).map((i) => i.id)).to.deep.equal(['foreign']);
     expect((await adapter.discoverInstances('demo', 'web'))!.instances).to.deep.equal([]);
     expect(await adapter.deregisterInstance(svc, 'i-2')).to.deep.equal([]);
@@ -152,18 +174,24 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(await adapter.discoverInstances('missing', 'web')).to.equal(undefined);
   });
 
-  it('M4: refuses to register or deregister another cluster\'s instance, and writes nothing', async () => {
+  it("M4: refuses to register or deregister another cluster's instance, and writes nothing", async () => {
     const a = adapterFor(moto.endpoint, 'cls1').adapter;
     const b = adapterFor(moto.endpoint, 'cls2').adapter;
     const svc = await a.ensureService(await a.ensureNamespace('demo'), 'web');
     await registerAll(b, svc, [instanceOf('cls2', 'tcp-10_0_0_5-80')]);
 
-    const refusedRegister = await a.registerInstance(svc, instanceOf('cls2', 'tcp-10_0_0_5-80', { READY: 'false' })).catch((e: unknown) => e);
+    const refusedRegister = await a
+      .registerInstance(svc, instanceOf('cls2', 'tcp-10_0_0_5-80', { READY: 'false' }))
+      .catch((e: unknown) => e);
     expect(refusedRegister).to.be.instanceOf(OwnershipError);
-    expect((refusedRegister as Error).message).to.match(/refusing to register .*CLUSTER_ID="cls2".* this cluster is "cls1"/);
+    expect((refusedRegister as Error).message).to.match(
+      /refusing to register .*CLUSTER_ID="cls2".* this cluster is "cls1"/,
+    );
     const refusedDeregister = await a.deregisterInstance(svc, 'tcp-10_0_0_5-80').catch((e: unknown) => e);
     expect(refusedDeregister).to.be.instanceOf(OwnershipError);
-    expect(await a.deregisterInstances(svc, ['tcp-10_0_0_5-80']).catch((e: unknown) => e)).to.be.instanceOf(OwnershipError);
+    expect(await a.deregisterInstances(svc, ['tcp-10_0_0_5-80']).catch((e: unknown) => e)).to.be.instanceOf(
+      OwnershipError,
+    );
 
     const left = await a.listInstances(svc);
     expect(left).to.have.length(1);
@@ -174,7 +202,9 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
   it('S4: reads back every instance of a service with more than 1000', async () => {
     const { adapter, calls } = adapterFor(moto.endpoint, 'cls1', { rateLimits: { RegisterInstance: 10_000 } });
     const svc = await adapter.ensureService(await adapter.ensureNamespace('big'), 'many');
-    const instances = Array.from({ length: 1234 }, (_, n) => instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.1.${n >> 8}.${n & 255}` }));
+    const instances = Array.from({ length: 1234 }, (_, n) =>
+      instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.1.${n >> 8}.${n & 255}` }),
+    );
     await moto.control.configure({ throttling: false }); // setting up quickly is not what this test is about
     try {
       await registerAll(adapter, svc, instances);
@@ -189,7 +219,7 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(await adapter.listInstances(svc)).to.have.length(1234);
   });
 
-  it('reports an operation that failed with Cloud Map\'s reason', async () => {
+  it("reports an operation that failed with Cloud Map's reason", async () => {
     const { adapter } = adapterFor(moto.endpoint, 'cls1');
     const svc = await adapter.ensureService(await adapter.ensureNamespace('demo'), 'web');
     const op = await adapter.registerInstance(svc, instanceOf('cls1', 'orphan'));
@@ -219,10 +249,24 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
 
   it('never deletes a service or namespace it did not create, empty or not (one made by hand, by ECS or by the AWS controller)', async () => {
     // As the AWS controller v0.3.1 and a person with the CLI create them: no description.
-    const { NAMESPACE: ns } = await operationDone(raw, (await raw.send(new CreateHttpNamespaceCommand({ Name: 'shared' }))).OperationId);
+    const { NAMESPACE: ns } = await operationDone(
+      raw,
+      (await raw.send(new CreateHttpNamespaceCommand({ Name: 'shared' }))).OperationId,
+    );
     const empty = (await raw.send(new CreateServiceCommand({ Name: 'web', NamespaceId: ns }))).Service!.Id!;
     const busy = (await raw.send(new CreateServiceCommand({ Name: 'db', NamespaceId: ns }))).Service!.Id!;
-    await operationDone(raw, (await raw.send(new RegisterInstanceCommand({ ServiceId: busy, InstanceId: 'ecs-task-1', Attributes: { AWS_INSTANCE_IPV4: '10.9.0.1' } }))).OperationId);
+    await operationDone(
+      raw,
+      (
+        await raw.send(
+          new RegisterInstanceCommand({
+            ServiceId: busy,
+            InstanceId: 'ecs-task-1',
+            Attributes: { AWS_INSTANCE_IPV4: '10.9.0.1' },
+          }),
+        )
+      ).OperationId,
+    );
 
     const { adapter, calls } = adapterFor(moto.endpoint, 'cls1');
     expect(await adapter.ensureNamespace('shared')).to.equal(ns);
@@ -232,10 +276,15 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
     expect(await adapter.deleteNamespaceIfEmpty(ns!)).to.equal(false);
     expect(calls.count('DeleteService') + calls.count('DeleteNamespace')).to.equal(0);
     expect((await raw.send(new GetServiceCommand({ Id: empty }))).Service?.Name).to.equal('web');
-    expect((await raw.send(new ListInstancesCommand({ ServiceId: busy }))).Instances?.map((i) => i.Id)).to.deep.equal(['ecs-task-1']);
+    expect((await raw.send(new ListInstancesCommand({ ServiceId: busy }))).Instances?.map((i) => i.Id)).to.deep.equal([
+      'ecs-task-1',
+    ]);
 
     // The namespace emptied by its owner: still not ours.
-    await operationDone(raw, (await raw.send(new DeregisterInstanceCommand({ ServiceId: busy, InstanceId: 'ecs-task-1' }))).OperationId);
+    await operationDone(
+      raw,
+      (await raw.send(new DeregisterInstanceCommand({ ServiceId: busy, InstanceId: 'ecs-task-1' }))).OperationId,
+    );
     for (const id of [empty, busy]) await raw.send(new DeleteServiceCommand({ Id: id }));
     expect(await adapter.deleteNamespaceIfEmpty(ns!)).to.equal(false);
     expect(calls.count('DeleteNamespace')).to.equal(0);

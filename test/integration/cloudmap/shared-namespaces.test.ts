@@ -32,12 +32,15 @@ describe('cloudmap adapter across accounts: shared namespaces on the emulator', 
     });
   }
 
-  it('a consumer never creates a namespace; once shared it uses the owner\'s by ARN: creates its service, registers, discovers', async () => {
+  it("a consumer never creates a namespace; once shared it uses the owner's by ARN: creates its service, registers, discovers", async () => {
     const owner = as(A, 'cls1', { accountId: A }).adapter;
     const consumer = as(B, 'cls2', { namespaceOwner: A, accountId: B }).adapter;
     const namespaceId = await owner.ensureNamespace('demo');
 
-    const refused = await consumer.ensureNamespace('demo').then(() => undefined, (err: unknown) => err);
+    const refused = await consumer.ensureNamespace('demo').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(refused).to.be.instanceOf(NamespaceNotSharedError);
     expect((refused as Error).message).to.include('"demo" of account 111111111111 is not shared');
     expect(await consumer.discoverInstances('demo', 'web')).to.equal(undefined); // not visible: no error, nothing read
@@ -50,17 +53,22 @@ describe('cloudmap adapter across accounts: shared namespaces on the emulator', 
     expect(serviceArn).to.match(/^arn:aws:servicediscovery:us-east-1:111111111111:service\//);
     // Its operations live in the owner's account: waited for with GetOperation and OwnerAccount.
     await registerAll(consumer, serviceArn, [instanceOf('cls2', 'tcp-10.0.0.2-80-b')]);
-    expect((await consumer.discoverInstances('demo', 'web'))?.instances.map((i) => i.id)).to.deep.equal(['tcp-10.0.0.2-80-b']);
+    expect((await consumer.discoverInstances('demo', 'web'))?.instances.map((i) => i.id)).to.deep.equal([
+      'tcp-10.0.0.2-80-b',
+    ]);
 
     // The owner finds the same service and sees the consumer's instance next to its own.
     const serviceId = await owner.ensureService(namespaceId, 'web');
     expect(sameResource(serviceArn, serviceId)).to.equal(true);
     await registerAll(owner, serviceId, [instanceOf('cls1', 'tcp-10.0.0.1-80-a')]);
-    expect((await owner.discoverInstances('demo', 'web'))?.instances.map((i) => i.id).sort()).to.deep.equal(['tcp-10.0.0.1-80-a', 'tcp-10.0.0.2-80-b']);
+    expect((await owner.discoverInstances('demo', 'web'))?.instances.map((i) => i.id).sort()).to.deep.equal([
+      'tcp-10.0.0.1-80-a',
+      'tcp-10.0.0.2-80-b',
+    ]);
     for (const a of [owner, consumer]) a.destroy();
   });
 
-  it('a consumer never deletes the owner\'s namespace, even emptied and with namespace clean-up on', async () => {
+  it("a consumer never deletes the owner's namespace, even emptied and with namespace clean-up on", async () => {
     const owner = as(A, 'cls1', { accountId: A }).adapter;
     const namespaceId = await owner.ensureNamespace('demo');
     await moto.control.shareNamespace({ ownerAccount: A, region: REGION, namespaceId, withAccounts: [B] });
@@ -73,7 +81,7 @@ describe('cloudmap adapter across accounts: shared namespaces on the emulator', 
     for (const a of [owner, consumer]) a.destroy();
   });
 
-  it('C4, M4: an instance claiming the owner\'s cluster id that another account registered is never deregistered by it', async () => {
+  it("C4, M4: an instance claiming the owner's cluster id that another account registered is never deregistered by it", async () => {
     const owner = as(A, 'cls1', { accountId: A }).adapter;
     const namespaceId = await owner.ensureNamespace('demo');
     const serviceId = await owner.ensureService(namespaceId, 'web');
@@ -83,9 +91,14 @@ describe('cloudmap adapter across accounts: shared namespaces on the emulator', 
     const serviceArn = await duplicate.ensureService(await duplicate.ensureNamespace('demo'), 'web');
     await registerAll(duplicate, serviceArn, [instanceOf('cls1', 'tcp-10.0.0.9-80-x')]);
 
-    const refused = await owner.deregisterInstances(serviceId, ['tcp-10.0.0.9-80-x']).then(() => undefined, (err: unknown) => err);
+    const refused = await owner.deregisterInstances(serviceId, ['tcp-10.0.0.9-80-x']).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(refused).to.be.instanceOf(OwnershipError);
-    expect((refused as Error).message).to.match(/account 222222222222 registered it, not this cluster's account 111111111111.*C4/);
+    expect((refused as Error).message).to.match(
+      /account 222222222222 registered it, not this cluster's account 111111111111.*C4/,
+    );
     expect((await owner.listInstances(serviceId)).map((i) => i.id)).to.deep.equal(['tcp-10.0.0.9-80-x']);
     // Its own instances it still deregisters.
     await registerAll(owner, serviceId, [instanceOf('cls1', 'tcp-10.0.0.1-80-a')]);

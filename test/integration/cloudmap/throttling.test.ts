@@ -40,26 +40,41 @@ describe('cloudmap adapter under throttling (M6)', function () {
       onRateChange: (api, rate) => api === 'RegisterInstance' && registerRates.push(rate),
     };
     // Few attempts per call, so some calls do give up and the caller's retry (the worker's requeue) is exercised too.
-    const { adapter } = adapterFor(moto.endpoint, 'cls1', { metrics, maxAttempts: 3, backoff: { baseMs: 20, maxMs: 500, jitter: 1 } });
+    const { adapter } = adapterFor(moto.endpoint, 'cls1', {
+      metrics,
+      maxAttempts: 3,
+      backoff: { baseMs: 20, maxMs: 500, jitter: 1 },
+    });
     const failures: Error[] = [];
     const ns = await untilLanded(() => adapter.ensureNamespace('throttled'), failures);
     const svc = await untilLanded(() => adapter.ensureService(ns, 'web'), failures);
 
-    const wanted = Array.from({ length: 80 }, (_, n) => instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.9.0.${n}` }));
-    await Promise.all(wanted.map((instance) => untilLanded(async () => {
-      await adapter.waitForOperations([await adapter.registerInstance(svc, instance)]);
-    }, failures)));
+    const wanted = Array.from({ length: 80 }, (_, n) =>
+      instanceOf('cls1', `i-${n}`, { AWS_INSTANCE_IPV4: `10.9.0.${n}` }),
+    );
+    await Promise.all(
+      wanted.map((instance) =>
+        untilLanded(async () => {
+          await adapter.waitForOperations([await adapter.registerInstance(svc, instance)]);
+        }, failures),
+      ),
+    );
 
     const landed = await untilLanded(() => adapter.listInstances(svc), failures);
     expect(landed.map((i) => i.id).sort()).to.deep.equal(wanted.map((i) => i.id).sort());
     expect(counter.count('RegisterInstance', 'throttled')).to.be.greaterThan(0);
     const wire = await moto.control.calls();
-    const throttledAtWire = Object.values(wire.byApi).reduce((sum, outcomes) => sum + (outcomes.fault ?? 0) + (outcomes.throttled ?? 0), 0);
+    const throttledAtWire = Object.values(wire.byApi).reduce(
+      (sum, outcomes) => sum + (outcomes.fault ?? 0) + (outcomes.throttled ?? 0),
+      0,
+    );
     expect(counter.count(undefined, 'throttled')).to.equal(throttledAtWire);
     const share = CLOUD_MAP_QUOTAS.RegisterInstance!.rate * DEFAULT_CONTROLLERS_SHARE; // one cluster's
     expect(Math.max(...registerRates)).to.be.at.most(share);
     expect(Math.min(...registerRates)).to.be.below(share); // slowed down by the throttles
-    console.log(`      at the emulator: ${JSON.stringify(wire.byApi)}; calls: ${JSON.stringify(counter.byApi())}; handed back to the caller: ${failures.length}`);
+    console.log(
+      `      at the emulator: ${JSON.stringify(wire.byApi)}; calls: ${JSON.stringify(counter.byApi())}; handed back to the caller: ${failures.length}`,
+    );
     for (const err of failures) expect(err.message).to.match(/will retry|will be retried/);
   });
 });

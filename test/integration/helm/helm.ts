@@ -14,10 +14,19 @@ export const CLUSTER_PROPERTY_API = 'about.k8s.io/v1beta1/ClusterProperty';
 /** The chart's example values files (ci/), by name: each is linted, templated and checked. */
 export function valuesFiles(): Map<string, string> {
   const dir = `${CHART}ci/`;
-  return new Map(readdirSync(dir).filter((f) => f.endsWith('-values.yaml')).sort().map((f) => [f.replace(/-values\.yaml$/, ''), dir + f]));
+  return new Map(
+    readdirSync(dir)
+      .filter((f) => f.endsWith('-values.yaml'))
+      .sort()
+      .map((f) => [f.replace(/-values\.yaml$/, ''), dir + f]),
+  );
 }
 
-export interface HelmResult { status: number | null; stdout: string; stderr: string }
+export interface HelmResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 export function helm(args: readonly string[], env: NodeJS.ProcessEnv = {}): HelmResult {
   const r = spawnSync(binary('helm'), args, { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ...env } });
@@ -30,7 +39,11 @@ export function mustHelm(args: readonly string[]): string {
   return r.stdout;
 }
 
-export interface TemplateOptions { files?: readonly string[]; set?: Readonly<Record<string, string>>; apiVersions?: readonly string[] }
+export interface TemplateOptions {
+  files?: readonly string[];
+  set?: Readonly<Record<string, string>>;
+  apiVersions?: readonly string[];
+}
 
 /** `helm template` arguments for values files, --set pairs and extra served API versions. */
 export function valuesArgs(o: TemplateOptions): string[] {
@@ -43,8 +56,10 @@ export function valuesArgs(o: TemplateOptions): string[] {
 
 export function helmTemplate(o: TemplateOptions = {}): Manifest[] {
   const yaml = mustHelm(['template', 'mcs-cloudmap', CHART, '--namespace', RELEASE_NAMESPACE, ...valuesArgs(o)]);
-  return parseAllDocuments(yaml).map((d) => {
-    if (d.errors.length > 0) throw new Error(`helm template printed invalid YAML: ${d.errors[0]!.message}`);
-    return d.toJS() as Manifest;
-  }).filter((m) => m !== null);
+  return parseAllDocuments(yaml)
+    .map((d) => {
+      if (d.errors.length > 0) throw new Error(`helm template printed invalid YAML: ${d.errors[0]!.message}`);
+      return d.toJS() as Manifest;
+    })
+    .filter((m) => m !== null);
 }

@@ -13,8 +13,33 @@ import { withClusterSet } from '../../support/clusterset.ts';
 /** A client certificate for `user` signed by the cluster's CA, written to `cert` and `key` (atomically, by rename). */
 function issue(caCert: string, user: string, cert: string, key: string): void {
   const caKey = join(dirname(caCert), 'ca.key');
-  execFileSync('openssl', ['req', '-x509', '-CA', caCert, '-CAkey', caKey, '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', `${key}.new`, '-out', `${cert}.new`, '-days', '1', '-subj', `/CN=${user}`, '-addext', 'extendedKeyUsage=clientAuth'], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-CA',
+      caCert,
+      '-CAkey',
+      caKey,
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      `${key}.new`,
+      '-out',
+      `${cert}.new`,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${user}`,
+      '-addext',
+      'extendedKeyUsage=clientAuth',
+    ],
+    { stdio: 'pipe' },
+  );
   renameSync(`${key}.new`, key);
   renameSync(`${cert}.new`, cert);
 }
@@ -26,22 +51,43 @@ describe('kube client: a client certificate rotated on disk is used from the nex
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'cert-rotation-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('authenticates as the new certificate\'s user after the files are replaced, over the same client', async () => {
+  it("authenticates as the new certificate's user after the files are replaced, over the same client", async () => {
     const cluster = testbed().clusters[0]!;
-    const [cert, key, kubeconfig] = ['tls.crt', 'tls.key', 'kubeconfig'].map((f) => join(dir, f)) as [string, string, string];
+    const [cert, key, kubeconfig] = ['tls.crt', 'tls.key', 'kubeconfig'].map((f) => join(dir, f)) as [
+      string,
+      string,
+      string,
+    ];
     issue(cluster.caCertPath, 'rotation-first', cert, key);
-    writeFileSync(kubeconfig, stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-      clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority-data': readFileSync(cluster.caCertPath).toString('base64') } }],
-      users: [{ name: 'u', user: { 'client-certificate': cert, 'client-key': key } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-    }));
+    writeFileSync(
+      kubeconfig,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'c',
+        clusters: [
+          {
+            name: 'c',
+            cluster: {
+              server: cluster.server,
+              'certificate-authority-data': readFileSync(cluster.caCertPath).toString('base64'),
+            },
+          },
+        ],
+        users: [{ name: 'u', user: { 'client-certificate': cert, 'client-key': key } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+      }),
+    );
     const client = new KubeClient(await loadKubeAccess(kubeconfig));
     try {
-      const whoami = async () => (await client.request<{ status: { userInfo: { username: string } } }>({
-        method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-      })).status.userInfo.username;
+      const whoami = async () =>
+        (
+          await client.request<{ status: { userInfo: { username: string } } }>({
+            method: 'POST',
+            path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+            body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+          })
+        ).status.userInfo.username;
       expect(await whoami()).to.equal('rotation-first');
       issue(cluster.caCertPath, 'rotation-second', cert, key);
       expect(await whoami()).to.equal('rotation-second');

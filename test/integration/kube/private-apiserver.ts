@@ -28,10 +28,14 @@ export async function startPrivateApiserver(): Promise<PrivateApiserver> {
   const dir = mkdtempSync(join(tmpdir(), 'mcs-cloudmap-kube-it-'));
   const sup = new Supervisor(dir);
   const id = 'kube-it';
-  const [etcdClient, etcdPeer, port] = await freePorts(3) as [number, number, number];
+  const [etcdClient, etcdPeer, port] = (await freePorts(3)) as [number, number, number];
   const [pki, etcd] = await Promise.all([
     createClusterPki(join(dir, 'pki'), id, ['10.200.0.1']),
-    startEtcd(sup, { clusterId: id, dataDir: join(dir, 'etcd'), logsDir: dir, clientPort: etcdClient, peerPort: etcdPeer }, TIMEOUT_MS),
+    startEtcd(
+      sup,
+      { clusterId: id, dataDir: join(dir, 'etcd'), logsDir: dir, clientPort: etcdClient, peerPort: etcdPeer },
+      TIMEOUT_MS,
+    ),
   ]);
   const spec = { clusterId: id, logsDir: dir, port, etcdUrl: etcd.url, serviceCidrs: ['10.200.0.0/24'], pki };
   let apiserver: Apiserver = await startApiserver(sup, spec, TIMEOUT_MS);

@@ -29,15 +29,28 @@ describe('kube client: connections of a burst are bounded; watches and the Lease
     proxy.delay(answerMs);
     const stop = new AbortController();
     let watchOpen = false;
-    const watching = client.watch('/api/v1/namespaces/default/configmaps', {}, () => {}, stop.signal, 60_000, () => (watchOpen = true));
+    const watching = client.watch(
+      '/api/v1/namespaces/default/configmaps',
+      {},
+      () => {},
+      stop.signal,
+      60_000,
+      () => (watchOpen = true),
+    );
     try {
       const started = performance.now();
       const burst = Array.from({ length: 6 * MAX_REQUEST_CONNECTIONS }, () =>
-        client.request<{ metadata: { name: string } }>({ method: 'GET', path: '/api/v1/namespaces/default' })
-          .then((ns) => ({ name: ns.metadata.name, ms: performance.now() - started })));
+        client
+          .request<{ metadata: { name: string } }>({ method: 'GET', path: '/api/v1/namespaces/default' })
+          .then((ns) => ({ name: ns.metadata.name, ms: performance.now() - started })),
+      );
       // A Lease read that does not exist: the apiserver's 404 is its answer.
-      const lease = client.request({ method: 'GET', path: '/apis/coordination.k8s.io/v1/namespaces/default/leases/none', reserved: true })
-        .then(() => 'found', (err: Error) => err.message)
+      const lease = client
+        .request({ method: 'GET', path: '/apis/coordination.k8s.io/v1/namespaces/default/leases/none', reserved: true })
+        .then(
+          () => 'found',
+          (err: Error) => err.message,
+        )
         .then((answer) => ({ answer, ms: performance.now() - started }));
       const answers = await Promise.all(burst);
       const leaseAnswer = await lease;

@@ -35,12 +35,31 @@ const CRD_FILES = ['serviceexports.yaml', 'serviceimports.yaml', 'clusterpropert
  * that `url` beside crds/' in-cluster `service`, which the apiserver refuses, so the conversion goes back to crds/' first.
  */
 export async function installCrds(kubeconfigPath: string): Promise<void> {
-  const crds = CRD_FILES.map((f) => parse(readFileSync(new URL(`../../../crds/${f}`, import.meta.url), 'utf8')) as Manifest);
-  const inCluster = (crds[0]!.spec as { conversion: { webhook: { clientConfig: Record<string, unknown> } } }).conversion.webhook.clientConfig;
+  const crds = CRD_FILES.map(
+    (f) => parse(readFileSync(new URL(`../../../crds/${f}`, import.meta.url), 'utf8')) as Manifest,
+  );
+  const inCluster = (crds[0]!.spec as { conversion: { webhook: { clientConfig: Record<string, unknown> } } }).conversion
+    .webhook.clientConfig;
   pointConversionAt(kubeconfigPath, crds, inCluster);
-  await run(kubectlBinary(), ['--kubeconfig', kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-k', 'crds/']);
-  await run(kubectlBinary(), ['--kubeconfig', kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s',
-    'crd/serviceexports.multicluster.x-k8s.io', 'crd/serviceimports.multicluster.x-k8s.io', 'crd/clusterproperties.about.k8s.io']);
+  await run(kubectlBinary(), [
+    '--kubeconfig',
+    kubeconfigPath,
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-k',
+    'crds/',
+  ]);
+  await run(kubectlBinary(), [
+    '--kubeconfig',
+    kubeconfigPath,
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/serviceexports.multicluster.x-k8s.io',
+    'crd/serviceimports.multicluster.x-k8s.io',
+    'crd/clusterproperties.about.k8s.io',
+  ]);
 }
 
 /** Creates a namespace with a unique name starting with `prefix`. */
@@ -51,7 +70,9 @@ export async function createTestNamespace(kc: KubeConfig, prefix: string): Promi
 }
 
 export async function deleteNamespace(kc: KubeConfig, name: string): Promise<void> {
-  await kubeClientFor(kc).request({ method: 'DELETE', path: resourcePath(NAMESPACES, undefined, name) }).catch(() => {});
+  await kubeClientFor(kc)
+    .request({ method: 'DELETE', path: resourcePath(NAMESPACES, undefined, name) })
+    .catch(() => {});
 }
 
 /** A pino logger shaped like createLogger's (level as a label) whose JSON lines are collected in `lines`. */

@@ -11,13 +11,18 @@ export const KUSTOMIZE_DIR = fileURLToPath(new URL('../../../kustomize/', import
 
 /** base plus every folder of kustomize/overlays: a new overlay is tested without touching the tests. */
 export function kustomizations(): string[] {
-  const overlays = readdirSync(`${KUSTOMIZE_DIR}overlays`, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `overlays/${d.name}`);
+  const overlays = readdirSync(`${KUSTOMIZE_DIR}overlays`, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => `overlays/${d.name}`);
   return ['base', ...overlays.sort()];
 }
 
 /** Every folder of kustomize/components (a component is built on top of base: kustomizeBuildWithBase). */
 export function components(): string[] {
-  return readdirSync(`${KUSTOMIZE_DIR}components`, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `components/${d.name}`).sort();
+  return readdirSync(`${KUSTOMIZE_DIR}components`, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => `components/${d.name}`)
+    .sort();
 }
 
 export interface Manifest {
@@ -29,7 +34,10 @@ export interface Manifest {
 
 /** Builds `dir`: a folder of kustomize/, or an absolute path. */
 export function kustomizeBuild(dir: string): { yaml: string; objects: Manifest[] } {
-  const yaml = execFileSync(kubectlBinary(), ['kustomize', isAbsolute(dir) ? dir : `${KUSTOMIZE_DIR}${dir}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const yaml = execFileSync(kubectlBinary(), ['kustomize', isAbsolute(dir) ? dir : `${KUSTOMIZE_DIR}${dir}`], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const objects = parseAllDocuments(yaml).map((d) => {
     if (d.errors.length > 0) throw new Error(`kubectl kustomize ${dir} printed invalid YAML: ${d.errors[0]!.message}`);
     return d.toJS() as Manifest;
@@ -41,11 +49,16 @@ export function kustomizeBuild(dir: string): { yaml: string; objects: Manifest[]
 export function kustomizeBuildWithBase(components: readonly string[]): { yaml: string; objects: Manifest[] } {
   const dir = mkdtempSync(join(tmpdir(), 'mcs-kustomize-'));
   try {
-    writeFileSync(join(dir, 'kustomization.yaml'), JSON.stringify({
-      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization',
-      // kustomize takes no absolute roots.
-      resources: [relative(dir, `${KUSTOMIZE_DIR}base`)], components: components.map((c) => relative(dir, KUSTOMIZE_DIR + c)),
-    }));
+    writeFileSync(
+      join(dir, 'kustomization.yaml'),
+      JSON.stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        // kustomize takes no absolute roots.
+        resources: [relative(dir, `${KUSTOMIZE_DIR}base`)],
+        components: components.map((c) => relative(dir, KUSTOMIZE_DIR + c)),
+      }),
+    );
     return kustomizeBuild(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });

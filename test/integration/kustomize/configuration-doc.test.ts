@@ -1,21 +1,32 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { configMapValues, CONFIGURATION_DOC, configurationDocStale, formatDefault } from '../../../kustomize/configuration-doc.ts';
+import {
+  configMapValues,
+  CONFIGURATION_DOC,
+  configurationDocStale,
+  formatDefault,
+} from '../../../kustomize/configuration-doc.ts';
 import { statusOptionSpecs } from '../../../src/cli/status-options.ts';
 import { durationOption, intOption, rateMapOption, stringOption } from '../../../src/config/options.ts';
 import { workerOptionSpecs } from '../../../src/worker/options.ts';
 import { webhookOptionSpecs } from '../../../src/webhook/options.ts';
 
 describe('docs/configuration.md: every flag and environment variable', () => {
-  it('is what `npm run docs:configuration` renders from the processes\' option specs', () => {
+  it("is what `npm run docs:configuration` renders from the processes' option specs", () => {
     expect(configurationDocStale(), 'run npm run docs:configuration').to.equal(false);
   });
 
   it('lists every flag and environment variable of the webhook server, the worker and the CLI, with its default', () => {
     const doc = readFileSync(CONFIGURATION_DOC, 'utf8');
-    for (const spec of [...Object.values(webhookOptionSpecs), ...Object.values(workerOptionSpecs), ...Object.values(statusOptionSpecs)]) {
+    for (const spec of [
+      ...Object.values(webhookOptionSpecs),
+      ...Object.values(workerOptionSpecs),
+      ...Object.values(statusOptionSpecs),
+    ]) {
       const def = formatDefault(spec);
-      expect(doc).to.contain(`| \`--${spec.flag}\` | \`${spec.env}\` | ${def === '' ? '(empty)' : `\`${def.replaceAll('|', '\\|')}\``} |`);
+      expect(doc).to.contain(
+        `| \`--${spec.flag}\` | \`${spec.env}\` | ${def === '' ? '(empty)' : `\`${def.replaceAll('|', '\\|')}\``} |`,
+      );
     }
   });
 
@@ -29,6 +40,9 @@ describe('docs/configuration.md: every flag and environment variable', () => {
   });
 
   it('reads the ConfigMap values from config.env lines', () => {
-    expect([...configMapValues('# comment\nMCS_A=1\n\nMCS_B=x=y\n')]).to.deep.equal([['MCS_A', '1'], ['MCS_B', 'x=y']]);
+    expect([...configMapValues('# comment\nMCS_A=1\n\nMCS_B=x=y\n')]).to.deep.equal([
+      ['MCS_A', '1'],
+      ['MCS_B', 'x=y'],
+    ]);
   });
 });

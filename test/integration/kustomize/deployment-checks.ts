@@ -2,7 +2,9 @@
 // limits, and a security context under which the container cannot run as root or gain privileges.
 import type { Manifest } from './build.ts';
 
-interface Probe { httpGet: { path: string; port: string | number } }
+interface Probe {
+  httpGet: { path: string; port: string | number };
+}
 export interface Container {
   name: string;
   image: string;
@@ -14,21 +16,32 @@ export interface Container {
   livenessProbe?: Probe;
   readinessProbe?: Probe;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; privileged?: boolean; allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    privileged?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
   volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
 }
-interface AffinityTerm { podAffinityTerm: { labelSelector: { matchLabels: Record<string, string> } } }
+interface AffinityTerm {
+  podAffinityTerm: { labelSelector: { matchLabels: Record<string, string> } };
+}
 export interface Deployment extends Manifest {
   spec: {
     replicas?: number;
     selector: { matchLabels: Record<string, string> };
-    template: { spec: {
-      serviceAccountName: string;
-      securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
-      affinity?: { podAntiAffinity?: { preferredDuringSchedulingIgnoredDuringExecution?: AffinityTerm[] } };
-      containers: Container[];
-      volumes?: { name: string; secret?: { secretName: string } }[];
-    } };
+    template: {
+      spec: {
+        serviceAccountName: string;
+        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+        affinity?: { podAntiAffinity?: { preferredDuringSchedulingIgnoredDuringExecution?: AffinityTerm[] } };
+        containers: Container[];
+        volumes?: { name: string; secret?: { secretName: string } }[];
+      };
+    };
   };
 }
 
@@ -50,7 +63,8 @@ export function deploymentProblems(d: Deployment): string[] {
     if (sc.privileged === true) out.push(`${where}: privileged`);
     if (sc.allowPrivilegeEscalation !== false) out.push(`${where}: allowPrivilegeEscalation is not false`);
     if (sc.readOnlyRootFilesystem !== true) out.push(`${where}: root filesystem is writable`);
-    if (!sc.capabilities?.drop?.includes('ALL') || (sc.capabilities.add ?? []).length > 0) out.push(`${where}: capabilities not all dropped`);
+    if (!sc.capabilities?.drop?.includes('ALL') || (sc.capabilities.add ?? []).length > 0)
+      out.push(`${where}: capabilities not all dropped`);
   }
   return out;
 }
@@ -61,7 +75,8 @@ export function deploymentProblems(d: Deployment): string[] {
  */
 export function effectiveEnv(c: Container, configMap: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
-  if ((c.envFrom ?? []).some((e) => e.configMapRef?.name.startsWith('mcs-cloudmap-config'))) Object.assign(env, configMap);
+  if ((c.envFrom ?? []).some((e) => e.configMapRef?.name.startsWith('mcs-cloudmap-config')))
+    Object.assign(env, configMap);
   for (const e of c.env ?? []) env[e.name] = e.value ?? `<${e.valueFrom?.fieldRef?.fieldPath ?? 'unknown'}>`;
   return env;
 }

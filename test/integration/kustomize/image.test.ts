@@ -22,13 +22,21 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
   before(() => {
     app = mkdtempSync(join(tmpdir(), 'mcs-cloudmap-image-'));
     // The build stage: `npm run build` is `tsc -p tsconfig.build.json`; only the output directory differs here.
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist')], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist')], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // The deps stage, with the same flags.
     for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(REPO, f), join(app, f));
-    execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: app,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   });
 
-  after(() => { if (app) rmSync(app, { recursive: true, force: true }); });
+  after(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
 
   it('is multi-stage on Node 24, installs production dependencies only, and runs as a numeric non-root user', () => {
     const s = stages();
@@ -36,14 +44,20 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
     expect(dockerfile).to.match(/^ARG NODE_IMAGE=node:24[-.\w]*$/m);
     expect(s.every((x) => x.from.startsWith('FROM ${NODE_IMAGE}'))).to.equal(true);
     const final = s.at(-1)!;
-    expect(final.lines.filter((l) => l.startsWith('RUN npm')), 'the final stage installs nothing itself').to.deep.equal([]);
+    expect(
+      final.lines.filter((l) => l.startsWith('RUN npm')),
+      'the final stage installs nothing itself',
+    ).to.deep.equal([]);
     expect(dockerfile).to.match(/^RUN npm ci --omit=dev /m);
     const user = final.lines.filter((l) => l.startsWith('USER ')).at(-1);
     expect(user).to.match(/^USER [1-9]\d*(:[1-9]\d*)?$/);
     // The Deployments' runAsUser is the image's user.
     const uid = Number(user!.split(' ')[1]!.split(':')[0]);
     for (const name of ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']) {
-      expect((find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.securityContext?.runAsUser).to.equal(uid);
+      expect(
+        (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.securityContext
+          ?.runAsUser,
+      ).to.equal(uid);
     }
   });
 
@@ -55,18 +69,29 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
   });
 
   it('.dockerignore lets in everything the build copies, and nothing else', () => {
-    const allowed = readFileSync(join(REPO, '.dockerignore'), 'utf8').split('\n').filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
-    const copied = stages().flatMap((x) => x.lines).filter((l) => l.startsWith('COPY ') && !l.includes('--from=')).flatMap((l) => l.split(/\s+/).slice(1, -1));
+    const allowed = readFileSync(join(REPO, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('!'))
+      .map((l) => l.slice(1).replace(/\/$/, ''));
+    const copied = stages()
+      .flatMap((x) => x.lines)
+      .filter((l) => l.startsWith('COPY ') && !l.includes('--from='))
+      .flatMap((l) => l.split(/\s+/).slice(1, -1));
     expect([...new Set(copied)].sort()).to.deep.equal([...allowed].sort());
   });
 
   for (const name of ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']) {
     it(`${name}: the Deployment's command starts from the image layout (--help)`, () => {
-      const container = (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.containers[0]!;
+      const container = (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec
+        .containers[0]!;
       // Node flags (heap limits) may stand between node and the entry point.
       const [program, ...args] = container.command!;
       expect(program).to.equal('node');
-      const r = spawnSync(NODE, [...args, '--help'], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+      const r = spawnSync(NODE, [...args, '--help'], {
+        cwd: app,
+        encoding: 'utf8',
+        env: { ...process.env, NODE_ENV: 'production' },
+      });
       expect(r.stderr).to.equal('');
       expect(r.status).to.equal(0);
       expect(r.stdout).to.contain('Flags (each also read from the environment variable shown)');
@@ -74,7 +99,8 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
   }
 
   it('mcs-cloudmap-webhook: the review worker thread starts from the image layout and answers a large body (W6)', () => {
-    const container = (find(kustomizeBuild('base').objects, 'Deployment', 'mcs-cloudmap-webhook') as Deployment).spec.template.spec.containers[0]!;
+    const container = (find(kustomizeBuild('base').objects, 'Deployment', 'mcs-cloudmap-webhook') as Deployment).spec
+      .template.spec.containers[0]!;
     const flags = container.command!.slice(1, -1);
     // The app of dist/src/webhook/transport/app.js on a plain listener, sent one mutation padded past the large-body threshold.
     const script = `
@@ -96,21 +122,36 @@ describe('Dockerfile: one non-root Node 24 image running either process', functi
         res.on('end', async () => { console.log(res.statusCode, JSON.parse(text).response?.patchType ?? text); server.close(); await webhook.close(); });
       });
       req.end(body);`;
-    const r = spawnSync(NODE, [...flags, '--input-type=module', '-e', script], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+    const r = spawnSync(NODE, [...flags, '--input-type=module', '-e', script], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
     expect(r.stderr).to.equal('');
     expect(r.stdout).to.equal('200 JSONPatch\n');
   });
 
-  it('every command of the image prints package.json\'s version with --version', () => {
+  it("every command of the image prints package.json's version with --version", () => {
     const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
-    const commands = ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker']
-      .map((name) => (find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment).spec.template.spec.containers[0]!.command!.slice(1));
-    const printed = [...commands, ['dist/src/cli/main.js']].map((args) => spawnSync(NODE, [...args, '--version'], { cwd: app, encoding: 'utf8' }).stdout);
-    expect(printed).to.deep.equal([`mcs-cloudmap webhook ${version}\n`, `mcs-cloudmap worker ${version}\n`, `mcs-cloudmap ${version}\n`]);
+    const commands = ['mcs-cloudmap-webhook', 'mcs-cloudmap-worker'].map((name) =>
+      (
+        find(kustomizeBuild('base').objects, 'Deployment', name) as Deployment
+      ).spec.template.spec.containers[0]!.command!.slice(1),
+    );
+    const printed = [...commands, ['dist/src/cli/main.js']].map(
+      (args) => spawnSync(NODE, [...args, '--version'], { cwd: app, encoding: 'utf8' }).stdout,
+    );
+    expect(printed).to.deep.equal([
+      `mcs-cloudmap webhook ${version}\n`,
+      `mcs-cloudmap worker ${version}\n`,
+      `mcs-cloudmap ${version}\n`,
+    ]);
   });
 
-  it('the image\'s default command (mcs-cloudmap, the package bin) starts from the image layout', () => {
-    const bin = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['mcs-cloudmap']!;
+  it("the image's default command (mcs-cloudmap, the package bin) starts from the image layout", () => {
+    const bin = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin[
+      'mcs-cloudmap'
+    ]!;
     expect(dockerfile).to.contain(`CMD ["node", "${bin}", "--help"]`);
     const r = spawnSync(NODE, [bin, 'status', '--help'], { cwd: app, encoding: 'utf8' });
     expect(r.status).to.equal(0);

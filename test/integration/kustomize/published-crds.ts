@@ -27,7 +27,11 @@ function crdsOfGoModule(module: string, version: string, files: readonly string[
   let dir: string;
   try {
     const out = execFileSync('go', ['mod', 'download', '-json', `${module}@${version}`], {
-      cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, GOWORK: 'off', GOFLAGS: '-mod=mod' }, timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      env: { ...process.env, GOWORK: 'off', GOFLAGS: '-mod=mod' },
+      timeout: 120_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     dir = (JSON.parse(out) as { Dir?: string; Error?: string }).Dir ?? '';
     if (!dir) throw new Error(out.slice(0, 300));
@@ -50,11 +54,18 @@ function crdsOfGoModule(module: string, version: string, files: readonly string[
 
 /** The kinds our cert-manager component uses. */
 export function certManagerCrds(): PublishedCrds {
-  return crdsOfGoModule('github.com/cert-manager/cert-manager', CERT_MANAGER_VERSION, ['crd-certificates.yaml', 'crd-issuers.yaml'].map((f) => `deploy/crds/${f}`));
+  return crdsOfGoModule(
+    'github.com/cert-manager/cert-manager',
+    CERT_MANAGER_VERSION,
+    ['crd-certificates.yaml', 'crd-issuers.yaml'].map((f) => `deploy/crds/${f}`),
+  );
 }
 
 /** The kinds our monitoring component uses. */
 export function prometheusOperatorCrds(): PublishedCrds {
-  return crdsOfGoModule('github.com/prometheus-operator/prometheus-operator', PROMETHEUS_OPERATOR_VERSION,
-    ['podmonitors', 'prometheusrules'].map((k) => `example/prometheus-operator-crd/monitoring.coreos.com_${k}.yaml`));
+  return crdsOfGoModule(
+    'github.com/prometheus-operator/prometheus-operator',
+    PROMETHEUS_OPERATOR_VERSION,
+    ['podmonitors', 'prometheusrules'].map((k) => `example/prometheus-operator-crd/monitoring.coreos.com_${k}.yaml`),
+  );
 }

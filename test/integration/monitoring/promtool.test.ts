@@ -19,7 +19,10 @@ import { createWebhookMetrics, type WebhookMetrics } from '../../../src/webhook/
 import { createWorkerMetrics, type WorkerMetrics } from '../../../src/worker/metrics.ts';
 import { asPromql, dashboardQueries, ruleGroups, type RuleGroup } from '../../support/monitoring.ts';
 
-interface RecordingGroup { name: string; rules: { record: string; expr: string }[] }
+interface RecordingGroup {
+  name: string;
+  rules: { record: string; expr: string }[];
+}
 
 const NAMESPACE = 'mcs-cloudmap-system';
 const REGION = 'us-west-2';
@@ -36,18 +39,30 @@ async function inputSeries(registry: Registry, pod: string): Promise<{ series: s
   const out: { series: string; values: string }[] = [];
   for (const metric of await registry.getMetricsAsJSON()) {
     const cumulative = ['counter', 'histogram', 'summary'].includes(String(metric.type));
-    for (const v of metric.values as { value: number; labels: Record<string, string | number>; metricName?: string }[]) {
+    for (const v of metric.values as {
+      value: number;
+      labels: Record<string, string | number>;
+      metricName?: string;
+    }[]) {
       // A gauge not measured yet (the event loop lag's before its first sample); no alert reads those.
       if (Number.isNaN(v.value)) continue;
       const labels = { ...v.labels, namespace: NAMESPACE, pod };
-      const text = Object.entries(labels).map(([k, x]) => `${k}=${JSON.stringify(String(x))}`).join(', ');
-      out.push({ series: `${v.metricName ?? metric.name}{${text}}`, values: cumulative ? `0+${v.value}x${MINUTES}` : `${v.value}x${MINUTES}` });
+      const text = Object.entries(labels)
+        .map(([k, x]) => `${k}=${JSON.stringify(String(x))}`)
+        .join(', ');
+      out.push({
+        series: `${v.metricName ?? metric.name}{${text}}`,
+        values: cumulative ? `0+${v.value}x${MINUTES}` : `${v.value}x${MINUTES}`,
+      });
     }
   }
   return out;
 }
 
-interface Installation { worker: WorkerMetrics; webhook: WebhookMetrics }
+interface Installation {
+  worker: WorkerMetrics;
+  webhook: WebhookMetrics;
+}
 
 /** A minute of a healthy installation, through the processes' own metrics objects. */
 function healthy(): Installation {
@@ -75,82 +90,112 @@ function healthy(): Installation {
   return { worker, webhook };
 }
 
-interface Scenario { name: string; trouble: (i: Installation) => void; fires: Record<string, Record<string, string>> }
+interface Scenario {
+  name: string;
+  trouble: (i: Installation) => void;
+  fires: Record<string, Record<string, string>>;
+}
 
 const SCENARIOS: Scenario[] = [
   { name: 'healthy', trouble: () => {}, fires: {} },
   {
-    name: 'half the change-marker reads fail', fires: { MCSCloudMapCallsFailing: { region: REGION, api: 'DiscoverInstancesRevision' } },
-    trouble: ({ worker }) => { for (let i = 0; i < 10; i++) worker.cloudMap(REGION).onCall('DiscoverInstancesRevision', 'error', 20); },
+    name: 'half the change-marker reads fail',
+    fires: { MCSCloudMapCallsFailing: { region: REGION, api: 'DiscoverInstancesRevision' } },
+    trouble: ({ worker }) => {
+      for (let i = 0; i < 10; i++) worker.cloudMap(REGION).onCall('DiscoverInstancesRevision', 'error', 20);
+    },
   },
   {
-    name: 'registrations are throttled', fires: { MCSCloudMapThrottled: { region: REGION, api: 'RegisterInstance' } },
+    name: 'registrations are throttled',
+    fires: { MCSCloudMapThrottled: { region: REGION, api: 'RegisterInstance' } },
     trouble: ({ worker }) => worker.cloudMap(REGION).onCall('RegisterInstance', 'throttled', 40),
   },
   {
-    name: 'a Region does not answer', fires: { MCSCloudMapRegionUnreachable: { region: 'eu-west-1' } },
+    name: 'a Region does not answer',
+    fires: { MCSCloudMapRegionUnreachable: { region: 'eu-west-1' } },
     trouble: ({ worker }) => worker.regionReachable.set({ region: 'eu-west-1' }, 0),
   },
   {
-    name: 'exports over a quota', fires: { MCSExportsQuotaLimited: { quota: 'InstancesPerService' } },
+    name: 'exports over a quota',
+    fires: { MCSExportsQuotaLimited: { quota: 'InstancesPerService' } },
     trouble: ({ worker }) => {
       worker.quotaLimitedExports.set({ quota: 'InstancesPerService' }, 2);
       worker.quotaUnregisteredInstances.set({ quota: 'InstancesPerService' }, 150);
     },
   },
   {
-    name: 'import reconciles fail', fires: { MCSReconcileErrors: { controller: 'import' } },
-    trouble: ({ worker }) => { for (let i = 0; i < 3; i++) worker.observeReconcile('import', 'error', 0.05); },
+    name: 'import reconciles fail',
+    fires: { MCSReconcileErrors: { controller: 'import' } },
+    trouble: ({ worker }) => {
+      for (let i = 0; i < 3; i++) worker.observeReconcile('import', 'error', 0.05);
+    },
   },
   {
-    name: 'imports lag', fires: { MCSExportToImportLagHigh: {} },
-    trouble: ({ worker }) => { for (let i = 0; i < 5; i++) worker.exportToImportLag.observe(45); },
+    name: 'imports lag',
+    fires: { MCSExportToImportLagHigh: {} },
+    trouble: ({ worker }) => {
+      for (let i = 0; i < 5; i++) worker.exportToImportLag.observe(45);
+    },
   },
   {
-    name: 'no ClusterProperties', fires: { MCSClusterPropertiesMissing: {} },
+    name: 'no ClusterProperties',
+    fires: { MCSClusterPropertiesMissing: {} },
     trouble: ({ worker }) => worker.clusterPropertiesMissing.set(1),
   },
   {
-    name: 'another cluster is silent', fires: { MCSClusterSilent: {} },
+    name: 'another cluster is silent',
+    fires: { MCSClusterSilent: {} },
     trouble: ({ worker }) => worker.silentClusters.set(1),
   },
   {
-    name: 'the leader writes no heartbeats', fires: { MCSHeartbeatsStopped: {} },
+    name: 'the leader writes no heartbeats',
+    fires: { MCSHeartbeatsStopped: {} },
     trouble: ({ worker }) => worker.heartbeats.reset(),
   },
   {
-    name: 'no replica leads', fires: { MCSWorkerNoLeader: {} },
+    name: 'no replica leads',
+    fires: { MCSWorkerNoLeader: {} },
     trouble: ({ worker }) => worker.leader.set(0),
   },
   {
-    name: 'the Lease changes hands every minute', fires: { MCSWorkerLeaderChanges: {} },
+    name: 'the Lease changes hands every minute',
+    fires: { MCSWorkerLeaderChanges: {} },
     trouble: ({ worker }) => worker.leaderStarts.inc(),
   },
   {
-    name: 'the import queue is stuck', fires: { MCSWorkQueueStalled: { name: 'import' } },
+    name: 'the import queue is stuck',
+    fires: { MCSWorkQueueStalled: { name: 'import' } },
     trouble: ({ worker }) => worker.workQueue.depth('import', 'normal', 5),
   },
   {
-    name: 'conversions fail', fires: { MCSWebhookErrors: { webhook: 'convert' } },
+    name: 'conversions fail',
+    fires: { MCSWebhookErrors: { webhook: 'convert' } },
     trouble: ({ webhook }) => webhook.observe('convert', 'ServiceImport', '', 'failed', 0.001),
   },
   {
-    name: 'admission is slow', fires: { MCSWebhookSlow: { webhook: 'validate' } },
-    trouble: ({ webhook }) => { for (let i = 0; i < 10; i++) webhook.observe('validate', 'ServiceExport', 'UPDATE', 'allowed', 0.9); },
+    name: 'admission is slow',
+    fires: { MCSWebhookSlow: { webhook: 'validate' } },
+    trouble: ({ webhook }) => {
+      for (let i = 0; i < 10; i++) webhook.observe('validate', 'ServiceExport', 'UPDATE', 'allowed', 0.9);
+    },
   },
   {
-    name: 'the serving certificate expires in 3 days', fires: { MCSWebhookCertificateExpiresSoon: {} },
+    name: 'the serving certificate expires in 3 days',
+    fires: { MCSWebhookCertificateExpiresSoon: {} },
     trouble: ({ webhook }) => webhook.setCertificateExpiry(3 * DAY),
   },
 ];
 
-describe('promtool on the monitoring component\'s alerts and dashboard queries', function () {
+describe("promtool on the monitoring component's alerts and dashboard queries", function () {
   this.timeout(60_000);
   const dir = mkdtempSync(join(tmpdir(), 'mcs-promtool-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   /** `promtool check rules` of one rule file holding `groups`. */
-  function checkRules(name: string, groups: readonly (RuleGroup | RecordingGroup)[]): { status: number | null; output: string } {
+  function checkRules(
+    name: string,
+    groups: readonly (RuleGroup | RecordingGroup)[],
+  ): { status: number | null; output: string } {
     const file = join(dir, `${name}.yaml`);
     writeFileSync(file, stringify({ groups }));
     const r = spawnSync(binary('promtool'), ['check', 'rules', file], { encoding: 'utf8' });
@@ -189,14 +234,24 @@ describe('promtool on the monitoring component\'s alerts and dashboard queries',
         name: scenario.name,
         interval: '1m',
         input_series: [
-          ...await inputSeries(installation.worker.registry, 'mcs-cloudmap-worker-0'),
-          ...await inputSeries(installation.webhook.registry, 'mcs-cloudmap-webhook-0'),
+          ...(await inputSeries(installation.worker.registry, 'mcs-cloudmap-worker-0')),
+          ...(await inputSeries(installation.webhook.registry, 'mcs-cloudmap-webhook-0')),
         ],
         // `* 0 + 1`: whether it fires and with which labels, not the value it reports.
         promql_expr_test: rules.map((r) => ({
           expr: `(${r.expr.trim()}) * 0 + 1`,
           eval_time: EVAL_TIME,
-          exp_samples: r.alert in scenario.fires ? [{ labels: `{${Object.entries({ namespace: NAMESPACE, ...scenario.fires[r.alert] }).map(([k, v]) => `${k}="${v}"`).join(', ')}}`, value: 1 }] : [],
+          exp_samples:
+            r.alert in scenario.fires
+              ? [
+                  {
+                    labels: `{${Object.entries({ namespace: NAMESPACE, ...scenario.fires[r.alert] })
+                      .map(([k, v]) => `${k}="${v}"`)
+                      .join(', ')}}`,
+                    value: 1,
+                  },
+                ]
+              : [],
         })),
       });
     }
@@ -212,10 +267,15 @@ describe('promtool on the monitoring component\'s alerts and dashboard queries',
   it('a broken expression, template or dashboard query fails the check (it can fail)', () => {
     const [first, ...rest] = ruleGroups();
     const rule = first!.rules[0]!;
-    const brokenExpr = checkRules('broken-expr', [{ ...first!, rules: [{ ...rule, expr: rule.expr.replace(/\)\s*$/, '').replace('sum by', 'sum by by') }] }, ...rest]);
+    const brokenExpr = checkRules('broken-expr', [
+      { ...first!, rules: [{ ...rule, expr: rule.expr.replace(/\)\s*$/, '').replace('sum by', 'sum by by') }] },
+      ...rest,
+    ]);
     expect(brokenExpr.status).to.not.equal(0);
     expect(brokenExpr.output).to.contain('parse error');
-    const brokenTemplate = checkRules('broken-template', [{ ...first!, rules: [{ ...rule, annotations: { summary: '{{ $labels.api ' } }] }]);
+    const brokenTemplate = checkRules('broken-template', [
+      { ...first!, rules: [{ ...rule, annotations: { summary: '{{ $labels.api ' } }] },
+    ]);
     expect(brokenTemplate.status).to.not.equal(0);
     expect(brokenTemplate.output).to.match(/template/i);
     // A Grafana variable left in a range does not parse: what asPromql() is for.

@@ -24,16 +24,33 @@ describe('controller builder on a real kube-apiserver: informers → keys → qu
   let controller: Controller<string> | undefined;
   const { logger } = captureLogger();
 
-  const create = (body: KubeObject, resource = SERVICES) => kubeClientFor(kc).request({ method: 'POST', path: resourcePath(resource, ns), body });
-  const remove = (name: string, resource = SERVICES) => kubeClientFor(kc).request({ method: 'DELETE', path: resourcePath(resource, ns, name) });
-  const service = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { ports: [{ port: 80 }] } } as KubeObject);
-  const configMap = (name: string, labels: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels } });
+  const create = (body: KubeObject, resource = SERVICES) =>
+    kubeClientFor(kc).request({ method: 'POST', path: resourcePath(resource, ns), body });
+  const remove = (name: string, resource = SERVICES) =>
+    kubeClientFor(kc).request({ method: 'DELETE', path: resourcePath(resource, ns, name) });
+  const service = (name: string): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns },
+      spec: { ports: [{ port: 80 }] },
+    }) as KubeObject;
+  const configMap = (name: string, labels: Record<string, string>): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: ns, labels },
+  });
 
   /** Services reconciled, with whether the cache held the Service then; each reconcile waits for `gate` if set. */
-  function declare(reconciled: Array<{ key: string; exists: boolean }>, gate?: () => Promise<void>): Controller<string> {
+  function declare(
+    reconciled: Array<{ key: string; exists: boolean }>,
+    gate?: () => Promise<void>,
+  ): Controller<string> {
     controller = new ControllerBuilder<string>('services', { concurrency: 2, logger })
       .for(services, keyOf)
-      .owns(configMaps, (cm) => (cm.metadata.labels?.owner === undefined ? undefined : `${cm.metadata.namespace}/${cm.metadata.labels.owner}`))
+      .owns(configMaps, (cm) =>
+        cm.metadata.labels?.owner === undefined ? undefined : `${cm.metadata.namespace}/${cm.metadata.labels.owner}`,
+      )
       .complete(async (key) => {
         await gate?.();
         const [namespace, name] = key.split('/');
@@ -49,7 +66,12 @@ describe('controller builder on a real kube-apiserver: informers → keys → qu
 
   beforeEach(async () => {
     services = createInformer<KubeObject>({ kubeConfig: kc, path: resourcePath(SERVICES, ns), resyncMs: 0, logger });
-    configMaps = createInformer<KubeObject>({ kubeConfig: kc, path: resourcePath(CONFIG_MAPS, ns), resyncMs: 0, logger });
+    configMaps = createInformer<KubeObject>({
+      kubeConfig: kc,
+      path: resourcePath(CONFIG_MAPS, ns),
+      resyncMs: 0,
+      logger,
+    });
   });
 
   afterEach(async () => {
@@ -80,7 +102,10 @@ describe('controller builder on a real kube-apiserver: informers → keys → qu
     await eventually('web reconciled', () => reconciled.some((r) => r.key === `${ns}/web`));
     await create(configMap('unowned', {}), CONFIG_MAPS);
     await create(configMap('web-settings', { owner: 'web' }), CONFIG_MAPS);
-    await eventually('web reconciled for its ConfigMap', () => reconciled.filter((r) => r.key === `${ns}/web`).length === 2);
+    await eventually(
+      'web reconciled for its ConfigMap',
+      () => reconciled.filter((r) => r.key === `${ns}/web`).length === 2,
+    );
     await remove('web');
     await eventually('web reconciled once gone', () => reconciled.some((r) => r.key === `${ns}/web` && !r.exists));
     expect(configMaps.get(ns, 'unowned')).to.not.equal(undefined);

@@ -34,11 +34,15 @@ describe('informer relists on 410 Gone after an apiserver restart', function () 
     const ns = 'relist';
     const svc = (name: string) => ({ metadata: { name, namespace: ns }, spec: { ports: [{ port: 80 }] } });
     await client.request({ method: 'POST', path: resourcePath(NAMESPACES), body: { metadata: { name: ns } } });
-    for (const name of ['a', 'b']) await client.request({ method: 'POST', path: resourcePath(SERVICES, ns), body: svc(name) });
+    for (const name of ['a', 'b'])
+      await client.request({ method: 'POST', path: resourcePath(SERVICES, ns), body: svc(name) });
 
     const { logger, lines } = captureLogger();
     const informer = createInformer<KubeObject>({
-      kubeConfig: kubeConfigVia(kc, proxy.url), path: resourcePath(SERVICES, ns), resyncMs: 0, logger,
+      kubeConfig: kubeConfigVia(kc, proxy.url),
+      path: resourcePath(SERVICES, ns),
+      resyncMs: 0,
+      logger,
       backoff: { baseMs: 100, maxMs: 1000, jitter: 0.5 },
     });
     const adds: string[] = [];
@@ -55,14 +59,23 @@ describe('informer relists on 410 Gone after an apiserver restart', function () 
       await client.request({ method: 'DELETE', path: resourcePath(SERVICES, ns, 'a') });
       // The restarted apiserver's watch cache starts at the current revision: rvBefore is now too old for it.
       await apiserver.restart();
-      await eventually('several reconnects to fail', () => lines.filter((l) => l.event === 'reconnect').length >= 3, 30_000);
+      await eventually(
+        'several reconnects to fail',
+        () => lines.filter((l) => l.event === 'reconnect').length >= 3,
+        30_000,
+      );
       expect(informer.isCurrent(), 'current while its watch fails').to.equal(false);
       proxy.up();
 
       await informer.waitUntilCurrent();
       expect(deletes, 'the missed delete, delivered before the cache counts as current').to.include('a');
       expect(adds).to.include('c');
-      expect(informer.list(ns).map((o) => o.metadata.name).sort()).to.deep.equal(['b', 'c']);
+      expect(
+        informer
+          .list(ns)
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).to.deep.equal(['b', 'c']);
       const relists = lines.filter((l) => l.event === 'relist');
       expect(relists, 'a relist log line').to.have.length.at.least(1);
       expect(relists[0]).to.include({ resource: resourcePath(SERVICES, ns), level: 'warn', resourceVersion: rvBefore });

@@ -20,14 +20,25 @@ function record<T extends KubeObject>(informer: Informer<T>): Recorded {
   const r: Recorded = { adds: [], updates: [], deletes: [] };
   informer.addHandlers({
     onAdd: (o) => r.adds.push(o.metadata.name),
-    onUpdate: (o, old) => r.updates.push({ name: o.metadata.name, oldRv: old.metadata.resourceVersion, newRv: o.metadata.resourceVersion, same: o === old }),
+    onUpdate: (o, old) =>
+      r.updates.push({
+        name: o.metadata.name,
+        oldRv: old.metadata.resourceVersion,
+        newRv: o.metadata.resourceVersion,
+        same: o === old,
+      }),
     onDelete: (o) => r.deletes.push(o.metadata.name),
   });
   return r;
 }
 
 function service(namespace: string, name: string, labels: Record<string, string> = {}) {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels }, spec: { ports: [{ port: 80, protocol: 'TCP' }] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace, labels },
+    spec: { ports: [{ port: 80, protocol: 'TCP' }] },
+  };
 }
 
 describe('informer on a real kube-apiserver: list, watch, resync, healing', function () {
@@ -37,8 +48,10 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
   let ns: string;
   const informers: Informer<KubeObject>[] = [];
 
-  const create = (body: unknown, path = resourcePath(SERVICES, ns)) => kubeClientFor(kc).request({ method: 'POST', path, body });
-  const remove = (name: string, resource = SERVICES) => kubeClientFor(kc).request({ method: 'DELETE', path: resourcePath(resource, ns, name) });
+  const create = (body: unknown, path = resourcePath(SERVICES, ns)) =>
+    kubeClientFor(kc).request({ method: 'POST', path, body });
+  const remove = (name: string, resource = SERVICES) =>
+    kubeClientFor(kc).request({ method: 'DELETE', path: resourcePath(resource, ns, name) });
 
   before(async () => {
     kc = clusterSet().clusters[0]!.kubeConfig();
@@ -53,7 +66,10 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     await deleteNamespace(kc, ns);
   });
 
-  function start<T extends KubeObject>(opts: Partial<InformerOptions<T>> & { path: string }, kubeConfig = kc): Informer<T> {
+  function start<T extends KubeObject>(
+    opts: Partial<InformerOptions<T>> & { path: string },
+    kubeConfig = kc,
+  ): Informer<T> {
     const informer = createInformer<T>({ kubeConfig, resyncMs: 0, logger: captureLogger().logger, ...opts });
     informers.push(informer);
     return informer;
@@ -72,11 +88,18 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
 
     await create(service(ns, 'after', { app: 'web' }));
     await eventually('add of "after"', () => seen.adds.includes('after'));
-    expect(informer.listByLabel('app', 'web', ns).map((s) => s.metadata.name).sort()).to.deep.equal(['after', 'before']);
+    expect(
+      informer
+        .listByLabel('app', 'web', ns)
+        .map((s) => s.metadata.name)
+        .sort(),
+    ).to.deep.equal(['after', 'before']);
 
     const before = informer.get(ns, 'before')!;
     await kubeClientFor(kc).request({
-      method: 'PATCH', path: resourcePath(SERVICES, ns, 'before'), contentType: 'application/merge-patch+json',
+      method: 'PATCH',
+      path: resourcePath(SERVICES, ns, 'before'),
+      contentType: 'application/merge-patch+json',
       body: { metadata: { labels: { app: 'api' } } },
     });
     await eventually('update of "before"', () => seen.updates.some((u) => u.name === 'before'));
@@ -100,9 +123,19 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     const configMapsPath = `/api/v1/namespaces/${ns}/configmaps`;
     const names = Array.from({ length: count }, (_, i) => `bulk-${String(i).padStart(3, '0')}`);
     for (let i = 0; i < names.length; i += 25) {
-      await Promise.all(names.slice(i, i + 25).map((name) => create(
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { bulk: 'yes' } }, data: { k: 'v' } },
-        configMapsPath)));
+      await Promise.all(
+        names.slice(i, i + 25).map((name) =>
+          create(
+            {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name, namespace: ns, labels: { bulk: 'yes' } },
+              data: { k: 'v' },
+            },
+            configMapsPath,
+          ),
+        ),
+      );
     }
     const informer = start({ path: configMapsPath, labelSelector: 'bulk=yes' });
     const seen = record(informer);
@@ -111,7 +144,15 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     expect(seen.adds.sort()).to.deep.equal(names);
     expect(informer.list(ns).every((c) => c.kind === 'ConfigMap' && c.apiVersion === 'v1')).to.equal(true);
     // The watch goes on from the snapshot's resourceVersion: a change after the list is seen as one.
-    await create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after', namespace: ns, labels: { bulk: 'yes' } }, data: {} }, configMapsPath);
+    await create(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'after', namespace: ns, labels: { bulk: 'yes' } },
+        data: {},
+      },
+      configMapsPath,
+    );
     await eventually('the ConfigMap created after the list', () => seen.adds.includes('after'));
     expect(seen.adds.length).to.equal(count + 1);
   });
@@ -124,7 +165,9 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     informer.start();
     await informer.waitForSync();
     const svcex = (name: string, team: string) => ({
-      apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name, namespace: ns, labels: { team } },
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceExport',
+      metadata: { name, namespace: ns, labels: { team } },
     });
     await create(svcex('mine', 'a'), exportsPath);
     await create(svcex('theirs', 'b'), exportsPath);
@@ -139,7 +182,8 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
   it('caches and delivers objects as trimmed, from the list and from the watch (no managedFields, last-applied or status)', async () => {
     type Svc = KubeObject & { spec?: unknown; status?: unknown };
     const annotated = (name: string) => ({
-      ...service(ns, name), metadata: { name, namespace: ns, annotations: { [LAST_APPLIED_ANNOTATION]: '{"a":1}', team: 'a' } },
+      ...service(ns, name),
+      metadata: { name, namespace: ns, annotations: { [LAST_APPLIED_ANNOTATION]: '{"a":1}', team: 'a' } },
     });
     await create(annotated('listed'));
     const informer = start<Svc>({ path: resourcePath(SERVICES, ns), trim: keepFields<Svc>('spec') });
@@ -155,7 +199,12 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
       expect(cached.metadata.annotations, name).to.deep.equal({ team: 'a' });
       expect(cached.metadata.uid, name).to.be.a('string');
       expect(cached).to.have.keys('apiVersion', 'kind', 'metadata', 'spec');
-      expect(delivered.filter((o) => o.metadata.name === name).every((o) => o === cached || o.metadata.managedFields === undefined), name).to.equal(true);
+      expect(
+        delivered
+          .filter((o) => o.metadata.name === name)
+          .every((o) => o === cached || o.metadata.managedFields === undefined),
+        name,
+      ).to.equal(true);
     }
     await remove('listed');
     await remove('watched');
@@ -167,7 +216,11 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     const seen = record(informer);
     informer.start();
     await informer.waitForSync();
-    await eventually('two resyncs of "steady"', () => seen.updates.filter((u) => u.name === 'steady').length >= 2, 5000);
+    await eventually(
+      'two resyncs of "steady"',
+      () => seen.updates.filter((u) => u.name === 'steady').length >= 2,
+      5000,
+    );
     for (const u of seen.updates) expect(u).to.include({ oldRv: u.newRv, same: true });
     await remove('steady');
   });
@@ -177,8 +230,10 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
     try {
       const { logger, lines } = captureLogger();
       await create(service(ns, 'old'));
-      const informer = start({ path: resourcePath(SERVICES, ns), logger, backoff: { baseMs: 100, maxMs: 400, jitter: 0.5 } },
-        kubeConfigVia(kc, proxy.url));
+      const informer = start(
+        { path: resourcePath(SERVICES, ns), logger, backoff: { baseMs: 100, maxMs: 400, jitter: 0.5 } },
+        kubeConfigVia(kc, proxy.url),
+      );
       const seen = record(informer);
       informer.start();
       await informer.waitForSync();
@@ -186,14 +241,20 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
       proxy.down();
       await create(service(ns, 'created-while-down'));
       await remove('old');
-      await eventually('a reconnect attempt to be logged', () => lines.filter((l) => l.event === 'reconnect').length >= 2);
+      await eventually(
+        'a reconnect attempt to be logged',
+        () => lines.filter((l) => l.event === 'reconnect').length >= 2,
+      );
       expect(seen.adds).to.not.include('created-while-down');
       expect(informer.isCurrent(), 'current while reconnects fail').to.equal(false);
       proxy.up();
 
       await informer.waitUntilCurrent();
       // The watch resumed from the last resourceVersion: what it missed follows as its first events.
-      await eventually('the informer to catch up', () => seen.adds.includes('created-while-down') && seen.deletes.includes('old'));
+      await eventually(
+        'the informer to catch up',
+        () => seen.adds.includes('created-while-down') && seen.deletes.includes('old'),
+      );
       expect(informer.list(ns).map((s) => s.metadata.name)).to.deep.equal(['created-while-down']);
       const reconnects = lines.filter((l) => l.event === 'reconnect');
       for (const l of reconnects) {
@@ -227,7 +288,10 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
       proxy.down();
       await eventually('the watch to fail', () => lines.some((l) => l.event === 'reconnect'));
       const probe = () => kubeClientFor(viaProxy).request({ method: 'GET', path: resourcePath(SERVICES, ns) });
-      await probe().then(() => expect.fail('answered through a cut proxy'), () => undefined);
+      await probe().then(
+        () => expect.fail('answered through a cut proxy'),
+        () => undefined,
+      );
       proxy.up();
       const upAt = Date.now();
       await probe();
@@ -248,7 +312,9 @@ describe('informer on a real kube-apiserver: list, watch, resync, healing', func
       const waiting = informer.waitForSync();
       await informer.stop();
       let error: unknown;
-      await waiting.catch((e: unknown) => { error = e; });
+      await waiting.catch((e: unknown) => {
+        error = e;
+      });
       expect(String(error)).to.match(/stopped before its first list/);
     } finally {
       await proxy.close();

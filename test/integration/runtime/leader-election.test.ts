@@ -53,20 +53,43 @@ describe('leader election on a coordination.k8s.io Lease', function () {
     expect(overlap, 'two candidates led at once').to.equal(undefined);
   });
 
-  function candidate(identity: string, lease: string, timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number },
-    kubeConfig = kc): Candidate {
-    const c: Candidate = { identity, started: 0, stopped: 0, signals: [], election: undefined as unknown as LeaderElection };
+  function candidate(
+    identity: string,
+    lease: string,
+    timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number },
+    kubeConfig = kc,
+  ): Candidate {
+    const c: Candidate = {
+      identity,
+      started: 0,
+      stopped: 0,
+      signals: [],
+      election: undefined as unknown as LeaderElection,
+    };
     c.election = runLeaderElection({
-      kubeConfig, namespace: ns, name: lease, identity, ...timing, logger: captureLogger().logger,
-      onStartedLeading: (signal) => { c.started++; c.signals.push(signal); },
-      onStoppedLeading: () => { c.stopped++; },
+      kubeConfig,
+      namespace: ns,
+      name: lease,
+      identity,
+      ...timing,
+      logger: captureLogger().logger,
+      onStartedLeading: (signal) => {
+        c.started++;
+        c.signals.push(signal);
+      },
+      onStoppedLeading: () => {
+        c.stopped++;
+      },
     });
     candidates.push(c);
     return c;
   }
 
   const readLease = (name: string) =>
-    kubeClientFor(kc).request<KubeObject & { spec: LeaseSpec }>({ method: 'GET', path: resourcePath(LEASES, ns, name) });
+    kubeClientFor(kc).request<KubeObject & { spec: LeaseSpec }>({
+      method: 'GET',
+      path: resourcePath(LEASES, ns, name),
+    });
 
   it('of several candidates racing for a new Lease exactly one leads; on stop it releases and a standby takes over at once', async () => {
     // A long lease: a takeover well before it could expire proves the release, not expiry, handed it over.
@@ -90,7 +113,9 @@ describe('leader election on a coordination.k8s.io Lease', function () {
     expect(leader.signals[0]!.aborted).to.equal(true);
     candidates = candidates.filter((c) => c !== leader);
     await eventually('a standby to take over', () => candidates.some((c) => c.election.isLeader()), 10_000);
-    expect(Date.now() - stoppedAt, 'takeover waited for expiry instead of the release').to.be.below(timing.leaseDurationMs);
+    expect(Date.now() - stoppedAt, 'takeover waited for expiry instead of the release').to.be.below(
+      timing.leaseDurationMs,
+    );
     const next = candidates.find((c) => c.election.isLeader())!;
     const after = await readLease('race');
     expect(after.spec.holderIdentity).to.equal(next.identity);
@@ -105,14 +130,18 @@ describe('leader election on a coordination.k8s.io Lease', function () {
     await eventually('standby to see the holder', () => standby.election.currentLeader() === 'holder');
     // Someone else writes the Lease (a label): the holder's resourceVersion is now stale and its release PUT conflicts.
     await kubeClientFor(kc).request({
-      method: 'PATCH', path: resourcePath(LEASES, ns, 'stale'), contentType: CONTENT_MERGE_PATCH,
+      method: 'PATCH',
+      path: resourcePath(LEASES, ns, 'stale'),
+      contentType: CONTENT_MERGE_PATCH,
       body: { metadata: { labels: { touched: 'yes' } } },
     });
     const stoppedAt = Date.now();
     await leader.election.stop();
     candidates = candidates.filter((c) => c !== leader);
     await eventually('the standby to take over', () => standby.election.isLeader(), 10_000);
-    expect(Date.now() - stoppedAt, 'takeover waited for expiry instead of the release').to.be.below(timing.leaseDurationMs);
+    expect(Date.now() - stoppedAt, 'takeover waited for expiry instead of the release').to.be.below(
+      timing.leaseDurationMs,
+    );
   });
 
   /** Runs `test` with a proxy in front of the apiserver, closed afterwards, and timings short enough to cross in seconds. */
@@ -185,7 +214,10 @@ describe('leader election on a coordination.k8s.io Lease', function () {
     const leader = candidate('leader', 'taken', timing);
     await eventually('leader to lead', () => leader.election.isLeader());
     await kubeClientFor(kc).request({
-      method: 'PATCH', path: resourcePath(LEASES, ns, 'taken'), contentType: CONTENT_MERGE_PATCH, body: { spec: { holderIdentity: 'intruder' } },
+      method: 'PATCH',
+      path: resourcePath(LEASES, ns, 'taken'),
+      contentType: CONTENT_MERGE_PATCH,
+      body: { spec: { holderIdentity: 'intruder' } },
     });
     // Far inside the 20 s renew deadline: only the apiserver refusing the renewal (its holder test failed) explains it.
     await eventually('leader to step down', () => !leader.election.isLeader(), 5_000);
@@ -194,9 +226,18 @@ describe('leader election on a coordination.k8s.io Lease', function () {
   });
 
   it('rejects inconsistent timing with a clear message', () => {
-    expect(() => runLeaderElection({
-      kubeConfig: kc, namespace: ns, name: 'bad', identity: 'x', leaseDurationMs: 5000, renewDeadlineMs: 6000, retryPeriodMs: 1000,
-      onStartedLeading: () => {}, onStoppedLeading: () => {},
-    })).to.throw(/lease duration \(5000 ms\) must be longer than the renew deadline \(6000 ms\)/);
+    expect(() =>
+      runLeaderElection({
+        kubeConfig: kc,
+        namespace: ns,
+        name: 'bad',
+        identity: 'x',
+        leaseDurationMs: 5000,
+        renewDeadlineMs: 6000,
+        retryPeriodMs: 1000,
+        onStartedLeading: () => {},
+        onStoppedLeading: () => {},
+      }),
+    ).to.throw(/lease duration \(5000 ms\) must be longer than the renew deadline \(6000 ms\)/);
   });
 });

@@ -2,12 +2,24 @@ import { expect } from 'chai';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { withClusterSet } from '../../support/clusterset.ts';
 import {
-  CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, SERVICE_EXPORT_FINALIZER,
+  CONTROLLER_NAME,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+  SERVICE_EXPORT_FINALIZER,
 } from '../../../src/core/names.ts';
 import { KubeApiError } from '../../../src/kube/api-error.ts';
 import { kubeClientFor } from '../../../src/kube/client.ts';
 import { ObjectWriter } from '../../../src/runtime/object-writer.ts';
-import { ENDPOINT_SLICES, resourcePath, SERVICE_EXPORTS, SERVICE_IMPORTS, SERVICES, type KubeObject } from '../../../src/kube/resources.ts';
+import {
+  ENDPOINT_SLICES,
+  resourcePath,
+  SERVICE_EXPORTS,
+  SERVICE_IMPORTS,
+  SERVICES,
+  type KubeObject,
+} from '../../../src/kube/resources.ts';
 import { createTestNamespace, deleteNamespace, installCrds } from '../kube/support.ts';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown>; endpoints?: unknown[] };
@@ -39,12 +51,19 @@ describe('object writes: server-side apply, status, delete, finalizers', functio
   it('applying the same ServiceImport, derived Service and EndpointSlice twice changes nothing the second time', async () => {
     const si = await writer.apply<Obj>(SERVICE_IMPORTS, serviceImport('nginx', 80));
     const svc = await writer.apply<Obj>(SERVICES, {
-      metadata: { name: 'imported-nginx', namespace: ns }, spec: { type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
+      metadata: { name: 'imported-nginx', namespace: ns },
+      spec: { type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
     });
     const slice = {
       metadata: {
-        name: 'imported-nginx-cls1', namespace: ns,
-        labels: { [LABEL_SERVICE_NAME]: 'nginx', [LABEL_SOURCE_CLUSTER]: 'cls1', [LABEL_MANAGED_BY]: CONTROLLER_NAME, [LABEL_KUBE_SERVICE_NAME]: 'imported-nginx' },
+        name: 'imported-nginx-cls1',
+        namespace: ns,
+        labels: {
+          [LABEL_SERVICE_NAME]: 'nginx',
+          [LABEL_SOURCE_CLUSTER]: 'cls1',
+          [LABEL_MANAGED_BY]: CONTROLLER_NAME,
+          [LABEL_KUBE_SERVICE_NAME]: 'imported-nginx',
+        },
       },
       addressType: 'IPv4',
       ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
@@ -52,11 +71,14 @@ describe('object writes: server-side apply, status, delete, finalizers', functio
     };
     const es = await writer.apply<Obj>(ENDPOINT_SLICES, slice);
     expect(si.kind).to.equal('ServiceImport');
-    expect(si.metadata.managedFields).to.satisfy((mf: { manager: string }[]) => mf.some((m) => m.manager === 'mcs-cloudmap-worker'));
+    expect(si.metadata.managedFields).to.satisfy((mf: { manager: string }[]) =>
+      mf.some((m) => m.manager === 'mcs-cloudmap-worker'),
+    );
 
     const si2 = await writer.apply<Obj>(SERVICE_IMPORTS, serviceImport('nginx', 80));
     const svc2 = await writer.apply<Obj>(SERVICES, {
-      metadata: { name: 'imported-nginx', namespace: ns }, spec: { type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
+      metadata: { name: 'imported-nginx', namespace: ns },
+      spec: { type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
     });
     const es2 = await writer.apply<Obj>(ENDPOINT_SLICES, slice);
     expect(si2.metadata.resourceVersion).to.equal(si.metadata.resourceVersion);
@@ -71,38 +93,64 @@ describe('object writes: server-side apply, status, delete, finalizers', functio
 
   it('applies ServiceExport and ServiceImport status on the status subresource, leaving spec alone', async () => {
     await kubeClientFor(kc).request({
-      method: 'POST', path: resourcePath(SERVICE_EXPORTS, ns),
-      body: { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'web', namespace: ns } },
+      method: 'POST',
+      path: resourcePath(SERVICE_EXPORTS, ns),
+      body: {
+        apiVersion: 'multicluster.x-k8s.io/v1beta1',
+        kind: 'ServiceExport',
+        metadata: { name: 'web', namespace: ns },
+      },
     });
     const condition = {
-      type: 'Valid', status: 'False', reason: 'NoService', message: 'Create Service web to export it.',
-      lastTransitionTime: '2025-01-01T00:00:00Z', observedGeneration: 1,
+      type: 'Valid',
+      status: 'False',
+      reason: 'NoService',
+      message: 'Create Service web to export it.',
+      lastTransitionTime: '2025-01-01T00:00:00Z',
+      observedGeneration: 1,
     };
-    const written = await writer.applyStatus<Obj>(SERVICE_EXPORTS, { metadata: { name: 'web', namespace: ns }, status: { conditions: [condition] } });
+    const written = await writer.applyStatus<Obj>(SERVICE_EXPORTS, {
+      metadata: { name: 'web', namespace: ns },
+      status: { conditions: [condition] },
+    });
     expect(written.status).to.deep.equal({ conditions: [condition] });
-    const again = await writer.applyStatus<Obj>(SERVICE_EXPORTS, { metadata: { name: 'web', namespace: ns }, status: { conditions: [condition] } });
+    const again = await writer.applyStatus<Obj>(SERVICE_EXPORTS, {
+      metadata: { name: 'web', namespace: ns },
+      status: { conditions: [condition] },
+    });
     expect(again.metadata.resourceVersion).to.equal(written.metadata.resourceVersion);
 
     await writer.apply(SERVICE_IMPORTS, serviceImport('web', 8080));
-    const si = await writer.applyStatus<Obj>(SERVICE_IMPORTS, { metadata: { name: 'web', namespace: ns }, status: { clusters: [{ cluster: 'cls1' }] } });
+    const si = await writer.applyStatus<Obj>(SERVICE_IMPORTS, {
+      metadata: { name: 'web', namespace: ns },
+      status: { clusters: [{ cluster: 'cls1' }] },
+    });
     expect(si.status).to.deep.equal({ clusters: [{ cluster: 'cls1' }] });
     expect((si.spec as { ports: { port: number }[] }).ports[0]!.port).to.equal(8080);
   });
 
   it('errors name the verb, kind, namespace/name and cluster', async () => {
     let error: unknown;
-    await writer.apply(SERVICE_IMPORTS, { metadata: { name: 'invalid', namespace: ns }, spec: { type: 'Nonsense', ports: [] } })
-      .catch((e: unknown) => { error = e; });
+    await writer
+      .apply(SERVICE_IMPORTS, { metadata: { name: 'invalid', namespace: ns }, spec: { type: 'Nonsense', ports: [] } })
+      .catch((e: unknown) => {
+        error = e;
+      });
     expect(error).to.be.instanceOf(KubeApiError);
     const e = error as KubeApiError;
     expect(e.statusCode).to.equal(422);
     expect(e.message).to.include(`PATCH ServiceImport ${ns}/invalid on cluster cls1: 422 Invalid`);
   });
 
-  it('adds and removes a finalizer idempotently, and keeps others\' finalizers under concurrent writers', async () => {
+  it("adds and removes a finalizer idempotently, and keeps others' finalizers under concurrent writers", async () => {
     await kubeClientFor(kc).request({
-      method: 'POST', path: resourcePath(SERVICE_EXPORTS, ns),
-      body: { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'fin', namespace: ns, finalizers: ['example.com/keep'] } },
+      method: 'POST',
+      path: resourcePath(SERVICE_EXPORTS, ns),
+      body: {
+        apiVersion: 'multicluster.x-k8s.io/v1beta1',
+        kind: 'ServiceExport',
+        metadata: { name: 'fin', namespace: ns, finalizers: ['example.com/keep'] },
+      },
     });
     const added = await writer.addFinalizer<Obj>(SERVICE_EXPORTS, ns, 'fin', SERVICE_EXPORT_FINALIZER);
     expect(added!.metadata.finalizers).to.deep.equal(['example.com/keep', SERVICE_EXPORT_FINALIZER]);
@@ -112,7 +160,16 @@ describe('object writes: server-side apply, status, delete, finalizers', functio
     // Eight writers adding different finalizers at once: every write is guarded by resourceVersion, so conflicts are
     // retried and none is lost.
     const others = Array.from({ length: 8 }, (_, i) => `example.com/concurrent-${i}`);
-    await Promise.all(others.map((f) => new ObjectWriter({ kubeConfig: clusterSet().clusters[0]!.kubeConfig() }).addFinalizer(SERVICE_EXPORTS, ns, 'fin', f)));
+    await Promise.all(
+      others.map((f) =>
+        new ObjectWriter({ kubeConfig: clusterSet().clusters[0]!.kubeConfig() }).addFinalizer(
+          SERVICE_EXPORTS,
+          ns,
+          'fin',
+          f,
+        ),
+      ),
+    );
     const all = (await writer.get<Obj>(SERVICE_EXPORTS, ns, 'fin'))!.metadata.finalizers!;
     expect([...all].sort()).to.deep.equal(['example.com/keep', SERVICE_EXPORT_FINALIZER, ...others].sort());
 
@@ -126,7 +183,9 @@ describe('object writes: server-side apply, status, delete, finalizers', functio
     await writer.delete(SERVICE_EXPORTS, ns, 'fin');
     const deleting = (await writer.get<Obj>(SERVICE_EXPORTS, ns, 'fin'))!;
     expect(deleting.metadata.deletionTimestamp).to.be.a('string');
-    expect((await writer.addFinalizer<Obj>(SERVICE_EXPORTS, ns, 'fin', 'example.com/late'))!.metadata.finalizers).to.not.include('example.com/late');
+    expect(
+      (await writer.addFinalizer<Obj>(SERVICE_EXPORTS, ns, 'fin', 'example.com/late'))!.metadata.finalizers,
+    ).to.not.include('example.com/late');
     for (const f of ['example.com/keep', ...others]) await writer.removeFinalizer(SERVICE_EXPORTS, ns, 'fin', f);
     expect(await writer.get(SERVICE_EXPORTS, ns, 'fin')).to.equal(undefined);
     expect(await writer.removeFinalizer(SERVICE_EXPORTS, ns, 'fin', SERVICE_EXPORT_FINALIZER)).to.equal(undefined);
@@ -137,7 +196,9 @@ describe('object writes: server-side apply, status, delete, finalizers', functio
     expect(await writer.delete(SERVICE_IMPORTS, ns, 'recreated', { uid: first.metadata.uid })).to.equal(true);
     const second = await writer.apply<Obj>(SERVICE_IMPORTS, serviceImport('recreated', 80));
     let error: unknown;
-    await writer.delete(SERVICE_IMPORTS, ns, 'recreated', { uid: first.metadata.uid }).catch((e: unknown) => { error = e; });
+    await writer.delete(SERVICE_IMPORTS, ns, 'recreated', { uid: first.metadata.uid }).catch((e: unknown) => {
+      error = e;
+    });
     expect((error as KubeApiError).statusCode).to.equal(409);
     expect((await writer.get<Obj>(SERVICE_IMPORTS, ns, 'recreated'))!.metadata.uid).to.equal(second.metadata.uid);
     expect(await writer.delete(SERVICE_IMPORTS, ns, 'never-existed')).to.equal(false);

@@ -3,9 +3,21 @@
 // ("Shared AWS Cloud Map namespaces") and API reference (OwnerAccount, ResourceOwner, CreatedByAccount) describe;
 // checked through the real AWS SDK. docs/testbed.md lists what is emulated and what differs.
 import {
-  CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DiscoverInstancesCommand,
-  DiscoverInstancesRevisionCommand, GetInstanceCommand, GetNamespaceCommand, GetOperationCommand, GetServiceCommand, ListInstancesCommand,
-  DeregisterInstanceCommand, ListNamespacesCommand, ListServicesCommand, RegisterInstanceCommand, ServiceDiscoveryClient,
+  CreateHttpNamespaceCommand,
+  CreateServiceCommand,
+  DeleteNamespaceCommand,
+  DiscoverInstancesCommand,
+  DiscoverInstancesRevisionCommand,
+  GetInstanceCommand,
+  GetNamespaceCommand,
+  GetOperationCommand,
+  GetServiceCommand,
+  ListInstancesCommand,
+  DeregisterInstanceCommand,
+  ListNamespacesCommand,
+  ListServicesCommand,
+  RegisterInstanceCommand,
+  ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { DEFAULT_ACCOUNT } from '../../../hack/testbed/cloudmap-emulator.ts';
@@ -25,7 +37,9 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
 
   /** A client acting as `account` (default: the credentials every other test uses) in `region`. */
   function as(account: string | undefined, region = EAST): ServiceDiscoveryClient {
-    const client = new ServiceDiscoveryClient(cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region }, { account }));
+    const client = new ServiceDiscoveryClient(
+      cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region }, { account }),
+    );
     clients.push(client);
     return client;
   }
@@ -41,7 +55,9 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
     await emulator.reset();
     // These tests list far more often than ListNamespaces' and ListServices' request quotas allow (0.5/s, 2/s),
     // which is not what they test.
-    await emulator.control.configure({ rates: { ListNamespaces: { rate: 100, burst: 100 }, ListServices: { rate: 100, burst: 100 } } });
+    await emulator.control.configure({
+      rates: { ListNamespaces: { rate: 100, burst: 100 }, ListServices: { rate: 100, burst: 100 } },
+    });
   });
 
   /** Creates an HTTP namespace and waits for its operation; returns its id and ARN. */
@@ -52,16 +68,30 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
     return { id, arn: Namespace!.Arn! };
   }
 
-  async function register(client: ServiceDiscoveryClient, serviceId: string, instanceId: string, ownerAccount?: string): Promise<void> {
-    const { OperationId } = await client.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId, Attributes: { AWS_INSTANCE_IPV4: '10.0.0.1' } }));
+  async function register(
+    client: ServiceDiscoveryClient,
+    serviceId: string,
+    instanceId: string,
+    ownerAccount?: string,
+  ): Promise<void> {
+    const { OperationId } = await client.send(
+      new RegisterInstanceCommand({
+        ServiceId: serviceId,
+        InstanceId: instanceId,
+        Attributes: { AWS_INSTANCE_IPV4: '10.0.0.1' },
+      }),
+    );
     await operationDone(client, OperationId, ownerAccount);
   }
 
   const names = async (client: ServiceDiscoveryClient, filters?: ListNamespacesCommand['input']['Filters']) =>
-    ((await client.send(new ListNamespacesCommand({ Filters: filters }))).Namespaces ?? []).map((n) => [n.Name, n.ResourceOwner]);
+    ((await client.send(new ListNamespacesCommand({ Filters: filters }))).Namespaces ?? []).map((n) => [
+      n.Name,
+      n.ResourceOwner,
+    ]);
 
   describe('accounts: one access key per account', () => {
-    it('each account has its own namespaces; credentials not made by credentialsFor act as moto\'s default account', async () => {
+    it("each account has its own namespaces; credentials not made by credentialsFor act as moto's default account", async () => {
       const owner = as(OWNER);
       const consumer = as(CONSUMER);
       const mine = await namespace(owner, 'team');
@@ -73,7 +103,9 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect(await names(as(undefined))).to.deep.equal([]);
       await namespace(as(undefined), 'default');
       expect(await names(as(DEFAULT_ACCOUNT))).to.deep.equal([['default', DEFAULT_ACCOUNT]]);
-      expect((await failure(consumer.send(new GetNamespaceCommand({ Id: mine.id })))).name).to.equal('NamespaceNotFound');
+      expect((await failure(consumer.send(new GetNamespaceCommand({ Id: mine.id })))).name).to.equal(
+        'NamespaceNotFound',
+      );
       const calls = await emulator.control.calls();
       expect(Object.keys(calls.byAccount)).to.include.members([OWNER, CONSUMER, DEFAULT_ACCOUNT]);
     });
@@ -89,7 +121,10 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
 
     it('credentialsFor takes 12-digit account ids only, and needs no registration', async () => {
       expect(() => emulator.control.credentialsFor('1234')).to.throw(/12-digit/);
-      const raw = new ServiceDiscoveryClient({ ...cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region: EAST }), credentials: emulator.control.credentialsFor(OUTSIDER) });
+      const raw = new ServiceDiscoveryClient({
+        ...cloudMapClientConfig({ cloudMapEndpoint: emulator.endpoint, region: EAST }),
+        credentials: emulator.control.credentialsFor(OUTSIDER),
+      });
       clients.push(raw);
       expect((await namespace(raw, 'outside')).arn).to.contain(`:${OUTSIDER}:namespace/`);
     });
@@ -102,12 +137,26 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       const shared = await namespace(owner, 'clusterset');
       await namespace(consumer, 'local');
       expect(await names(consumer)).to.deep.equal([['local', CONSUMER]]);
-      const shares = await emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.arn, withAccounts: [CONSUMER] });
-      expect(shares).to.deep.equal([{ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] }]);
+      const shares = await emulator.control.shareNamespace({
+        ownerAccount: OWNER,
+        region: EAST,
+        namespaceId: shared.arn,
+        withAccounts: [CONSUMER],
+      });
+      expect(shares).to.deep.equal([
+        { ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] },
+      ]);
       const listed = (await consumer.send(new ListNamespacesCommand({}))).Namespaces ?? [];
-      expect(listed.map((n) => [n.Name, n.ResourceOwner, n.Arn])).to.deep.equal([['local', CONSUMER, listed[0]!.Arn], ['clusterset', OWNER, shared.arn]]);
-      expect(await names(consumer, [{ Name: 'RESOURCE_OWNER', Values: ['OTHER_ACCOUNTS'], Condition: 'EQ' }])).to.deep.equal([['clusterset', OWNER]]);
-      expect(await names(consumer, [{ Name: 'RESOURCE_OWNER', Values: ['SELF'], Condition: 'EQ' }])).to.deep.equal([['local', CONSUMER]]);
+      expect(listed.map((n) => [n.Name, n.ResourceOwner, n.Arn])).to.deep.equal([
+        ['local', CONSUMER, listed[0]!.Arn],
+        ['clusterset', OWNER, shared.arn],
+      ]);
+      expect(
+        await names(consumer, [{ Name: 'RESOURCE_OWNER', Values: ['OTHER_ACCOUNTS'], Condition: 'EQ' }]),
+      ).to.deep.equal([['clusterset', OWNER]]);
+      expect(await names(consumer, [{ Name: 'RESOURCE_OWNER', Values: ['SELF'], Condition: 'EQ' }])).to.deep.equal([
+        ['local', CONSUMER],
+      ]);
       expect(await names(owner)).to.deep.equal([['clusterset', OWNER]]);
       expect(await names(as(OUTSIDER))).to.deep.equal([]);
       const got = await consumer.send(new GetNamespaceCommand({ Id: shared.arn }));
@@ -123,7 +172,12 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       const owner = as(OWNER);
       const consumer = as(CONSUMER);
       const shared = await namespace(owner, 'clusterset');
-      await emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] });
+      await emulator.control.shareNamespace({
+        ownerAccount: OWNER,
+        region: EAST,
+        namespaceId: shared.id,
+        withAccounts: [CONSUMER],
+      });
       const { Service } = await consumer.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.arn }));
       return { owner, consumer, shared, Service };
     }
@@ -131,13 +185,25 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
     it('a consumer creates services and registers instances in it by ARN; CreatedByAccount records who did', async () => {
       const { owner, consumer, shared, Service } = await consumerService();
       expect(Service?.Arn).to.equal(`arn:aws:servicediscovery:${EAST}:${OWNER}:service/${Service?.Id}`);
-      expect([Service?.NamespaceId, Service?.ResourceOwner, Service?.CreatedByAccount]).to.deep.equal([shared.id, OWNER, CONSUMER]);
+      expect([Service?.NamespaceId, Service?.ResourceOwner, Service?.CreatedByAccount]).to.deep.equal([
+        shared.id,
+        OWNER,
+        CONSUMER,
+      ]);
       const exists = await failure(owner.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.id })));
-      expect([exists.name, exists.ServiceId, exists.ServiceArn]).to.deep.equal(['ServiceAlreadyExists', Service?.Id, Service?.Arn]);
+      expect([exists.name, exists.ServiceId, exists.ServiceArn]).to.deep.equal([
+        'ServiceAlreadyExists',
+        Service?.Id,
+        Service?.Arn,
+      ]);
 
       // The consumer's write is an operation in the owner's account: found only with OwnerAccount (API GetOperation).
-      const { OperationId } = await consumer.send(new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: { A: '1' } }));
-      expect((await failure(consumer.send(new GetOperationCommand({ OperationId })))).name).to.equal('OperationNotFound');
+      const { OperationId } = await consumer.send(
+        new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: { A: '1' } }),
+      );
+      expect((await failure(consumer.send(new GetOperationCommand({ OperationId })))).name).to.equal(
+        'OperationNotFound',
+      );
       await operationDone(consumer, OperationId, OWNER);
       const { Operation } = await consumer.send(new GetOperationCommand({ OperationId, OwnerAccount: OWNER }));
       expect([Operation?.Status, Operation?.OwnerAccount]).to.deep.equal(['SUCCESS', OWNER]);
@@ -147,19 +213,32 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       const byConsumer = await consumer.send(new ListInstancesCommand({ ServiceId: Service!.Arn! }));
       for (const listed of [byOwner, byConsumer]) {
         expect(listed.ResourceOwner).to.equal(OWNER);
-        expect(listed.Instances?.map((i) => [i.Id, i.CreatedByAccount])).to.deep.equal([['cls2-pod', CONSUMER], ['cls1-pod', OWNER]]);
+        expect(listed.Instances?.map((i) => [i.Id, i.CreatedByAccount])).to.deep.equal([
+          ['cls2-pod', CONSUMER],
+          ['cls1-pod', OWNER],
+        ]);
       }
-      expect((await owner.send(new GetServiceCommand({ Id: Service!.Id! }))).Service?.CreatedByAccount).to.equal(CONSUMER);
+      expect((await owner.send(new GetServiceCommand({ Id: Service!.Id! }))).Service?.CreatedByAccount).to.equal(
+        CONSUMER,
+      );
       const got = await consumer.send(new GetInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls1-pod' }));
       expect([got.ResourceOwner, got.Instance?.CreatedByAccount]).to.deep.equal([OWNER, OWNER]);
     });
 
-    it('the request log names the cluster of an instance a consumer deregisters by the service\'s ARN', async () => {
+    it("the request log names the cluster of an instance a consumer deregisters by the service's ARN", async () => {
       const { consumer, Service } = await consumerService();
-      const registered = await consumer.send(new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: { CLUSTER_ID: 'cls2' } }));
+      const registered = await consumer.send(
+        new RegisterInstanceCommand({
+          ServiceId: Service!.Arn!,
+          InstanceId: 'cls2-pod',
+          Attributes: { CLUSTER_ID: 'cls2' },
+        }),
+      );
       await operationDone(consumer, registered.OperationId, OWNER);
       const since = Date.now();
-      const { OperationId } = await consumer.send(new DeregisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod' }));
+      const { OperationId } = await consumer.send(
+        new DeregisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod' }),
+      );
       await operationDone(consumer, OperationId, OWNER);
       const log = await emulator.control.requests(since, ['DeregisterInstance']);
       expect(log.map((r) => [r.instanceId, r.clusterId, r.outcome])).to.deep.equal([['cls2-pod', 'cls2', 'ok']]);
@@ -169,7 +248,12 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       const owner = as(OWNER);
       const consumer = as(CONSUMER);
       const shared = await namespace(owner, 'clusterset');
-      await emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER, OUTSIDER] });
+      await emulator.control.shareNamespace({
+        ownerAccount: OWNER,
+        region: EAST,
+        namespaceId: shared.id,
+        withAccounts: [CONSUMER, OUTSIDER],
+      });
       const { Service } = await owner.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.id }));
       await register(owner, Service!.Id!, 'cls1-pod');
 
@@ -178,18 +262,32 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       const found = await consumer.send(new DiscoverInstancesCommand({ ...discover, OwnerAccount: OWNER }));
       expect(found.Instances?.map((i) => i.InstanceId)).to.deep.equal(['cls1-pod']);
       const revision = await consumer.send(new DiscoverInstancesRevisionCommand({ ...discover, OwnerAccount: OWNER }));
-      expect(revision.InstancesRevision).to.equal((await owner.send(new DiscoverInstancesRevisionCommand(discover))).InstancesRevision);
-      expect((await failure(consumer.send(new GetNamespaceCommand({ Id: shared.id })))).name).to.equal('NamespaceNotFound');
-      expect((await failure(consumer.send(new GetServiceCommand({ Id: Service!.Id! })))).name).to.equal('ServiceNotFound');
-      expect((await consumer.send(new GetServiceCommand({ Id: Service!.Arn! }))).Service?.ResourceOwner).to.equal(OWNER);
+      expect(revision.InstancesRevision).to.equal(
+        (await owner.send(new DiscoverInstancesRevisionCommand(discover))).InstancesRevision,
+      );
+      expect((await failure(consumer.send(new GetNamespaceCommand({ Id: shared.id })))).name).to.equal(
+        'NamespaceNotFound',
+      );
+      expect((await failure(consumer.send(new GetServiceCommand({ Id: Service!.Id! })))).name).to.equal(
+        'ServiceNotFound',
+      );
+      expect((await consumer.send(new GetServiceCommand({ Id: Service!.Arn! }))).Service?.ResourceOwner).to.equal(
+        OWNER,
+      );
 
       const services = async (filters: ListServicesCommand['input']['Filters']) =>
-        ((await consumer.send(new ListServicesCommand({ Filters: filters }))).Services ?? []).map((s) => [s.Arn, s.ResourceOwner, s.CreatedByAccount]);
+        ((await consumer.send(new ListServicesCommand({ Filters: filters }))).Services ?? []).map((s) => [
+          s.Arn,
+          s.ResourceOwner,
+          s.CreatedByAccount,
+        ]);
       const web = [[Service!.Arn, OWNER, OWNER]];
       expect(await services(undefined)).to.deep.equal(web);
       expect(await services([{ Name: 'NAMESPACE_ID', Values: [shared.arn], Condition: 'EQ' }])).to.deep.equal(web);
       expect(await services([{ Name: 'NAMESPACE_ID', Values: [shared.id], Condition: 'EQ' }])).to.deep.equal([]);
-      expect(await services([{ Name: 'RESOURCE_OWNER', Values: ['OTHER_ACCOUNTS'], Condition: 'EQ' }])).to.deep.equal(web);
+      expect(await services([{ Name: 'RESOURCE_OWNER', Values: ['OTHER_ACCOUNTS'], Condition: 'EQ' }])).to.deep.equal(
+        web,
+      );
       expect(await services([{ Name: 'RESOURCE_OWNER', Values: ['SELF'], Condition: 'EQ' }])).to.deep.equal([]);
     });
 
@@ -197,20 +295,42 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       const owner = as(OWNER);
       const consumer = as(CONSUMER);
       const shared = await namespace(owner, 'clusterset');
-      expect((await failure(consumer.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.arn })))).name).to.equal('AccessDeniedException');
-      await emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] });
+      expect(
+        (await failure(consumer.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.arn })))).name,
+      ).to.equal('AccessDeniedException');
+      await emulator.control.shareNamespace({
+        ownerAccount: OWNER,
+        region: EAST,
+        namespaceId: shared.id,
+        withAccounts: [CONSUMER],
+      });
       const denied = await failure(consumer.send(new DeleteNamespaceCommand({ Id: shared.arn })));
       expect([denied.name, denied.$metadata?.httpStatusCode]).to.deep.equal(['AccessDeniedException', 400]);
       const { Service } = await consumer.send(new CreateServiceCommand({ Name: 'web', NamespaceId: shared.arn }));
-      const { OperationId } = await consumer.send(new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: {} }));
+      const { OperationId } = await consumer.send(
+        new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: {} }),
+      );
       await operationDone(consumer, OperationId, OWNER);
-      expect((await failure(as(OUTSIDER).send(new ListInstancesCommand({ ServiceId: Service!.Arn! })))).name).to.equal('AccessDeniedException');
+      expect((await failure(as(OUTSIDER).send(new ListInstancesCommand({ ServiceId: Service!.Arn! })))).name).to.equal(
+        'AccessDeniedException',
+      );
 
-      await emulator.control.unshareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: shared.id, withAccounts: [CONSUMER] });
+      await emulator.control.unshareNamespace({
+        ownerAccount: OWNER,
+        region: EAST,
+        namespaceId: shared.id,
+        withAccounts: [CONSUMER],
+      });
       const refused = [
-        () => consumer.send(new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: { A: '2' } })),
+        () =>
+          consumer.send(
+            new RegisterInstanceCommand({ ServiceId: Service!.Arn!, InstanceId: 'cls2-pod', Attributes: { A: '2' } }),
+          ),
         () => consumer.send(new ListInstancesCommand({ ServiceId: Service!.Arn! })),
-        () => consumer.send(new DiscoverInstancesCommand({ NamespaceName: 'clusterset', ServiceName: 'web', OwnerAccount: OWNER })),
+        () =>
+          consumer.send(
+            new DiscoverInstancesCommand({ NamespaceName: 'clusterset', ServiceName: 'web', OwnerAccount: OWNER }),
+          ),
         () => consumer.send(new GetOperationCommand({ OperationId, OwnerAccount: OWNER })),
         () => consumer.send(new GetNamespaceCommand({ Id: shared.arn })),
       ];
@@ -223,13 +343,28 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
     it('only the owner can share a namespace, and only one whose creation finished', async () => {
       const owner = as(OWNER);
       const shared = await namespace(owner, 'clusterset');
-      const notOwner = emulator.control.shareNamespace({ ownerAccount: CONSUMER, region: EAST, namespaceId: shared.id, withAccounts: [OUTSIDER] });
+      const notOwner = emulator.control.shareNamespace({
+        ownerAccount: CONSUMER,
+        region: EAST,
+        namespaceId: shared.id,
+        withAccounts: [OUTSIDER],
+      });
       expect((await failure(notOwner)).message).to.match(/HTTP 400.*has no namespace/);
-      const wrongArn = emulator.control.shareNamespace({ ownerAccount: CONSUMER, region: EAST, namespaceId: shared.arn, withAccounts: [OUTSIDER] });
+      const wrongArn = emulator.control.shareNamespace({
+        ownerAccount: CONSUMER,
+        region: EAST,
+        namespaceId: shared.arn,
+        withAccounts: [OUTSIDER],
+      });
       expect((await failure(wrongArn)).message).to.match(/HTTP 400.*not a namespace of account/);
       const { OperationId } = await owner.send(new CreateHttpNamespaceCommand({ Name: 'still-creating' }));
       const { Operation } = await owner.send(new GetOperationCommand({ OperationId }));
-      const early = emulator.control.shareNamespace({ ownerAccount: OWNER, region: EAST, namespaceId: Operation!.Targets!.NAMESPACE!, withAccounts: [CONSUMER] });
+      const early = emulator.control.shareNamespace({
+        ownerAccount: OWNER,
+        region: EAST,
+        namespaceId: Operation!.Targets!.NAMESPACE!,
+        withAccounts: [CONSUMER],
+      });
       expect((await failure(early)).message).to.match(/creation has not finished/);
     });
   });
@@ -244,11 +379,18 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       expect((await east.send(new ListNamespacesCommand({}))).Namespaces?.map((n) => n.Id)).to.deep.equal([inEast.id]);
       expect((await west.send(new ListNamespacesCommand({}))).Namespaces?.map((n) => n.Id)).to.deep.equal([inWest.id]);
       expect((await failure(west.send(new GetNamespaceCommand({ Id: inEast.arn })))).name).to.equal('InvalidInput');
-      await emulator.control.shareNamespace({ ownerAccount: OWNER, region: WEST, namespaceId: inWest.id, withAccounts: [CONSUMER] });
+      await emulator.control.shareNamespace({
+        ownerAccount: OWNER,
+        region: WEST,
+        namespaceId: inWest.id,
+        withAccounts: [CONSUMER],
+      });
       expect(await names(as(CONSUMER, WEST))).to.deep.equal([['clusterset', OWNER]]);
       expect(await names(as(CONSUMER, EAST))).to.deep.equal([]);
       expect(Object.keys((await emulator.control.calls()).byRegion).sort()).to.deep.equal([WEST, EAST].sort());
-      expect((await failure(as(OWNER, 'xx-nowhere-1').send(new ListNamespacesCommand({})))).name).to.equal('UnknownRegion');
+      expect((await failure(as(OWNER, 'xx-nowhere-1').send(new ListNamespacesCommand({})))).name).to.equal(
+        'UnknownRegion',
+      );
     });
 
     it('the fault switch switches a Region off (connections dropped, as an unreachable endpoint) and on again', async () => {
@@ -259,7 +401,9 @@ describe('testbed Cloud Map emulator: accounts, shared namespaces and Regions th
       const err = await failure(west.send(new ListNamespacesCommand({})));
       // No HTTP answer: the SDK reports a network error, which its retry strategy treats as transient.
       expect([err.code, err.$metadata?.httpStatusCode]).to.deep.equal(['ECONNRESET', undefined]);
-      expect((await failure(as(CONSUMER, WEST).send(new GetNamespaceCommand({ Id: inWest.id })))).code).to.equal('ECONNRESET');
+      expect((await failure(as(CONSUMER, WEST).send(new GetNamespaceCommand({ Id: inWest.id })))).code).to.equal(
+        'ECONNRESET',
+      );
       await namespace(east, 'still-up');
       await emulator.control.clearFaults();
       expect((await west.send(new ListNamespacesCommand({}))).Namespaces?.map((n) => n.Id)).to.deep.equal([inWest.id]);

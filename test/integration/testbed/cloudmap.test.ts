@@ -2,10 +2,21 @@
 // cites each behaviour), checked through the real AWS SDK (M6: the rate limits and asynchronous writes the worker
 // must survive).
 import {
-  CreateHttpNamespaceCommand, CreateServiceCommand, DeleteNamespaceCommand, DeleteServiceCommand,
-  DeregisterInstanceCommand, DiscoverInstancesCommand, DiscoverInstancesRevisionCommand, GetOperationCommand,
-  ListInstancesCommand, ListNamespacesCommand, ListOperationsCommand, ListServicesCommand, RegisterInstanceCommand,
-  ServiceDiscoveryClient, type ServiceDiscoveryClientConfig,
+  CreateHttpNamespaceCommand,
+  CreateServiceCommand,
+  DeleteNamespaceCommand,
+  DeleteServiceCommand,
+  DeregisterInstanceCommand,
+  DiscoverInstancesCommand,
+  DiscoverInstancesRevisionCommand,
+  GetOperationCommand,
+  ListInstancesCommand,
+  ListNamespacesCommand,
+  ListOperationsCommand,
+  ListServicesCommand,
+  RegisterInstanceCommand,
+  ServiceDiscoveryClient,
+  type ServiceDiscoveryClientConfig,
 } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { eventually } from '../../support/eventually.ts';
@@ -17,9 +28,18 @@ const REGION = 'us-east-1';
 /** The realistic mode's operation delay. */
 const DELAY_MS = 1000;
 
-function client(endpoint: string, extra: Partial<ServiceDiscoveryClientConfig> = {}, accessKeyId = 'testbed'): ServiceDiscoveryClient {
+function client(
+  endpoint: string,
+  extra: Partial<ServiceDiscoveryClientConfig> = {},
+  accessKeyId = 'testbed',
+): ServiceDiscoveryClient {
   return new ServiceDiscoveryClient({
-    endpoint, region: REGION, credentials: { accessKeyId, secretAccessKey: 'testbed' }, disableHostPrefix: true, maxAttempts: 1, ...extra,
+    endpoint,
+    region: REGION,
+    credentials: { accessKeyId, secretAccessKey: 'testbed' },
+    disableHostPrefix: true,
+    maxAttempts: 1,
+    ...extra,
   });
 }
 
@@ -46,10 +66,14 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
   async function settled(operationId: string | undefined): Promise<string | undefined> {
     let last: string | undefined;
-    await eventually(`operation ${operationId} to finish`, async () => {
-      last = await status(operationId);
-      return last === 'SUCCESS' || last === 'FAIL';
-    }, 10_000);
+    await eventually(
+      `operation ${operationId} to finish`,
+      async () => {
+        last = await status(operationId);
+        return last === 'SUCCESS' || last === 'FAIL';
+      },
+      10_000,
+    );
     return last;
   }
 
@@ -65,7 +89,9 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
   }
 
   async function register(serviceId: string, instanceId: string, attributes: Record<string, string>): Promise<void> {
-    const { OperationId } = await sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId, Attributes: attributes }));
+    const { OperationId } = await sd.send(
+      new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId, Attributes: attributes }),
+    );
     expect(await settled(OperationId)).to.equal('SUCCESS');
   }
 
@@ -89,10 +115,18 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
     it('a registered instance is discovered only once its operation succeeded; a deregistered one stays until then', async () => {
       const serviceId = await service(await namespace('reads'), 'web');
-      const discover = async () => (await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'reads', ServiceName: 'web' }))).Instances?.map((i) => i.InstanceId);
+      const discover = async () =>
+        (await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'reads', ServiceName: 'web' }))).Instances?.map(
+          (i) => i.InstanceId,
+        );
       // Read first, status second: what is read matches what the operation's status says.
-      const readThen = async (operationId: string | undefined) => ({ ids: await discover(), status: await status(operationId) });
-      const registering = await sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'true' } }));
+      const readThen = async (operationId: string | undefined) => ({
+        ids: await discover(),
+        status: await status(operationId),
+      });
+      const registering = await sd.send(
+        new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'true' } }),
+      );
       const early = await readThen(registering.OperationId);
       expect(early.ids).to.deep.equal(early.status === 'SUCCESS' ? ['i-1'] : []);
       await settled(registering.OperationId);
@@ -133,11 +167,20 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       await register(serviceId, 'v6', { AWS_INSTANCE_IPV6: 'fd00:10:244:10::5' });
       await register(serviceId, 'dual', { AWS_INSTANCE_IPV4: '10.244.10.5', AWS_INSTANCE_IPV6: 'fd00:10:244:10::5' });
       const listed = await sd.send(new ListInstancesCommand({ ServiceId: serviceId }));
-      expect(listed.Instances?.map((i) => [i.Id, i.Attributes?.AWS_INSTANCE_IPV4, i.Attributes?.AWS_INSTANCE_IPV6]).sort()).to.deep.equal([
-        ['dual', '10.244.10.5', 'fd00:10:244:10::5'], ['v6', undefined, 'fd00:10:244:10::5'],
+      expect(
+        listed.Instances?.map((i) => [i.Id, i.Attributes?.AWS_INSTANCE_IPV4, i.Attributes?.AWS_INSTANCE_IPV6]).sort(),
+      ).to.deep.equal([
+        ['dual', '10.244.10.5', 'fd00:10:244:10::5'],
+        ['v6', undefined, 'fd00:10:244:10::5'],
       ]);
-      for (const Attributes of [{ AWS_INSTANCE_IPV6: '10.244.10.5' }, { AWS_INSTANCE_IPV4: 'fd00::5' }, { AWS_INSTANCE_IPV6: 'fd00::g' }] as Record<string, string>[]) {
-        const error = await failure(sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'bad', Attributes })));
+      for (const Attributes of [
+        { AWS_INSTANCE_IPV6: '10.244.10.5' },
+        { AWS_INSTANCE_IPV4: 'fd00::5' },
+        { AWS_INSTANCE_IPV6: 'fd00::g' },
+      ] as Record<string, string>[]) {
+        const error = await failure(
+          sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'bad', Attributes })),
+        );
         expect(error.name, JSON.stringify(Attributes)).to.equal('InvalidInput');
         expect(error.message).to.include(Object.keys(Attributes)[0]);
       }
@@ -145,8 +188,14 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
     it('a second write to an instance while its operation is in progress fails with DuplicateRequest naming that operation', async () => {
       const serviceId = await service(await namespace('busy'), 'web');
-      const first = await sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'true' } }));
-      const err = await failure(sd.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'false' } })));
+      const first = await sd.send(
+        new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'true' } }),
+      );
+      const err = await failure(
+        sd.send(
+          new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'i-1', Attributes: { READY: 'false' } }),
+        ),
+      );
       expect(err.name).to.equal('DuplicateRequest');
       expect(err.DuplicateOperationId).to.equal(first.OperationId);
       expect(err.$metadata?.httpStatusCode).to.equal(400);
@@ -154,9 +203,15 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
     it('a retried request with the same CreatorRequestId gets the same operation; a different request reusing it gets DuplicateRequest', async () => {
       const serviceId = await service(await namespace('retry'), 'web');
-      const send = (attributes: Record<string, string>) => sd.send(new RegisterInstanceCommand({
-        ServiceId: serviceId, InstanceId: 'i-1', CreatorRequestId: 'request-1', Attributes: attributes,
-      }));
+      const send = (attributes: Record<string, string>) =>
+        sd.send(
+          new RegisterInstanceCommand({
+            ServiceId: serviceId,
+            InstanceId: 'i-1',
+            CreatorRequestId: 'request-1',
+            Attributes: attributes,
+          }),
+        );
       const first = await send({ READY: 'true' });
       expect((await send({ READY: 'true' })).OperationId).to.equal(first.OperationId);
       await settled(first.OperationId);
@@ -165,10 +220,13 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       expect(err.DuplicateOperationId).to.equal(first.OperationId);
 
       const created = await sd.send(new CreateHttpNamespaceCommand({ Name: 'retried-ns', CreatorRequestId: 'ns-1' }));
-      expect((await sd.send(new CreateHttpNamespaceCommand({ Name: 'retried-ns', CreatorRequestId: 'ns-1' }))).OperationId).to.equal(created.OperationId);
+      expect(
+        (await sd.send(new CreateHttpNamespaceCommand({ Name: 'retried-ns', CreatorRequestId: 'ns-1' }))).OperationId,
+      ).to.equal(created.OperationId);
 
       const namespaceId = await namespace('retried-services');
-      const createService = () => sd.send(new CreateServiceCommand({ Name: 'web', NamespaceId: namespaceId, CreatorRequestId: 'svc-1' }));
+      const createService = () =>
+        sd.send(new CreateServiceCommand({ Name: 'web', NamespaceId: namespaceId, CreatorRequestId: 'svc-1' }));
       expect((await createService()).Service?.Id).to.equal((await createService()).Service?.Id); // not ServiceAlreadyExists
     });
   });
@@ -203,15 +261,31 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       const a = await namespace('filter-a');
       const b = await namespace('filter-b');
       await namespace('other');
-      const byName = await sd.send(new ListNamespacesCommand({ Filters: [{ Name: 'NAME', Values: ['filter-a'], Condition: 'EQ' }] }));
+      const byName = await sd.send(
+        new ListNamespacesCommand({ Filters: [{ Name: 'NAME', Values: ['filter-a'], Condition: 'EQ' }] }),
+      );
       expect(byName.Namespaces?.map((n) => n.Id)).to.deep.equal([a]);
-      const byPrefix = await sd.send(new ListNamespacesCommand({ Filters: [{ Name: 'NAME', Values: ['filter-'], Condition: 'BEGINS_WITH' }] }));
+      const byPrefix = await sd.send(
+        new ListNamespacesCommand({ Filters: [{ Name: 'NAME', Values: ['filter-'], Condition: 'BEGINS_WITH' }] }),
+      );
       expect(byPrefix.Namespaces?.map((n) => n.Id)).to.deep.equal([a, b]);
       await service(a, 'web');
       const inB = await service(b, 'web');
-      const services = await sd.send(new ListServicesCommand({ Filters: [{ Name: 'NAMESPACE_ID', Values: [b], Condition: 'EQ' }] }));
+      const services = await sd.send(
+        new ListServicesCommand({ Filters: [{ Name: 'NAMESPACE_ID', Values: [b], Condition: 'EQ' }] }),
+      );
       expect(services.Services?.map((s) => s.Id)).to.deep.equal([inB]);
-      expect((await failure(sd.send(new ListServicesCommand({ Filters: [{ Name: 'NAMESPACE_ID', Values: [a, b], Condition: 'BEGINS_WITH' }] })))).name).to.equal('InvalidInput');
+      expect(
+        (
+          await failure(
+            sd.send(
+              new ListServicesCommand({
+                Filters: [{ Name: 'NAMESPACE_ID', Values: [a, b], Condition: 'BEGINS_WITH' }],
+              }),
+            ),
+          )
+        ).name,
+      ).to.equal('InvalidInput');
     });
 
     it('List calls return at most MaxResults items (default 100) and a NextToken for the rest', async () => {
@@ -223,17 +297,26 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       const rest = await sd.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken: first.NextToken }));
       expect(rest.Instances).to.have.length(30);
       expect(rest.NextToken).to.equal(undefined);
-      const small = await sd.send(new ListOperationsCommand({ MaxResults: 7, Filters: [{ Name: 'SERVICE_ID', Values: [serviceId], Condition: 'EQ' }] }));
+      const small = await sd.send(
+        new ListOperationsCommand({
+          MaxResults: 7,
+          Filters: [{ Name: 'SERVICE_ID', Values: [serviceId], Condition: 'EQ' }],
+        }),
+      );
       expect(small.Operations).to.have.length(7);
       expect(small.NextToken).to.be.a('string');
-      const ids = (await sd.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 50 }))).Instances?.map((i) => i.Id);
+      const ids = (await sd.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 50 }))).Instances?.map(
+        (i) => i.Id,
+      );
       expect(ids).to.have.length(50);
     });
   });
 
-  it('DiscoverInstancesRevision changes exactly when the service\'s instances change, and never goes back', async () => {
+  it("DiscoverInstancesRevision changes exactly when the service's instances change, and never goes back", async () => {
     const serviceId = await service(await namespace('revision'), 'web');
-    const revision = async () => (await sd.send(new DiscoverInstancesRevisionCommand({ NamespaceName: 'revision', ServiceName: 'web' }))).InstancesRevision!;
+    const revision = async () =>
+      (await sd.send(new DiscoverInstancesRevisionCommand({ NamespaceName: 'revision', ServiceName: 'web' })))
+        .InstancesRevision!;
     const seen = [await revision()];
     const step = async (write: () => Promise<void>) => {
       await write();
@@ -259,7 +342,10 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
   it('discovery by names follows a service deleted and created again under the same name (a new ServiceId)', async () => {
     const namespaceId = await namespace('again');
-    const discover = async () => (await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'again', ServiceName: 'web' }))).Instances!.map((i) => i.InstanceId);
+    const discover = async () =>
+      (await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'again', ServiceName: 'web' }))).Instances!.map(
+        (i) => i.InstanceId,
+      );
     const first = await service(namespaceId, 'web');
     await register(first, 'i-old', {});
     expect(await discover()).to.deep.equal(['i-old']);
@@ -295,10 +381,15 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
 
     it('an empty bucket answers DiscoverInstances with RequestLimitExceeded and control-plane APIs with ThrottlingException (HTTP 400)', async () => {
       // Tiny buckets: this machine cannot send 2,000 requests within a second to drain the documented one.
-      await emulator.control.configure({ rates: { DiscoverInstances: { rate: 1, burst: 5 }, ListServices: { rate: 1, burst: 3 } } });
+      await emulator.control.configure({
+        rates: { DiscoverInstances: { rate: 1, burst: 5 }, ListServices: { rate: 1, burst: 3 } },
+      });
       await service(await namespace('quota'), 'web');
-      for (let n = 0; n < 5; n++) await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'quota', ServiceName: 'web' }));
-      const discover = await failure(sd.send(new DiscoverInstancesCommand({ NamespaceName: 'quota', ServiceName: 'web' })));
+      for (let n = 0; n < 5; n++)
+        await sd.send(new DiscoverInstancesCommand({ NamespaceName: 'quota', ServiceName: 'web' }));
+      const discover = await failure(
+        sd.send(new DiscoverInstancesCommand({ NamespaceName: 'quota', ServiceName: 'web' })),
+      );
       expect([discover.name, discover.$metadata?.httpStatusCode]).to.deep.equal(['RequestLimitExceeded', 400]);
       for (let n = 0; n < 3; n++) await sd.send(new ListServicesCommand({}));
       const list = await failure(sd.send(new ListServicesCommand({})));
@@ -312,20 +403,35 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
     });
 
     it('resource quotas: instances per service, instances per namespace, namespaces per Region answer ResourceLimitExceeded', async () => {
-      await emulator.control.configure({ quotas: { instancesPerService: 2, instancesPerNamespace: 3, namespacesPerRegion: 2 } });
+      await emulator.control.configure({
+        quotas: { instancesPerService: 2, instancesPerNamespace: 3, namespacesPerRegion: 2 },
+      });
       const namespaceId = await namespace('limits');
       const [web, api] = [await service(namespaceId, 'web'), await service(namespaceId, 'api')];
       await register(web, 'i-1', {});
       await register(web, 'i-2', {});
       await register(web, 'i-2', { READY: 'false' }); // an update needs no room
-      expect((await failure(sd.send(new RegisterInstanceCommand({ ServiceId: web, InstanceId: 'i-3', Attributes: {} })))).name).to.equal('ResourceLimitExceeded');
+      expect(
+        (await failure(sd.send(new RegisterInstanceCommand({ ServiceId: web, InstanceId: 'i-3', Attributes: {} }))))
+          .name,
+      ).to.equal('ResourceLimitExceeded');
       await register(api, 'i-1', {});
-      expect((await failure(sd.send(new RegisterInstanceCommand({ ServiceId: api, InstanceId: 'i-2', Attributes: {} })))).name).to.equal('ResourceLimitExceeded');
+      expect(
+        (await failure(sd.send(new RegisterInstanceCommand({ ServiceId: api, InstanceId: 'i-2', Attributes: {} }))))
+          .name,
+      ).to.equal('ResourceLimitExceeded');
       await namespace('second');
-      expect((await failure(sd.send(new CreateHttpNamespaceCommand({ Name: 'third' })))).name).to.equal('ResourceLimitExceeded');
+      expect((await failure(sd.send(new CreateHttpNamespaceCommand({ Name: 'third' })))).name).to.equal(
+        'ResourceLimitExceeded',
+      );
       await emulator.reset(); // back to the documented quotas
       const { quotas } = await emulator.control.config();
-      expect(quotas).to.include({ instancesPerService: 1000, instancesPerNamespace: 2000, namespacesPerRegion: 50, customAttributesPerInstance: 30 });
+      expect(quotas).to.include({
+        instancesPerService: 1000,
+        instancesPerNamespace: 2000,
+        namespacesPerRegion: 50,
+        customAttributesPerInstance: 30,
+      });
     });
   });
 
@@ -343,7 +449,9 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       await sd.send(new ListNamespacesCommand({}));
       expect(Date.now() - started).to.be.at.least(300);
       await emulator.control.setFaults({ timeoutRate: 1, timeoutMs: 1000 });
-      const impatient = client(emulator.endpoint, { requestHandler: { requestTimeout: 200, throwOnRequestTimeout: true } });
+      const impatient = client(emulator.endpoint, {
+        requestHandler: { requestTimeout: 200, throwOnRequestTimeout: true },
+      });
       expect((await failure(impatient.send(new ListNamespacesCommand({})))).name).to.equal('TimeoutError');
       impatient.destroy();
       await emulator.control.clearFaults();
@@ -362,17 +470,24 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
       const calls = await emulator.control.calls();
       expect(calls.total).to.equal(4);
       expect(calls.byApi).to.deep.equal({
-        ListNamespaces: { ok: 1 }, ListServices: { ok: 1, throttled: 1 }, GetOperation: { OperationNotFound: 1 },
+        ListNamespaces: { ok: 1 },
+        ListServices: { ok: 1, throttled: 1 },
+        GetOperation: { OperationNotFound: 1 },
       });
-      expect(calls.byAccessKey).to.deep.equal({ testbed: { ListNamespaces: 1, ListServices: 1 }, 'cluster-2': { ListServices: 1, GetOperation: 1 } });
+      expect(calls.byAccessKey).to.deep.equal({
+        testbed: { ListNamespaces: 1, ListServices: 1 },
+        'cluster-2': { ListServices: 1, GetOperation: 1 },
+      });
     });
 
-    it('logs each request: when, which client (the user agent\'s app id), which instance of which cluster, outcome', async () => {
+    it("logs each request: when, which client (the user agent's app id), which instance of which cluster, outcome", async () => {
       const serviceId = await service(await namespace('log'), 'web');
       const since = Date.now();
       await register(serviceId, 'a', { CLUSTER_ID: 'cls1', AWS_INSTANCE_IPV4: '10.0.0.1' });
       const replica = client(emulator.endpoint, { userAgentAppId: 'cls2-standby' });
-      const { OperationId } = await replica.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'a' }));
+      const { OperationId } = await replica.send(
+        new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'a' }),
+      );
       expect(await settled(OperationId)).to.equal('SUCCESS');
       await failure(replica.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: 'a' })));
       replica.destroy();
@@ -382,7 +497,9 @@ describe('testbed Cloud Map emulator: the documented Cloud Map behaviour through
         ['DeregisterInstance', 'cls2-standby', 'a', 'cls1', 'ok'],
         ['DeregisterInstance', 'cls2-standby', 'a', '', 'InstanceNotFound'],
       ]);
-      expect(writes.every((r) => r.serviceId === serviceId && r.start * 1000 >= since && r.end >= r.start)).to.equal(true);
+      expect(writes.every((r) => r.serviceId === serviceId && r.start * 1000 >= since && r.end >= r.start)).to.equal(
+        true,
+      );
       expect((await emulator.control.requests(since)).some((r) => r.api === 'GetOperation')).to.equal(true);
     });
   });
@@ -393,7 +510,10 @@ describe('testbed Cloud Map emulator in the shared ClusterSet', function () {
 
   it('runs in the realistic mode by default (1 s operations, request quotas on)', async () => {
     const config = await testbed().cloudMapControl.config();
-    expect({ mode: config.mode, operationDelayMs: config.operationDelayMs, throttling: config.throttling })
-      .to.deep.equal({ mode: 'realistic', operationDelayMs: 1000, throttling: true });
+    expect({
+      mode: config.mode,
+      operationDelayMs: config.operationDelayMs,
+      throttling: config.throttling,
+    }).to.deep.equal({ mode: 'realistic', operationDelayMs: 1000, throttling: true });
   });
 });

@@ -18,7 +18,11 @@ describe('testbed CoreDNS serving clusterset.local (stock, multicluster option)'
     const cls1 = testbed().clusters[0]!;
     // The multicluster option lists and watches ServiceImports: until their CRD exists it answers SERVFAIL, not NXDOMAIN.
     await createServiceImportCrd(cls1.kubeConfig());
-    dns = await startCoreDns({ kubeconfigPath: cls1.kubeconfigPath, context: cls1.context, dir: join(testbed().dir, 'coredns-cls1') });
+    dns = await startCoreDns({
+      kubeconfigPath: cls1.kubeconfigPath,
+      context: cls1.context,
+      dir: join(testbed().dir, 'coredns-cls1'),
+    });
   });
 
   after(async () => {
@@ -28,7 +32,10 @@ describe('testbed CoreDNS serving clusterset.local (stock, multicluster option)'
   it('answers NXDOMAIN for an unknown name in clusterset.local', async () => {
     const resolver = new Resolver({ timeout: 1000, tries: 1 });
     resolver.setServers([dns!.address]);
-    const answer = await resolver.resolve4('unknown.demo.svc.clusterset.local').then(() => 'answered', (err: { code?: string }) => err.code);
+    const answer = await resolver.resolve4('unknown.demo.svc.clusterset.local').then(
+      () => 'answered',
+      (err: { code?: string }) => err.code,
+    );
     expect(answer).to.equal('ENOTFOUND');
   });
 });

@@ -1,6 +1,12 @@
 // A cluster of the testbed behaves like a real one for Deployments, Services and EndpointSlices.
 import {
-  AppsV1Api, CoreV1Api, DiscoveryV1Api, makeInformer, type Informer, type KubeConfig, type V1EndpointSlice,
+  AppsV1Api,
+  CoreV1Api,
+  DiscoveryV1Api,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type V1EndpointSlice,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { ipInCidr, type TestCluster } from '../../../hack/testbed/index.ts';
@@ -76,7 +82,7 @@ describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)
     if (kc) await deleteNamespace(kc, NS);
   });
 
-  it('runs nginx-hello with 3 Running pods whose IPs are in cls1\'s pod CIDR, and an EndpointSlice lists them ready', async () => {
+  it("runs nginx-hello with 3 Running pods whose IPs are in cls1's pod CIDR, and an EndpointSlice lists them ready", async () => {
     const apps = kc.makeApiClient(AppsV1Api);
     const core = kc.makeApiClient(CoreV1Api);
     const labels = { app: APP };
@@ -89,20 +95,32 @@ describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)
           selector: { matchLabels: labels },
           template: {
             metadata: { labels },
-            spec: { containers: [{ name: 'hello', image: 'nginxdemos/hello', ports: [{ containerPort: 80, name: 'http' }] }] },
+            spec: {
+              containers: [{ name: 'hello', image: 'nginxdemos/hello', ports: [{ containerPort: 80, name: 'http' }] }],
+            },
           },
         },
       },
     });
     const service = await core.createNamespacedService({
       namespace: NS,
-      body: { metadata: { name: APP }, spec: { type: 'ClusterIP', selector: labels, ports: [{ name: 'http', port: 80, targetPort: 80 }] } },
+      body: {
+        metadata: { name: APP },
+        spec: { type: 'ClusterIP', selector: labels, ports: [{ name: 'http', port: 80, targetPort: 80 }] },
+      },
     });
 
     expect(service.spec?.clusterIP, 'ClusterIP').to.be.a('string');
-    expect(ipInCidr(service.spec!.clusterIP!, cls1.serviceCidr), `${service.spec?.clusterIP} in ${cls1.serviceCidr}`).to.equal(true);
+    expect(
+      ipInCidr(service.spec!.clusterIP!, cls1.serviceCidr),
+      `${service.spec?.clusterIP} in ${cls1.serviceCidr}`,
+    ).to.equal(true);
 
-    await eventually('3 ready endpoints in the watched EndpointSlices', async () => watch.readyAddresses().length === 3, 60_000);
+    await eventually(
+      '3 ready endpoints in the watched EndpointSlices',
+      async () => watch.readyAddresses().length === 3,
+      60_000,
+    );
     const podIps = await runningPodIps(core);
     expect(podIps).to.have.length(3);
     for (const ip of podIps) expect(ipInCidr(ip, cls1.podCidr), `${ip} in ${cls1.podCidr}`).to.equal(true);
@@ -114,13 +132,24 @@ describe('testbed cluster (Deployment, ClusterIP Service, EndpointSlices, watch)
     const apps = kc.makeApiClient(AppsV1Api);
     const core = kc.makeApiClient(CoreV1Api);
     const eventsBefore = watch.events.length;
-    await apps.patchNamespacedDeploymentScale({ name: APP, namespace: NS, body: [{ op: 'replace', path: '/spec/replicas', value: 4 }] });
+    await apps.patchNamespacedDeploymentScale({
+      name: APP,
+      namespace: NS,
+      body: [{ op: 'replace', path: '/spec/replicas', value: 4 }],
+    });
 
-    await eventually('4 ready endpoints in the watched EndpointSlices', async () => watch.readyAddresses().length === 4, 60_000);
+    await eventually(
+      '4 ready endpoints in the watched EndpointSlices',
+      async () => watch.readyAddresses().length === 4,
+      60_000,
+    );
     const podIps = await runningPodIps(core);
     expect(podIps).to.have.length(4);
     expect(watch.readyAddresses()).to.deep.equal(podIps);
     for (const ip of podIps) expect(ipInCidr(ip, cls1.podCidr), `${ip} in ${cls1.podCidr}`).to.equal(true);
-    expect(watch.events.slice(eventsBefore).some((e) => e.type === 'update' || e.type === 'add'), 'a watch event after scaling').to.equal(true);
+    expect(
+      watch.events.slice(eventsBefore).some((e) => e.type === 'update' || e.type === 'add'),
+      'a watch event after scaling',
+    ).to.equal(true);
   });
 });

@@ -16,11 +16,15 @@ async function runPinnedPod(kc: KubeConfig, nodeName: string, name = 'overlap'):
     },
   });
   let ip = '';
-  await eventually(`pod default/${name} Running on ${nodeName}`, async () => {
-    const pod = await core.readNamespacedPod({ name, namespace: 'default' });
-    ip = pod.status?.podIP ?? '';
-    return pod.status?.phase === 'Running' && ip !== '';
-  }, 30_000);
+  await eventually(
+    `pod default/${name} Running on ${nodeName}`,
+    async () => {
+      const pod = await core.readNamespacedPod({ name, namespace: 'default' });
+      ip = pod.status?.podIP ?? '';
+      return pod.status?.phase === 'Running' && ip !== '';
+    },
+    30_000,
+  );
   return ip;
 }
 
@@ -50,7 +54,9 @@ describe('testbed with sharedPodCidr (overlapping pod CIDRs)', function () {
   it('gives pods started at once on a fresh node distinct IPs', async () => {
     const [cls1] = testbed().clusters;
     const node = cls1!.nodeNames[cls1!.nodeNames.length - 1]!;
-    const ips = await Promise.all(Array.from({ length: 12 }, (_, i) => runPinnedPod(cls1!.kubeConfig(), node, `at-once-${i}`)));
+    const ips = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => runPinnedPod(cls1!.kubeConfig(), node, `at-once-${i}`)),
+    );
     expect(new Set(ips).size, `pod IPs: ${ips.join(' ')}`).to.equal(ips.length);
   });
 });

@@ -2,7 +2,18 @@
 // the process that owns it is killed with SIGKILL (the watchdog then kills the process groups).
 import { expect } from 'chai';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { STATE_FILE, startClusterSet, type ClusterSetState } from '../../../hack/testbed/index.ts';
@@ -21,7 +32,11 @@ function running(pids: number[]): number[] {
   } catch {
     return []; // ps exits 1 when none of the pids exists
   }
-  return out.split('\n').map((l) => l.trim().split(/\s+/)).filter(([, stat]) => stat && !stat.startsWith('Z')).map(([pid]) => Number(pid));
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([, stat]) => stat && !stat.startsWith('Z'))
+    .map(([pid]) => Number(pid));
 }
 
 function statePids(dir: string): number[] {
@@ -36,7 +51,9 @@ async function startOwner(dir: string): Promise<ChildProcess> {
     child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('READY')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`the ClusterSet owner exited with code ${code} before it was ready`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the ClusterSet owner exited with code ${code} before it was ready`)),
+    );
   });
   return child;
 }
@@ -87,7 +104,11 @@ describe('testbed process supervision (no orphans)', function () {
     owners.push(owner);
     const pids = statePids(dir);
     owner.kill('SIGKILL');
-    await eventually('the watchdog to kill the orphaned testbed processes', async () => running(pids).length === 0, 10_000);
+    await eventually(
+      'the watchdog to kill the orphaned testbed processes',
+      async () => running(pids).length === 0,
+      10_000,
+    );
   });
 
   /** Runs `fn` with MCS_CLOUDMAP_CACHE pointing at `cache`. */
@@ -104,12 +125,16 @@ describe('testbed process supervision (no orphans)', function () {
 
   it('fails with the install command when a binary is missing, and leaves no process', async () => {
     const cache = newDir();
-    const err = await withCache(cache, () => startClusterSet({ clusters: 1, dir: join(cache, 'testbed'), log: () => {} }))
-      .then(() => undefined, (e: Error) => e);
+    const err = await withCache(cache, () =>
+      startClusterSet({ clusters: 1, dir: join(cache, 'testbed'), log: () => {} }),
+    ).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/is not installed at .*: run "bash hack\/install-testbed\.sh"/);
   });
 
-  it('fails at once, with the component\'s last log lines, when a component exits during the start, and leaves no process', async () => {
+  it("fails at once, with the component's last log lines, when a component exits during the start, and leaves no process", async () => {
     // A cache whose kube-scheduler exits at once; every other binary is the real one.
     const cache = newDir();
     const real = cacheDir();
@@ -123,12 +148,17 @@ describe('testbed process supervision (no orphans)', function () {
 
     const dir = join(cache, 'testbed');
     const started = Date.now();
-    const err = await withCache(cache, () => startClusterSet({ clusters: 2, dir, log: () => {} })).then(() => undefined, (e: Error) => e);
+    const err = await withCache(cache, () => startClusterSet({ clusters: 2, dir, log: () => {} })).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/kube-scheduler \(cls[12]\) exited with code 3 before \/healthz answers ok/);
     expect(err?.message).to.include('simulated scheduler failure');
     expect(err?.message).to.include(`logs kept in ${dir}`);
     expect(Date.now() - started, 'failed without waiting for a timeout').to.be.below(60_000);
-    const leftovers = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
+    const leftovers = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(dir));
     expect(leftovers).to.deep.equal([]);
   });
 });

@@ -18,7 +18,9 @@ const NS = 'testbed-webhook';
 const SERVICE = 'webhook-probe';
 const WEBHOOK = 'probe.testbed.mcs-cloudmap.io';
 
-interface Review { request?: { uid: string; kind?: { kind: string }; name?: string; namespace?: string } }
+interface Review {
+  request?: { uid: string; kind?: { kind: string }; name?: string; namespace?: string };
+}
 
 describe('testbed webhook routing (admission webhooks reached by Service reference)', function () {
   this.timeout(60_000);
@@ -44,7 +46,13 @@ describe('testbed webhook routing (admission webhooks reached by Service referen
         const review = JSON.parse(body) as Review;
         seen.push(review);
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid, allowed: true } }));
+        res.end(
+          JSON.stringify({
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            response: { uid: review.request?.uid, allowed: true },
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
@@ -52,43 +60,68 @@ describe('testbed webhook routing (admission webhooks reached by Service referen
 
     await createNamespace(kc, NS);
     const core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedService({ namespace: NS, body: { metadata: { name: SERVICE }, spec: { ports: [{ name: 'https', port: 443, targetPort: port }] } } });
+    await core.createNamespacedService({
+      namespace: NS,
+      body: { metadata: { name: SERVICE }, spec: { ports: [{ name: 'https', port: 443, targetPort: port }] } },
+    });
     // kube-apiserver 1.33's endpoint resolver reads v1 Endpoints (not EndpointSlices).
     await core.createNamespacedEndpoints({
       namespace: NS,
-      body: { metadata: { name: SERVICE }, subsets: [{ addresses: [{ ip: address! }], ports: [{ name: 'https', port, protocol: 'TCP' }] }] },
+      body: {
+        metadata: { name: SERVICE },
+        subsets: [{ addresses: [{ ip: address! }], ports: [{ name: 'https', port, protocol: 'TCP' }] }],
+      },
     });
     await kc.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
       body: {
         metadata: { name: WEBHOOK },
-        webhooks: [{
-          name: WEBHOOK,
-          admissionReviewVersions: ['v1'],
-          sideEffects: 'None',
-          failurePolicy: 'Fail',
-          timeoutSeconds: 5,
-          clientConfig: { service: { namespace: NS, name: SERVICE, path: '/validate', port: 443 }, caBundle: certs.caBundle },
-          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'], scope: 'Namespaced' }],
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } },
-        }],
+        webhooks: [
+          {
+            name: WEBHOOK,
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Fail',
+            timeoutSeconds: 5,
+            clientConfig: {
+              service: { namespace: NS, name: SERVICE, path: '/validate', port: 443 },
+              caBundle: certs.caBundle,
+            },
+            rules: [
+              {
+                apiGroups: [''],
+                apiVersions: ['v1'],
+                operations: ['CREATE'],
+                resources: ['configmaps'],
+                scope: 'Namespaced',
+              },
+            ],
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } },
+          },
+        ],
       },
     });
   });
 
   after(async () => {
     if (kc) {
-      await kc.makeApiClient(AdmissionregistrationV1Api).deleteValidatingWebhookConfiguration({ name: WEBHOOK }).catch(() => {});
+      await kc
+        .makeApiClient(AdmissionregistrationV1Api)
+        .deleteValidatingWebhookConfiguration({ name: WEBHOOK })
+        .catch(() => {});
       await deleteNamespace(kc, NS);
     }
     server?.close();
     if (certDir) rmSync(certDir, { recursive: true, force: true });
   });
 
-  it('calls the webhook through the Service\'s Endpoints when a ConfigMap is created', async () => {
+  it("calls the webhook through the Service's Endpoints when a ConfigMap is created", async () => {
     const core = kc.makeApiClient(CoreV1Api);
     // The webhook configuration reaches the apiserver's informers a moment after it is created: retry until it is used.
     for (let i = 0; i < 50 && !seen.some((r) => r.request?.name?.startsWith('probe-')); i++) {
-      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: `probe-${i}` }, data: { a: 'b' } } });
+      await core.createNamespacedConfigMap({
+        namespace: NS,
+        body: { metadata: { name: `probe-${i}` }, data: { a: 'b' } },
+      });
       if (!seen.length) await new Promise((r) => setTimeout(r, 200));
     }
     const review = seen.find((r) => r.request?.name?.startsWith('probe-'));

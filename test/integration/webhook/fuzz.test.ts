@@ -4,44 +4,96 @@
 
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { serviceExport, serviceImport, service, clusterProperty, viewWith, serviceExport as exportOf } from '../../support/webhook-fixtures.ts';
+import {
+  serviceExport,
+  serviceImport,
+  service,
+  clusterProperty,
+  viewWith,
+  serviceExport as exportOf,
+} from '../../support/webhook-fixtures.ts';
 import { startLocalServer, type LocalServer, type Reply } from './local-server.ts';
 
 const RUNS = 10_000;
 const LIMIT = 16 * 1024;
 
 const KINDS = [
-  { group: 'multicluster.x-k8s.io', version: 'v1beta1', kind: 'ServiceExport', object: serviceExport('web', { spec: { exportedLabels: { a: 'b' } } }) },
-  { group: 'multicluster.x-k8s.io', version: 'v1alpha1', kind: 'ServiceImport', object: serviceImport('web', ['west']) },
-  { group: 'about.k8s.io', version: 'v1beta1', kind: 'ClusterProperty', object: clusterProperty('cluster.clusterset.k8s.io', 'east') },
+  {
+    group: 'multicluster.x-k8s.io',
+    version: 'v1beta1',
+    kind: 'ServiceExport',
+    object: serviceExport('web', { spec: { exportedLabels: { a: 'b' } } }),
+  },
+  {
+    group: 'multicluster.x-k8s.io',
+    version: 'v1alpha1',
+    kind: 'ServiceImport',
+    object: serviceImport('web', ['west']),
+  },
+  {
+    group: 'about.k8s.io',
+    version: 'v1beta1',
+    kind: 'ClusterProperty',
+    object: clusterProperty('cluster.clusterset.k8s.io', 'east'),
+  },
   { group: '', version: 'v1', kind: 'Service', object: service('web', { clusterIP: 'None' }) },
-  { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', object: { metadata: { name: 's', namespace: 'demo', labels: { 'multicluster.kubernetes.io/service-name': 'web' } } } },
+  {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    kind: 'EndpointSlice',
+    object: {
+      metadata: { name: 's', namespace: 'demo', labels: { 'multicluster.kubernetes.io/service-name': 'web' } },
+    },
+  },
 ];
 
-const admissionSeed = fc.record({
-  apiVersion: fc.constantFrom('admission.k8s.io/v1', 'admission.k8s.io/v1beta1'),
-  which: fc.nat({ max: KINDS.length - 1 }),
-  operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT'),
-  uid: fc.uuid(),
-  username: fc.constantFrom('alice', 'worker'),
-  subResource: fc.constantFrom('', 'status'),
-}).map(({ apiVersion, which, operation, uid, username, subResource }) => {
-  const k = KINDS[which]!;
-  return {
-    apiVersion, kind: 'AdmissionReview',
-    request: {
-      uid, kind: { group: k.group, version: k.version, kind: k.kind }, name: 'web', namespace: 'demo', operation, subResource,
-      userInfo: { username }, object: operation === 'DELETE' ? null : k.object, oldObject: operation === 'CREATE' ? null : k.object, dryRun: false,
-    },
-  };
-});
+const admissionSeed = fc
+  .record({
+    apiVersion: fc.constantFrom('admission.k8s.io/v1', 'admission.k8s.io/v1beta1'),
+    which: fc.nat({ max: KINDS.length - 1 }),
+    operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT'),
+    uid: fc.uuid(),
+    username: fc.constantFrom('alice', 'worker'),
+    subResource: fc.constantFrom('', 'status'),
+  })
+  .map(({ apiVersion, which, operation, uid, username, subResource }) => {
+    const k = KINDS[which]!;
+    return {
+      apiVersion,
+      kind: 'AdmissionReview',
+      request: {
+        uid,
+        kind: { group: k.group, version: k.version, kind: k.kind },
+        name: 'web',
+        namespace: 'demo',
+        operation,
+        subResource,
+        userInfo: { username },
+        object: operation === 'DELETE' ? null : k.object,
+        oldObject: operation === 'CREATE' ? null : k.object,
+        dryRun: false,
+      },
+    };
+  });
 
-const conversionSeed = fc.record({
-  apiVersion: fc.constantFrom('apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'),
-  uid: fc.uuid(),
-  desired: fc.constantFrom('multicluster.x-k8s.io/v1alpha1', 'multicluster.x-k8s.io/v1beta1', 'about.k8s.io/v1alpha1'),
-  objects: fc.array(fc.constantFrom<unknown>(exportOf('a'), serviceImport('b', []), clusterProperty('c', 'x')), { maxLength: 4 }),
-}).map(({ apiVersion, uid, desired, objects }) => ({ apiVersion, kind: 'ConversionReview', request: { uid, desiredAPIVersion: desired, objects } }));
+const conversionSeed = fc
+  .record({
+    apiVersion: fc.constantFrom('apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'),
+    uid: fc.uuid(),
+    desired: fc.constantFrom(
+      'multicluster.x-k8s.io/v1alpha1',
+      'multicluster.x-k8s.io/v1beta1',
+      'about.k8s.io/v1alpha1',
+    ),
+    objects: fc.array(fc.constantFrom<unknown>(exportOf('a'), serviceImport('b', []), clusterProperty('c', 'x')), {
+      maxLength: 4,
+    }),
+  })
+  .map(({ apiVersion, uid, desired, objects }) => ({
+    apiVersion,
+    kind: 'ConversionReview',
+    request: { uid, desiredAPIVersion: desired, objects },
+  }));
 
 /** Replaces or deletes values at a few pseudo-random paths (each index picks a key, modulo the keys present). */
 function mutate(seed: unknown, edits: Array<[number[], unknown]>): unknown {
@@ -64,10 +116,26 @@ function mutate(seed: unknown, edits: Array<[number[], unknown]>): unknown {
   return root;
 }
 
-const edits = fc.array(fc.tuple(fc.array(fc.nat(20), { minLength: 1, maxLength: 5 }), fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined))), { maxLength: 3 });
+const edits = fc.array(
+  fc.tuple(
+    fc.array(fc.nat(20), { minLength: 1, maxLength: 5 }),
+    fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined)),
+  ),
+  { maxLength: 3 },
+);
 const contentType = fc.oneof(
   { weight: 8, arbitrary: fc.constant('application/json') },
-  { weight: 1, arbitrary: fc.constantFrom('text/plain', '', 'application/json; charset=utf-16', 'application/json; charset=koi8-r', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'text/plain',
+      '',
+      'application/json; charset=utf-16',
+      'application/json; charset=koi8-r',
+      'application/x-www-form-urlencoded',
+      'application/json; charset=utf-8',
+    ),
+  },
 );
 
 /** A request body: a mutated review, any JSON, any text or bytes, truncated JSON, or one over the size limit. */
@@ -77,13 +145,28 @@ function bodies(seed: fc.Arbitrary<unknown>): fc.Arbitrary<string | Buffer> {
     { weight: 2, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null') },
     { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)) },
-    { weight: 1, arbitrary: fc.tuple(seed, fc.nat()).map(([s, n]) => { const t = JSON.stringify(s); return t.slice(0, n % t.length); }) },
-    { weight: 1, arbitrary: fc.nat(4).map((n) => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', pad: 'x'.repeat(LIMIT + n * 1000) })) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(seed, fc.nat()).map(([s, n]) => {
+        const t = JSON.stringify(s);
+        return t.slice(0, n % t.length);
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .nat(4)
+        .map((n) => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', pad: 'x'.repeat(LIMIT + n * 1000) })),
+    },
   );
 }
 
 function uidOf(body: string | Buffer): unknown {
-  try { return (JSON.parse(body.toString()) as { request?: { uid?: unknown } }).request?.uid; } catch { return undefined; }
+  try {
+    return (JSON.parse(body.toString()) as { request?: { uid?: unknown } }).request?.uid;
+  } catch {
+    return undefined;
+  }
 }
 
 function checkReply(route: string, body: string | Buffer, reply: Reply): void {
@@ -95,7 +178,10 @@ function checkReply(route: string, body: string | Buffer, reply: Reply): void {
     expect(json.message).to.be.a('string').and.not.equal('');
     return;
   }
-  const sent = JSON.parse(body.toString()) as { apiVersion: string; request: { uid: string; objects?: unknown[]; desiredAPIVersion?: string } };
+  const sent = JSON.parse(body.toString()) as {
+    apiVersion: string;
+    request: { uid: string; objects?: unknown[]; desiredAPIVersion?: string };
+  };
   expect(json.apiVersion).to.equal(sent.apiVersion);
   const response = json.response as Record<string, unknown>;
   expect(response.uid).to.equal(uidOf(body));
@@ -117,27 +203,41 @@ function checkReply(route: string, body: string | Buffer, reply: Reply): void {
     expect(status.code, `a rule threw: ${status.message}`).to.not.equal(500);
     expect(status.message).to.be.a('string').and.not.equal('');
   }
-  if (response.patch !== undefined) expect(JSON.parse(Buffer.from(response.patch as string, 'base64').toString())).to.be.an('array');
+  if (response.patch !== undefined)
+    expect(JSON.parse(Buffer.from(response.patch as string, 'base64').toString())).to.be.an('array');
 }
 
 describe('webhook fuzz: 10,000 generated bodies per route', function () {
   this.timeout(600_000);
   let local: LocalServer;
   before(async () => {
-    const view = viewWith({ services: [service('web')], exports: [serviceExport('web')], imports: [serviceImport('web', ['west', 'east'])] });
+    const view = viewWith({
+      services: [service('web')],
+      exports: [serviceExport('web')],
+      imports: [serviceImport('web', ['west', 'east'])],
+    });
     local = await startLocalServer(view, { maxRequestBytes: LIMIT });
   });
-  after(async () => { await local.stop(); });
+  after(async () => {
+    await local.stop();
+  });
 
-  const routes: Array<[string, fc.Arbitrary<unknown>]> = [['/validate', admissionSeed], ['/mutate', admissionSeed], ['/convert', conversionSeed]];
+  const routes: Array<[string, fc.Arbitrary<unknown>]> = [
+    ['/validate', admissionSeed],
+    ['/mutate', admissionSeed],
+    ['/convert', conversionSeed],
+  ];
   for (const [route, seed] of routes) {
     it(`${route}: every reply is a 4xx Status or a well-formed review for the request's uid`, async () => {
       let answered = 0;
-      await fc.assert(fc.asyncProperty(bodies(seed), contentType, async (body, type) => {
-        const reply = await local.client.send('POST', route, body, type === '' ? {} : { 'content-type': type });
-        checkReply(route, body, reply);
-        answered++;
-      }), { numRuns: RUNS });
+      await fc.assert(
+        fc.asyncProperty(bodies(seed), contentType, async (body, type) => {
+          const reply = await local.client.send('POST', route, body, type === '' ? {} : { 'content-type': type });
+          checkReply(route, body, reply);
+          answered++;
+        }),
+        { numRuns: RUNS },
+      );
       expect(answered).to.be.at.least(RUNS);
       const health = await local.client.send('GET', '/healthz');
       expect(health.status, 'still serving afterwards').to.equal(200);

@@ -14,11 +14,19 @@ import { customResourceDefinitions } from '../../../src/webhook/crd/definitions.
 import { makeDevCertificates, type DevCertificates } from '../../../hack/local/dev-certificates.ts';
 import type { ConflictPolicy } from '../../../src/webhook/admission/export-conflicts.ts';
 import type { ExternalNamePolicy } from '../../../src/webhook/admission/exported-service.ts';
-import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../../../src/webhook/registration/webhook-configurations.ts';
+import {
+  MUTATING_CONFIGURATION_NAME,
+  VALIDATING_CONFIGURATION_NAME,
+  webhookConfigurations,
+} from '../../../src/webhook/registration/webhook-configurations.ts';
 import { startWebhookServer, type WebhookServer } from '../../../src/webhook/transport/server.ts';
 import { kubectlBinary } from '../../../hack/testbed/paths.ts';
 
-export interface KubectlResult { status: number; stdout: string; stderr: string }
+export interface KubectlResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
 
 /**
  * `kubectl --kubeconfig <path> ...args`, with `input` on stdin; never throws on a non-zero exit. Asynchronous on purpose:
@@ -26,20 +34,36 @@ export interface KubectlResult { status: number; stdout: string; stderr: string 
  */
 export function kubectl(kubeconfigPath: string, args: readonly string[], input?: string): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(kubectlBinary(), ['--kubeconfig', kubeconfigPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(kubectlBinary(), ['--kubeconfig', kubeconfigPath, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    child.on('error', (err) => { clearTimeout(timer); reject(new Error(`kubectl ${args.join(' ')}: ${err.message}`)); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ status: code ?? -1, stdout, stderr }); });
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`kubectl ${args.join(' ')}: ${err.message}`));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ status: code ?? -1, stdout, stderr });
+    });
     child.stdin.end(input ?? '');
   });
 }
 
 /** kubectl that must succeed; returns stdout and stderr (where kubectl prints `Warning:` lines). */
-export async function kubectlOk(kubeconfigPath: string, args: readonly string[], input?: string): Promise<KubectlResult> {
+export async function kubectlOk(
+  kubeconfigPath: string,
+  args: readonly string[],
+  input?: string,
+): Promise<KubectlResult> {
   const r = await kubectl(kubeconfigPath, args, input);
   if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status}): ${r.stderr.trim()}`);
   return r;
@@ -47,7 +71,10 @@ export async function kubectlOk(kubeconfigPath: string, args: readonly string[],
 
 /** The object etcd holds under `key` (the apiserver's storage, read through etcd's JSON gateway on `etcdUrl`). */
 export async function storedObject(etcdUrl: string, key: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(key).toString('base64') }) });
+  const res = await fetch(`${etcdUrl}/v3/kv/range`, {
+    method: 'POST',
+    body: JSON.stringify({ key: Buffer.from(key).toString('base64') }),
+  });
   const value = ((await res.json()) as { kvs?: Array<{ value: string }> }).kvs?.[0]?.value;
   if (value === undefined) throw new Error(`etcd has no ${key}`);
   return JSON.parse(Buffer.from(value, 'base64').toString()) as Record<string, unknown>;
@@ -79,7 +106,8 @@ async function put(kubeconfigPath: string, objects: readonly unknown[]): Promise
     const json = JSON.stringify(object);
     const replaced = await kubectl(kubeconfigPath, ['replace', '-f', '-'], json);
     if (replaced.status === 0) continue;
-    if (!/NotFound|not found/.test(replaced.stderr)) throw new Error(`kubectl replace failed: ${replaced.stderr.trim()}`);
+    if (!/NotFound|not found/.test(replaced.stderr))
+      throw new Error(`kubectl replace failed: ${replaced.stderr.trim()}`);
     await kubectlOk(kubeconfigPath, ['create', '-f', '-'], json);
   }
 }
@@ -105,19 +133,40 @@ export async function startRegisteredWebhook(options: HarnessOptions): Promise<R
 
   const informers = informerView(kubeConfig, logger);
   informers.start();
-  const server = await startWebhookServer({
-    port, bindAddress: '127.0.0.1', tlsCertFile: certs.certFile, tlsKeyFile: certs.keyFile, tlsReloadIntervalMs: 500,
-    metricsPort: 0, conflictPolicy: options.policy, externalNamePolicy: options.externalNamePolicy ?? 'Warn', writers: { worker: options.worker, deleters: [] },
-    maxRequestBytes: 16 << 20, shutdownDelayMs: 0, shutdownTimeoutMs: 2_000, cacheSyncGraceMs: 0,
-  }, informers.view, informers, logger);
+  const server = await startWebhookServer(
+    {
+      port,
+      bindAddress: '127.0.0.1',
+      tlsCertFile: certs.certFile,
+      tlsKeyFile: certs.keyFile,
+      tlsReloadIntervalMs: 500,
+      metricsPort: 0,
+      conflictPolicy: options.policy,
+      externalNamePolicy: options.externalNamePolicy ?? 'Warn',
+      writers: { worker: options.worker, deleters: [] },
+      maxRequestBytes: 16 << 20,
+      shutdownDelayMs: 0,
+      shutdownTimeoutMs: 2_000,
+      cacheSyncGraceMs: 0,
+    },
+    informers.view,
+    informers,
+    logger,
+  );
   await eventually('the webhook informer caches to sync', async () => informers.unsynced().length === 0, 30_000);
   await put(options.kubeconfigPath, webhookConfigurations(target));
 
   return {
-    server, informers, certs,
+    server,
+    informers,
+    certs,
     async stop() {
-      await kubectl(options.kubeconfigPath, ['delete', '--ignore-not-found',
-        `validatingwebhookconfiguration/${VALIDATING_CONFIGURATION_NAME}`, `mutatingwebhookconfiguration/${MUTATING_CONFIGURATION_NAME}`]);
+      await kubectl(options.kubeconfigPath, [
+        'delete',
+        '--ignore-not-found',
+        `validatingwebhookconfiguration/${VALIDATING_CONFIGURATION_NAME}`,
+        `mutatingwebhookconfiguration/${MUTATING_CONFIGURATION_NAME}`,
+      ]);
       await informers.stop();
       await server.shutdown();
       await put(options.kubeconfigPath, customResourceDefinitions());

@@ -20,7 +20,12 @@ export interface LocalServer {
   stop(): Promise<void>;
 }
 
-export interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: string; json(): unknown }
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json(): unknown;
+}
 
 export interface HttpsClient {
   agent: Agent;
@@ -37,7 +42,12 @@ export function httpsClient(port: number, ca: string, timeoutMs = 10_000): Https
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: () => JSON.parse(text) as unknown });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: text,
+            json: () => JSON.parse(text) as unknown,
+          });
         });
         res.on('error', reject);
       });
@@ -46,7 +56,8 @@ export function httpsClient(port: number, ca: string, timeoutMs = 10_000): Https
       req.end(body);
     });
   return {
-    agent, send,
+    agent,
+    send,
     post: (path, body) => send('POST', path, JSON.stringify(body), { 'content-type': 'application/json' }),
   };
 }
@@ -55,15 +66,36 @@ export async function startLocalServer(view: ClusterView, options: Partial<Serve
   const dir = mkdtempSync(join(tmpdir(), 'mcs-webhook-'));
   const certs = makeDevCertificates(dir);
   let unsynced: CacheName[] = [];
-  const server = await startWebhookServer({
-    port: 0, bindAddress: '127.0.0.1', tlsCertFile: certs.certFile, tlsKeyFile: certs.keyFile, tlsReloadIntervalMs: 100,
-    metricsPort: 0, conflictPolicy: 'Warn', externalNamePolicy: 'Warn', writers: { worker: 'worker', deleters: [] }, maxRequestBytes: 1 << 20,
-    shutdownDelayMs: 0, shutdownTimeoutMs: 5_000, cacheSyncGraceMs: 0, ...options,
-  }, view, { unsynced: () => unsynced }, createLogger('webhook-test', process.env.MCS_LOG_LEVEL ?? 'silent'));
+  const server = await startWebhookServer(
+    {
+      port: 0,
+      bindAddress: '127.0.0.1',
+      tlsCertFile: certs.certFile,
+      tlsKeyFile: certs.keyFile,
+      tlsReloadIntervalMs: 100,
+      metricsPort: 0,
+      conflictPolicy: 'Warn',
+      externalNamePolicy: 'Warn',
+      writers: { worker: 'worker', deleters: [] },
+      maxRequestBytes: 1 << 20,
+      shutdownDelayMs: 0,
+      shutdownTimeoutMs: 5_000,
+      cacheSyncGraceMs: 0,
+      ...options,
+    },
+    view,
+    { unsynced: () => unsynced },
+    createLogger('webhook-test', process.env.MCS_LOG_LEVEL ?? 'silent'),
+  );
   const client = httpsClient(server.port, readFileSync(certs.caFile, 'utf8'));
   return {
-    server, certs, dir, client,
-    setUnsynced: (names) => { unsynced = names; },
+    server,
+    certs,
+    dir,
+    client,
+    setUnsynced: (names) => {
+      unsynced = names;
+    },
     async stop() {
       client.agent.destroy();
       await server.shutdown();

@@ -11,7 +11,8 @@ import { request as admissionRequest, serviceExport, viewWith } from '../../supp
 import { httpsClient, startLocalServer, type LocalServer } from './local-server.ts';
 
 const review = (req: ReturnType<typeof admissionRequest>) => ({
-  apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
   request: { ...req, userInfo: { username: req.username }, kind: req.kind },
 });
 
@@ -29,44 +30,110 @@ function servedFingerprint(port: number, ca: string[]): Promise<string> {
 describe('webhook HTTPS server (in-process, loopback)', function () {
   this.timeout(30_000);
   let local: LocalServer;
-  before(async () => { local = await startLocalServer(viewWith(), { maxRequestBytes: 64 * 1024 }); });
-  after(async () => { await local.stop(); });
+  before(async () => {
+    local = await startLocalServer(viewWith(), { maxRequestBytes: 64 * 1024 });
+  });
+  after(async () => {
+    await local.stop();
+  });
 
   it('W1: /validate answers an AdmissionReview with the same apiVersion and uid', async () => {
-    const r = await local.client.post('/validate', review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))));
+    const r = await local.client.post(
+      '/validate',
+      review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))),
+    );
     expect(r.status).to.equal(200);
     expect(r.json()).to.deep.equal({
-      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-      response: { uid: 'uid-1', allowed: true, warnings: ['Service demo/web does not exist yet; it is exported as soon as it is created (E4).'] },
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: {
+        uid: 'uid-1',
+        allowed: true,
+        warnings: ['Service demo/web does not exist yet; it is exported as soon as it is created (E4).'],
+      },
     });
   });
 
   it('E3: /mutate answers with the finalizer as a base64 JSON Patch', async () => {
-    const r = await local.client.post('/mutate', { ...review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))), apiVersion: 'admission.k8s.io/v1beta1' });
+    const r = await local.client.post('/mutate', {
+      ...review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))),
+      apiVersion: 'admission.k8s.io/v1beta1',
+    });
     const body = r.json() as { apiVersion: string; response: { patchType: string; patch: string } };
     expect(body.apiVersion).to.equal('admission.k8s.io/v1beta1');
     expect(body.response.patchType).to.equal('JSONPatch');
-    expect(JSON.parse(Buffer.from(body.response.patch, 'base64').toString())).to.deep.equal([{ op: 'add', path: '/metadata/finalizers', value: [SERVICE_EXPORT_FINALIZER] }]);
+    expect(JSON.parse(Buffer.from(body.response.patch, 'base64').toString())).to.deep.equal([
+      { op: 'add', path: '/metadata/finalizers', value: [SERVICE_EXPORT_FINALIZER] },
+    ]);
   });
 
   it('W2: /convert answers a ConversionReview', async () => {
     const r = await local.client.post('/convert', {
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview',
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'ConversionReview',
       request: { uid: 'c-1', desiredAPIVersion: 'multicluster.x-k8s.io/v1alpha1', objects: [serviceExport('web')] },
     });
-    const body = r.json() as { response: { uid: string; result: unknown; convertedObjects: Array<{ apiVersion: string }> } };
-    expect([r.status, body.response.uid, body.response.result, body.response.convertedObjects[0]!.apiVersion])
-      .to.deep.equal([200, 'c-1', { status: 'Success' }, 'multicluster.x-k8s.io/v1alpha1']);
+    const body = r.json() as {
+      response: { uid: string; result: unknown; convertedObjects: Array<{ apiVersion: string }> };
+    };
+    expect([
+      r.status,
+      body.response.uid,
+      body.response.result,
+      body.response.convertedObjects[0]!.apiVersion,
+    ]).to.deep.equal([200, 'c-1', { status: 'Success' }, 'multicluster.x-k8s.io/v1alpha1']);
   });
 
   const bad: Array<[string, string, string | Buffer, Record<string, string>, number, RegExp]> = [
-    ['a wrong content type', '/validate', '{}', { 'content-type': 'text/plain' }, 415, /Content-Type must be application\/json, got "text\/plain"/],
+    [
+      'a wrong content type',
+      '/validate',
+      '{}',
+      { 'content-type': 'text/plain' },
+      415,
+      /Content-Type must be application\/json, got "text\/plain"/,
+    ],
     ['no content type', '/convert', '{}', {}, 415, /Content-Type must be application\/json/],
-    ['malformed JSON', '/mutate', '{"apiVersion":', { 'content-type': 'application/json' }, 400, /request body is not valid JSON/],
-    ['a body over the limit', '/validate', `{"x":"${'a'.repeat(70_000)}"}`, { 'content-type': 'application/json' }, 413, /larger than the limit of 65536 bytes/],
-    ['a missing uid', '/validate', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { kind: {} } }), { 'content-type': 'application/json' }, 400, /request has no uid/],
-    ['an unknown review version', '/convert', JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v9', kind: 'ConversionReview' }), { 'content-type': 'application/json' }, 400, /unsupported ConversionReview apiVersion/],
-    ['an unsupported charset', '/validate', '{}', { 'content-type': 'application/json; charset=latin9' }, 415, /unsupported request body encoding/],
+    [
+      'malformed JSON',
+      '/mutate',
+      '{"apiVersion":',
+      { 'content-type': 'application/json' },
+      400,
+      /request body is not valid JSON/,
+    ],
+    [
+      'a body over the limit',
+      '/validate',
+      `{"x":"${'a'.repeat(70_000)}"}`,
+      { 'content-type': 'application/json' },
+      413,
+      /larger than the limit of 65536 bytes/,
+    ],
+    [
+      'a missing uid',
+      '/validate',
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { kind: {} } }),
+      { 'content-type': 'application/json' },
+      400,
+      /request has no uid/,
+    ],
+    [
+      'an unknown review version',
+      '/convert',
+      JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v9', kind: 'ConversionReview' }),
+      { 'content-type': 'application/json' },
+      400,
+      /unsupported ConversionReview apiVersion/,
+    ],
+    [
+      'an unsupported charset',
+      '/validate',
+      '{}',
+      { 'content-type': 'application/json; charset=latin9' },
+      415,
+      /unsupported request body encoding/,
+    ],
   ];
   for (const [what, path, body, headers, code, message] of bad) {
     it(`answers ${what} with ${code} and a metav1.Status that says why`, async () => {
@@ -79,14 +146,19 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
 
   it('answers other methods with 405 and unknown paths with 404', async () => {
     expect((await local.client.send('GET', '/validate')).status).to.equal(405);
-    expect((await local.client.send('POST', '/nope', '{}', { 'content-type': 'application/json' })).status).to.equal(404);
+    expect((await local.client.send('POST', '/nope', '{}', { 'content-type': 'application/json' })).status).to.equal(
+      404,
+    );
   });
 
   it('/healthz is always ok; /readyz only once the caches are synced', async () => {
     expect((await local.client.send('GET', '/healthz')).status).to.equal(200);
     local.setUnsynced(['serviceExports']);
     const unready = await local.client.send('GET', '/readyz');
-    expect([unready.status, unready.body]).to.deep.equal([503, 'not ready: informer caches not synced yet, or shutting down\n']);
+    expect([unready.status, unready.body]).to.deep.equal([
+      503,
+      'not ready: informer caches not synced yet, or shutting down\n',
+    ]);
     local.setUnsynced([]);
     expect((await local.client.send('GET', '/readyz')).status).to.equal(200);
   });
@@ -98,10 +170,15 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
       expect((await slow.client.send('GET', '/readyz')).status).to.equal(503);
       await new Promise((r) => setTimeout(r, 450));
       expect((await slow.client.send('GET', '/readyz')).status).to.equal(200);
-      const r = await slow.client.post('/validate', review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))));
+      const r = await slow.client.post(
+        '/validate',
+        review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))),
+      );
       expect((r.json() as { response: { status: unknown } }).response.status).to.deep.equal({
-        code: 503, reason: 'ServiceUnavailable',
-        message: 'ServiceExport demo/web cannot be checked yet: the mcs-cloudmap webhook is still loading its caches (serviceImports); retry in a few seconds.',
+        code: 503,
+        reason: 'ServiceUnavailable',
+        message:
+          'ServiceExport demo/web cannot be checked yet: the mcs-cloudmap webhook is still loading its caches (serviceImports); retry in a few seconds.',
       });
     } finally {
       await slow.stop();
@@ -110,19 +187,34 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
 
   it('/metrics counts requests by webhook, kind, operation and result, with a latency histogram', async () => {
     const m = (await local.client.send('GET', '/metrics')).body;
-    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="validate",kind="ServiceExport",operation="CREATE",result="warned"\} [1-9]/);
-    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="mutate",kind="ServiceExport",operation="CREATE",result="allowed"\} [1-9]/);
-    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/);
-    expect(m).to.match(/mcs_cloudmap_webhook_requests_total\{webhook="validate",kind="unknown",operation="unknown",result="invalid"\} [1-9]/);
+    expect(m).to.match(
+      /mcs_cloudmap_webhook_requests_total\{webhook="validate",kind="ServiceExport",operation="CREATE",result="warned"\} [1-9]/,
+    );
+    expect(m).to.match(
+      /mcs_cloudmap_webhook_requests_total\{webhook="mutate",kind="ServiceExport",operation="CREATE",result="allowed"\} [1-9]/,
+    );
+    expect(m).to.match(
+      /mcs_cloudmap_webhook_requests_total\{webhook="convert",kind="ServiceExport",operation="CONVERT",result="converted"\} [1-9]/,
+    );
+    expect(m).to.match(
+      /mcs_cloudmap_webhook_requests_total\{webhook="validate",kind="unknown",operation="unknown",result="invalid"\} [1-9]/,
+    );
     expect(m).to.match(/mcs_cloudmap_webhook_request_duration_seconds_bucket\{le="0.005",webhook="validate"\} [1-9]/);
     expect(m).to.match(/mcs_cloudmap_webhook_certificate_expiry_timestamp_seconds \d{10}/);
     // The names before one scheme stay until 0.3.0 (CHANGELOG.md).
-    expect(m).to.match(/mcs_webhook_requests_total\{webhook="validate",kind="ServiceExport",operation="CREATE",result="warned"\} [1-9]/);
+    expect(m).to.match(
+      /mcs_webhook_requests_total\{webhook="validate",kind="ServiceExport",operation="CREATE",result="warned"\} [1-9]/,
+    );
   });
 
   it('serves /metrics, /healthz and /readyz on the plain metrics port when one is set', async () => {
     const { createServer } = await import('node:net');
-    const port = await new Promise<number>((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
     const withMetrics = await startLocalServer(viewWith(), { metricsPort: port });
     try {
       expect(withMetrics.server.metricsPort).to.equal(port);
@@ -153,7 +245,10 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
         while (!stop) {
           const fresh = httpsClient(local.server.port, cas.join('\n'));
           try {
-            const r = await fresh.post('/validate', review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))));
+            const r = await fresh.post(
+              '/validate',
+              review(admissionRequest('ServiceExport', 'CREATE', serviceExport('web'))),
+            );
             if (r.status !== 200) failures.push(`status ${r.status}`);
           } catch (err) {
             failures.push((err as Error).message);
@@ -179,7 +274,9 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
       await traffic;
       expect(failures).to.deep.equal([]);
       expect(sent).to.be.greaterThan(5);
-      expect((await oldConnection.send('GET', '/healthz')).status, 'an open connection survives the rotation').to.equal(200);
+      expect((await oldConnection.send('GET', '/healthz')).status, 'an open connection survives the rotation').to.equal(
+        200,
+      );
       oldConnection.agent.destroy();
     } finally {
       rmSync(rotated, { recursive: true, force: true });
@@ -192,12 +289,23 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
     const ca = readFileSync(s.certs.caFile, 'utf8');
     // A request whose body is still arriving when the shutdown starts.
     const inFlight = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: s.server.port, method: 'POST', path: '/validate', ca,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        let text = '';
-        res.on('data', (c) => { text += c; });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: s.server.port,
+          method: 'POST',
+          path: '/validate',
+          ca,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => {
+            text += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
       req.on('error', reject);
       req.write(body.slice(0, 20));
       setTimeout(() => req.end(body.slice(20)), 600);
@@ -211,7 +319,11 @@ describe('webhook HTTPS server (in-process, loopback)', function () {
     await stopped;
     const fresh = httpsClient(s.server.port, ca);
     let refused = '';
-    try { await fresh.send('GET', '/healthz'); } catch (err) { refused = (err as NodeJS.ErrnoException).code ?? ''; }
+    try {
+      await fresh.send('GET', '/healthz');
+    } catch (err) {
+      refused = (err as NodeJS.ErrnoException).code ?? '';
+    }
     expect(refused).to.equal('ECONNREFUSED');
     fresh.agent.destroy();
     s.client.agent.destroy();

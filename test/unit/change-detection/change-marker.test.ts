@@ -1,8 +1,20 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  appendBump, ATTR_CHANGES, changedNamespaces, EMPTY_HISTORY, HISTORY_ORIGIN, markerInstance, markerInstanceId, markerNamespaceName,
-  nextRevision, parseMarker, servicesSince, unannouncedSince, type BumpHistory, type MarkerEntry,
+  appendBump,
+  ATTR_CHANGES,
+  changedNamespaces,
+  EMPTY_HISTORY,
+  HISTORY_ORIGIN,
+  markerInstance,
+  markerInstanceId,
+  markerNamespaceName,
+  nextRevision,
+  parseMarker,
+  servicesSince,
+  unannouncedSince,
+  type BumpHistory,
+  type MarkerEntry,
 } from '../../../src/change-detection/change-marker.ts';
 
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
@@ -26,11 +38,14 @@ describe('cloudmap change marker naming (M6)', () => {
   });
 
   it('gives every (cluster, namespace) pair its own valid id of at most 64 characters (property)', () => {
-    fc.assert(fc.property(dnsLabel, dnsLabel, dnsLabel, dnsLabel, (c1, n1, c2, n2) => {
-      const a = markerInstanceId(c1, n1);
-      const b = markerInstanceId(c2, n2);
-      return INSTANCE_ID.test(a) && a === markerInstanceId(c1, n1) && (c1 === c2 && n1 === n2 ? a === b : a !== b);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(dnsLabel, dnsLabel, dnsLabel, dnsLabel, (c1, n1, c2, n2) => {
+        const a = markerInstanceId(c1, n1);
+        const b = markerInstanceId(c2, n2);
+        return INSTANCE_ID.test(a) && a === markerInstanceId(c1, n1) && (c1 === c2 && n1 === n2 ? a === b : a !== b);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('advances revisions past the clock and past the last one', () => {
@@ -46,7 +61,10 @@ describe('cloudmap change marker history (M6)', () => {
     const h2 = appendBump(h1, '11', '12', ['db']);
     const e = entry('cls1', 'demo', '12', h2);
     expect(e).to.deep.include({ clusterId: 'cls1', namespace: 'demo', revision: '12', base: '10' });
-    expect(e.bumps).to.deep.equal([{ revision: '11', services: ['api', 'web'] }, { revision: '12', services: ['db'] }]);
+    expect(e.bumps).to.deep.equal([
+      { revision: '11', services: ['api', 'web'] },
+      { revision: '12', services: ['db'] },
+    ]);
   });
 
   it('names the services changed since any revision the history still holds', () => {
@@ -72,7 +90,7 @@ describe('cloudmap change marker history (M6)', () => {
     expect(h).to.deep.equal({ base: '7', bumps: [{ revision: '8', services: ['b'] }] });
   });
 
-  it('starts a marker\'s first bump from the origin, so its history names every service the writer changed there', () => {
+  it("starts a marker's first bump from the origin, so its history names every service the writer changed there", () => {
     const first = appendBump(EMPTY_HISTORY, undefined, '1000', ['web']);
     expect(first).to.deep.equal({ base: HISTORY_ORIGIN, bumps: [{ revision: '1000', services: ['web'] }] });
     const second = appendBump(first, '1000', '1001', ['api']);
@@ -93,29 +111,34 @@ describe('cloudmap change marker history (M6)', () => {
 
   it('never hides a change from a reader: it gets a superset of what changed since its revision, or "unknown" only when the history cannot hold it (property)', () => {
     const service = fc.constantFrom('a', 'b', 'c', 'web', 'api', 'x'.repeat(300));
-    fc.assert(fc.property(
-      fc.array(fc.option(fc.array(service, { maxLength: 4 }), { nil: undefined }), { minLength: 1, maxLength: 40 }),
-      fc.nat(),
-      (bumps, seenPick) => {
-        let h: BumpHistory = EMPTY_HISTORY;
-        let revision = 100;
-        const log: { revision: string; services: readonly string[] | undefined }[] = [];
-        for (const services of bumps) {
-          h = appendBump(h, String(revision), String(revision + 1), services);
-          revision++;
-          log.push({ revision: String(revision), services });
-        }
-        const seenIndex = seenPick % log.length; // the reader saw log[seenIndex], missed the rest
-        const reported = servicesSince(entry('c', 'n', String(revision), h), log[seenIndex]!.revision);
-        const missed = log.slice(seenIndex + 1);
-        if (missed.some((m) => m.services === undefined)) return reported === undefined;
-        // "unknown" is right only when the missed bumps cannot fit in one attribute value (revision:a,b;...), where the
-        // oldest are dropped: an implementation that always answers "unknown" fails here.
-        const encoded = missed.reduce((n, m) => n + m.revision.length + 2 + m.services!.reduce((k, s) => k + s.length + 1, 0), 0);
-        if (reported === undefined) return encoded > 1024;
-        return missed.every((m) => m.services!.every((s) => reported.includes(s)));
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(fc.array(service, { maxLength: 4 }), { nil: undefined }), { minLength: 1, maxLength: 40 }),
+        fc.nat(),
+        (bumps, seenPick) => {
+          let h: BumpHistory = EMPTY_HISTORY;
+          let revision = 100;
+          const log: { revision: string; services: readonly string[] | undefined }[] = [];
+          for (const services of bumps) {
+            h = appendBump(h, String(revision), String(revision + 1), services);
+            revision++;
+            log.push({ revision: String(revision), services });
+          }
+          const seenIndex = seenPick % log.length; // the reader saw log[seenIndex], missed the rest
+          const reported = servicesSince(entry('c', 'n', String(revision), h), log[seenIndex]!.revision);
+          const missed = log.slice(seenIndex + 1);
+          if (missed.some((m) => m.services === undefined)) return reported === undefined;
+          // "unknown" is right only when the missed bumps cannot fit in one attribute value (revision:a,b;...), where the
+          // oldest are dropped: an implementation that always answers "unknown" fails here.
+          const encoded = missed.reduce(
+            (n, m) => n + m.revision.length + 2 + m.services!.reduce((k, s) => k + s.length + 1, 0),
+            0,
+          );
+          if (reported === undefined) return encoded > 1024;
+          return missed.every((m) => m.services!.every((s) => reported.includes(s)));
+        },
+      ),
+    );
   });
 });
 
@@ -130,7 +153,10 @@ describe('cloudmap change marker comparison (M6)', () => {
   });
 
   it('narrows to the named services when the history reaches back', () => {
-    const now = [entry('cls2', 'demo', '6', appendBump(before.get('cls2/demo')!, '5', '6', ['api'])), before.get('cls2/prod')!];
+    const now = [
+      entry('cls2', 'demo', '6', appendBump(before.get('cls2/demo')!, '5', '6', ['api'])),
+      before.get('cls2/prod')!,
+    ];
     expect(changedNamespaces(before, now)).to.deep.equal(new Map([['demo', new Set(['api'])]]));
   });
 
@@ -141,7 +167,9 @@ describe('cloudmap change marker comparison (M6)', () => {
     let cut: BumpHistory = appendBump(EMPTY_HISTORY, undefined, '100', ['first']);
     for (let r = 100; r < 300; r++) cut = appendBump(cut, String(r), String(r + 1), [`service-number-${r}`]);
     expect(cut.base).to.not.equal(HISTORY_ORIGIN);
-    expect(changedNamespaces(before, [...before.values(), entry('cls2', 'fresh', '300', cut)])).to.deep.equal(new Map([['fresh', 'all']]));
+    expect(changedNamespaces(before, [...before.values(), entry('cls2', 'fresh', '300', cut)])).to.deep.equal(
+      new Map([['fresh', 'all']]),
+    );
   });
 
   it('marks the whole namespace for a new marker, a vanished marker or a gap in the history', () => {
@@ -149,16 +177,33 @@ describe('cloudmap change marker comparison (M6)', () => {
       entry('cls2', 'demo', '8', appendBump(EMPTY_HISTORY, '7', '8', ['api'])),
       entry('cls3', 'other', '1', EMPTY_HISTORY),
     ];
-    expect(changedNamespaces(before, now)).to.deep.equal(new Map([['demo', 'all'], ['other', 'all'], ['prod', 'all']]));
+    expect(changedNamespaces(before, now)).to.deep.equal(
+      new Map([
+        ['demo', 'all'],
+        ['other', 'all'],
+        ['prod', 'all'],
+      ]),
+    );
   });
 });
 
 describe('cloudmap change marker: what a restarted writer may not have announced', () => {
-  const entry = (clusterId: string, namespace: string, revision: string): MarkerEntry => ({ id: `${clusterId}/${namespace}`, clusterId, namespace, revision, base: undefined, bumps: [] });
+  const entry = (clusterId: string, namespace: string, revision: string): MarkerEntry => ({
+    id: `${clusterId}/${namespace}`,
+    clusterId,
+    namespace,
+    revision,
+    base: undefined,
+    bumps: [],
+  });
 
-  it('is everything since the cluster\'s last bump in any namespace, at most maxAge back', () => {
+  it("is everything since the cluster's last bump in any namespace, at most maxAge back", () => {
     const now = 10_000_000;
-    const markers = [entry('cls1', 'a', String(now - 5000)), entry('cls1', 'b', String(now - 2000)), entry('cls2', 'a', String(now - 100))];
+    const markers = [
+      entry('cls1', 'a', String(now - 5000)),
+      entry('cls1', 'b', String(now - 2000)),
+      entry('cls2', 'a', String(now - 100)),
+    ];
     expect(unannouncedSince(markers, 'cls1', now, 3_600_000)).to.equal(now - 2000);
     expect(unannouncedSince(markers, 'cls1', now, 1000)).to.equal(now - 1000);
     expect(unannouncedSince(markers, 'cls3', now, 60_000)).to.equal(now - 60_000);

@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { checksPerMinute, dueChecks, listingDue, resyncPeriodMs, type ResyncPace } from '../../../src/change-detection/resync-pace.ts';
+import {
+  checksPerMinute,
+  dueChecks,
+  listingDue,
+  resyncPeriodMs,
+  type ResyncPace,
+} from '../../../src/change-detection/resync-pace.ts';
 
 const PACE: ResyncPace = { intervalMs: 300_000, budgetPerMinute: 60, stepMs: 750 };
 
@@ -9,7 +15,11 @@ const PACE: ResyncPace = { intervalMs: 300_000, budgetPerMinute: 60, stepMs: 750
  * says what else happens before that step (services appear, read once as they are first seen, or vanish; other reads,
  * as a marker makes). Returns, per service, the times it was read, and the checks made.
  */
-function simulate(pace: ResyncPace, steps: number, events: (step: number, now: number, services: Map<number, number>) => void): { reads: Map<number, number[]>; checks: number } {
+function simulate(
+  pace: ResyncPace,
+  steps: number,
+  events: (step: number, now: number, services: Map<number, number>) => void,
+): { reads: Map<number, number[]>; checks: number } {
   const lastRead = new Map<number, number>();
   const reads = new Map<number, number[]>();
   let carry = 0;
@@ -18,9 +28,16 @@ function simulate(pace: ResyncPace, steps: number, events: (step: number, now: n
     const now = step * pace.stepMs;
     const before = new Map(lastRead);
     events(step, now, lastRead);
-    for (const [service, read] of lastRead) if (before.get(service) !== read) reads.set(service, [...(reads.get(service) ?? []), read]);
+    for (const [service, read] of lastRead)
+      if (before.get(service) !== read) reads.set(service, [...(reads.get(service) ?? []), read]);
     const services = [...lastRead.keys()];
-    const due = dueChecks(carry, step === 0 ? 0 : pace.stepMs, services.map((s) => lastRead.get(s)!), now, pace);
+    const due = dueChecks(
+      carry,
+      step === 0 ? 0 : pace.stepMs,
+      services.map((s) => lastRead.get(s)!),
+      now,
+      pace,
+    );
     carry = due.carry;
     for (const i of due.checks) {
       lastRead.set(services[i]!, now);
@@ -85,54 +102,66 @@ describe('cloudmap safety-net resync pace (M6)', () => {
   });
 
   it('reads every service again within one period plus one step of its last read, whatever comes and goes (property)', () => {
-    fc.assert(fc.property(
-      fc.record({
-        intervalMs: fc.integer({ min: 1000, max: 120_000 }),
-        budgetPerMinute: fc.integer({ min: 1, max: 600 }),
-        stepMs: fc.integer({ min: 100, max: 1000 }),
-      }),
-      fc.array(fc.record({ at: fc.integer({ min: 0, max: 399 }), kind: fc.constantFrom('appear', 'vanish', 'read'), service: fc.integer({ min: 0, max: 40 }) }), { maxLength: 120 }),
-      fc.integer({ min: 0, max: 40 }),
-      (pace, events, initial) => {
-        const steps = 400;
-        const vanished = new Map<number, number>();
-        let most = initial;
-        const { reads } = simulate(pace, steps, (step, now, services) => {
-          if (step === 0) for (let s = 0; s < initial; s++) services.set(s, 0);
-          for (const e of events.filter((x) => x.at === step)) {
-            if (e.kind === 'appear' && !services.has(e.service)) services.set(e.service, now);
-            if (e.kind === 'read' && services.has(e.service)) services.set(e.service, now);
-            if (e.kind === 'vanish' && services.delete(e.service)) vanished.set(e.service, now);
+    fc.assert(
+      fc.property(
+        fc.record({
+          intervalMs: fc.integer({ min: 1000, max: 120_000 }),
+          budgetPerMinute: fc.integer({ min: 1, max: 600 }),
+          stepMs: fc.integer({ min: 100, max: 1000 }),
+        }),
+        fc.array(
+          fc.record({
+            at: fc.integer({ min: 0, max: 399 }),
+            kind: fc.constantFrom('appear', 'vanish', 'read'),
+            service: fc.integer({ min: 0, max: 40 }),
+          }),
+          { maxLength: 120 },
+        ),
+        fc.integer({ min: 0, max: 40 }),
+        (pace, events, initial) => {
+          const steps = 400;
+          const vanished = new Map<number, number>();
+          let most = initial;
+          const { reads } = simulate(pace, steps, (step, now, services) => {
+            if (step === 0) for (let s = 0; s < initial; s++) services.set(s, 0);
+            for (const e of events.filter((x) => x.at === step)) {
+              if (e.kind === 'appear' && !services.has(e.service)) services.set(e.service, now);
+              if (e.kind === 'read' && services.has(e.service)) services.set(e.service, now);
+              if (e.kind === 'vanish' && services.delete(e.service)) vanished.set(e.service, now);
+            }
+            most = Math.max(most, services.size);
+          });
+          const bound = resyncPeriodMs(most, pace) + pace.stepMs;
+          const end = steps * pace.stepMs;
+          for (const [service, r] of reads) {
+            // A service that vanished and came back: its reads before it vanished are its own span.
+            if (vanished.has(service) && events.some((e) => e.kind === 'appear' && e.service === service)) continue;
+            if (longestGap(r, end, vanished.get(service) ?? end) > bound) return false;
           }
-          most = Math.max(most, services.size);
-        });
-        const bound = resyncPeriodMs(most, pace) + pace.stepMs;
-        const end = steps * pace.stepMs;
-        for (const [service, r] of reads) {
-          // A service that vanished and came back: its reads before it vanished are its own span.
-          if (vanished.has(service) && events.some((e) => e.kind === 'appear' && e.service === service)) continue;
-          if (longestGap(r, end, vanished.get(service) ?? end) > bound) return false;
-        }
-        return true;
-      },
-    ));
+          return true;
+        },
+      ),
+    );
   });
 
   it('costs no more than the pace, plus one check of each service for reads that bunched (property)', () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 0, max: 100 }),
-      fc.integer({ min: 1, max: 600 }),
-      fc.integer({ min: 100, max: 1000 }),
-      (services, budgetPerMinute, stepMs) => {
-        const pace = { intervalMs: 20_000, budgetPerMinute, stepMs };
-        const steps = 800;
-        // Every service read at once at start, as the first read does.
-        const { checks } = simulate(pace, steps, (step, _now, known) => {
-          if (step === 0) for (let s = 0; s < services; s++) known.set(s, 0);
-        });
-        const paced = (checksPerMinute(services, pace) * (steps - 1) * stepMs) / 60_000;
-        return checksPerMinute(services, pace) <= budgetPerMinute + 1e-9 && checks <= paced + services + 1;
-      },
-    ), { numRuns: 50 });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 1, max: 600 }),
+        fc.integer({ min: 100, max: 1000 }),
+        (services, budgetPerMinute, stepMs) => {
+          const pace = { intervalMs: 20_000, budgetPerMinute, stepMs };
+          const steps = 800;
+          // Every service read at once at start, as the first read does.
+          const { checks } = simulate(pace, steps, (step, _now, known) => {
+            if (step === 0) for (let s = 0; s < services; s++) known.set(s, 0);
+          });
+          const paced = (checksPerMinute(services, pace) * (steps - 1) * stepMs) / 60_000;
+          return checksPerMinute(services, pace) <= budgetPerMinute + 1e-9 && checks <= paced + services + 1;
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 });

@@ -8,23 +8,37 @@ const A = '111111111111';
 const B = '222222222222';
 
 function instance(clusterId: string, createdByAccount?: string, clustersetId = 'clusterset1') {
-  return { attributes: { CLUSTER_ID: clusterId, CLUSTERSET_ID: clustersetId }, ...(createdByAccount ? { createdByAccount } : {}) };
+  return {
+    attributes: { CLUSTER_ID: clusterId, CLUSTERSET_ID: clustersetId },
+    ...(createdByAccount ? { createdByAccount } : {}),
+  };
 }
 
 describe('mcs-cloudmap status: accounts and Regions', () => {
   it('records, per cluster id of the ClusterSet, the Region read and every account that registered its instances (M5)', () => {
-    expect(clusterPlaces([instance('cls1', A), instance('cls1', A), instance('cls2', B), instance('cls9', B, 'other')], 'clusterset1', 'us-east-1')).to.deep.equal({
+    expect(
+      clusterPlaces(
+        [instance('cls1', A), instance('cls1', A), instance('cls2', B), instance('cls9', B, 'other')],
+        'clusterset1',
+        'us-east-1',
+      ),
+    ).to.deep.equal({
       cls1: { regions: ['us-east-1'], accounts: [A] },
       cls2: { regions: ['us-east-1'], accounts: [B] },
     });
-    expect(clusterPlaces([instance('cls1')], 'clusterset1', 'eu-west-1')).to.deep.equal({ cls1: { regions: ['eu-west-1'], accounts: [] } });
+    expect(clusterPlaces([instance('cls1')], 'clusterset1', 'eu-west-1')).to.deep.equal({
+      cls1: { regions: ['eu-west-1'], accounts: [] },
+    });
   });
 
   it('shows each cluster id with its Regions and accounts, and the namespace owner', () => {
     const cloudMap = tutorialCloudMap();
     cloudMap.region = 'us-east-1, eu-west-1';
     cloudMap.namespaceOwner = A;
-    cloudMap.services[0]!.placesByCluster = { cls1: { regions: ['us-east-1'], accounts: [A] }, cls3: { regions: ['eu-west-1'], accounts: [A] } };
+    cloudMap.services[0]!.placesByCluster = {
+      cls1: { regions: ['us-east-1'], accounts: [A] },
+      cls3: { regions: ['eu-west-1'], accounts: [A] },
+    };
     const report = buildStatusReport(tutorialClusters(), cloudMap);
     const table = formatStatusTable(report);
     expect(table).to.include(`namespaces of account ${A}`);

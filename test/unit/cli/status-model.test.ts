@@ -6,10 +6,16 @@ import { condition, tutorialClusters, tutorialCloudMap } from './fixtures.ts';
 describe('mcs-cloudmap status: report model', () => {
   it('X4/I5: Valid and Ready are healthy when True, Conflict when False; other condition types never count as problems', () => {
     const table: [string, 'True' | 'False' | 'Unknown', boolean][] = [
-      ['Valid', 'True', true], ['Valid', 'False', false], ['Ready', 'True', true], ['Ready', 'Unknown', false],
-      ['Conflict', 'False', true], ['Conflict', 'True', false], ['SomethingNew', 'False', true],
+      ['Valid', 'True', true],
+      ['Valid', 'False', false],
+      ['Ready', 'True', true],
+      ['Ready', 'Unknown', false],
+      ['Conflict', 'False', true],
+      ['Conflict', 'True', false],
+      ['SomethingNew', 'False', true],
     ];
-    for (const [type, status, healthy] of table) expect(isHealthy(condition(type, status, 'R')), `${type}=${status}`).to.equal(healthy);
+    for (const [type, status, healthy] of table)
+      expect(isHealthy(condition(type, status, 'R')), `${type}=${status}`).to.equal(healthy);
   });
 
   it('finds no problems in the tutorial ClusterSet as the worker leaves it', () => {
@@ -18,10 +24,17 @@ describe('mcs-cloudmap status: report model', () => {
 
   it('X2/E4: lists every unhealthy condition with its message, naming the context and service', () => {
     const clusters = tutorialClusters();
-    clusters[0]!.exports[0]!.conditions = [condition('Valid', 'False', 'NoService', 'create the Service demo/nginx-hello'), condition('Conflict', 'True', 'PortConflict', 'port 80 differs')];
+    clusters[0]!.exports[0]!.conditions = [
+      condition('Valid', 'False', 'NoService', 'create the Service demo/nginx-hello'),
+      condition('Conflict', 'True', 'PortConflict', 'port 80 differs'),
+    ];
     const { problems } = buildStatusReport(clusters);
     expect(problems).to.deep.equal([
-      { where: 'cls1', service: 'demo/nginx-hello', message: 'Valid=False (NoService): create the Service demo/nginx-hello' },
+      {
+        where: 'cls1',
+        service: 'demo/nginx-hello',
+        message: 'Valid=False (NoService): create the Service demo/nginx-hello',
+      },
       { where: 'cls1', service: 'demo/nginx-hello', message: 'Conflict=True (PortConflict): port 80 differs' },
     ]);
   });
@@ -45,15 +58,23 @@ describe('mcs-cloudmap status: report model', () => {
 
   it('an unreachable cluster is one problem carrying its explanation, and its objects are not cross-checked', () => {
     const clusters = tutorialClusters();
-    clusters[1] = { context: 'cls2', server: 'https://127.0.0.1:6444', exports: [], imports: [], error: 'cannot reach' };
-    expect(buildStatusReport(clusters, tutorialCloudMap()).problems).to.deep.equal([{ where: 'cls2', service: '', message: 'cannot reach' }]);
+    clusters[1] = {
+      context: 'cls2',
+      server: 'https://127.0.0.1:6444',
+      exports: [],
+      imports: [],
+      error: 'cannot reach',
+    };
+    expect(buildStatusReport(clusters, tutorialCloudMap()).problems).to.deep.equal([
+      { where: 'cls2', service: '', message: 'cannot reach' },
+    ]);
   });
 
   it('M4/E3: flags a Ready export missing from Cloud Map, and Cloud Map instances of a cluster that no longer exports', () => {
     const missing = tutorialCloudMap();
     missing.services[0]!.instancesByCluster = {};
     expect(buildStatusReport(tutorialClusters(), missing).problems.map((p) => p.message)).to.deep.equal([
-      'export is Ready but Cloud Map has no instances with CLUSTER_ID=cls1; check the worker\'s logs in this cluster.',
+      "export is Ready but Cloud Map has no instances with CLUSTER_ID=cls1; check the worker's logs in this cluster.",
     ]);
     const leftover = tutorialCloudMap();
     leftover.services[0]!.instancesByCluster.cls2 = { ready: 1, total: 1 };
@@ -63,7 +84,11 @@ describe('mcs-cloudmap status: report model', () => {
   });
 
   it('a Cloud Map that could not be read is one problem; the cluster side is still reported', () => {
-    const report = buildStatusReport(tutorialClusters(), { region: 'us-west-2', services: [], error: 'no AWS credentials' });
+    const report = buildStatusReport(tutorialClusters(), {
+      region: 'us-west-2',
+      services: [],
+      error: 'no AWS credentials',
+    });
     expect(report.problems).to.deep.equal([{ where: 'cloudmap', service: '', message: 'no AWS credentials' }]);
     expect(report.clusters).to.have.length(2);
   });
@@ -71,12 +96,28 @@ describe('mcs-cloudmap status: report model', () => {
   it('servicesOf: every exported or imported namespace/name once, sorted (property)', () => {
     const name = fc.constantFrom('a', 'b', 'c');
     const view = fc.record({ namespace: name, name });
-    fc.assert(fc.property(fc.array(view), fc.array(view), (exports, imports) => {
-      const clusters = [{ context: 'x', server: '', exports: exports.map((e) => ({ ...e, ports: [], endpoints: { ready: 0, total: 0 }, conditions: [] })),
-        imports: imports.map((i) => ({ ...i, type: 'Headless' as const, ips: [], ports: [], clusters: [], endpointsByCluster: {}, conditions: [] })) }];
-      const keys = servicesOf(clusters).map((s) => `${s.namespace}/${s.name}`);
-      const expected = [...new Set([...exports, ...imports].map((s) => `${s.namespace}/${s.name}`))].sort();
-      expect(keys).to.deep.equal(expected);
-    }));
+    fc.assert(
+      fc.property(fc.array(view), fc.array(view), (exports, imports) => {
+        const clusters = [
+          {
+            context: 'x',
+            server: '',
+            exports: exports.map((e) => ({ ...e, ports: [], endpoints: { ready: 0, total: 0 }, conditions: [] })),
+            imports: imports.map((i) => ({
+              ...i,
+              type: 'Headless' as const,
+              ips: [],
+              ports: [],
+              clusters: [],
+              endpointsByCluster: {},
+              conditions: [],
+            })),
+          },
+        ];
+        const keys = servicesOf(clusters).map((s) => `${s.namespace}/${s.name}`);
+        const expected = [...new Set([...exports, ...imports].map((s) => `${s.namespace}/${s.name}`))].sort();
+        expect(keys).to.deep.equal(expected);
+      }),
+    );
   });
 });

@@ -24,16 +24,25 @@ function failing(...errors: Error[]): { send: () => Promise<string>; calls: () =
 
 describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
   it('retries throttles with full-jitter delays inside [0, min(cap, base × 2^n)]', async () => {
-    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 7 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), async (failures, r) => {
-      const clock = new FakeClock();
-      // Rate limits high enough that only backoff sleeps are recorded.
-      const caller = new CloudMapCaller({ clock, random: () => r, rateLimits: { DiscoverInstances: 1e9 } });
-      const f = failing(...Array.from({ length: failures }, throttle));
-      expect(await caller.call('DiscoverInstances', {}, f.send)).to.equal('ok');
-      expect(f.calls()).to.equal(failures + 1);
-      const backoffs = clock.sleeps.filter((ms) => ms > 0);
-      return backoffs.length <= failures && clock.sleeps.every((ms, n) => ms <= Math.min(DEFAULT_BACKOFF.maxMs, DEFAULT_BACKOFF.baseMs * 2 ** n));
-    }));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 7 }),
+        fc.double({ min: 0, max: 0.999999, noNaN: true }),
+        async (failures, r) => {
+          const clock = new FakeClock();
+          // Rate limits high enough that only backoff sleeps are recorded.
+          const caller = new CloudMapCaller({ clock, random: () => r, rateLimits: { DiscoverInstances: 1e9 } });
+          const f = failing(...Array.from({ length: failures }, throttle));
+          expect(await caller.call('DiscoverInstances', {}, f.send)).to.equal('ok');
+          expect(f.calls()).to.equal(failures + 1);
+          const backoffs = clock.sleeps.filter((ms) => ms > 0);
+          return (
+            backoffs.length <= failures &&
+            clock.sleeps.every((ms, n) => ms <= Math.min(DEFAULT_BACKOFF.maxMs, DEFAULT_BACKOFF.baseMs * 2 ** n))
+          );
+        },
+      ),
+    );
   });
 
   it('sends no creation that became unnecessary during its rate-limit wait, counts no call and gives the token back', async () => {
@@ -59,17 +68,27 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
   it('sends nothing once the fence says the Lease may be lost, not even a retry already under way', async () => {
     let fenced: string | undefined;
     const clock = new FakeClock();
-    const caller = new CloudMapCaller({ clock, random: () => 0, rateLimits: { RegisterInstance: 1e9 }, fence: () => fenced });
+    const caller = new CloudMapCaller({
+      clock,
+      random: () => 0,
+      rateLimits: { RegisterInstance: 1e9 },
+      fence: () => fenced,
+    });
     let sent = 0;
     const send = async () => {
       sent++;
       fenced = 'the Lease was last renewed 12 s ago';
       throw throttle();
     };
-    const err = await caller.call('RegisterInstance', { instanceId: 'i-1' }, send).then(() => undefined, (e: unknown) => e);
+    const err = await caller.call('RegisterInstance', { instanceId: 'i-1' }, send).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(sent).to.equal(1);
     expect(err).to.be.instanceOf(LeaseLostError);
-    expect((err as Error).message).to.equal('Cloud Map RegisterInstance not sent: the Lease was last renewed 12 s ago; this replica stops writing and a standby takes over');
+    expect((err as Error).message).to.equal(
+      'Cloud Map RegisterInstance not sent: the Lease was last renewed 12 s ago; this replica stops writing and a standby takes over',
+    );
     // Retried silently by the reconcilers (the new leader reports on the exports).
     expect(isTemporary(err)).to.equal(true);
   });
@@ -88,7 +107,10 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
 
   it('cuts the API rate to 70 % on a throttle and reports it, and its recovery', async () => {
     const rates: number[] = [];
-    const metrics: CloudMapMetrics = { onCall: () => {}, onRateChange: (api, rate) => api === 'RegisterInstance' && rates.push(rate) };
+    const metrics: CloudMapMetrics = {
+      onCall: () => {},
+      onRateChange: (api, rate) => api === 'RegisterInstance' && rates.push(rate),
+    };
     const clock = new FakeClock();
     const caller = new CloudMapCaller({ clock, random: () => 1, metrics, rateLimits: { RegisterInstance: 40 } });
     await caller.call('RegisterInstance', {}, failing().send);
@@ -101,7 +123,12 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
 
   it('retries transient failures without slowing the API down', async () => {
     const counter = new CallCounter();
-    const caller = new CloudMapCaller({ clock: new FakeClock(), random: () => 0.5, metrics: counter, rateLimits: { ListInstances: 10 } });
+    const caller = new CloudMapCaller({
+      clock: new FakeClock(),
+      random: () => 0.5,
+      metrics: counter,
+      rateLimits: { ListInstances: 10 },
+    });
     const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
     await caller.call('ListInstances', {}, failing(reset).send);
     expect(counter.count('ListInstances', 'transient')).to.equal(1);
@@ -125,10 +152,14 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
   it('hands a retryable error to the caller after maxAttempts, saying it will be retried', async () => {
     const caller = new CloudMapCaller({ clock: new FakeClock(), maxAttempts: 3 });
     const f = failing(throttle(), throttle(), throttle(), throttle());
-    const err = await caller.call('RegisterInstance', { namespace: 'demo', service: 'web', instanceId: 'i-1' }, f.send).catch((e: unknown) => e);
+    const err = await caller
+      .call('RegisterInstance', { namespace: 'demo', service: 'web', instanceId: 'i-1' }, f.send)
+      .catch((e: unknown) => e);
     expect(f.calls()).to.equal(3);
     expect((err as CloudMapCallError).retryable).to.equal(true);
-    expect((err as Error).message).to.match(/RegisterInstance failed for namespace "demo", service "web", instance "i-1".*will be retried/);
+    expect((err as Error).message).to.match(
+      /RegisterInstance failed for namespace "demo", service "web", instance "i-1".*will be retried/,
+    );
   });
 
   it('counts every attempt by API and outcome', async () => {
@@ -160,19 +191,34 @@ describe('cloudmap caller: retries, backoff and throttling (M6)', () => {
   it('cancels the attempt in flight when its owner stops, and sends nothing after', async () => {
     const stop = new AbortController();
     const counter = new CallCounter();
-    const caller = new CloudMapCaller({ clock: new FakeClock(), metrics: counter, signal: stop.signal, callTimeoutMs: 60_000 });
+    const caller = new CloudMapCaller({
+      clock: new FakeClock(),
+      metrics: counter,
+      signal: stop.signal,
+      callTimeoutMs: 60_000,
+    });
     let sent = 0;
     const send = (signal: AbortSignal) => {
       sent++;
       return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
     };
-    const pending = caller.call('ListServices', { namespace: 'demo' }, send).then(() => undefined, (e: unknown) => e);
+    const pending = caller.call('ListServices', { namespace: 'demo' }, send).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     while (sent === 0) await new Promise((resolve) => setImmediate(resolve));
     stop.abort();
     const err = await pending;
     expect(err).to.be.instanceOf(CallCancelledError);
-    expect((err as Error).message).to.equal('Cloud Map ListServices for namespace "demo" cancelled: the reconcilers are stopping');
-    expect(await caller.call('ListServices', {}, send).then(() => undefined, (e: unknown) => e)).to.be.instanceOf(CallCancelledError);
+    expect((err as Error).message).to.equal(
+      'Cloud Map ListServices for namespace "demo" cancelled: the reconcilers are stopping',
+    );
+    expect(
+      await caller.call('ListServices', {}, send).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    ).to.be.instanceOf(CallCancelledError);
     expect(sent).to.equal(1);
     expect(counter.count(), 'a cancelled attempt is no Cloud Map outcome').to.equal(0);
   });

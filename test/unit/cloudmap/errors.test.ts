@@ -1,5 +1,14 @@
 import { expect } from 'chai';
-import { CallTimeoutError, classifyError, CloudMapCallError, describeContext, isNotFound, isTemporary, OperationsFailedError, type ErrorClass } from '../../../src/cloudmap/errors.ts';
+import {
+  CallTimeoutError,
+  classifyError,
+  CloudMapCallError,
+  describeContext,
+  isNotFound,
+  isTemporary,
+  OperationsFailedError,
+  type ErrorClass,
+} from '../../../src/cloudmap/errors.ts';
 
 /** An error shaped like the AWS SDK's: name = error code, $metadata.httpStatusCode. */
 function sdkError(name: string, status: number, extra: Record<string, unknown> = {}): Error {
@@ -17,10 +26,18 @@ describe('cloudmap error classification (M6)', () => {
     ['HTTP 500 with an unknown code', sdkError('Boom', 500), 'transient'],
     ['connection reset', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'transient'],
     ['connection refused', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'transient'],
-    ['SDK connection or idle-socket timeout', Object.assign(new Error('timed out'), { name: 'TimeoutError' }), 'timeout'],
+    [
+      'SDK connection or idle-socket timeout',
+      Object.assign(new Error('timed out'), { name: 'TimeoutError' }),
+      'timeout',
+    ],
     ['call deadline', new CallTimeoutError(15_000), 'timeout'],
     ['kernel connect timeout', Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' }), 'timeout'],
-    ['reset the SDK renames TimeoutError', Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' }), 'transient'],
+    [
+      'reset the SDK renames TimeoutError',
+      Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' }),
+      'transient',
+    ],
     ['ServiceNotFound', sdkError('ServiceNotFound', 400), 'final'],
     ['InvalidInput', sdkError('InvalidInput', 400), 'final'],
     ['AccessDenied', sdkError('AccessDeniedException', 403), 'final'],
@@ -34,8 +51,15 @@ describe('cloudmap error classification (M6)', () => {
 
 describe('cloudmap call errors carry context', () => {
   it('names the API, the resources and says a retryable failure will be retried', () => {
-    const err = new CloudMapCallError('RegisterInstance', { namespace: 'demo', service: 'web', instanceId: 'tcp-1' }, sdkError('ThrottlingException', 400), 8);
-    expect(err.message).to.include('Cloud Map RegisterInstance failed for namespace "demo", service "web", instance "tcp-1"');
+    const err = new CloudMapCallError(
+      'RegisterInstance',
+      { namespace: 'demo', service: 'web', instanceId: 'tcp-1' },
+      sdkError('ThrottlingException', 400),
+      8,
+    );
+    expect(err.message).to.include(
+      'Cloud Map RegisterInstance failed for namespace "demo", service "web", instance "tcp-1"',
+    );
     expect(err.message).to.include('ThrottlingException');
     expect(err.message).to.include('gave up after 8 attempts (throttled)');
     expect(err.message).to.include('will be retried');
@@ -45,7 +69,9 @@ describe('cloudmap call errors carry context', () => {
 
   it('says a final failure is not retried', () => {
     const err = new CloudMapCallError('GetInstance', { serviceId: 'srv-1' }, sdkError('InvalidInput', 400), 1);
-    expect(err.message).to.match(/GetInstance failed for service id srv-1: InvalidInput: InvalidInput happened \(not retried\)/);
+    expect(err.message).to.match(
+      /GetInstance failed for service id srv-1: InvalidInput: InvalidInput happened \(not retried\)/,
+    );
     expect(err.retryable).to.equal(false);
   });
 
@@ -64,14 +90,35 @@ describe('cloudmap call errors carry context', () => {
 
 describe('cloudmap temporary failures (M6: throttling is no export failure)', () => {
   it('a throttled or transient call that gave up and operations still pending are temporary; refusals are not', () => {
-    const throttled = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('slow down'), { name: 'ThrottlingException' }), 8);
-    const refused = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('bad'), { name: 'InvalidInput' }), 1);
+    const throttled = new CloudMapCallError(
+      'RegisterInstance',
+      {},
+      Object.assign(new Error('slow down'), { name: 'ThrottlingException' }),
+      8,
+    );
+    const refused = new CloudMapCallError(
+      'RegisterInstance',
+      {},
+      Object.assign(new Error('bad'), { name: 'InvalidInput' }),
+      1,
+    );
     expect(isTemporary(throttled)).to.equal(true);
     expect(isTemporary(refused)).to.equal(false);
-    const stale = new CloudMapCallError('RegisterInstance', {}, Object.assign(new Error('gone'), { name: 'ServiceNotFound' }), 1);
+    const stale = new CloudMapCallError(
+      'RegisterInstance',
+      {},
+      Object.assign(new Error('gone'), { name: 'ServiceNotFound' }),
+      1,
+    );
     expect(isTemporary(stale)).to.equal(true);
-    expect(isTemporary(new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'still pending', pending: true }]))).to.equal(true);
-    expect(isTemporary(new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'FAIL' }]))).to.equal(false);
+    expect(
+      isTemporary(
+        new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'still pending', pending: true }]),
+      ),
+    ).to.equal(true);
+    expect(isTemporary(new OperationsFailedError([{ operationId: 'o1', context: {}, reason: 'FAIL' }]))).to.equal(
+      false,
+    );
     expect(isTemporary(new Error('other'))).to.equal(false);
   });
 });

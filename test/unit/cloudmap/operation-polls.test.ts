@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { DEFAULT_POLL_POLICY, planOperationPolls, type PendingOperation } from '../../../src/cloudmap/operation-polls.ts';
+import {
+  DEFAULT_POLL_POLICY,
+  planOperationPolls,
+  type PendingOperation,
+} from '../../../src/cloudmap/operation-polls.ts';
 
 const NOW = 1_000_000;
 const op = (id: string, age = 0): PendingOperation => ({ id, since: NOW - age });
@@ -8,12 +12,20 @@ const OVERLAP = DEFAULT_POLL_POLICY.overlapMs;
 
 describe('cloudmap operation polling plan (M6)', () => {
   it('asks for a few operations one by one', () => {
-    expect(planOperationPolls([op('a'), op('b')], NOW, undefined)).to.deep.equal({ listSince: undefined, listed: [], gets: ['a', 'b'] });
+    expect(planOperationPolls([op('a'), op('b')], NOW, undefined)).to.deep.equal({
+      listSince: undefined,
+      listed: [],
+      gets: ['a', 'b'],
+    });
   });
 
   it('lists many at once, from the oldest submission, then only since the previous listing', () => {
     const ops = [op('a', 300), op('b'), op('c', 100)];
-    expect(planOperationPolls(ops, NOW, undefined)).to.deep.equal({ listSince: NOW - 300 - OVERLAP, listed: ['a', 'b', 'c'], gets: [] });
+    expect(planOperationPolls(ops, NOW, undefined)).to.deep.equal({
+      listSince: NOW - 300 - OVERLAP,
+      listed: ['a', 'b', 'c'],
+      gets: [],
+    });
     expect(planOperationPolls(ops, NOW, NOW - 50).listSince).to.equal(NOW - 50 - OVERLAP);
     // A listing sent before any of these was submitted says nothing about them.
     expect(planOperationPolls(ops, NOW, NOW - 10_000).listSince).to.equal(NOW - 300 - OVERLAP);
@@ -30,19 +42,33 @@ describe('cloudmap operation polling plan (M6)', () => {
   });
 
   it('covers every pending operation exactly once, with at most one listing whose window holds every listed submission (property)', () => {
-    fc.assert(fc.property(
-      fc.uniqueArray(fc.record({ id: fc.string({ minLength: 1, maxLength: 6 }), age: fc.integer({ min: 0, max: 30_000 }) }), { selector: (o) => o.id, maxLength: 60 }),
-      fc.option(fc.integer({ min: 0, max: 30_000 }), { nil: undefined }),
-      (ops, listedAgo) => {
-        const plan = planOperationPolls(ops.map((o) => op(o.id, o.age)), NOW, listedAgo === undefined ? undefined : NOW - listedAgo);
-        const covered = [...plan.gets, ...plan.listed];
-        const listedOps = ops.filter((o) => plan.listed.includes(o.id));
-        return covered.length === ops.length && new Set(covered).size === ops.length &&
-          plan.gets.length < DEFAULT_POLL_POLICY.batchFrom + DEFAULT_POLL_POLICY.individualPerRound &&
-          (plan.listSince === undefined) === (plan.listed.length === 0) &&
-          // No listed operation can have settled before the window: it was submitted after, or pending at the last listing.
-          listedOps.every((o) => plan.listSince! <= Math.max(NOW - o.age, listedAgo === undefined ? -Infinity : NOW - listedAgo));
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(
+          fc.record({ id: fc.string({ minLength: 1, maxLength: 6 }), age: fc.integer({ min: 0, max: 30_000 }) }),
+          { selector: (o) => o.id, maxLength: 60 },
+        ),
+        fc.option(fc.integer({ min: 0, max: 30_000 }), { nil: undefined }),
+        (ops, listedAgo) => {
+          const plan = planOperationPolls(
+            ops.map((o) => op(o.id, o.age)),
+            NOW,
+            listedAgo === undefined ? undefined : NOW - listedAgo,
+          );
+          const covered = [...plan.gets, ...plan.listed];
+          const listedOps = ops.filter((o) => plan.listed.includes(o.id));
+          return (
+            covered.length === ops.length &&
+            new Set(covered).size === ops.length &&
+            plan.gets.length < DEFAULT_POLL_POLICY.batchFrom + DEFAULT_POLL_POLICY.individualPerRound &&
+            (plan.listSince === undefined) === (plan.listed.length === 0) &&
+            // No listed operation can have settled before the window: it was submitted after, or pending at the last listing.
+            listedOps.every(
+              (o) => plan.listSince! <= Math.max(NOW - o.age, listedAgo === undefined ? -Infinity : NOW - listedAgo),
+            )
+          );
+        },
+      ),
+    );
   });
 });

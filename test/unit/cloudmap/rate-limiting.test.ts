@@ -17,7 +17,13 @@ function bucket(rate: number, overrides = {}): { bucket: TokenBucket; limiter: A
 /** Takes `n` tokens at once and resolves with the clock's time at which each caller was let through, in order. */
 async function takeAll(b: TokenBucket, clock: FakeClock, n: number): Promise<number[]> {
   const times: number[] = [];
-  await Promise.all(Array.from({ length: n }, () => b.take().then(() => { times.push(clock.now()); })));
+  await Promise.all(
+    Array.from({ length: n }, () =>
+      b.take().then(() => {
+        times.push(clock.now());
+      }),
+    ),
+  );
   return times;
 }
 
@@ -31,12 +37,27 @@ describe('cloudmap token bucket (M6)', () => {
   it('lets an urgent caller ahead of those queued, and still at the rate', async () => {
     const { bucket: b, clock } = bucket(10);
     const order: string[] = [];
-    const queued = Array.from({ length: 13 }, (_, n) => b.take().then(() => { order.push(`q${n}`); }));
-    const urgent = b.take(true).then(() => { order.push('urgent'); });
-    const late = b.take().then(() => { order.push('late'); });
+    const queued = Array.from({ length: 13 }, (_, n) =>
+      b.take().then(() => {
+        order.push(`q${n}`);
+      }),
+    );
+    const urgent = b.take(true).then(() => {
+      order.push('urgent');
+    });
+    const late = b.take().then(() => {
+      order.push('late');
+    });
     await Promise.all([...queued, urgent, late]);
     // The burst of 10 went at once; of the callers that had to wait, the urgent one is first, then arrival order.
-    expect(order).to.deep.equal([...Array.from({ length: 10 }, (_, n) => `q${n}`), 'urgent', 'q10', 'q11', 'q12', 'late']);
+    expect(order).to.deep.equal([
+      ...Array.from({ length: 10 }, (_, n) => `q${n}`),
+      'urgent',
+      'q10',
+      'q11',
+      'q12',
+      'late',
+    ]);
     expect(clock.now() - T0).to.equal(500);
   });
 
@@ -48,28 +69,37 @@ describe('cloudmap token bucket (M6)', () => {
   });
 
   it('never lets through more than capacity + rate × elapsed (property)', async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.integer({ min: 1, max: 500 }),
-      // Pauses of up to seconds, each followed by a burst of callers at once.
-      fc.array(fc.record({ gap: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 1000, max: 5000 })), calls: fc.integer({ min: 1, max: 300 }) }), { minLength: 1, maxLength: 30 }),
-      async (rate, steps) => {
-        const { bucket: b, clock } = bucket(rate);
-        const sendTimes: number[] = [];
-        for (const { gap, calls } of steps) {
-          clock.advance(gap);
-          sendTimes.push(...await takeAll(b, clock, calls));
-        }
-        // Within every window [from, to] of the run, not only the whole run, the sends fit the bucket plus the refill
-        // (one token of rounding slack): j - i + 1 sends in [t_i, t_j]. A bucket that saves up more than its capacity
-        // while idle passes a whole-run check and fails this one.
-        const sorted = sendTimes.sort((x, y) => x - y);
-        let best = -Infinity; // max over i <= j of rate × t_i / 1000 - i
-        return sorted.every((t, j) => {
-          best = Math.max(best, (rate * t) / 1000 - j);
-          return j + 1 - (rate * t) / 1000 + best <= rate + 1;
-        });
-      },
-    ), { numRuns: 50 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 500 }),
+        // Pauses of up to seconds, each followed by a burst of callers at once.
+        fc.array(
+          fc.record({
+            gap: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 1000, max: 5000 })),
+            calls: fc.integer({ min: 1, max: 300 }),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        async (rate, steps) => {
+          const { bucket: b, clock } = bucket(rate);
+          const sendTimes: number[] = [];
+          for (const { gap, calls } of steps) {
+            clock.advance(gap);
+            sendTimes.push(...(await takeAll(b, clock, calls)));
+          }
+          // Within every window [from, to] of the run, not only the whole run, the sends fit the bucket plus the refill
+          // (one token of rounding slack): j - i + 1 sends in [t_i, t_j]. A bucket that saves up more than its capacity
+          // while idle passes a whole-run check and fails this one.
+          const sorted = sendTimes.sort((x, y) => x - y);
+          let best = -Infinity; // max over i <= j of rate × t_i / 1000 - i
+          return sorted.every((t, j) => {
+            best = Math.max(best, (rate * t) / 1000 - j);
+            return j + 1 - (rate * t) / 1000 + best <= rate + 1;
+          });
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 
   it('drops the saved-up burst after a throttle', async () => {
@@ -115,25 +145,36 @@ describe('cloudmap AIMD rate (M6)', () => {
   });
 
   it('never leaves [minRate, ceilingRate], nor exceeds maxRate while idle, whatever the throttles and demand (property)', () => {
-    fc.assert(fc.property(
-      fc.double({ min: 0.5, max: 5000, noNaN: true }),
-      fc.double({ min: 1, max: 10, noNaN: true }),
-      fc.double({ min: 1, max: 20, noNaN: true }),
-      fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), throttle: fc.boolean(), busy: fc.boolean() }), { maxLength: 200 }),
-      (max, borrow, quick, steps) => {
-        const r = new AdaptiveRate(adaptiveRateConfig(max, { ceilingRate: max * borrow, quickRecoveryPerSecond: (max / 20) * quick, settleMs: 3000 }), T0);
-        let now = T0;
-        for (const step of steps) {
-          now += step.gap;
-          r.setBusy(now, step.busy);
-          if (step.throttle) r.onThrottle(now);
-          const rate = r.rate(now);
-          const cap = step.busy ? max * borrow : max;
-          if (rate < r.config.minRate - 1e-9 || rate > cap * (1 + 1e-9)) return false;
-        }
-        return true;
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.5, max: 5000, noNaN: true }),
+        fc.double({ min: 1, max: 10, noNaN: true }),
+        fc.double({ min: 1, max: 20, noNaN: true }),
+        fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), throttle: fc.boolean(), busy: fc.boolean() }), {
+          maxLength: 200,
+        }),
+        (max, borrow, quick, steps) => {
+          const r = new AdaptiveRate(
+            adaptiveRateConfig(max, {
+              ceilingRate: max * borrow,
+              quickRecoveryPerSecond: (max / 20) * quick,
+              settleMs: 3000,
+            }),
+            T0,
+          );
+          let now = T0;
+          for (const step of steps) {
+            now += step.gap;
+            r.setBusy(now, step.busy);
+            if (step.throttle) r.onThrottle(now);
+            const rate = r.rate(now);
+            const cap = step.busy ? max * borrow : max;
+            if (rate < r.config.minRate - 1e-9 || rate > cap * (1 + 1e-9)) return false;
+          }
+          return true;
+        },
+      ),
+    );
   });
 
   it('borrows past its share only while busy: climbing linearly, cut on a throttle, giving it back when idle', () => {
@@ -152,7 +193,10 @@ describe('cloudmap AIMD rate (M6)', () => {
   });
 
   it('climbs quickly while no throttle was seen for settleMs, slowly within settleMs of one', () => {
-    const r = new AdaptiveRate(adaptiveRateConfig(10, { ceilingRate: 100, recoveryPerSecond: 1, quickRecoveryPerSecond: 5, settleMs: 60_000 }), T0);
+    const r = new AdaptiveRate(
+      adaptiveRateConfig(10, { ceilingRate: 100, recoveryPerSecond: 1, quickRecoveryPerSecond: 5, settleMs: 60_000 }),
+      T0,
+    );
     r.setBusy(T0, true);
     expect(r.rate(T0 + 2000)).to.be.closeTo(20, 1e-9); // never throttled: 5/s per second
     expect(r.rate(T0 + 17_000)).to.be.closeTo(95, 1e-9);
@@ -168,7 +212,9 @@ describe('cloudmap AIMD rate (M6)', () => {
 
   it('climbs at one pace when quickRecoveryPerSecond is not set, and never slower than recoveryPerSecond', () => {
     expect(adaptiveRateConfig(10).quickRecoveryPerSecond).to.equal(0.5);
-    expect(adaptiveRateConfig(10, { recoveryPerSecond: 2, quickRecoveryPerSecond: 1 }).quickRecoveryPerSecond).to.equal(2);
+    expect(adaptiveRateConfig(10, { recoveryPerSecond: 2, quickRecoveryPerSecond: 1 }).quickRecoveryPerSecond).to.equal(
+      2,
+    );
   });
 
   it('does not borrow when the ceiling is the share (the default)', () => {
@@ -188,7 +234,9 @@ describe('cloudmap rate limiter per API (M6)', () => {
     const clock = new FakeClock(T0);
     const limiter = new RateLimiter({ clusters: 1, overrides: { RegisterInstance: 2 } }, clock);
     expect(limiter.rate('RegisterInstance')).to.equal(2);
-    expect(limiter.rate('DiscoverInstances')).to.equal(CLOUD_MAP_QUOTAS.DiscoverInstances!.rate * DEFAULT_CONTROLLERS_SHARE);
+    expect(limiter.rate('DiscoverInstances')).to.equal(
+      CLOUD_MAP_QUOTAS.DiscoverInstances!.rate * DEFAULT_CONTROLLERS_SHARE,
+    );
     expect(limiter.rate('SomethingNew')).to.equal(CLOUD_MAP_QUOTAS[OTHER_APIS]!.rate * DEFAULT_CONTROLLERS_SHARE);
     const times: number[] = [];
     for (let i = 0; i < 6; i++) {
@@ -198,14 +246,14 @@ describe('cloudmap rate limiter per API (M6)', () => {
     expect(times).to.deep.equal([0, 0, 0, 0, 500, 1000]); // a burst of 4 (the quota's two seconds), then one every 500 ms
   });
 
-  it('sizes the bucket from the quota\'s burst: DiscoverInstances saves up two seconds', async () => {
+  it("sizes the bucket from the quota's burst: DiscoverInstances saves up two seconds", async () => {
     const clock = new FakeClock(T0);
     const limiter = new RateLimiter({ clusters: 1, overrides: { DiscoverInstances: 10 } }, clock);
     for (let i = 0; i < 21; i++) await limiter.acquire('DiscoverInstances');
     expect(clock.sleeps).to.deep.equal([100]);
   });
 
-  it('lets a cluster that calls alone borrow up to the controllers\' part of the quota, and no further', async () => {
+  it("lets a cluster that calls alone borrow up to the controllers' part of the quota, and no further", async () => {
     const clock = new FakeClock(T0);
     const limiter = new RateLimiter({ clusters: 3 }, clock);
     const controllers = CLOUD_MAP_QUOTAS.CreateService!.rate * DEFAULT_CONTROLLERS_SHARE;

@@ -1,6 +1,15 @@
 import { expect } from 'chai';
 import {
-  boolOption, ConfigError, durationOption, enumOption, formatHelp, intOption, parseOptions, rateMapOption, renamed, stringOption,
+  boolOption,
+  ConfigError,
+  durationOption,
+  enumOption,
+  formatHelp,
+  intOption,
+  parseOptions,
+  rateMapOption,
+  renamed,
+  stringOption,
 } from '../../../src/config/options.ts';
 import { METRICS_OFF, parseWebhookOptions } from '../../../src/webhook/options.ts';
 import { parseWorkerOptions } from '../../../src/worker/options.ts';
@@ -8,7 +17,9 @@ import { parseWorkerOptions } from '../../../src/worker/options.ts';
 /** The DeprecationWarnings `run` emits (Node.js emits them on the next tick). */
 async function deprecations(run: () => void): Promise<string[]> {
   const seen: string[] = [];
-  const listener = (w: Error) => { if (w.name === 'DeprecationWarning') seen.push(w.message); };
+  const listener = (w: Error) => {
+    if (w.name === 'DeprecationWarning') seen.push(w.message);
+  };
   process.on('warning', listener);
   try {
     run();
@@ -30,7 +41,14 @@ const specs = {
 
 describe('config options', () => {
   it('uses defaults when neither flag nor env is given', () => {
-    expect(parseOptions(specs, [], {})).to.deep.equal({ port: 9443, name: 'x', leader: true, policy: 'Warn', poll: 1000, rates: { DiscoverInstances: 100 } });
+    expect(parseOptions(specs, [], {})).to.deep.equal({
+      port: 9443,
+      name: 'x',
+      leader: true,
+      policy: 'Warn',
+      poll: 1000,
+      rates: { DiscoverInstances: 100 },
+    });
   });
   it('prefers the flag over the environment', () => {
     const v = parseOptions(specs, ['--port=1234', '--name', 'y'], { T_PORT: '99', T_NAME: 'z', T_POLICY: 'reject' });
@@ -43,13 +61,20 @@ describe('config options', () => {
     expect(parseOptions(specs, ['--leader-elect=false'], {}).leader).to.equal(false);
   });
   it('parses durations and rate maps', () => {
-    const v = parseOptions(specs, ['--poll-interval=250ms', '--rate-limits=RegisterInstance=5, DiscoverInstances=7'], {});
+    const v = parseOptions(
+      specs,
+      ['--poll-interval=250ms', '--rate-limits=RegisterInstance=5, DiscoverInstances=7'],
+      {},
+    );
     expect(v.poll).to.equal(250);
     expect(v.rates).to.deep.equal({ DiscoverInstances: 7, RegisterInstance: 5 });
     expect(parseOptions(specs, [], { T_POLL: '5m' }).poll).to.equal(300_000);
   });
   it('says what is accepted on bad input', () => {
-    expect(() => parseOptions(specs, ['--port=0'], {})).to.throw(ConfigError, /--port: expected a whole number from 1 to 65535, got "0"/);
+    expect(() => parseOptions(specs, ['--port=0'], {})).to.throw(
+      ConfigError,
+      /--port: expected a whole number from 1 to 65535, got "0"/,
+    );
     expect(() => parseOptions(specs, ['--nope=1'], {})).to.throw(ConfigError, /unknown flag --nope/);
     expect(() => parseOptions(specs, ['--conflict-policy=Maybe'], {})).to.throw(ConfigError, /one of Warn, Reject/);
     expect(() => parseOptions(specs, ['--poll-interval=soon'], {})).to.throw(ConfigError, /duration/);
@@ -58,11 +83,20 @@ describe('config options', () => {
   });
 
   it('reads a renamed option under its old flag and variable, warning once per spelling and saying what to use', async () => {
-    const renamedSpecs = { jobs: renamed(intOption('import-jobs', 'T_IMPORT_JOBS', 4, 'jobs'), { flag: 'jobs', env: 'T_JOBS', removedIn: '0.3.0' }) };
+    const renamedSpecs = {
+      jobs: renamed(intOption('import-jobs', 'T_IMPORT_JOBS', 4, 'jobs'), {
+        flag: 'jobs',
+        env: 'T_JOBS',
+        removedIn: '0.3.0',
+      }),
+    };
     const warned = await deprecations(() => {
       expect(parseOptions(renamedSpecs, ['--jobs=7'], {}).jobs).to.equal(7);
       expect(parseOptions(renamedSpecs, [], { T_JOBS: '5' }).jobs).to.equal(5);
-      expect(parseOptions(renamedSpecs, [], { T_JOBS: '5', T_IMPORT_JOBS: '6' }).jobs, 'the new variable wins').to.equal(6);
+      expect(
+        parseOptions(renamedSpecs, [], { T_JOBS: '5', T_IMPORT_JOBS: '6' }).jobs,
+        'the new variable wins',
+      ).to.equal(6);
       expect(parseOptions(renamedSpecs, ['--jobs=8'], {}).jobs).to.equal(8);
     });
     expect(warned).to.deep.equal([
@@ -90,8 +124,12 @@ describe('renamed flags of the processes (deprecated spellings read until 0.3.0)
 
   it('the webhook\'s --metrics-port turns off with "off"; 0, which picks a free port in the worker, still turns it off with a warning', async () => {
     expect(parseWebhookOptions(['--metrics-port=off'], {}).metricsPort).to.equal(METRICS_OFF);
-    const warned = await deprecations(() => expect(parseWebhookOptions([], { MCS_METRICS_PORT: '0' }).metricsPort).to.equal(METRICS_OFF));
-    expect(warned).to.deep.equal(['--metrics-port=0 to turn the listener off is deprecated and stops working in 0.3.0: use --metrics-port=off']);
+    const warned = await deprecations(() =>
+      expect(parseWebhookOptions([], { MCS_METRICS_PORT: '0' }).metricsPort).to.equal(METRICS_OFF),
+    );
+    expect(warned).to.deep.equal([
+      '--metrics-port=0 to turn the listener off is deprecated and stops working in 0.3.0: use --metrics-port=off',
+    ]);
     expect(parseWebhookOptions(['--metrics-port=9090'], {}).metricsPort).to.equal(9090);
     expect(parseWorkerOptions(['--metrics-port=0'], {}).metricsPort, 'the worker: any free port').to.equal(0);
   });

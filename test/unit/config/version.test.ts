@@ -10,16 +10,22 @@ const REPO = join(import.meta.dirname, '..', '..', '..');
 
 describe('package version', () => {
   let root: string;
-  beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'mcs-cloudmap-version-')); });
-  afterEach(() => { rmSync(root, { recursive: true, force: true }); });
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'mcs-cloudmap-version-'));
+  });
+  afterEach(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
 
   const write = (dir: string, pkg: object) => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg));
   };
 
-  it('is read from the sources\' package.json', () => {
-    expect(packageVersion()).to.equal((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
+  it("is read from the sources' package.json", () => {
+    expect(packageVersion()).to.equal(
+      (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version,
+    );
     expect(versionText('worker')).to.equal(`mcs-cloudmap worker ${packageVersion()}`);
     expect(versionText()).to.equal(`mcs-cloudmap ${packageVersion()}`);
   });
@@ -33,12 +39,16 @@ describe('package version', () => {
 
   it('says where it looked when there is no package.json of mcs-cloudmap', () => {
     write(root, { name: 'something-else', version: '1.0.0' });
-    expect(() => readPackageVersion(root)).to.throw(`no package.json of mcs-cloudmap with a version in ${root} or above it`);
+    expect(() => readPackageVersion(root)).to.throw(
+      `no package.json of mcs-cloudmap with a version in ${root} or above it`,
+    );
   });
 
   it('is the image tag the kustomize base and overlays deploy', () => {
     for (const dir of ['base', 'overlays/cls1', 'overlays/cls2']) {
-      const k = parse(readFileSync(join(REPO, 'kustomize', dir, 'kustomization.yaml'), 'utf8')) as { images: { name: string; newTag: string }[] };
+      const k = parse(readFileSync(join(REPO, 'kustomize', dir, 'kustomization.yaml'), 'utf8')) as {
+        images: { name: string; newTag: string }[];
+      };
       expect(k.images.find((i) => i.name === 'mcs-cloudmap')?.newTag, dir).to.equal(packageVersion());
     }
   });

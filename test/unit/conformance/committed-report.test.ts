@@ -21,8 +21,10 @@ for (const shape of ['IPv4', 'IPv6', 'dual'] as const) {
     const summary = JSON.parse(readFileSync(join(REPO, dir, 'summary.json'), 'utf8')) as ConformanceSummary;
     const last = summary.runs[summary.runs.length - 1]!;
 
-    it('agree: the summary\'s last run is the report, case for case, with the same implementation and IP families', () => {
-      expect(last.cases.map((c) => [c.group, c.description, c.result])).to.deep.equal(report.cases.map((c) => [c.group, c.description, c.result]));
+    it("agree: the summary's last run is the report, case for case, with the same implementation and IP families", () => {
+      expect(last.cases.map((c) => [c.group, c.description, c.result])).to.deep.equal(
+        report.cases.map((c) => [c.group, c.description, c.result]),
+      );
       expect(summary.implementation).to.deep.equal(report.implementation);
       expect(missingImplementationFields(report.implementation), 'SIG Multicluster requires these').to.deep.equal([]);
       expect(summary.testbed.ipFamilies ?? 'IPv4').to.equal(shape);

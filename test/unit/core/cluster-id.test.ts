@@ -11,9 +11,17 @@ describe('cluster id rules (C2, C5)', () => {
   }
 
   const invalid: Array<[string, string, RegExp]> = [
-    ['empty', '', /is empty: set spec.value of ClusterProperty cluster.clusterset.k8s.io to a DNS label such as "cluster-1"/],
+    [
+      'empty',
+      '',
+      /is empty: set spec.value of ClusterProperty cluster.clusterset.k8s.io to a DNS label such as "cluster-1"/,
+    ],
     ['64 characters', 'a'.repeat(64), /is 64 characters long: set .* to at most 63 characters/],
-    ['upper case', 'Cluster1', /not an RFC 1123 DNS label: .*lowercase letters, digits and '-'.*\(for example "cluster1"\)/],
+    [
+      'upper case',
+      'Cluster1',
+      /not an RFC 1123 DNS label: .*lowercase letters, digits and '-'.*\(for example "cluster1"\)/,
+    ],
     ['leading dash', '-east', /\(for example "east"\)/],
     ['trailing dash', 'east-', /not an RFC 1123 DNS label/],
     ['dots', 'east.prod', /\(for example "east-prod"\)/],
@@ -38,7 +46,10 @@ describe('cluster id rules (C2, C5)', () => {
 
   it('C2: anything valid is a DNS label of at most 63 characters (property)', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 80 }), (id) => validateClusterId(id) !== undefined || (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id) && id.length <= 63)),
+      fc.property(
+        fc.string({ maxLength: 80 }),
+        (id) => validateClusterId(id) !== undefined || (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id) && id.length <= 63),
+      ),
     );
   });
 

@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { byPrecedence, checkExportAgainstImport, CONFLICT_REASONS, resolveImport, type ConflictReason } from '../../../src/core/conflicts.ts';
+import {
+  byPrecedence,
+  checkExportAgainstImport,
+  CONFLICT_REASONS,
+  resolveImport,
+  type ConflictReason,
+} from '../../../src/core/conflicts.ts';
 import type { ClusterExport, ExportedServiceProperties } from '../../../src/core/types.ts';
 import { clusterExport, exportsArb, nearlyAgreeingExportsArb, port } from './import-fixtures.ts';
 
@@ -9,16 +15,26 @@ describe('core/conflicts', () => {
     it('X1: orders the oldest ServiceExport first', () => {
       const exports = [clusterExport('a', 3000), clusterExport('b', 1000), clusterExport('c', 2000)];
       expect(byPrecedence(exports).map((e) => e.clusterId)).to.deep.equal(['b', 'c', 'a']);
-      expect(exports.map((e) => e.clusterId), 'input untouched').to.deep.equal(['a', 'b', 'c']);
+      expect(
+        exports.map((e) => e.clusterId),
+        'input untouched',
+      ).to.deep.equal(['a', 'b', 'c']);
     });
     it('X1: breaks ties by cluster id', () => {
-      expect(byPrecedence([clusterExport('b', 1000), clusterExport('a', 1000)]).map((e) => e.clusterId)).to.deep.equal(['a', 'b']);
+      expect(byPrecedence([clusterExport('b', 1000), clusterExport('a', 1000)]).map((e) => e.clusterId)).to.deep.equal([
+        'a',
+        'b',
+      ]);
     });
   });
 
   describe('resolveImport (X1–X3, I3)', () => {
     it('I3: one export imports as it is, without conflict', () => {
-      const only = clusterExport('a', 1000, { exportedLabels: { team: 'x' }, sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 60 });
+      const only = clusterExport('a', 1000, {
+        exportedLabels: { team: 'x' },
+        sessionAffinity: 'ClientIP',
+        sessionAffinityTimeoutSeconds: 60,
+      });
       const r = resolveImport([only]);
       expect(r.clusters).to.deep.equal(['a']);
       expect(r.conflict).to.equal(undefined);
@@ -45,7 +61,12 @@ describe('core/conflicts', () => {
 
     // Each row: what the newer cluster b exports differently from the older cluster a, the reason, and the property
     // that must keep a's value.
-    const rows: Array<{ reason: ConflictReason; b: Partial<ExportedServiceProperties>; a?: Partial<ExportedServiceProperties>; kept: Partial<ExportedServiceProperties> }> = [
+    const rows: Array<{
+      reason: ConflictReason;
+      b: Partial<ExportedServiceProperties>;
+      a?: Partial<ExportedServiceProperties>;
+      kept: Partial<ExportedServiceProperties>;
+    }> = [
       { reason: 'PortConflict', b: { ports: [port('http', 8080)] }, kept: { ports: [port('http', 80)] } },
       { reason: 'TypeConflict', b: { type: 'Headless' }, kept: { type: 'ClusterSetIP' } },
       { reason: 'SessionAffinityConflict', b: { sessionAffinity: 'ClientIP' }, kept: { sessionAffinity: 'None' } },
@@ -66,7 +87,10 @@ describe('core/conflicts', () => {
         // The winner's id sorts last, so only the creation time can make it win.
         const older = clusterExport('zeta', 1000, row.a ?? {});
         const newer = clusterExport('alpha', 2000, { ...row.a, ...row.b });
-        for (const exports of [[older, newer], [newer, older]]) {
+        for (const exports of [
+          [older, newer],
+          [newer, older],
+        ]) {
           const r = resolveImport(exports);
           expect(r.conflict?.reasons).to.deep.equal([row.reason]);
           expect(r.conflict?.clusters).to.deep.equal(['alpha', 'zeta']);
@@ -85,21 +109,32 @@ describe('core/conflicts', () => {
         'Conflicting type between clusters east and west; the oldest export wins (values from east), ' +
           'so change the Service or ServiceExport in west to match, or stop exporting it there.',
       );
-      expect(r.conflict?.details[0]?.description).to.equal('type ClusterSetIP from cluster east (oldest export) wins over Headless from west');
+      expect(r.conflict?.details[0]?.description).to.equal(
+        'type ClusterSetIP from cluster east (oldest export) wins over Headless from west',
+      );
     });
 
     it('X3: several reasons come in the fixed order and every field is named', () => {
       const r = resolveImport([
         clusterExport('a', 1000),
-        clusterExport('b', 2000, { ipFamilies: ['IPv6'], type: 'Headless', ports: [port('web', 80)], exportedLabels: { x: 'y' } }),
+        clusterExport('b', 2000, {
+          ipFamilies: ['IPv6'],
+          type: 'Headless',
+          ports: [port('web', 80)],
+          exportedLabels: { x: 'y' },
+        }),
         clusterExport('c', 3000, { type: 'Headless' }),
       ]);
       expect(r.conflict?.reasons).to.deep.equal(['PortConflict', 'TypeConflict', 'LabelsConflict', 'IPFamilyConflict']);
-      expect(r.conflict?.message).to.match(/^Conflicting ports, type, exportedLabels and ipFamilies between clusters a, b and c;/);
+      expect(r.conflict?.message).to.match(
+        /^Conflicting ports, type, exportedLabels and ipFamilies between clusters a, b and c;/,
+      );
       expect(r.conflict?.message).to.contain('in b and c to match');
       const type = r.conflict?.details.find((d) => d.reason === 'TypeConflict');
       expect(type?.losers).to.deep.equal(['b', 'c']);
-      expect(type?.description).to.equal('type ClusterSetIP from cluster a (oldest export) wins over Headless from b and c');
+      expect(type?.description).to.equal(
+        'type ClusterSetIP from cluster a (oldest export) wins over Headless from b and c',
+      );
       expect(r.conflict?.details.find((d) => d.reason === 'PortConflict')?.description).to.equal(
         'TCP/80 is "http" in cluster a (older export, wins) but "web" in cluster b',
       );
@@ -156,29 +191,50 @@ describe('core/conflicts', () => {
     it('X3: no conflict for values that mean the same (unset policy = Cluster, unset distribution = empty, unset timeout = 10800)', () => {
       const r = resolveImport([
         clusterExport('a', 1000, { sessionAffinity: 'ClientIP' }),
-        clusterExport('b', 2000, { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 10800, internalTrafficPolicy: 'Cluster', trafficDistribution: '' }),
+        clusterExport('b', 2000, {
+          sessionAffinity: 'ClientIP',
+          sessionAffinityTimeoutSeconds: 10800,
+          internalTrafficPolicy: 'Cluster',
+          trafficDistribution: '',
+        }),
       ]);
       expect(r.conflict).to.equal(undefined);
     });
 
     it('X3: affinity None against ClientIP is a SessionAffinityConflict only, not also a config conflict', () => {
-      const r = resolveImport([clusterExport('a', 1000), clusterExport('b', 2000, { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 5 })]);
+      const r = resolveImport([
+        clusterExport('a', 1000),
+        clusterExport('b', 2000, { sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 5 }),
+      ]);
       expect(r.conflict?.reasons).to.deep.equal(['SessionAffinityConflict']);
     });
 
     it('X3: an export without IP families (older controller) agrees with any, and the oldest stated families win', () => {
-      const r = resolveImport([clusterExport('a', 1000, { ipFamilies: [] }), clusterExport('b', 2000, { ipFamilies: ['IPv6', 'IPv4'] })]);
+      const r = resolveImport([
+        clusterExport('a', 1000, { ipFamilies: [] }),
+        clusterExport('b', 2000, { ipFamilies: ['IPv6', 'IPv4'] }),
+      ]);
       expect(r.conflict).to.equal(undefined);
       expect(r.properties.ipFamilies).to.deep.equal(['IPv6', 'IPv4']);
     });
 
     it('X3: IP family order matters (the first family is primary)', () => {
-      const r = resolveImport([clusterExport('a', 1000, { ipFamilies: ['IPv4', 'IPv6'] }), clusterExport('b', 2000, { ipFamilies: ['IPv6', 'IPv4'] })]);
+      const r = resolveImport([
+        clusterExport('a', 1000, { ipFamilies: ['IPv4', 'IPv6'] }),
+        clusterExport('b', 2000, { ipFamilies: ['IPv6', 'IPv4'] }),
+      ]);
       expect(r.conflict?.reasons).to.deep.equal(['IPFamilyConflict']);
     });
 
     it('X1–X3 property: the result does not depend on the order of the exports', () => {
-      const arb = fc.oneof(exportsArb, nearlyAgreeingExportsArb).chain((exports) => fc.tuple(fc.constant(exports), fc.shuffledSubarray(exports, { minLength: exports.length, maxLength: exports.length })));
+      const arb = fc
+        .oneof(exportsArb, nearlyAgreeingExportsArb)
+        .chain((exports) =>
+          fc.tuple(
+            fc.constant(exports),
+            fc.shuffledSubarray(exports, { minLength: exports.length, maxLength: exports.length }),
+          ),
+        );
       fc.assert(
         fc.property(arb, ([exports, shuffled]) => {
           expect(resolveImport(shuffled)).to.deep.equal(resolveImport(exports));
@@ -201,11 +257,21 @@ describe('core/conflicts', () => {
       );
     });
 
-    it('X1 property: every property but the ports and IP families is the oldest export\'s', () => {
+    it("X1 property: every property but the ports and IP families is the oldest export's", () => {
       fc.assert(
         fc.property(exportsArb, (exports) => {
           const { properties } = resolveImport(exports);
-          const { clusterId, clustersetId, namespace, name, exportCreationTimestamp, endpoints, ports, ipFamilies, ...oldest } = byPrecedence(exports)[0]!;
+          const {
+            clusterId,
+            clustersetId,
+            namespace,
+            name,
+            exportCreationTimestamp,
+            endpoints,
+            ports,
+            ipFamilies,
+            ...oldest
+          } = byPrecedence(exports)[0]!;
           const { ports: merged, ipFamilies: families, ...rest } = properties;
           expect(rest).to.deep.equal(oldest);
         }),
@@ -218,7 +284,10 @@ describe('core/conflicts', () => {
     const none = { conflict: undefined, involved: undefined, loses: false };
 
     it('X1: a new export (newest) that differs loses, with the winner named', () => {
-      const check = checkExportAgainstImport({ ...clusterExport('north', Date.now(), { type: 'Headless', ports: [port('http', 8080)] }) }, current);
+      const check = checkExportAgainstImport(
+        { ...clusterExport('north', Date.now(), { type: 'Headless', ports: [port('http', 8080)] }) },
+        current,
+      );
       expect(check.loses).to.equal(true);
       expect(check.involved?.reasons).to.deep.equal(['PortConflict', 'TypeConflict']);
       expect(check.involved?.details.map((d) => d.winner)).to.deep.equal(['east', 'east']);
@@ -229,7 +298,7 @@ describe('core/conflicts', () => {
       expect(checkExportAgainstImport(clusterExport('north', 5000), current)).to.deep.equal(none);
     });
 
-    it('an update replaces the cluster\'s own current export instead of conflicting with it', () => {
+    it("an update replaces the cluster's own current export instead of conflicting with it", () => {
       const check = checkExportAgainstImport(clusterExport('west', 2000, { exportedLabels: { app: 'web' } }), [
         clusterExport('west', 2000, { type: 'Headless' }),
         clusterExport('east', 1000, { exportedLabels: { app: 'web' } }),
@@ -245,11 +314,13 @@ describe('core/conflicts', () => {
     });
 
     it('X2/X3: disagreements between other clusters are in the conflict (the worker reports them on every export) but do not involve the candidate', () => {
-      const check = checkExportAgainstImport(clusterExport('north', 5000), [clusterExport('east', 1000), clusterExport('west', 2000, { type: 'Headless' })]);
+      const check = checkExportAgainstImport(clusterExport('north', 5000), [
+        clusterExport('east', 1000),
+        clusterExport('west', 2000, { type: 'Headless' }),
+      ]);
       expect(check.conflict?.reasons).to.deep.equal(['TypeConflict']);
       expect([check.involved, check.loses]).to.deep.equal([undefined, false]);
     });
-
   });
 });
 
@@ -258,13 +329,17 @@ function pairDisagrees(a: ClusterExport, b: ClusterExport): boolean {
   const timeout = (e: ClusterExport) => e.sessionAffinityTimeoutSeconds ?? 10800;
   // X2 (mcs-api v0.5.0): any difference of the (name, protocol, port) sets, besides the clashes.
   const portSet = (e: ClusterExport) => JSON.stringify(e.ports.map((p) => `${p.name}|${p.protocol}/${p.port}`).sort());
-  const portsClash = portSet(a) !== portSet(b) || a.ports.some((p) =>
-    b.ports.some((q) =>
-      p.name === q.name
-        ? p.protocol !== q.protocol || p.port !== q.port || (p.appProtocol !== undefined && q.appProtocol !== undefined && p.appProtocol !== q.appProtocol)
-        : p.protocol === q.protocol && p.port === q.port,
-    ),
-  );
+  const portsClash =
+    portSet(a) !== portSet(b) ||
+    a.ports.some((p) =>
+      b.ports.some((q) =>
+        p.name === q.name
+          ? p.protocol !== q.protocol ||
+            p.port !== q.port ||
+            (p.appProtocol !== undefined && q.appProtocol !== undefined && p.appProtocol !== q.appProtocol)
+          : p.protocol === q.protocol && p.port === q.port,
+      ),
+    );
   return (
     portsClash ||
     a.type !== b.type ||
@@ -272,8 +347,10 @@ function pairDisagrees(a: ClusterExport, b: ClusterExport): boolean {
     (a.sessionAffinity === 'ClientIP' && b.sessionAffinity === 'ClientIP' && timeout(a) !== timeout(b)) ||
     (a.internalTrafficPolicy ?? 'Cluster') !== (b.internalTrafficPolicy ?? 'Cluster') ||
     (a.trafficDistribution ?? '') !== (b.trafficDistribution ?? '') ||
-    JSON.stringify(Object.entries(a.exportedLabels).sort()) !== JSON.stringify(Object.entries(b.exportedLabels).sort()) ||
-    JSON.stringify(Object.entries(a.exportedAnnotations).sort()) !== JSON.stringify(Object.entries(b.exportedAnnotations).sort()) ||
+    JSON.stringify(Object.entries(a.exportedLabels).sort()) !==
+      JSON.stringify(Object.entries(b.exportedLabels).sort()) ||
+    JSON.stringify(Object.entries(a.exportedAnnotations).sort()) !==
+      JSON.stringify(Object.entries(b.exportedAnnotations).sort()) ||
     (a.ipFamilies.length > 0 && b.ipFamilies.length > 0 && a.ipFamilies.join() !== b.ipFamilies.join())
   );
 }

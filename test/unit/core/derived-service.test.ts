@@ -1,7 +1,18 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DerivedServiceInput, type StoredService } from '../../../src/core/derived-service.ts';
-import { CONTROLLER_NAME, DERIVED_SERVICE_PREFIX, LABEL_CREATED_BY, LABEL_SERVICE_NAME } from '../../../src/core/names.ts';
+import {
+  derivedServiceName,
+  derivedServiceNeedsUpdate,
+  desiredDerivedService,
+  type DerivedServiceInput,
+  type StoredService,
+} from '../../../src/core/derived-service.ts';
+import {
+  CONTROLLER_NAME,
+  DERIVED_SERVICE_PREFIX,
+  LABEL_CREATED_BY,
+  LABEL_SERVICE_NAME,
+} from '../../../src/core/names.ts';
 import { serviceImportOwnerReference } from '../../../src/core/service-import.ts';
 import { port } from './import-fixtures.ts';
 
@@ -12,13 +23,21 @@ function input(properties: Partial<DerivedServiceInput['properties']> = {}): Der
     namespace: 'demo',
     importName: 'web',
     owner,
-    properties: { type: 'ClusterSetIP', ports: [port('http', 80)], sessionAffinity: 'None', ipFamilies: ['IPv4'], ...properties },
+    properties: {
+      type: 'ClusterSetIP',
+      ports: [port('http', 80)],
+      sessionAffinity: 'None',
+      ipFamilies: ['IPv4'],
+      ...properties,
+    },
   };
 }
 
 /** The derived Service as the API server stores it: IPs allocated, defaults filled in. */
 function asStored(desired: ReturnType<typeof desiredDerivedService>): StoredService {
-  const copy = JSON.parse(JSON.stringify(desired)) as ReturnType<typeof desiredDerivedService> & { spec: Record<string, unknown> };
+  const copy = JSON.parse(JSON.stringify(desired)) as ReturnType<typeof desiredDerivedService> & {
+    spec: Record<string, unknown>;
+  };
   const headless = copy.spec.clusterIP === 'None';
   Object.assign(copy.metadata, { uid: 'svc-uid', resourceVersion: '7' });
   Object.assign(copy.spec, {
@@ -27,7 +46,9 @@ function asStored(desired: ReturnType<typeof desiredDerivedService>): StoredServ
     ipFamilies: copy.spec.ipFamilies ?? ['IPv4'],
     ipFamilyPolicy: copy.spec.ipFamilyPolicy ?? (headless ? 'RequireDualStack' : 'SingleStack'),
     internalTrafficPolicy: 'Cluster',
-    sessionAffinityConfig: copy.spec.sessionAffinityConfig ?? (copy.spec.sessionAffinity === 'ClientIP' ? { clientIP: { timeoutSeconds: 10800 } } : undefined),
+    sessionAffinityConfig:
+      copy.spec.sessionAffinityConfig ??
+      (copy.spec.sessionAffinity === 'ClientIP' ? { clientIP: { timeoutSeconds: 10800 } } : undefined),
     ports: copy.spec.ports.map((p, i) => ({ ...p, nodePort: 30000 + i })),
   });
   return JSON.parse(JSON.stringify(copy)) as StoredService;
@@ -37,7 +58,9 @@ describe('core/derived-service', () => {
   describe('derivedServiceName (I4)', () => {
     it('I4: is deterministic, starts with the prefix and keeps the import name readable', () => {
       expect(derivedServiceName('demo', 'nginx-hello')).to.equal(derivedServiceName('demo', 'nginx-hello'));
-      expect(derivedServiceName('demo', 'nginx-hello')).to.match(new RegExp(`^${DERIVED_SERVICE_PREFIX}nginx-hello-[0-9a-f]{10}$`));
+      expect(derivedServiceName('demo', 'nginx-hello')).to.match(
+        new RegExp(`^${DERIVED_SERVICE_PREFIX}nginx-hello-[0-9a-f]{10}$`),
+      );
       expect(derivedServiceName('demo', 'web')).not.to.equal(derivedServiceName('other', 'web'));
     });
     it('I4 property: always a DNS-1035 label of at most 63 characters, distinct for distinct names', () => {
@@ -62,7 +85,15 @@ describe('core/derived-service', () => {
           name: derivedServiceName('demo', 'web'),
           namespace: 'demo',
           labels: { [LABEL_CREATED_BY]: CONTROLLER_NAME, [LABEL_SERVICE_NAME]: 'web' },
-          ownerReferences: [{ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', name: 'web', uid: 'uid-1', controller: true }],
+          ownerReferences: [
+            {
+              apiVersion: 'multicluster.x-k8s.io/v1beta1',
+              kind: 'ServiceImport',
+              name: 'web',
+              uid: 'uid-1',
+              controller: true,
+            },
+          ],
         },
         spec: {
           type: 'ClusterIP',
@@ -82,7 +113,7 @@ describe('core/derived-service', () => {
       expect(svc.spec).not.to.have.property('ipFamilies');
       expect(svc.spec).not.to.have.property('ipFamilyPolicy');
     });
-    it('I4/I5: two IP families require dual stack, in the import\'s order', () => {
+    it("I4/I5: two IP families require dual stack, in the import's order", () => {
       const svc = desiredDerivedService(input({ ipFamilies: ['IPv6', 'IPv4'] }));
       expect(svc.spec).to.deep.include({ ipFamilies: ['IPv6', 'IPv4'], ipFamilyPolicy: 'RequireDualStack' });
     });
@@ -91,7 +122,10 @@ describe('core/derived-service', () => {
     });
     it('carries ClientIP session affinity and its timeout', () => {
       const svc = desiredDerivedService(input({ sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 60 }));
-      expect(svc.spec).to.deep.include({ sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } });
+      expect(svc.spec).to.deep.include({
+        sessionAffinity: 'ClientIP',
+        sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } },
+      });
     });
   });
 
@@ -113,21 +147,37 @@ describe('core/derived-service', () => {
     }
 
     it('trafficDistribution PreferClose reaches the derived Service (the slices carry zone hints); others do not, and dropping it removes it', () => {
-      expect(desiredDerivedService(input({ trafficDistribution: 'PreferClose' })).spec.trafficDistribution).to.equal('PreferClose');
-      expect(desiredDerivedService(input({ trafficDistribution: 'PreferSameZone' })).spec).to.not.have.property('trafficDistribution');
+      expect(desiredDerivedService(input({ trafficDistribution: 'PreferClose' })).spec.trafficDistribution).to.equal(
+        'PreferClose',
+      );
+      expect(desiredDerivedService(input({ trafficDistribution: 'PreferSameZone' })).spec).to.not.have.property(
+        'trafficDistribution',
+      );
       const stored = asStored(desiredDerivedService(input({ trafficDistribution: 'PreferClose' })));
       expect(derivedServiceNeedsUpdate(desiredDerivedService(input()), stored)).to.deep.equal({
-        action: 'update', fields: ['spec.trafficDistribution'], patch: { spec: { trafficDistribution: null } },
+        action: 'update',
+        fields: ['spec.trafficDistribution'],
+        patch: { spec: { trafficDistribution: null } },
       });
     });
 
     it('I4: a port change is a merge patch of the ports that never touches clusterIP or clusterIPs', () => {
       const stored = asStored(desiredDerivedService(input()));
-      const change = derivedServiceNeedsUpdate(desiredDerivedService(input({ ports: [port('http', 80), port('https', 443)] })), stored);
+      const change = derivedServiceNeedsUpdate(
+        desiredDerivedService(input({ ports: [port('http', 80), port('https', 443)] })),
+        stored,
+      );
       expect(change).to.deep.equal({
         action: 'update',
         fields: ['spec.ports'],
-        patch: { spec: { ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 80 }, { name: 'https', protocol: 'TCP', port: 443, targetPort: 443 }] } },
+        patch: {
+          spec: {
+            ports: [
+              { name: 'http', protocol: 'TCP', port: 80, targetPort: 80 },
+              { name: 'https', protocol: 'TCP', port: 443, targetPort: 443 },
+            ],
+          },
+        },
       });
     });
 
@@ -138,34 +188,52 @@ describe('core/derived-service', () => {
       const change = derivedServiceNeedsUpdate(desiredDerivedService(input()), stored);
       expect(change.action).to.equal('update');
       if (change.action !== 'update') return;
-      expect(change.fields).to.deep.equal(['metadata.labels', 'metadata.ownerReferences', 'spec.type', 'spec.selector']);
+      expect(change.fields).to.deep.equal([
+        'metadata.labels',
+        'metadata.ownerReferences',
+        'spec.type',
+        'spec.selector',
+      ]);
       expect(change.patch.spec).to.deep.equal({ type: 'ClusterIP', selector: null });
       expect(change.patch.metadata?.ownerReferences).to.deep.equal([owner]);
     });
 
     it('removes the affinity config when affinity goes back to None', () => {
-      const stored = asStored(desiredDerivedService(input({ sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 30 })));
+      const stored = asStored(
+        desiredDerivedService(input({ sessionAffinity: 'ClientIP', sessionAffinityTimeoutSeconds: 30 })),
+      );
       const change = derivedServiceNeedsUpdate(desiredDerivedService(input()), stored);
-      expect(change).to.deep.include({ action: 'update', fields: ['spec.sessionAffinity', 'spec.sessionAffinityConfig'] });
-      if (change.action === 'update') expect(change.patch.spec).to.deep.equal({ sessionAffinity: 'None', sessionAffinityConfig: null });
+      expect(change).to.deep.include({
+        action: 'update',
+        fields: ['spec.sessionAffinity', 'spec.sessionAffinityConfig'],
+      });
+      if (change.action === 'update')
+        expect(change.patch.spec).to.deep.equal({ sessionAffinity: 'None', sessionAffinityConfig: null });
     });
 
     it('adds a second IP family in place, keeping the primary ClusterIP', () => {
       const stored = asStored(desiredDerivedService(input()));
       const change = derivedServiceNeedsUpdate(desiredDerivedService(input({ ipFamilies: ['IPv4', 'IPv6'] })), stored);
       expect(change).to.deep.include({ action: 'update', fields: ['spec.ipFamilies'] });
-      if (change.action === 'update') expect(change.patch.spec).to.deep.equal({ ipFamilies: ['IPv4', 'IPv6'], ipFamilyPolicy: 'RequireDualStack' });
+      if (change.action === 'update')
+        expect(change.patch.spec).to.deep.equal({ ipFamilies: ['IPv4', 'IPv6'], ipFamilyPolicy: 'RequireDualStack' });
     });
 
     it('I4: Headless ⇄ ClusterSetIP and a new primary family need a recreate, and say why', () => {
       const clusterSetIP = asStored(desiredDerivedService(input()));
-      expect(derivedServiceNeedsUpdate(desiredDerivedService(input({ type: 'Headless' })), clusterSetIP)).to.deep.equal({
-        action: 'recreate',
-        why: 'the import changed from ClusterSetIP to Headless',
-      });
+      expect(derivedServiceNeedsUpdate(desiredDerivedService(input({ type: 'Headless' })), clusterSetIP)).to.deep.equal(
+        {
+          action: 'recreate',
+          why: 'the import changed from ClusterSetIP to Headless',
+        },
+      );
       const headless = asStored(desiredDerivedService(input({ type: 'Headless' })));
-      expect(derivedServiceNeedsUpdate(desiredDerivedService(input()), headless)).to.deep.include({ action: 'recreate' });
-      expect(derivedServiceNeedsUpdate(desiredDerivedService(input({ ipFamilies: ['IPv6'] })), clusterSetIP)).to.deep.equal({
+      expect(derivedServiceNeedsUpdate(desiredDerivedService(input()), headless)).to.deep.include({
+        action: 'recreate',
+      });
+      expect(
+        derivedServiceNeedsUpdate(desiredDerivedService(input({ ipFamilies: ['IPv6'] })), clusterSetIP),
+      ).to.deep.equal({
         action: 'recreate',
         why: 'the primary IP family changed from IPv4 to IPv6',
       });

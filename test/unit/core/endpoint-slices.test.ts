@@ -9,7 +9,14 @@ import {
   type StoredEndpointSlice,
 } from '../../../src/core/endpoint-slices.ts';
 import type { ServedPorts } from '../../../src/core/ports.ts';
-import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../../src/core/names.ts';
+import {
+  CONTROLLER_NAME,
+  LABEL_CREATED_BY,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+} from '../../../src/core/names.ts';
 import { serviceImportOwnerReference } from '../../../src/core/service-import.ts';
 import { clusterEndpointsArb, endpoint } from './import-fixtures.ts';
 
@@ -20,8 +27,18 @@ function servingAll(exports: EndpointSlicePlanInput['exports']): ServedPorts {
   return new Map(exports.map((x) => [x.clusterId, new Set(x.endpoints.flatMap((e) => e.ports.map((p) => p.name)))]));
 }
 
-function plan(exports: EndpointSlicePlanInput['exports'], served = servingAll(exports)): ReturnType<typeof planEndpointSlices> {
-  return planEndpointSlices({ namespace: 'default', importName: 'web', derivedServiceName: 'imported-web-0123456789', owner, exports, served });
+function plan(
+  exports: EndpointSlicePlanInput['exports'],
+  served = servingAll(exports),
+): ReturnType<typeof planEndpointSlices> {
+  return planEndpointSlices({
+    namespace: 'default',
+    importName: 'web',
+    derivedServiceName: 'imported-web-0123456789',
+    owner,
+    exports,
+    served,
+  });
 }
 
 function ipv4(n: number): string {
@@ -31,7 +48,13 @@ function ipv4(n: number): string {
 /** What the API server hands back after storing a slice: server fields added, lists reordered, undefined dropped. */
 function stored(slice: DesiredEndpointSlice, n: number): StoredEndpointSlice {
   const copy = JSON.parse(JSON.stringify(slice)) as DesiredEndpointSlice & { metadata: Record<string, unknown> };
-  Object.assign(copy.metadata, { uid: `u${n}`, resourceVersion: String(100 + n), generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{}] });
+  Object.assign(copy.metadata, {
+    uid: `u${n}`,
+    resourceVersion: String(100 + n),
+    generation: 1,
+    creationTimestamp: '2026-01-01T00:00:00Z',
+    managedFields: [{}],
+  });
   copy.endpoints.reverse();
   copy.ports.reverse();
   return copy;
@@ -57,7 +80,12 @@ describe('core/endpoint-slices', () => {
       });
       expect(east?.metadata.ownerReferences).to.deep.equal([owner]);
       expect(east?.endpoints).to.deep.equal([
-        { addresses: ['10.0.0.1'], conditions: { ready: true, serving: true, terminating: false }, hostname: 'web-0', nodeName: 'node-1' },
+        {
+          addresses: ['10.0.0.1'],
+          conditions: { ready: true, serving: true, terminating: false },
+          hostname: 'web-0',
+          nodeName: 'node-1',
+        },
       ]);
       expect(east?.ports).to.deep.equal([{ name: 'http', protocol: 'TCP', port: 8080 }]);
       expect(west?.metadata.labels[LABEL_SOURCE_CLUSTER]).to.equal('west');
@@ -67,7 +95,9 @@ describe('core/endpoint-slices', () => {
 
     it('S4: at most 100 endpoints per slice and none dropped at any size (250 and 2,500 endpoints)', () => {
       for (const total of [100, 101, 250, 2500]) {
-        const { slices } = plan([{ clusterId: 'east', endpoints: Array.from({ length: total }, (_, i) => endpoint(ipv4(i))) }]);
+        const { slices } = plan([
+          { clusterId: 'east', endpoints: Array.from({ length: total }, (_, i) => endpoint(ipv4(i))) },
+        ]);
         expect(slices).to.have.length(Math.ceil(total / MAX_ENDPOINTS_PER_SLICE));
         expect(slices.every((s) => s.endpoints.length <= MAX_ENDPOINTS_PER_SLICE)).to.equal(true);
         expect(new Set(slices.flatMap((s) => s.endpoints.map((e) => e.addresses[0]))).size).to.equal(total);
@@ -75,7 +105,9 @@ describe('core/endpoint-slices', () => {
     });
 
     it('S1: IPv4 and IPv6 endpoints go to separate slices with their addressType', () => {
-      const { slices } = plan([{ clusterId: 'east', endpoints: [endpoint('10.0.0.1'), endpoint('fd00::1'), endpoint('10.0.0.2')] }]);
+      const { slices } = plan([
+        { clusterId: 'east', endpoints: [endpoint('10.0.0.1'), endpoint('fd00::1'), endpoint('10.0.0.2')] },
+      ]);
       expect(slices.map((s) => [s.addressType, s.endpoints.map((e) => e.addresses[0])])).to.deep.equal([
         ['IPv4', ['10.0.0.1', '10.0.0.2']],
         ['IPv6', ['fd00::1']],
@@ -83,22 +115,51 @@ describe('core/endpoint-slices', () => {
     });
 
     it('endpoints serving different ports go to different slices (a slice has one port list)', () => {
-      const metrics = [{ name: 'http', protocol: 'TCP' as const, port: 8080 }, { name: 'metrics', protocol: 'TCP' as const, port: 9090 }];
-      const { slices } = plan([{ clusterId: 'east', endpoints: [endpoint('10.0.0.1'), endpoint('10.0.0.2', { ports: metrics })] }]);
-      expect(slices.map((s) => [s.endpoints.map((e) => e.addresses[0]), s.ports.map((p) => p.name)])).to.have.deep.members([
+      const metrics = [
+        { name: 'http', protocol: 'TCP' as const, port: 8080 },
+        { name: 'metrics', protocol: 'TCP' as const, port: 9090 },
+      ];
+      const { slices } = plan([
+        { clusterId: 'east', endpoints: [endpoint('10.0.0.1'), endpoint('10.0.0.2', { ports: metrics })] },
+      ]);
+      expect(
+        slices.map((s) => [s.endpoints.map((e) => e.addresses[0]), s.ports.map((p) => p.name)]),
+      ).to.have.deep.members([
         [['10.0.0.1'], ['http']],
         [['10.0.0.2'], ['http', 'metrics']],
       ]);
     });
 
     it('names are <import>-<cluster>-<hash>-<n>, at most 63 characters, and differ where dashes make the text ambiguous', () => {
-      const served = new Map([['c', new Set(['http'])], ['b-c', new Set(['http'])], ['y'.repeat(63), new Set(['http'])]]);
-      const a = planEndpointSlices({ namespace: 'ns', importName: 'a-b', derivedServiceName: 'd', exports: [{ clusterId: 'c', endpoints: [endpoint('10.0.0.1')] }], served });
-      const b = planEndpointSlices({ namespace: 'ns', importName: 'a', derivedServiceName: 'd', exports: [{ clusterId: 'b-c', endpoints: [endpoint('10.0.0.1')] }], served });
+      const served = new Map([
+        ['c', new Set(['http'])],
+        ['b-c', new Set(['http'])],
+        ['y'.repeat(63), new Set(['http'])],
+      ]);
+      const a = planEndpointSlices({
+        namespace: 'ns',
+        importName: 'a-b',
+        derivedServiceName: 'd',
+        exports: [{ clusterId: 'c', endpoints: [endpoint('10.0.0.1')] }],
+        served,
+      });
+      const b = planEndpointSlices({
+        namespace: 'ns',
+        importName: 'a',
+        derivedServiceName: 'd',
+        exports: [{ clusterId: 'b-c', endpoints: [endpoint('10.0.0.1')] }],
+        served,
+      });
       expect(a.slices[0]?.metadata.name).to.match(/^a-b-c-[0-9a-f]{8}-0$/);
       expect(b.slices[0]?.metadata.name).to.match(/^a-b-c-[0-9a-f]{8}-0$/);
       expect(a.slices[0]?.metadata.name).not.to.equal(b.slices[0]?.metadata.name);
-      const long = planEndpointSlices({ namespace: 'ns', importName: 'x'.repeat(63), derivedServiceName: 'd', exports: [{ clusterId: 'y'.repeat(63), endpoints: [endpoint('10.0.0.1')] }], served });
+      const long = planEndpointSlices({
+        namespace: 'ns',
+        importName: 'x'.repeat(63),
+        derivedServiceName: 'd',
+        exports: [{ clusterId: 'y'.repeat(63), endpoints: [endpoint('10.0.0.1')] }],
+        served,
+      });
       expect(long.slices[0]?.metadata.name).to.have.length.at.most(63);
     });
 
@@ -109,17 +170,28 @@ describe('core/endpoint-slices', () => {
           endpoints: [
             endpoint('not-an-ip'),
             endpoint('10.0.0.1', { hostname: 'Bad_Host' }),
-            endpoint('10.0.0.2', { ports: [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'http', protocol: 'TCP', port: 81 }] }),
+            endpoint('10.0.0.2', {
+              ports: [
+                { name: 'http', protocol: 'TCP', port: 80 },
+                { name: 'http', protocol: 'TCP', port: 81 },
+              ],
+            }),
           ],
         },
       ]);
       expect(problems).to.deep.equal([
         { clusterId: 'east', address: 'not-an-ip', problem: 'not an IPv4 or IPv6 address; endpoint left out' },
-        { clusterId: 'east', address: '10.0.0.1', problem: 'hostname "Bad_Host" is not a DNS label; hostname left out' },
+        {
+          clusterId: 'east',
+          address: '10.0.0.1',
+          problem: 'hostname "Bad_Host" is not a DNS label; hostname left out',
+        },
         { clusterId: 'east', address: '10.0.0.2', problem: 'two ports named "http"; only TCP/80 kept' },
       ]);
       expect(slices.flatMap((s) => s.endpoints.map((e) => e.addresses[0]))).to.have.members(['10.0.0.1', '10.0.0.2']);
-      expect(slices.flatMap((s) => s.endpoints).find((e) => e.addresses[0] === '10.0.0.1')).not.to.have.property('hostname');
+      expect(slices.flatMap((s) => s.endpoints).find((e) => e.addresses[0] === '10.0.0.1')).not.to.have.property(
+        'hostname',
+      );
     });
 
     it('S1/S4 property: every endpoint exactly once, at most 100 per slice, one cluster per slice, one family per slice', () => {
@@ -134,7 +206,10 @@ describe('core/endpoint-slices', () => {
             const own = exports.find((e) => e.clusterId === cluster)!;
             for (const e of slice.endpoints) {
               const address = e.addresses[0];
-              expect(own.endpoints.some((x) => x.address === address), `${address} of ${cluster}`).to.equal(true);
+              expect(
+                own.endpoints.some((x) => x.address === address),
+                `${address} of ${cluster}`,
+              ).to.equal(true);
               expect(address.includes(':') ? 'IPv6' : 'IPv4').to.equal(slice.addressType);
               const key = `${cluster}/${address}/${JSON.stringify(slice.ports)}`;
               placed.set(key, (placed.get(key) ?? 0) + 1);
@@ -143,7 +218,12 @@ describe('core/endpoint-slices', () => {
           expect([...placed.values()].every((n) => n === 1)).to.equal(true);
           // Every distinct (cluster, address, ports) of the input is placed.
           const wanted = new Set(
-            exports.flatMap((x) => x.endpoints.map((e) => `${x.clusterId}/${e.address}/${JSON.stringify([...e.ports].sort((a, b) => (a.name < b.name ? -1 : 1)))}`)),
+            exports.flatMap((x) =>
+              x.endpoints.map(
+                (e) =>
+                  `${x.clusterId}/${e.address}/${JSON.stringify([...e.ports].sort((a, b) => (a.name < b.name ? -1 : 1)))}`,
+              ),
+            ),
           );
           expect(placed.size).to.equal(wanted.size);
         }),
@@ -153,7 +233,10 @@ describe('core/endpoint-slices', () => {
 
     it('S2 property: names are deterministic, unique, valid and independent of input order', () => {
       const arb = clusterEndpointsArb.chain((exports) =>
-        fc.tuple(fc.constant(exports), fc.constant(exports.map((x) => ({ ...x, endpoints: [...x.endpoints].reverse() })).reverse())),
+        fc.tuple(
+          fc.constant(exports),
+          fc.constant(exports.map((x) => ({ ...x, endpoints: [...x.endpoints].reverse() })).reverse()),
+        ),
       );
       fc.assert(
         fc.property(arb, ([exports, reordered]) => {
@@ -169,14 +252,19 @@ describe('core/endpoint-slices', () => {
   });
 
   describe('zones', () => {
-    it('an endpoint\'s zone is kept, with itself as the zone hint, so topology-aware routing can prefer close endpoints', () => {
+    it("an endpoint's zone is kept, with itself as the zone hint, so topology-aware routing can prefer close endpoints", () => {
       const { slices, problems } = plan([
         { clusterId: 'east', endpoints: [endpoint('10.0.0.1', { zone: 'us-east-1a' }), endpoint('10.0.0.2')] },
         { clusterId: 'west', endpoints: [endpoint('10.0.0.3', { zone: 'bad zone!' })] },
       ]);
-      expect(slices[0]?.endpoints.map((e) => [e.zone, e.hints])).to.deep.equal([['us-east-1a', { forZones: [{ name: 'us-east-1a' }] }], [undefined, undefined]]);
+      expect(slices[0]?.endpoints.map((e) => [e.zone, e.hints])).to.deep.equal([
+        ['us-east-1a', { forZones: [{ name: 'us-east-1a' }] }],
+        [undefined, undefined],
+      ]);
       expect(slices[1]?.endpoints[0]).to.not.have.property('zone');
-      expect(problems).to.deep.equal([{ clusterId: 'west', address: '10.0.0.3', problem: 'zone "bad zone!" is not a label value; zone left out' }]);
+      expect(problems).to.deep.equal([
+        { clusterId: 'west', address: '10.0.0.3', problem: 'zone "bad zone!" is not a label value; zone left out' },
+      ]);
     });
 
     it('a zone that changed is an update of the slice; the same zone is none', () => {
@@ -208,7 +296,10 @@ describe('core/endpoint-slices', () => {
 
     it('E8: a readiness change updates the slice in place, carrying its resourceVersion', () => {
       const existing = plan(exports).slices.map(stored);
-      const changed = plan([{ clusterId: 'east', endpoints: [endpoint('10.0.0.1', { ready: false }), endpoint('10.0.0.2')] }, exports[1]!]).slices;
+      const changed = plan([
+        { clusterId: 'east', endpoints: [endpoint('10.0.0.1', { ready: false }), endpoint('10.0.0.2')] },
+        exports[1]!,
+      ]).slices;
       const diff = diffEndpointSlices(changed, existing);
       expect(diff.create).to.deep.equal([]);
       expect(diff.delete).to.deep.equal([]);
@@ -225,7 +316,10 @@ describe('core/endpoint-slices', () => {
         { ...base, endpoints: base.endpoints!.map((e) => ({ ...e, hostname: 'other' })) },
         { ...base, endpoints: base.endpoints!.map((e) => ({ ...e, nodeName: 'other' })) },
         { ...base, ports: [{ name: 'http', protocol: 'TCP', port: 1 }] },
-        { ...base, metadata: { ...base.metadata, labels: { ...base.metadata!.labels, [LABEL_KUBE_SERVICE_NAME]: 'old' } } },
+        {
+          ...base,
+          metadata: { ...base.metadata, labels: { ...base.metadata!.labels, [LABEL_KUBE_SERVICE_NAME]: 'old' } },
+        },
         { ...base, metadata: { ...base.metadata, ownerReferences: [] } },
       ];
       for (const variant of variants) expect(diffEndpointSlices([desired[0]!], [variant]).update).to.have.length(1);
@@ -240,7 +334,10 @@ describe('core/endpoint-slices', () => {
 
     it('I6: never touches slices it does not manage, even with the same name', () => {
       const desired = plan(exports).slices;
-      const foreign = { ...stored(desired[0]!, 0), metadata: { name: 'someone-elses', labels: { [LABEL_MANAGED_BY]: 'endpointslice-controller.k8s.io' } } };
+      const foreign = {
+        ...stored(desired[0]!, 0),
+        metadata: { name: 'someone-elses', labels: { [LABEL_MANAGED_BY]: 'endpointslice-controller.k8s.io' } },
+      };
       const diff = diffEndpointSlices(desired, [foreign]);
       expect(diff.delete).to.deep.equal([]);
       expect(diff.create).to.have.length(desired.length);
@@ -271,7 +368,11 @@ describe('core/endpoint-slices', () => {
           const diff = diffEndpointSlices(desired, [...state.values()]);
           for (const name of diff.delete) state.delete(name);
           for (const s of [...diff.create, ...diff.update]) state.set(s.metadata.name, stored(s, 0));
-          expect(diffEndpointSlices(desired, [...state.values()])).to.deep.equal({ create: [], update: [], delete: [] });
+          expect(diffEndpointSlices(desired, [...state.values()])).to.deep.equal({
+            create: [],
+            update: [],
+            delete: [],
+          });
           expect([...state.keys()].sort()).to.deep.equal(desired.map((s) => s.metadata.name).sort());
         }),
         { numRuns: 40 },

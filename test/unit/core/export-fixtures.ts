@@ -1,6 +1,13 @@
 // Builders and fast-check arbitraries for the export-side core tests (attributes, instance diff).
 import fc from 'fast-check';
-import type { ClusterExport, EndpointPort, ExportedEndpoint, IPFamily, Protocol, ServicePort } from '../../../src/core/types.ts';
+import type {
+  ClusterExport,
+  EndpointPort,
+  ExportedEndpoint,
+  IPFamily,
+  Protocol,
+  ServicePort,
+} from '../../../src/core/types.ts';
 
 /** The tutorial's export: demo/nginx-hello from cls1, port 80, no endpoints unless given. */
 export function tutorialExport(overrides: Partial<ClusterExport> = {}): ClusterExport {
@@ -48,15 +55,27 @@ const servicePortsArb = fc
 function endpointPortsArb(ports: readonly ServicePort[]): fc.Arbitrary<EndpointPort[]> {
   if (ports.length === 0) return fc.constant([]);
   return fc.subarray([...ports], { minLength: 1 }).chain((served) =>
-    fc.tuple(...served.map((p) =>
-      fc.record(
-        { name: fc.constant(p.name), protocol: fc.constant(p.protocol), port: fc.integer({ min: 1, max: 65535 }), appProtocol: fc.constantFrom('http', 'grpc') },
-        { requiredKeys: ['name', 'protocol', 'port'] },
-      ))),
+    fc.tuple(
+      ...served.map((p) =>
+        fc.record(
+          {
+            name: fc.constant(p.name),
+            protocol: fc.constant(p.protocol),
+            port: fc.integer({ min: 1, max: 65535 }),
+            appProtocol: fc.constantFrom('http', 'grpc'),
+          },
+          { requiredKeys: ['name', 'protocol', 'port'] },
+        ),
+      ),
+    ),
   );
 }
 
-function endpointsArb(ports: readonly ServicePort[], minLength: number, maxLength: number): fc.Arbitrary<ExportedEndpoint[]> {
+function endpointsArb(
+  ports: readonly ServicePort[],
+  minLength: number,
+  maxLength: number,
+): fc.Arbitrary<ExportedEndpoint[]> {
   const endpoint: fc.Arbitrary<ExportedEndpoint> = fc.record(
     {
       address: fc.oneof(fc.ipV4(), fc.ipV6()),
@@ -71,11 +90,22 @@ function endpointsArb(ports: readonly ServicePort[], minLength: number, maxLengt
   return fc.uniqueArray(endpoint, { selector: (e) => e.address, minLength, maxLength });
 }
 
-const labelsArb = fc.dictionary(fc.constantFrom('team', 'tier', 'example.com/owner', 'app.kubernetes.io/name'), fc.string({ maxLength: 20 }), { maxKeys: 3 });
-const annotationsArb = fc.dictionary(fc.constantFrom('note', 'example.com/contact'), fc.string({ unit: 'grapheme', maxLength: 20 }), { maxKeys: 2 });
+const labelsArb = fc.dictionary(
+  fc.constantFrom('team', 'tier', 'example.com/owner', 'app.kubernetes.io/name'),
+  fc.string({ maxLength: 20 }),
+  { maxKeys: 3 },
+);
+const annotationsArb = fc.dictionary(
+  fc.constantFrom('note', 'example.com/contact'),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  { maxKeys: 2 },
+);
 
 /** Any consistent ClusterExport of demo/web in ClusterSet set1, with endpoints between the bounds given. */
-export function clusterExportArb(endpoints: { min: number; max: number }, clusterId: fc.Arbitrary<string> = dnsLabelArb): fc.Arbitrary<ClusterExport> {
+export function clusterExportArb(
+  endpoints: { min: number; max: number },
+  clusterId: fc.Arbitrary<string> = dnsLabelArb,
+): fc.Arbitrary<ClusterExport> {
   return fc
     .record({
       clusterId,
@@ -90,11 +120,13 @@ export function clusterExportArb(endpoints: { min: number; max: number }, cluste
       exportedLabels: labelsArb,
       exportedAnnotations: annotationsArb,
     })
-    .chain((x) => endpointsArb(x.ports, endpoints.min, endpoints.max).map((eps) => {
-      const out: ClusterExport = { ...x, clustersetId: 'set1', namespace: 'demo', name: 'web', endpoints: eps };
-      for (const key of ['sessionAffinityTimeoutSeconds', 'internalTrafficPolicy', 'trafficDistribution'] as const) {
-        if (out[key] === undefined) delete out[key];
-      }
-      return out;
-    }));
+    .chain((x) =>
+      endpointsArb(x.ports, endpoints.min, endpoints.max).map((eps) => {
+        const out: ClusterExport = { ...x, clustersetId: 'set1', namespace: 'demo', name: 'web', endpoints: eps };
+        for (const key of ['sessionAffinityTimeoutSeconds', 'internalTrafficPolicy', 'trafficDistribution'] as const) {
+          if (out[key] === undefined) delete out[key];
+        }
+        return out;
+      }),
+    );
 }

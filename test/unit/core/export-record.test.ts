@@ -5,7 +5,8 @@ import { decodeExportRecord, EXPORT_RECORD_MAX, exportRecordAnnotations } from '
 import { EXPORT_RECORD_ANNOTATION } from '../../../src/core/names.ts';
 import { clusterExport, exportsArb, nearlyAgreeingExportsArb, port } from './import-fixtures.ts';
 
-const record = (exports: Parameters<typeof exportRecordAnnotations>[0]) => exportRecordAnnotations(exports)[EXPORT_RECORD_ANNOTATION];
+const record = (exports: Parameters<typeof exportRecordAnnotations>[0]) =>
+  exportRecordAnnotations(exports)[EXPORT_RECORD_ANNOTATION];
 
 describe('core/export-record (X1–X3 at admission)', () => {
   it('X1–X3 property: resolving the record read back gives exactly what resolving the exports gave', () => {
@@ -15,17 +16,29 @@ describe('core/export-record (X1–X3 at admission)', () => {
         const decoded = decodeExportRecord(record(resolved.exports));
         expect(decoded).to.not.equal(undefined);
         const again = resolveImport(decoded!);
-        expect([again.properties, again.clusters, again.conflict]).to.deep.equal([resolved.properties, resolved.clusters, resolved.conflict]);
+        expect([again.properties, again.clusters, again.conflict]).to.deep.equal([
+          resolved.properties,
+          resolved.clusters,
+          resolved.conflict,
+        ]);
       }),
       { numRuns: 500 },
     );
   });
 
   it('keeps the precedence key and leaves out what conflicts do not read (targetPort, endpoints)', () => {
-    const [entry] = decodeExportRecord(record([clusterExport('east', 1234, { ports: [{ ...port('http', 80), targetPort: 'web' }] })]))!;
+    const [entry] = decodeExportRecord(
+      record([clusterExport('east', 1234, { ports: [{ ...port('http', 80), targetPort: 'web' }] })]),
+    )!;
     expect(entry).to.deep.equal({
-      clusterId: 'east', exportCreationTimestamp: 1234, type: 'ClusterSetIP', ports: [port('http', 80)], sessionAffinity: 'None',
-      ipFamilies: ['IPv4'], exportedLabels: {}, exportedAnnotations: {},
+      clusterId: 'east',
+      exportCreationTimestamp: 1234,
+      type: 'ClusterSetIP',
+      ports: [port('http', 80)],
+      sessionAffinity: 'None',
+      ipFamilies: ['IPv4'],
+      exportedLabels: {},
+      exportedAnnotations: {},
     });
   });
 
@@ -47,8 +60,13 @@ describe('core/export-record (X1–X3 at admission)', () => {
     });
   }
 
-  it('leaves the annotation out rather than exceed the API server\'s annotation size limit', () => {
-    const big = Array.from({ length: 80 }, (_, i) => clusterExport(`c${i}`, i, { exportedLabels: { l: 'x'.repeat(1000) }, exportedAnnotations: { a: 'y'.repeat(1000) } }));
+  it("leaves the annotation out rather than exceed the API server's annotation size limit", () => {
+    const big = Array.from({ length: 80 }, (_, i) =>
+      clusterExport(`c${i}`, i, {
+        exportedLabels: { l: 'x'.repeat(1000) },
+        exportedAnnotations: { a: 'y'.repeat(1000) },
+      }),
+    );
     expect(exportRecordAnnotations(big)).to.deep.equal({});
     expect(record(big.slice(0, 40))!.length).to.be.at.most(EXPORT_RECORD_MAX);
   });

@@ -29,11 +29,16 @@ describe('core/hashed-names', () => {
 
   it('property: always a DNS label of at most the given length when the base starts alphanumeric', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 120 }), fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 20, max: 63 }), (base, n, max) => {
-        const name = hashedName(`a${base}`, shortHash([base]), String(n), max);
-        expect(name.length).to.be.at.most(max);
-        expect(name).to.match(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
-      }),
+      fc.property(
+        fc.string({ maxLength: 120 }),
+        fc.integer({ min: 0, max: 9999 }),
+        fc.integer({ min: 20, max: 63 }),
+        (base, n, max) => {
+          const name = hashedName(`a${base}`, shortHash([base]), String(n), max);
+          expect(name.length).to.be.at.most(max);
+          expect(name).to.match(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+        },
+      ),
     );
   });
 });

@@ -4,11 +4,20 @@ import { tutorialExport } from './export-fixtures.ts';
 import type { ClusterExport, EndpointPort, ExportedEndpoint, IPFamily, ServicePort } from '../../../src/core/types.ts';
 
 /** A ClusterSetIP export of the tutorial's service from `clusterId` with one TCP port 80 named http; override anything. */
-export function clusterExport(clusterId: string, exportCreationTimestamp: number, overrides: Partial<ClusterExport> = {}): ClusterExport {
+export function clusterExport(
+  clusterId: string,
+  exportCreationTimestamp: number,
+  overrides: Partial<ClusterExport> = {},
+): ClusterExport {
   return tutorialExport({ clusterId, exportCreationTimestamp, ports: [port('http', 80)], ...overrides });
 }
 
-export function port(name: string, number: number, protocol: ServicePort['protocol'] = 'TCP', appProtocol?: string): ServicePort {
+export function port(
+  name: string,
+  number: number,
+  protocol: ServicePort['protocol'] = 'TCP',
+  appProtocol?: string,
+): ServicePort {
   return { name, protocol, port: number, ...(appProtocol === undefined ? {} : { appProtocol }) };
 }
 
@@ -51,7 +60,17 @@ export function exportArb(clusterId: string): fc.Arbitrary<ClusterExport> {
         exportedLabels: mapArb,
         exportedAnnotations: mapArb,
       },
-      { requiredKeys: ['exportCreationTimestamp', 'type', 'ports', 'sessionAffinity', 'ipFamilies', 'exportedLabels', 'exportedAnnotations'] },
+      {
+        requiredKeys: [
+          'exportCreationTimestamp',
+          'type',
+          'ports',
+          'sessionAffinity',
+          'ipFamilies',
+          'exportedLabels',
+          'exportedAnnotations',
+        ],
+      },
     )
     .map((p) => clusterExport(clusterId, p.exportCreationTimestamp, p));
 }
@@ -69,7 +88,10 @@ const addressArb = fc.oneof(
 
 const endpointPortsArb = fc.constantFrom<EndpointPort[]>(
   [{ name: 'http', protocol: 'TCP', port: 8080 }],
-  [{ name: 'http', protocol: 'TCP', port: 8080 }, { name: 'metrics', protocol: 'TCP', port: 9090 }],
+  [
+    { name: 'http', protocol: 'TCP', port: 8080 },
+    { name: 'metrics', protocol: 'TCP', port: 9090 },
+  ],
   [],
 );
 
@@ -87,12 +109,28 @@ export const endpointArb: fc.Arbitrary<ExportedEndpoint> = fc.record(
 
 /** Endpoints of 1..3 clusters, sometimes well over 100 per cluster. */
 export const clusterEndpointsArb: fc.Arbitrary<Array<Pick<ClusterExport, 'clusterId' | 'endpoints'>>> = fc
-  .uniqueArray(fc.constantFrom('alpha', 'beta', 'a-b', 'cluster-with-a-rather-long-identifier-for-naming-tests-0123456'), { minLength: 1, maxLength: 3 })
-  .chain((ids) => fc.tuple(...ids.map((clusterId) => fc.array(endpointArb, { maxLength: 260 }).map((endpoints) => ({ clusterId, endpoints })))));
+  .uniqueArray(
+    fc.constantFrom('alpha', 'beta', 'a-b', 'cluster-with-a-rather-long-identifier-for-naming-tests-0123456'),
+    { minLength: 1, maxLength: 3 },
+  )
+  .chain((ids) =>
+    fc.tuple(
+      ...ids.map((clusterId) =>
+        fc.array(endpointArb, { maxLength: 260 }).map((endpoints) => ({ clusterId, endpoints })),
+      ),
+    ),
+  );
 
 const PROPERTY_FIELDS = [
-  'ports', 'type', 'sessionAffinity', 'sessionAffinityTimeoutSeconds', 'internalTrafficPolicy', 'trafficDistribution',
-  'ipFamilies', 'exportedLabels', 'exportedAnnotations',
+  'ports',
+  'type',
+  'sessionAffinity',
+  'sessionAffinityTimeoutSeconds',
+  'internalTrafficPolicy',
+  'trafficDistribution',
+  'ipFamilies',
+  'exportedLabels',
+  'exportedAnnotations',
 ] as const;
 
 /**
@@ -100,18 +138,23 @@ const PROPERTY_FIELDS = [
  * single disagreements are both common (fully random exports nearly always disagree on something).
  */
 export const nearlyAgreeingExportsArb: fc.Arbitrary<ClusterExport[]> = fc
-  .tuple(exportArb('base'), fc.uniqueArray(fc.constantFrom('alpha', 'beta', 'gamma', 'delta'), { minLength: 1, maxLength: 4 }))
+  .tuple(
+    exportArb('base'),
+    fc.uniqueArray(fc.constantFrom('alpha', 'beta', 'gamma', 'delta'), { minLength: 1, maxLength: 4 }),
+  )
   .chain(([base, ids]) =>
     fc.tuple(
       ...ids.map((clusterId) =>
-        fc.tuple(exportArb(clusterId), fc.option(fc.constantFrom(...PROPERTY_FIELDS), { freq: 2 })).map(([other, field]) => {
-          const out: ClusterExport = { ...base, clusterId, exportCreationTimestamp: other.exportCreationTimestamp };
-          if (field !== null) {
-            if (other[field] === undefined) delete out[field];
-            else Object.assign(out, { [field]: other[field] });
-          }
-          return out;
-        }),
+        fc
+          .tuple(exportArb(clusterId), fc.option(fc.constantFrom(...PROPERTY_FIELDS), { freq: 2 }))
+          .map(([other, field]) => {
+            const out: ClusterExport = { ...base, clusterId, exportCreationTimestamp: other.exportCreationTimestamp };
+            if (field !== null) {
+              if (other[field] === undefined) delete out[field];
+              else Object.assign(out, { [field]: other[field] });
+            }
+            return out;
+          }),
       ),
     ),
   );

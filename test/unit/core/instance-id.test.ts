@@ -1,8 +1,15 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  clusterTag, endpointInstanceId, latestById, legacyInstanceId, MAX_INSTANCE_ID_LENGTH, parseInstanceId,
-  portlessEndpointInstanceId, serviceInstanceId, servicePortInstanceId,
+  clusterTag,
+  endpointInstanceId,
+  latestById,
+  legacyInstanceId,
+  MAX_INSTANCE_ID_LENGTH,
+  parseInstanceId,
+  portlessEndpointInstanceId,
+  serviceInstanceId,
+  servicePortInstanceId,
 } from '../../../src/core/instance-id.ts';
 import type { Protocol } from '../../../src/core/types.ts';
 
@@ -15,7 +22,11 @@ describe('Cloud Map instance ids (M3)', () => {
     ['IPv4 endpoint port', endpointInstanceId(c1, '10.0.0.5', 'TCP', 80), /^tcp-10\.0\.0\.5-80-[0-9a-f]{12}$/],
     ['IPv6 endpoint port', endpointInstanceId(c1, 'fd00::5', 'UDP', 53), /^udp-fd00::5-53-[0-9a-f]{12}$/],
     ['SCTP endpoint port', endpointInstanceId(c1, '10.0.0.5', 'SCTP', 9000), /^sctp-10\.0\.0\.5-9000-[0-9a-f]{12}$/],
-    ['endpoint of a Service without ports', portlessEndpointInstanceId(c1, '10.0.0.5'), /^ip-10\.0\.0\.5-[0-9a-f]{12}$/],
+    [
+      'endpoint of a Service without ports',
+      portlessEndpointInstanceId(c1, '10.0.0.5'),
+      /^ip-10\.0\.0\.5-[0-9a-f]{12}$/,
+    ],
     ['Service port without endpoints', servicePortInstanceId(c1, 'TCP', 443), /^svc-tcp-443-[0-9a-f]{12}$/],
     ['Service without ports or endpoints', serviceInstanceId(c1), /^svc-[0-9a-f]{12}$/],
   ];
@@ -32,11 +43,15 @@ describe('Cloud Map instance ids (M3)', () => {
   });
 
   it('M3: two ClusterSets reusing a cluster id get different ids', () => {
-    expect(clusterTag({ clusterId: 'a', clustersetId: 'x' })).to.not.equal(clusterTag({ clusterId: 'a', clustersetId: 'y' }));
+    expect(clusterTag({ clusterId: 'a', clustersetId: 'x' })).to.not.equal(
+      clusterTag({ clusterId: 'a', clustersetId: 'y' }),
+    );
   });
 
   it('M3: ids are deterministic', () => {
-    expect(endpointInstanceId({ ...c1 }, '10.0.0.5', 'TCP', 80)).to.equal(endpointInstanceId(c1, '10.0.0.5', 'TCP', 80));
+    expect(endpointInstanceId({ ...c1 }, '10.0.0.5', 'TCP', 80)).to.equal(
+      endpointInstanceId(c1, '10.0.0.5', 'TCP', 80),
+    );
   });
 
   it('M3: an address spelling too long for 64 characters is replaced by its hash', () => {
@@ -54,9 +69,18 @@ describe('Cloud Map instance ids (M3)', () => {
   const parsed: Array<[string, ReturnType<typeof parseInstanceId>]> = [
     ['tcp-10_10_28_116-80', { format: 'legacy', protocol: 'TCP', address: '10_10_28_116', port: 80 }],
     ['udp-fd00__1-53', { format: 'legacy', protocol: 'UDP', address: 'fd00__1', port: 53 }],
-    [endpointInstanceId(c1, '10.0.0.5', 'TCP', 80), { format: 'mcs-cloudmap', protocol: 'TCP', address: '10.0.0.5', port: 80, clusterTag: clusterTag(c1) }],
-    [portlessEndpointInstanceId(c1, 'fd00::5'), { format: 'mcs-cloudmap', address: 'fd00::5', clusterTag: clusterTag(c1) }],
-    [servicePortInstanceId(c1, 'SCTP', 7), { format: 'mcs-cloudmap', protocol: 'SCTP', port: 7, clusterTag: clusterTag(c1) }],
+    [
+      endpointInstanceId(c1, '10.0.0.5', 'TCP', 80),
+      { format: 'mcs-cloudmap', protocol: 'TCP', address: '10.0.0.5', port: 80, clusterTag: clusterTag(c1) },
+    ],
+    [
+      portlessEndpointInstanceId(c1, 'fd00::5'),
+      { format: 'mcs-cloudmap', address: 'fd00::5', clusterTag: clusterTag(c1) },
+    ],
+    [
+      servicePortInstanceId(c1, 'SCTP', 7),
+      { format: 'mcs-cloudmap', protocol: 'SCTP', port: 7, clusterTag: clusterTag(c1) },
+    ],
     [serviceInstanceId(c1), { format: 'mcs-cloudmap', clusterTag: clusterTag(c1) }],
     ['i-abcd1234xmpl5678', undefined],
     ['my-instance', undefined],
@@ -69,7 +93,10 @@ describe('Cloud Map instance ids (M3)', () => {
   }
 
   it('M3: ids are unique across (ClusterSet, cluster, ip, port, protocol), at most 64 Cloud Map characters (property)', () => {
-    const owner = fc.record({ clusterId: fc.constantFrom('a', 'b', 'cluster-1', 'x'.repeat(63)), clustersetId: fc.constantFrom('set1', 'set2') });
+    const owner = fc.record({
+      clusterId: fc.constantFrom('a', 'b', 'cluster-1', 'x'.repeat(63)),
+      clustersetId: fc.constantFrom('set1', 'set2'),
+    });
     const address = fc.oneof(fc.ipV4(), fc.ipV6());
     const protocol = fc.constantFrom<Protocol>('TCP', 'UDP', 'SCTP');
     const port = fc.integer({ min: 1, max: 65535 });
@@ -94,10 +121,15 @@ describe('Cloud Map instance ids (M3)', () => {
 
   it('M3: a legacy id is never mistaken for ours, nor ours for a legacy one (property)', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), fc.constantFrom<Protocol>('TCP', 'UDP', 'SCTP'), fc.integer({ min: 1, max: 65535 }), (address, protocol, port) => {
-        expect(parseInstanceId(legacyInstanceId(protocol, address, port))?.format).to.equal('legacy');
-        expect(parseInstanceId(endpointInstanceId(c1, address, protocol, port))?.format).to.equal('mcs-cloudmap');
-      }),
+      fc.property(
+        fc.oneof(fc.ipV4(), fc.ipV6()),
+        fc.constantFrom<Protocol>('TCP', 'UDP', 'SCTP'),
+        fc.integer({ min: 1, max: 65535 }),
+        (address, protocol, port) => {
+          expect(parseInstanceId(legacyInstanceId(protocol, address, port))?.format).to.equal('legacy');
+          expect(parseInstanceId(endpointInstanceId(c1, address, protocol, port))?.format).to.equal('mcs-cloudmap');
+        },
+      ),
     );
   });
 

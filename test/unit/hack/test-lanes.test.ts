@@ -17,18 +17,24 @@ describe('test lanes', () => {
   });
 
   it('deals every file exactly once, and no lane ends later than the best split by more than the longest file', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 600 }), { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 6 }), (costs, lanes) => {
-      const seconds = Object.fromEntries(costs.map((c, i) => [`f${String(i).padStart(2, '0')}.test.ts`, c]));
-      const dealt = dealLanes(Object.keys(seconds), seconds, lanes);
-      expect(dealt.flat().sort()).to.deep.equal(Object.keys(seconds).sort());
-      expect(dealt.length).to.be.at.most(lanes);
-      const totals = dealt.map((l) => l.reduce((s, f) => s + seconds[f]!, 0));
-      const ideal = costs.reduce((a, b) => a + b, 0) / lanes;
-      expect(Math.max(...totals)).to.be.at.most(ideal + Math.max(...costs));
-    }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 600 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        (costs, lanes) => {
+          const seconds = Object.fromEntries(costs.map((c, i) => [`f${String(i).padStart(2, '0')}.test.ts`, c]));
+          const dealt = dealLanes(Object.keys(seconds), seconds, lanes);
+          expect(dealt.flat().sort()).to.deep.equal(Object.keys(seconds).sort());
+          expect(dealt.length).to.be.at.most(lanes);
+          const totals = dealt.map((l) => l.reduce((s, f) => s + seconds[f]!, 0));
+          const ideal = costs.reduce((a, b) => a + b, 0) / lanes;
+          expect(Math.max(...totals)).to.be.at.most(ideal + Math.max(...costs));
+        },
+      ),
+    );
   });
 
-  it('gives each lane its own port range, all below the kernel\'s ephemeral ports', () => {
+  it("gives each lane its own port range, all below the kernel's ephemeral ports", () => {
     const ranges = [0, 1, 2, 3].map((i) => lanePorts(i, 4).split('-').map(Number) as [number, number]);
     expect(ranges[0]![0]).to.equal(20_000);
     for (const [i, [first, last]] of ranges.entries()) {

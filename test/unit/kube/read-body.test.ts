@@ -23,7 +23,10 @@ describe('kube client: reading a response body', () => {
     const body = readBody(res);
     res.write('{"kind":');
     res.emit('error', new Error('connection reset'));
-    await body.then(() => expect.fail('resolved'), (err: Error) => expect(err.message).to.equal('connection reset'));
+    await body.then(
+      () => expect.fail('resolved'),
+      (err: Error) => expect(err.message).to.equal('connection reset'),
+    );
     expect([res.listenerCount('data'), res.listenerCount('end')]).to.deep.equal([0, 0]);
   });
 });

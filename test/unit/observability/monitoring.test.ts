@@ -13,7 +13,9 @@ import { dashboardQueries, dashboardVariableQueries, metricNames, ruleGroups } f
 async function exposedNames(registry: Registry): Promise<Set<string>> {
   const names = new Set<string>();
   for (const m of await registry.getMetricsAsJSON()) {
-    const suffixes = { histogram: ['_bucket', '_sum', '_count'], summary: ['', '_sum', '_count'] }[String(m.type)] ?? [''];
+    const suffixes = { histogram: ['_bucket', '_sum', '_count'], summary: ['', '_sum', '_count'] }[String(m.type)] ?? [
+      '',
+    ];
     for (const s of suffixes) names.add(m.name + s);
   }
   return names;
@@ -27,9 +29,11 @@ function headings(file: string): string[] {
 
 /** Each name the expressions read that no process exposes under the one scheme, with where it is read. */
 function unknownNames(exprs: readonly { where: string; expr: string }[], exposed: ReadonlySet<string>): string[] {
-  return exprs.flatMap(({ where, expr }) => metricNames(expr)
-    .filter((n) => !exposed.has(n) || !n.startsWith(METRIC_PREFIX))
-    .map((n) => `${where}: ${n}`));
+  return exprs.flatMap(({ where, expr }) =>
+    metricNames(expr)
+      .filter((n) => !exposed.has(n) || !n.startsWith(METRIC_PREFIX))
+      .map((n) => `${where}: ${n}`),
+  );
 }
 
 describe('monitoring: alerts and dashboard against the metrics the processes register', () => {
@@ -43,18 +47,25 @@ describe('monitoring: alerts and dashboard against the metrics the processes reg
     // Their own metrics: the worker's without the Node.js process metrics, the webhook server's mcs_cloudmap_webhook_*.
     own = new Set([
       ...(await createWorkerMetrics({ processMetrics: false }).registry.getMetricsAsJSON()).map((m) => m.name),
-      ...(await createWebhookMetrics().registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => n.startsWith(`${METRIC_PREFIX}webhook_`)),
+      ...(await createWebhookMetrics().registry.getMetricsAsJSON())
+        .map((m) => m.name)
+        .filter((n) => n.startsWith(`${METRIC_PREFIX}webhook_`)),
     ]);
   });
 
-  const alertExprs = () => ruleGroups().flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })));
+  const alertExprs = () =>
+    ruleGroups().flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })));
   const panelExprs = () => [
     ...dashboardQueries().map((q) => ({ where: `panel "${q.panel}"`, expr: q.expr })),
     ...dashboardVariableQueries().map((q) => ({ where: 'dashboard variable', expr: q })),
   ];
 
-  it('the registries hold the worker\'s and the webhook server\'s metrics (the check has names to check against)', () => {
-    expect(exposed).to.include.keys('mcs_cloudmap_leader', 'mcs_cloudmap_webhook_request_duration_seconds_bucket', 'mcs_cloudmap_process_cpu_seconds_total');
+  it("the registries hold the worker's and the webhook server's metrics (the check has names to check against)", () => {
+    expect(exposed).to.include.keys(
+      'mcs_cloudmap_leader',
+      'mcs_cloudmap_webhook_request_duration_seconds_bucket',
+      'mcs_cloudmap_process_cpu_seconds_total',
+    );
     expect(own.size).to.be.greaterThan(20);
   });
 
@@ -79,11 +90,19 @@ describe('monitoring: alerts and dashboard against the metrics the processes reg
       { where: 'c', expr: 'rate(mcs_cloudmap_reconcile_duration_seconds[5m])' },
       { where: 'd', expr: 'rate(mcs_cloudmap_reconcile_duration_seconds_bucket[5m])' },
     ];
-    expect(unknownNames(exprs, exposed)).to.deep.equal(['a: mcs_cloudmap_cloudmap_call_total', 'b: mcs_webhook_requests_total', 'c: mcs_cloudmap_reconcile_duration_seconds']);
+    expect(unknownNames(exprs, exposed)).to.deep.equal([
+      'a: mcs_cloudmap_cloudmap_call_total',
+      'b: mcs_webhook_requests_total',
+      'c: mcs_cloudmap_reconcile_duration_seconds',
+    ]);
   });
 
   it('the dashboard has a panel for every metric of the worker and the webhook server', () => {
-    const read = new Set(panelExprs().flatMap(({ expr }) => metricNames(expr)).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
+    const read = new Set(
+      panelExprs()
+        .flatMap(({ expr }) => metricNames(expr))
+        .map((n) => n.replace(/_(bucket|sum|count)$/, '')),
+    );
     expect([...own].filter((n) => !read.has(n))).to.deep.equal([]);
   });
 
@@ -97,7 +116,10 @@ describe('monitoring: alerts and dashboard against the metrics the processes reg
       expect(rule.annotations?.summary, rule.alert).to.be.a('string').and.not.equal('');
       const sections = [...(rule.annotations?.description ?? '').matchAll(/docs\/([a-z-]+\.md) "([^"]+)"/g)];
       expect(sections, `${rule.alert} names a section of the docs`).to.not.have.lengthOf(0);
-      for (const [, file, section] of sections) expect(headings(file!), `${rule.alert}: ${file} "${section}"`).to.satisfy((h: string[]) => h.some((t) => t.startsWith(section!)));
+      for (const [, file, section] of sections)
+        expect(headings(file!), `${rule.alert}: ${file} "${section}"`).to.satisfy((h: string[]) =>
+          h.some((t) => t.startsWith(section!)),
+        );
     }
   });
 });

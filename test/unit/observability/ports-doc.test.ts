@@ -17,9 +17,13 @@ describe('docs/install.md lists every port with its bind address', () => {
   ];
   for (const [process, option, protocol] of rows) {
     it(`${process} --${option.flag}: port ${option.default}, ${protocol}, bind address`, () => {
-      const row = doc.split('\n').find((l) => l.startsWith(`| ${process} | ${option.default} | ${flag(option)} | ${protocol} |`));
+      const row = doc
+        .split('\n')
+        .find((l) => l.startsWith(`| ${process} | ${option.default} | ${flag(option)} | ${protocol} |`));
       expect(row, `no row for the ${process}'s --${option.flag}`).to.be.a('string');
-      expect(row!.endsWith(process === 'webhook' ? `| ${webhookBind} |` : '| every address of the pod |')).to.equal(true);
+      expect(row!.endsWith(process === 'webhook' ? `| ${webhookBind} |` : '| every address of the pod |')).to.equal(
+        true,
+      );
     });
   }
 });

@@ -8,9 +8,19 @@ import { formatNumber, markedBenchmarks, renderPage, unshown } from '../../../ha
 
 function result(over: Partial<BenchResult> = {}): BenchResult {
   return {
-    benchmark: 'sync', scenario: '300-services', size: '300 services', date: '2026-12-02T11:07Z', commit: 'abc1234',
-    machine: { cpu: 'AMD EPYC', cores: 2, memoryGiB: 24 }, load: '0.5', node: 'v24.21.0', command: 'npm run bench:sync -- --services=300',
-    figures: [{ name: 'initial sync', value: 1.25, unit: '×', atMost: 1.3, detail: '62.8 s' }, { name: 'worker RSS peak', value: 92, unit: 'MiB', atMost: 85 }],
+    benchmark: 'sync',
+    scenario: '300-services',
+    size: '300 services',
+    date: '2026-12-02T11:07Z',
+    commit: 'abc1234',
+    machine: { cpu: 'AMD EPYC', cores: 2, memoryGiB: 24 },
+    load: '0.5',
+    node: 'v24.21.0',
+    command: 'npm run bench:sync -- --services=300',
+    figures: [
+      { name: 'initial sync', value: 1.25, unit: '×', atMost: 1.3, detail: '62.8 s' },
+      { name: 'worker RSS peak', value: 92, unit: 'MiB', atMost: 85 },
+    ],
     ...over,
   };
 }
@@ -30,25 +40,32 @@ describe('result tables: docs/benchmarks.md and docs/reliability.md from bench/r
     }
   });
 
-  it('renders one row per figure, the run\'s size, date and commit on its first, and a goal missed as **no**', () => {
+  it("renders one row per figure, the run's size, date and commit on its first, and a goal missed as **no**", () => {
     const page = renderPage(PAGE, [result()]);
     expect(page).to.not.contain('stale text');
-    expect(page).to.contain('| 300 services | initial sync | **1.25×** (62.8 s) | ≤ 1.3× | yes | 2026-12-02 | abc1234 |');
+    expect(page).to.contain(
+      '| 300 services | initial sync | **1.25×** (62.8 s) | ≤ 1.3× | yes | 2026-12-02 | abc1234 |',
+    );
     expect(page).to.contain('|  | worker RSS peak | **92 MiB** | ≤ 85 MiB | **no** |  |  |');
-    expect(page).to.contain('- 300 services: 2 cores (AMD EPYC), 24 GiB, Node v24.21.0, load average 0.5; `npm run bench:sync -- --services=300`');
+    expect(page).to.contain(
+      '- 300 services: 2 cores (AMD EPYC), 24 GiB, Node v24.21.0, load average 0.5; `npm run bench:sync -- --services=300`',
+    );
     expect(page.endsWith('<!-- end results -->\n\nafter')).to.equal(true);
     expect(renderPage(page, [result()]), 'rendering twice changes nothing').to.equal(page);
   });
 
   it('says unknown for what a seeded run did not record', () => {
-    const page = renderPage(PAGE, [result({ commit: undefined, load: undefined, node: undefined, machine: { cores: 2 } })]);
+    const page = renderPage(PAGE, [
+      result({ commit: undefined, load: undefined, node: undefined, machine: { cores: 2 } }),
+    ]);
     expect(page).to.contain('| 2026-12-02 | unknown |');
     expect(page).to.contain('2 cores (CPU model unknown), memory unknown, Node unknown, load average unknown;');
   });
 
-  it('orders a group by the marker\'s benchmarks, then by scenario with numbers as numbers', () => {
+  it("orders a group by the marker's benchmarks, then by scenario with numbers as numbers", () => {
     const page = renderPage('<!-- results: webhook, sync -->\n<!-- end results -->', [
-      result({ scenario: '10000-services', size: 'ten thousand' }), result({ scenario: '300-services', size: 'three hundred' }),
+      result({ scenario: '10000-services', size: 'ten thousand' }),
+      result({ scenario: '300-services', size: 'three hundred' }),
       result({ benchmark: 'webhook', scenario: '10000-objects', size: 'the webhook' }),
     ]);
     const at = (s: string) => page.indexOf(`| ${s} |`);
@@ -57,14 +74,28 @@ describe('result tables: docs/benchmarks.md and docs/reliability.md from bench/r
   });
 
   it('renders a by-scenario marker as one row per run with its figures side by side and its command', () => {
-    const traffic = (scenario: string, figures: BenchResult['figures']) => result({ benchmark: 'traffic', scenario, size: `${scenario} happens`, command: `npm run bench:traffic -- --scenario=${scenario}`, figures });
+    const traffic = (scenario: string, figures: BenchResult['figures']) =>
+      result({
+        benchmark: 'traffic',
+        scenario,
+        size: `${scenario} happens`,
+        command: `npm run bench:traffic -- --scenario=${scenario}`,
+        figures,
+      });
     const page = renderPage('<!-- results by scenario: traffic -->\n<!-- end results -->', [
-      traffic('rollout', [{ name: 'across clusters', value: 3, unit: '', detail: 'of 900' }, { name: 'in-cluster', value: 0, unit: '' }]),
+      traffic('rollout', [
+        { name: 'across clusters', value: 3, unit: '', detail: 'of 900' },
+        { name: 'in-cluster', value: 0, unit: '' },
+      ]),
       traffic('unexport', [{ name: 'across clusters', value: 0, unit: '' }]),
     ]);
     expect(page).to.contain('| scenario | what changes | across clusters | in-cluster | date | commit | command |');
-    expect(page).to.contain('| rollout | rollout happens | **3** (of 900) | **0** | 2026-12-02 | abc1234 | `npm run bench:traffic -- --scenario=rollout` |');
-    expect(page).to.contain('| unexport | unexport happens | **0** | — | 2026-12-02 | abc1234 | `npm run bench:traffic -- --scenario=unexport` |');
+    expect(page).to.contain(
+      '| rollout | rollout happens | **3** (of 900) | **0** | 2026-12-02 | abc1234 | `npm run bench:traffic -- --scenario=rollout` |',
+    );
+    expect(page).to.contain(
+      '| unexport | unexport happens | **0** | — | 2026-12-02 | abc1234 | `npm run bench:traffic -- --scenario=unexport` |',
+    );
     expect(page).to.contain('- rollout: 2 cores (AMD EPYC), 24 GiB, Node v24.21.0, load average 0.5');
     expect(markedBenchmarks(page)).to.deep.equal([['traffic']]);
   });
@@ -76,7 +107,9 @@ describe('result tables: docs/benchmarks.md and docs/reliability.md from bench/r
 
   it('finds result files no page shows', () => {
     expect(markedBenchmarks('<!-- results: sync, chaos-cloudmap -->')).to.deep.equal([['sync', 'chaos-cloudmap']]);
-    expect(unshown([result(), result({ benchmark: 'memory', scenario: 'worker-300-services' })], [PAGE])).to.deep.equal(['memory-worker-300-services']);
+    expect(unshown([result(), result({ benchmark: 'memory', scenario: 'worker-300-services' })], [PAGE])).to.deep.equal(
+      ['memory-worker-300-services'],
+    );
   });
 
   it('writes numbers as the tables do', () => {

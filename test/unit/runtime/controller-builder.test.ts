@@ -48,7 +48,8 @@ interface Gate {
 /** A reconciler that records each key and finishes only when the test opens its gate. */
 function gatedReconciler() {
   const gates: Gate[] = [];
-  const reconcile = (key: string) => new Promise<void>((resolve, reject) => gates.push({ key, open: resolve, fail: reject }));
+  const reconcile = (key: string) =>
+    new Promise<void>((resolve, reject) => gates.push({ key, open: resolve, fail: reject }));
   return { gates, reconcile, keys: () => gates.map((g) => g.key) };
 }
 
@@ -66,10 +67,12 @@ function settings(extra: Partial<ControllerSettings<string>> = {}): ControllerSe
 }
 
 describe('runtime/controller-builder', () => {
-  it('for: each add, update and delete queues the object\'s own key; a resync queues it behind every change', async () => {
+  it("for: each add, update and delete queues the object's own key; a resync queues it behind every change", async () => {
     const things = fakeInformer<KubeObject>();
     const r = gatedReconciler();
-    const controller = new ControllerBuilder<string>('things', settings()).for(things, keyOfObject).complete(r.reconcile);
+    const controller = new ControllerBuilder<string>('things', settings())
+      .for(things, keyOfObject)
+      .complete(r.reconcile);
     controller.watch();
     controller.start();
     const [a, b, c] = [object('a'), object('b'), object('c')];
@@ -107,10 +110,12 @@ describe('runtime/controller-builder', () => {
     await controller.stop();
   });
 
-  it('watches: a channel\'s event queues every key its mapping gives, in order, each once while it waits', async () => {
+  it("watches: a channel's event queues every key its mapping gives, in order, each once while it waits", async () => {
     const changes = new Channel<string[]>();
     const r = gatedReconciler();
-    const controller = new ControllerBuilder<string>('things', settings()).watches(changes, (keys) => keys).complete(r.reconcile);
+    const controller = new ControllerBuilder<string>('things', settings())
+      .watches(changes, (keys) => keys)
+      .complete(r.reconcile);
     controller.watch();
     controller.start();
     changes.emit(['x', 'y', 'z', 'y']);
@@ -150,7 +155,9 @@ describe('runtime/controller-builder', () => {
   it('stop() unsubscribes, drops waiting keys and resolves only once the reconcile in flight has finished', async () => {
     const things = fakeInformer<KubeObject>();
     const r = gatedReconciler();
-    const controller = new ControllerBuilder<string>('things', settings()).for(things, keyOfObject).complete(r.reconcile);
+    const controller = new ControllerBuilder<string>('things', settings())
+      .for(things, keyOfObject)
+      .complete(r.reconcile);
     controller.watch();
     controller.start();
     things.add(object('a'));
@@ -174,9 +181,14 @@ describe('runtime/controller-builder', () => {
     class Cancelled extends Error {}
     const { metrics, reconciles } = recordingMetrics();
     const r = gatedReconciler();
-    const controller = new ControllerBuilder<string>('things', settings({
-      metrics, cancelled: (err) => err instanceof Cancelled, backoff: { baseMs: 1, maxMs: 1, jitter: 0 },
-    })).complete(r.reconcile);
+    const controller = new ControllerBuilder<string>(
+      'things',
+      settings({
+        metrics,
+        cancelled: (err) => err instanceof Cancelled,
+        backoff: { baseMs: 1, maxMs: 1, jitter: 0 },
+      }),
+    ).complete(r.reconcile);
     controller.start();
     controller.add('a');
     await settle();
@@ -194,13 +206,17 @@ describe('runtime/controller-builder', () => {
     await controller.stop();
   });
 
-  it('waits for reconcileWhen before each reconcile, and skips the reconcile once the owner\'s signal aborted', async () => {
+  it("waits for reconcileWhen before each reconcile, and skips the reconcile once the owner's signal aborted", async () => {
     let current!: () => void;
     const owner = new AbortController();
     const r = gatedReconciler();
-    const controller = new ControllerBuilder<string>('things', settings({
-      signal: owner.signal, reconcileWhen: () => new Promise<void>((resolve) => (current = resolve)),
-    })).complete(r.reconcile);
+    const controller = new ControllerBuilder<string>(
+      'things',
+      settings({
+        signal: owner.signal,
+        reconcileWhen: () => new Promise<void>((resolve) => (current = resolve)),
+      }),
+    ).complete(r.reconcile);
     controller.start();
     controller.add('a');
     await settle();
@@ -222,7 +238,9 @@ describe('runtime/event-sources', () => {
   it('informerEvents subscribes to the events asked for only, and tells a resync from an update', () => {
     const things = fakeInformer<KubeObject>();
     const seen: string[] = [];
-    const unsubscribe = informerEvents(things, ['added', 'updated']).subscribe((o, resync) => seen.push(`${o.metadata.name} ${resync}`));
+    const unsubscribe = informerEvents(things, ['added', 'updated']).subscribe((o, resync) =>
+      seen.push(`${o.metadata.name} ${resync}`),
+    );
     const a = object('a');
     things.add(a);
     things.update(a, object('a'));

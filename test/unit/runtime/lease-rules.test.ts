@@ -2,14 +2,27 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { microTime } from '../../../src/kube/micro-time.ts';
 import {
-  mustStepDown, observe, planLease, releasedSpec, renewalPatch, validateTiming, type LeaseObservation, type LeaseSpec,
+  mustStepDown,
+  observe,
+  planLease,
+  releasedSpec,
+  renewalPatch,
+  validateTiming,
+  type LeaseObservation,
+  type LeaseSpec,
 } from '../../../src/runtime/lease-rules.ts';
 
 const DURATION = 15_000;
 const T0 = Date.UTC(2025, 0, 1, 12, 0, 0);
 
 function held(holder: string, renewAt: number, transitions = 0): LeaseSpec {
-  return { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: microTime(T0), renewTime: microTime(renewAt), leaseTransitions: transitions };
+  return {
+    holderIdentity: holder,
+    leaseDurationSeconds: 15,
+    acquireTime: microTime(T0),
+    renewTime: microTime(renewAt),
+    leaseTransitions: transitions,
+  };
 }
 
 describe('leader election rules (Lease, 15 s duration, injected clock)', () => {
@@ -21,7 +34,11 @@ describe('leader election rules (Lease, 15 s duration, injected clock)', () => {
     const plan = planLease(undefined, undefined, 'a', DURATION, T0);
     expect(plan).to.deep.include({ action: 'create', acquired: true });
     expect(plan.action === 'create' && plan.spec).to.deep.equal({
-      holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: microTime(T0), renewTime: microTime(T0), leaseTransitions: 0,
+      holderIdentity: 'a',
+      leaseDurationSeconds: 15,
+      acquireTime: microTime(T0),
+      renewTime: microTime(T0),
+      leaseTransitions: 0,
     });
   });
 
@@ -60,16 +77,24 @@ describe('leader election rules (Lease, 15 s duration, injected clock)', () => {
   it('ignores the renewTime on the wire (clock skew): a stale-looking lease first seen now is still valid for its duration', () => {
     const lease = held('a', T0 - 3_600_000);
     const obs = observe(undefined, lease, T0);
-    expect(planLease(lease, obs, 'b', DURATION, T0)).to.deep.equal({ action: 'wait', holder: 'a', expiresInMs: DURATION });
+    expect(planLease(lease, obs, 'b', DURATION, T0)).to.deep.equal({
+      action: 'wait',
+      holder: 'a',
+      expiresInMs: DURATION,
+    });
   });
 
   it('a renewal by the holder restarts the expiry clock', () => {
     let obs = observe(undefined, held('a', T0), T0);
     obs = observe(obs, held('a', T0 + 2000), T0 + 14_000);
-    expect(planLease(held('a', T0 + 2000), obs, 'b', DURATION, T0 + 20_000)).to.deep.equal({ action: 'wait', holder: 'a', expiresInMs: 9000 });
+    expect(planLease(held('a', T0 + 2000), obs, 'b', DURATION, T0 + 20_000)).to.deep.equal({
+      action: 'wait',
+      holder: 'a',
+      expiresInMs: 9000,
+    });
   });
 
-  it('uses the holder\'s leaseDurationSeconds when judging expiry', () => {
+  it("uses the holder's leaseDurationSeconds when judging expiry", () => {
     const lease = { ...held('a', T0), leaseDurationSeconds: 60 };
     const obs = observe(undefined, lease, T0);
     expect(planLease(lease, obs, 'b', DURATION, T0 + 30_000).action).to.equal('wait');
@@ -90,19 +115,29 @@ describe('leader election rules (Lease, 15 s duration, injected clock)', () => {
   });
 
   it('property: two candidates never both get a write plan for a lease held by a third that is not yet expired', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 14_999 }), fc.integer({ min: 0, max: 100_000 }), (elapsed, seenAt) => {
-      const lease = held('c', T0);
-      const obs = observe(undefined, lease, T0 + seenAt);
-      for (const candidate of ['a', 'b']) {
-        expect(planLease(lease, obs, candidate, DURATION, T0 + seenAt + elapsed).action).to.equal('wait');
-      }
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 14_999 }), fc.integer({ min: 0, max: 100_000 }), (elapsed, seenAt) => {
+        const lease = held('c', T0);
+        const obs = observe(undefined, lease, T0 + seenAt);
+        for (const candidate of ['a', 'b']) {
+          expect(planLease(lease, obs, candidate, DURATION, T0 + seenAt + elapsed).action).to.equal('wait');
+        }
+      }),
+    );
   });
 
   it('validates the timing: retry < renew deadline < lease duration', () => {
-    expect(() => validateTiming({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).to.not.throw();
-    expect(() => validateTiming({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).to.throw(/lease duration/);
-    expect(() => validateTiming({ leaseDurationMs: 15_000, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 })).to.throw(/renew deadline/);
-    expect(() => validateTiming({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 0 })).to.throw(/retry period/);
+    expect(() =>
+      validateTiming({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }),
+    ).to.not.throw();
+    expect(() => validateTiming({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).to.throw(
+      /lease duration/,
+    );
+    expect(() => validateTiming({ leaseDurationMs: 15_000, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 })).to.throw(
+      /renew deadline/,
+    );
+    expect(() => validateTiming({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 0 })).to.throw(
+      /retry period/,
+    );
   });
 });

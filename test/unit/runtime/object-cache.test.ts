@@ -53,7 +53,11 @@ describe('ObjectCache (informer cache by namespace/name, namespace and label)', 
     c.upsert(obj('demo', 'changed', '1'));
     c.upsert(obj('demo', 'gone', '1'));
     const changes = c.replace([obj('demo', 'kept', '1'), obj('demo', 'changed', '2'), obj('demo', 'new', '3')]);
-    expect(changes.map((ch) => `${ch.type}:${ch.object.metadata.name}`)).to.deep.equal(['delete:gone', 'update:changed', 'add:new']);
+    expect(changes.map((ch) => `${ch.type}:${ch.object.metadata.name}`)).to.deep.equal([
+      'delete:gone',
+      'update:changed',
+      'add:new',
+    ]);
     expect(names(c.list())).to.deep.equal(['demo/changed', 'demo/kept', 'demo/new']);
   });
 
@@ -103,20 +107,25 @@ describe('ObjectCache (informer cache by namespace/name, namespace and label)', 
     expect(c.observedCount).to.equal(0);
   });
 
-  it('property: whatever our writes returned meanwhile, the watch\'s latest event is delivered and ends in the cache', () => {
-    const step = fc.oneof(fc.record({ op: fc.constant('observe' as const), rv: fc.integer({ min: 1, max: 20 }) }), fc.record({ op: fc.constant('event' as const) }));
-    fc.assert(fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
-      const c = new ObjectCache<KubeObject>();
-      let watched = 0;
-      for (const s of steps) {
-        if (s.op === 'observe') c.observe(obj('demo', 'a', String(s.rv)), String(watched));
-        else c.upsert(obj('demo', 'a', String(++watched)));
-      }
-      const latest = obj('demo', 'a', '21');
-      expect(c.upsert(latest)).to.not.equal(undefined);
-      expect(c.get('demo', 'a')).to.equal(latest);
-      expect(c.observedCount).to.equal(0);
-    }));
+  it("property: whatever our writes returned meanwhile, the watch's latest event is delivered and ends in the cache", () => {
+    const step = fc.oneof(
+      fc.record({ op: fc.constant('observe' as const), rv: fc.integer({ min: 1, max: 20 }) }),
+      fc.record({ op: fc.constant('event' as const) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const c = new ObjectCache<KubeObject>();
+        let watched = 0;
+        for (const s of steps) {
+          if (s.op === 'observe') c.observe(obj('demo', 'a', String(s.rv)), String(watched));
+          else c.upsert(obj('demo', 'a', String(++watched)));
+        }
+        const latest = obj('demo', 'a', '21');
+        expect(c.upsert(latest)).to.not.equal(undefined);
+        expect(c.get('demo', 'a')).to.equal(latest);
+        expect(c.observedCount).to.equal(0);
+      }),
+    );
   });
 
   it('property: after any sequence of writes, every index agrees with a scan of the objects', () => {
@@ -127,34 +136,37 @@ describe('ObjectCache (informer cache by namespace/name, namespace and label)', 
       rv: fc.constantFrom('1', '2', '3'),
       labels: fc.dictionary(fc.constantFrom('app', 'tier'), fc.constantFrom('p', 'q'), { maxKeys: 2 }),
     });
-    fc.assert(fc.property(fc.array(write, { maxLength: 30 }), (writes) => {
-      const c = new ObjectCache<KubeObject>();
-      const truth = new Map<string, KubeObject>();
-      for (const w of writes) {
-        const o = obj(w.ns, w.name, w.rv, w.labels);
-        const key = `${w.ns}/${w.name}`;
-        if (w.op === 'upsert') {
-          c.upsert(o);
-          const old = truth.get(key);
-          if (!old || old.metadata.resourceVersion !== w.rv) truth.set(key, o);
-        } else if (w.op === 'remove') {
-          c.remove(o);
-          truth.delete(key);
-        } else {
-          c.replace([o]);
-          const old = truth.get(key);
-          truth.clear();
-          truth.set(key, old && old.metadata.resourceVersion === w.rv ? old : o);
+    fc.assert(
+      fc.property(fc.array(write, { maxLength: 30 }), (writes) => {
+        const c = new ObjectCache<KubeObject>();
+        const truth = new Map<string, KubeObject>();
+        for (const w of writes) {
+          const o = obj(w.ns, w.name, w.rv, w.labels);
+          const key = `${w.ns}/${w.name}`;
+          if (w.op === 'upsert') {
+            c.upsert(o);
+            const old = truth.get(key);
+            if (!old || old.metadata.resourceVersion !== w.rv) truth.set(key, o);
+          } else if (w.op === 'remove') {
+            c.remove(o);
+            truth.delete(key);
+          } else {
+            c.replace([o]);
+            const old = truth.get(key);
+            truth.clear();
+            truth.set(key, old && old.metadata.resourceVersion === w.rv ? old : o);
+          }
         }
-      }
-      const all = [...truth.values()];
-      expect(names(c.list())).to.deep.equal(names(all));
-      for (const ns of ['a', 'b', '']) expect(names(c.list(ns))).to.deep.equal(names(all.filter((o) => o.metadata.namespace === ns)));
-      for (const k of ['app', 'tier']) {
-        for (const v of ['p', 'q']) {
-          expect(names(c.listByLabel(k, v))).to.deep.equal(names(all.filter((o) => o.metadata.labels?.[k] === v)));
+        const all = [...truth.values()];
+        expect(names(c.list())).to.deep.equal(names(all));
+        for (const ns of ['a', 'b', ''])
+          expect(names(c.list(ns))).to.deep.equal(names(all.filter((o) => o.metadata.namespace === ns)));
+        for (const k of ['app', 'tier']) {
+          for (const v of ['p', 'q']) {
+            expect(names(c.listByLabel(k, v))).to.deep.equal(names(all.filter((o) => o.metadata.labels?.[k] === v)));
+          }
         }
-      }
-    }));
+      }),
+    );
   });
 });

@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { WorkQueue, type Scheduler, type WorkQueueMetrics, type WorkQueueOptions } from '../../../src/runtime/work-queue.ts';
+import {
+  WorkQueue,
+  type Scheduler,
+  type WorkQueueMetrics,
+  type WorkQueueOptions,
+} from '../../../src/runtime/work-queue.ts';
 
 const silent = pino({ level: 'silent' });
 
@@ -14,7 +19,10 @@ interface Deferred {
 function deferred(): Deferred {
   let resolve!: () => void;
   let reject!: (err: Error) => void;
-  const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -27,7 +35,9 @@ function manualScheduler() {
   const scheduler: Scheduler = (fn, ms) => {
     const entry = { ms, fn, cancelled: false };
     pending.push(entry);
-    return () => { entry.cancelled = true; };
+    return () => {
+      entry.cancelled = true;
+    };
   };
   const fireAll = () => {
     for (const e of pending.splice(0)) if (!e.cancelled) e.fn();
@@ -43,7 +53,9 @@ function blockingQueue(concurrency: number, extra: Partial<WorkQueueOptions<stri
   let maxParallel = 0;
   let overlaps = 0;
   const queue = new WorkQueue<string>({
-    name: 'test', concurrency, logger: silent,
+    name: 'test',
+    concurrency,
+    logger: silent,
     handler: async (key) => {
       if (running.has(key)) overlaps++;
       running.add(key);
@@ -113,18 +125,35 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
   // Each case runs with 'running' being handled by the only worker, then finishes one handler at a time.
   const laneCases: { title: string; steps: ['add' | 'addLow', string][]; calls: string[] }[] = [
     {
-      title: 'addLow: keys of a periodic pass wait behind every add(); add() moves one forward, addLow never moves one back',
-      steps: [['addLow', 'r1'], ['addLow', 'r2'], ['addLow', 'r3'], ['addLow', 'r4'], ['add', 'new'], ['add', 'r3'], ['addLow', 'new']],
+      title:
+        'addLow: keys of a periodic pass wait behind every add(); add() moves one forward, addLow never moves one back',
+      steps: [
+        ['addLow', 'r1'],
+        ['addLow', 'r2'],
+        ['addLow', 'r3'],
+        ['addLow', 'r4'],
+        ['add', 'new'],
+        ['add', 'r3'],
+        ['addLow', 'new'],
+      ],
       calls: ['running', 'new', 'r3', 'r1', 'r2', 'r4'],
     },
     {
       title: 'addLow of the key being handled runs it once more afterwards, in the low lane',
-      steps: [['addLow', 'x'], ['addLow', 'running'], ['add', 'b']],
+      steps: [
+        ['addLow', 'x'],
+        ['addLow', 'running'],
+        ['add', 'b'],
+      ],
       calls: ['running', 'b', 'x', 'running'],
     },
     {
       title: 'add() after addLow of the key being handled runs it once more afterwards, ahead of the low lane',
-      steps: [['addLow', 'x'], ['addLow', 'running'], ['add', 'running']],
+      steps: [
+        ['addLow', 'x'],
+        ['addLow', 'running'],
+        ['add', 'running'],
+      ],
       calls: ['running', 'running', 'x'],
     },
   ];
@@ -148,7 +177,10 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     let failuresLeft = 3;
     const seen: string[] = [];
     const queue = new WorkQueue<string>({
-      name: 'test', concurrency: 2, logger: silent, scheduler: clock.scheduler,
+      name: 'test',
+      concurrency: 2,
+      logger: silent,
+      scheduler: clock.scheduler,
       backoff: { baseMs: 100, maxMs: 1000, jitter: 0 },
       handler: async (key) => {
         seen.push(key);
@@ -175,8 +207,14 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
   it('caps the backoff at maxMs', async () => {
     const clock = manualScheduler();
     const queue = new WorkQueue<string>({
-      name: 'test', concurrency: 1, logger: silent, scheduler: clock.scheduler,
-      backoff: { baseMs: 100, maxMs: 500, jitter: 0 }, handler: async () => { throw new Error('always fails'); },
+      name: 'test',
+      concurrency: 1,
+      logger: silent,
+      scheduler: clock.scheduler,
+      backoff: { baseMs: 100, maxMs: 500, jitter: 0 },
+      handler: async () => {
+        throw new Error('always fails');
+      },
     });
     queue.add('k');
     await settle();
@@ -194,8 +232,13 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     const clock = manualScheduler();
     const seen: string[] = [];
     const queue = new WorkQueue<string>({
-      name: 'test', concurrency: 1, logger: silent, scheduler: clock.scheduler,
-      handler: async (k) => { seen.push(k); },
+      name: 'test',
+      concurrency: 1,
+      logger: silent,
+      scheduler: clock.scheduler,
+      handler: async (k) => {
+        seen.push(k);
+      },
     });
     queue.addAfter('k', 5000);
     queue.addAfter('k', 1000);
@@ -211,7 +254,14 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
 
   it('addAfter with a real timer adds the key once the delay has passed', async () => {
     const seen: string[] = [];
-    const queue = new WorkQueue<string>({ name: 'test', concurrency: 1, logger: silent, handler: async (k) => { seen.push(k); } });
+    const queue = new WorkQueue<string>({
+      name: 'test',
+      concurrency: 1,
+      logger: silent,
+      handler: async (k) => {
+        seen.push(k);
+      },
+    });
     queue.addAfter('k', 20);
     await settle();
     expect(seen).to.deep.equal([]);
@@ -228,7 +278,9 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     queue.addAfter('c', 1000);
     await settle();
     let done = false;
-    const stopping = queue.shutdown().then(() => { done = true; });
+    const stopping = queue.shutdown().then(() => {
+      done = true;
+    });
     await settle();
     expect(done).to.equal(false);
     expect(clock.pending.every((p) => p.cancelled)).to.equal(true);
@@ -244,8 +296,13 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     const clock = manualScheduler();
     const gate = deferred();
     const queue = new WorkQueue<string>({
-      name: 'test', concurrency: 1, logger: silent, scheduler: clock.scheduler,
-      handler: async () => { await gate.promise; },
+      name: 'test',
+      concurrency: 1,
+      logger: silent,
+      scheduler: clock.scheduler,
+      handler: async () => {
+        await gate.promise;
+      },
     });
     queue.add('a');
     await settle();
@@ -266,8 +323,14 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     };
     const clock = manualScheduler();
     const queue = new WorkQueue<string>({
-      name: 'export', concurrency: 1, logger: silent, metrics, scheduler: clock.scheduler,
-      handler: async (k) => { if (k === 'bad') throw new Error('boom'); },
+      name: 'export',
+      concurrency: 1,
+      logger: silent,
+      metrics,
+      scheduler: clock.scheduler,
+      handler: async (k) => {
+        if (k === 'bad') throw new Error('boom');
+      },
     });
     queue.add('ok');
     queue.add('bad');
@@ -275,9 +338,16 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     expect(events.slice(-2)).to.deep.equal(['depth:export:normal:1', 'depth:export:low:1']);
     await settle();
     expect(events).to.include.members([
-      'added:export', 'waited:export:true', 'processed:export:true:success', 'processed:export:true:error', 'retried:export',
+      'added:export',
+      'waited:export:true',
+      'processed:export:true:success',
+      'processed:export:true:error',
+      'retried:export',
     ]);
-    expect(events.filter((e) => e.startsWith('depth:')).slice(-2)).to.deep.equal(['depth:export:normal:0', 'depth:export:low:0']);
+    expect(events.filter((e) => e.startsWith('depth:')).slice(-2)).to.deep.equal([
+      'depth:export:normal:0',
+      'depth:export:low:0',
+    ]);
     expect(events.filter((e) => e === 'added:export')).to.have.length(3);
   });
 
@@ -285,8 +355,14 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
     const seen: string[] = [];
     const gate = deferred();
     const queue = new WorkQueue<{ namespace: string; name: string }>({
-      name: 'test', concurrency: 1, logger: silent, toKey: (k) => `${k.namespace}/${k.name}`,
-      handler: async (k) => { seen.push(`${k.namespace}/${k.name}`); await gate.promise; },
+      name: 'test',
+      concurrency: 1,
+      logger: silent,
+      toKey: (k) => `${k.namespace}/${k.name}`,
+      handler: async (k) => {
+        seen.push(`${k.namespace}/${k.name}`);
+        await gate.promise;
+      },
     });
     queue.add({ namespace: 'demo', name: 'first' });
     queue.add({ namespace: 'demo', name: 'nginx' });
@@ -300,11 +376,27 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
   it('lets timers and I/O in while handlers that need no I/O run back to back', async () => {
     // Each handler works ~0.1 ms and resolves at once: without a yield the whole queue drains in one turn of the event
     // loop (a first pass over 30,000 import keys held a worker's loop for seconds, and its Lease renewal with it).
-    const spin = () => { const end = performance.now() + 0.1; while (performance.now() < end); };
+    const spin = () => {
+      const end = performance.now() + 0.1;
+      while (performance.now() < end);
+    };
     let handled = 0;
-    const queue = new WorkQueue<string>({ name: 'spin', concurrency: 4, logger: silent, handler: async () => { spin(); handled++; } });
+    const queue = new WorkQueue<string>({
+      name: 'spin',
+      concurrency: 4,
+      logger: silent,
+      handler: async () => {
+        spin();
+        handled++;
+      },
+    });
     let handledWhenTimerFired = -1;
-    const timer = new Promise<void>((r) => setTimeout(() => { handledWhenTimerFired = handled; r(); }, 0));
+    const timer = new Promise<void>((r) =>
+      setTimeout(() => {
+        handledWhenTimerFired = handled;
+        r();
+      }, 0),
+    );
     for (let i = 0; i < 3000; i++) queue.add(`k${i}`);
     await timer;
     while (handled < 3000) await settle();
@@ -314,7 +406,9 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
   });
 
   it('rejects a concurrency below 1', () => {
-    expect(() => new WorkQueue<string>({ name: 'q', concurrency: 0, handler: async () => {} })).to.throw(/concurrency must be at least 1/);
+    expect(() => new WorkQueue<string>({ name: 'q', concurrency: 0, handler: async () => {} })).to.throw(
+      /concurrency must be at least 1/,
+    );
   });
 
   it('property: under any interleaving of adds and completions, keys never overlap, the limit holds and the last add is served', async () => {
@@ -324,34 +418,42 @@ describe('WorkQueue (keyed, serialised per service, parallel across services)', 
       fc.record({ op: fc.constant('addLow' as const), key: fc.constantFrom(...keys) }),
       fc.record({ op: fc.constant('finish' as const), index: fc.nat(7) }),
     );
-    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.array(step, { maxLength: 40 }), async (concurrency, steps) => {
-      const { queue, calls, gates, maxParallel, overlaps } = blockingQueue(concurrency);
-      // For each key, whether an add happened after the start of its latest run.
-      const pendingAfterLastRun = new Map<string, boolean>();
-      let seenCalls = 0;
-      const observe = () => {
-        for (; seenCalls < calls.length; seenCalls++) pendingAfterLastRun.set(calls[seenCalls]!, false);
-      };
-      for (const s of steps) {
-        if (s.op === 'add' || s.op === 'addLow') {
-          if (s.op === 'add') queue.add(s.key);
-          else queue.addLow(s.key);
-          pendingAfterLastRun.set(s.key, true);
-        } else {
-          if (gates.length > 0) gates[s.index % gates.length]!.resolve();
-        }
-        await settle();
-        observe();
-      }
-      // Drain: finish everything until the queue is idle.
-      while (queue.processing > 0 || queue.depth > 0) {
-        for (const g of gates) g.resolve();
-        await settle();
-        observe();
-      }
-      expect(maxParallel()).to.be.at.most(concurrency);
-      expect(overlaps(), 'a key was handled twice at once').to.equal(0);
-      for (const [key, pending] of pendingAfterLastRun) expect(pending, `key ${key} was added but never handled afterwards`).to.equal(false);
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(step, { maxLength: 40 }),
+        async (concurrency, steps) => {
+          const { queue, calls, gates, maxParallel, overlaps } = blockingQueue(concurrency);
+          // For each key, whether an add happened after the start of its latest run.
+          const pendingAfterLastRun = new Map<string, boolean>();
+          let seenCalls = 0;
+          const observe = () => {
+            for (; seenCalls < calls.length; seenCalls++) pendingAfterLastRun.set(calls[seenCalls]!, false);
+          };
+          for (const s of steps) {
+            if (s.op === 'add' || s.op === 'addLow') {
+              if (s.op === 'add') queue.add(s.key);
+              else queue.addLow(s.key);
+              pendingAfterLastRun.set(s.key, true);
+            } else {
+              if (gates.length > 0) gates[s.index % gates.length]!.resolve();
+            }
+            await settle();
+            observe();
+          }
+          // Drain: finish everything until the queue is idle.
+          while (queue.processing > 0 || queue.depth > 0) {
+            for (const g of gates) g.resolve();
+            await settle();
+            observe();
+          }
+          expect(maxParallel()).to.be.at.most(concurrency);
+          expect(overlaps(), 'a key was handled twice at once').to.equal(0);
+          for (const [key, pending] of pendingAfterLastRun)
+            expect(pending, `key ${key} was added but never handled afterwards`).to.equal(false);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

@@ -12,8 +12,14 @@ describe('credential leak scan of e2e logs, Events and statuses', () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'mcs-leaks-'));
     mkdirSync(join(dir, 'cls1'));
-    writeFileSync(join(dir, 'cls1', 'worker.kubeconfig'), `apiVersion: v1\nkind: Config\nusers:\n- name: w\n  user:\n    token: ${TOKEN}\n`);
-    writeFileSync(join(dir, 'cls1', 'tls.key'), `-----BEGIN PRIVATE KEY-----\n${KEY_LINE}\nAAAA\n-----END PRIVATE KEY-----\n`);
+    writeFileSync(
+      join(dir, 'cls1', 'worker.kubeconfig'),
+      `apiVersion: v1\nkind: Config\nusers:\n- name: w\n  user:\n    token: ${TOKEN}\n`,
+    );
+    writeFileSync(
+      join(dir, 'cls1', 'tls.key'),
+      `-----BEGIN PRIVATE KEY-----\n${KEY_LINE}\nAAAA\n-----END PRIVATE KEY-----\n`,
+    );
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -31,8 +37,14 @@ describe('credential leak scan of e2e logs, Events and statuses', () => {
   ];
   for (const [what, text, expected] of cases) {
     it(`${what}: ${expected ? 'reported' : 'nothing'}`, () => {
-      const leaks = credentialLeaks([{ where: 'worker.log', text }], [...credentialsUnder(dir), { what: 'the AWS secret key', value: 'not-the-real-one-xyz' }]);
-      if (expected) expect(leaks.join('\n')).to.match(expected).and.match(/^worker.log contains/);
+      const leaks = credentialLeaks(
+        [{ where: 'worker.log', text }],
+        [...credentialsUnder(dir), { what: 'the AWS secret key', value: 'not-the-real-one-xyz' }],
+      );
+      if (expected)
+        expect(leaks.join('\n'))
+          .to.match(expected)
+          .and.match(/^worker.log contains/);
       else expect(leaks).to.deep.equal([]);
     });
   }

@@ -6,7 +6,12 @@ describe('large-body slots of the webhook server (W6)', () => {
     const slots = new Slots(1);
     const order: number[] = [];
     const first = await slots.acquire();
-    const waiters = [1, 2, 3].map((i) => slots.acquire().then((release) => { order.push(i); return release; }));
+    const waiters = [1, 2, 3].map((i) =>
+      slots.acquire().then((release) => {
+        order.push(i);
+        return release;
+      }),
+    );
     await Promise.resolve();
     expect([order, slots.waiting]).to.deep.equal([[], 3]);
     first();

@@ -13,18 +13,24 @@ describe('CRDs (K1–K4)', () => {
   it('serves v1alpha1 and v1beta1 with identical schemas, storing v1beta1, converted by our webhook', () => {
     for (const crd of customResourceDefinitions()) {
       const versions = crd.spec.versions as Version[];
-      expect(versions.map((v) => [v.name, v.served, v.storage])).to.deep.equal([['v1alpha1', true, false], ['v1beta1', true, true]]);
+      expect(versions.map((v) => [v.name, v.served, v.storage])).to.deep.equal([
+        ['v1alpha1', true, false],
+        ['v1beta1', true, true],
+      ]);
       expect(versions[0]!.schema).to.deep.equal(versions[1]!.schema);
       expect(crd.spec.conversion).to.deep.include({ strategy: 'Webhook' });
       expect(JSON.stringify(crd.spec.conversion)).to.contain('"path":"/convert"').and.contain('mcs-cloudmap-webhook');
-      expect(crd.metadata.annotations?.['cert-manager.io/inject-ca-from']).to.equal('mcs-cloudmap-system/mcs-cloudmap-webhook');
+      expect(crd.metadata.annotations?.['cert-manager.io/inject-ca-from']).to.equal(
+        'mcs-cloudmap-system/mcs-cloudmap-webhook',
+      );
     }
   });
 
   it('points conversion at a URL with caBundle when asked (tests, demo)', () => {
     const [crd] = customResourceDefinitions({ url: 'https://127.0.0.1:9443', caBundle: 'Q0E=' });
     expect((crd!.spec.conversion as { webhook: unknown }).webhook).to.deep.equal({
-      conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:9443/convert', caBundle: 'Q0E=' },
+      conversionReviewVersions: ['v1'],
+      clientConfig: { url: 'https://127.0.0.1:9443/convert', caBundle: 'Q0E=' },
     });
     expect(crd!.metadata.annotations?.['cert-manager.io/inject-ca-from']).to.equal(undefined);
   });

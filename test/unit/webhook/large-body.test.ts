@@ -16,24 +16,30 @@ describe('large bodies read as they arrive (W6)', () => {
     for (const [title, bytes, elapsed, want] of rows) it(title, () => expect(fn(pace, bytes, elapsed)).to.equal(want));
   };
 
-  describe('paceDue: bytes due from a body of the given length', () => table(paceDue, { bytesPerSecond: 1000, graceMs: 2000, maxBytesPerSecond: Infinity }, [
-    ['nothing is due within the grace', 10_000, 1999, 0],
-    ['the average rate is due from the grace on', 10_000, 2000, 2000],
-    ['and grows with the time spent', 10_000, 5500, 5500],
-    ['never more than the body', 3000, 9000, 3000],
-  ]));
+  describe('paceDue: bytes due from a body of the given length', () =>
+    table(paceDue, { bytesPerSecond: 1000, graceMs: 2000, maxBytesPerSecond: Infinity }, [
+      ['nothing is due within the grace', 10_000, 1999, 0],
+      ['the average rate is due from the grace on', 10_000, 2000, 2000],
+      ['and grows with the time spent', 10_000, 5500, 5500],
+      ['never more than the body', 3000, 9000, 3000],
+    ]));
 
-  describe('paceWait: ms to wait after the given bytes were read', () => table(paceWait, { bytesPerSecond: 0, graceMs: 0, maxBytesPerSecond: 1000 }, [
-    ['no wait while behind the ceiling', 500, 600, 0],
-    ['no wait exactly at it', 500, 500, 0],
-    ['ahead of it: until the bytes read are due', 2000, 500, 1500],
-    ['the first chunk, at once: its whole length ahead', 1000, 0, 1000],
-  ]));
+  describe('paceWait: ms to wait after the given bytes were read', () =>
+    table(paceWait, { bytesPerSecond: 0, graceMs: 0, maxBytesPerSecond: 1000 }, [
+      ['no wait while behind the ceiling', 500, 600, 0],
+      ['no wait exactly at it', 500, 500, 0],
+      ['ahead of it: until the bytes read are due', 2000, 500, 1500],
+      ['the first chunk, at once: its whole length ahead', 1000, 0, 1000],
+    ]));
 
   it('reads a body no faster than its ceiling, pausing the stream while ahead', async () => {
     const s = new PassThrough();
     const started = performance.now();
-    const read = readSized(asRequest(s), Buffer.alloc(4000), { bytesPerSecond: 0, graceMs: 0, maxBytesPerSecond: 10_000 });
+    const read = readSized(asRequest(s), Buffer.alloc(4000), {
+      bytesPerSecond: 0,
+      graceMs: 0,
+      maxBytesPerSecond: 10_000,
+    });
     for (let i = 0; i < 4; i++) s.write(Buffer.alloc(1000, i));
     s.end();
     const body = await read;
@@ -54,19 +60,33 @@ describe('large bodies read as they arrive (W6)', () => {
     const long = new PassThrough();
     const tooLong = readSized(asRequest(long), Buffer.alloc(2));
     long.end('abc');
-    await tooLong.then(() => expect.fail('resolved'), (err: { type: string; status: number }) => expect([err.type, err.status]).to.deep.equal(['request.size.invalid', 400]));
+    await tooLong.then(
+      () => expect.fail('resolved'),
+      (err: { type: string; status: number }) =>
+        expect([err.type, err.status]).to.deep.equal(['request.size.invalid', 400]),
+    );
     const short = new PassThrough();
     const tooShort = readSized(asRequest(short), Buffer.alloc(4));
     short.end('abc');
-    await tooShort.then(() => expect.fail('resolved'), (err: { type: string }) => expect(err.type).to.equal('request.size.invalid'));
+    await tooShort.then(
+      () => expect.fail('resolved'),
+      (err: { type: string }) => expect(err.type).to.equal('request.size.invalid'),
+    );
   });
 
   it('cuts a body that falls behind its pace with a 408 that says how far it got', async () => {
     const s = new PassThrough();
     const started = performance.now();
-    const read = readSized(asRequest(s), Buffer.alloc(100_000), { bytesPerSecond: 100_000, graceMs: 100, maxBytesPerSecond: Infinity });
+    const read = readSized(asRequest(s), Buffer.alloc(100_000), {
+      bytesPerSecond: 100_000,
+      graceMs: 100,
+      maxBytesPerSecond: Infinity,
+    });
     s.write(Buffer.alloc(10));
-    const err = await read.then(() => expect.fail('resolved'), (e: { type: string; status: number; message: string }) => e);
+    const err = await read.then(
+      () => expect.fail('resolved'),
+      (e: { type: string; status: number; message: string }) => e,
+    );
     expect([err.type, err.status]).to.deep.equal(['request.too.slow', 408]);
     expect(err.message).to.match(/^10 of 100000 bytes arrived in \d+\.\d s/);
     // Checked every 250 ms: cut at the first check past the grace.
@@ -75,7 +95,11 @@ describe('large bodies read as they arrive (W6)', () => {
 
   it('lets a body through that keeps its pace, however long it takes', async () => {
     const s = new PassThrough();
-    const read = readSized(asRequest(s), Buffer.alloc(1200), { bytesPerSecond: 200, graceMs: 100, maxBytesPerSecond: Infinity });
+    const read = readSized(asRequest(s), Buffer.alloc(1200), {
+      bytesPerSecond: 200,
+      graceMs: 100,
+      maxBytesPerSecond: Infinity,
+    });
     for (let i = 0; i < 12; i++) {
       s.write(Buffer.alloc(100));
       await sleep(50);
@@ -87,7 +111,11 @@ describe('large bodies read as they arrive (W6)', () => {
   it('has no pace without one: a stalled body waits for the request deadline', async () => {
     const s = new PassThrough();
     let settled = false;
-    void readSized(asRequest(s), Buffer.alloc(10)).finally(() => { settled = true; }).catch(() => {});
+    void readSized(asRequest(s), Buffer.alloc(10))
+      .finally(() => {
+        settled = true;
+      })
+      .catch(() => {});
     s.write('a');
     await sleep(600);
     expect(settled).to.equal(false);

@@ -3,7 +3,11 @@ import fc from 'fast-check';
 import { createPropertyCommand } from '../../../src/core/cluster-id.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTERSET_ID_PROPERTY } from '../../../src/core/names.ts';
 import {
-  decideIdentity, readIdentity, type Identity, type IdentityReading, type IdentityStatus,
+  decideIdentity,
+  readIdentity,
+  type Identity,
+  type IdentityReading,
+  type IdentityStatus,
 } from '../../../src/worker/cluster-identity.ts';
 import type { ClusterPropertyObject } from '../../../src/worker/objects.ts';
 
@@ -15,7 +19,9 @@ const missing = readIdentity(undefined, undefined) as Extract<IdentityReading, {
 describe('worker cluster identity (C1–C3)', () => {
   describe('readIdentity', () => {
     it('C1: both properties give the identity', () => {
-      expect(readIdentity(property(CLUSTER_ID_PROPERTY, 'cls1'), property(CLUSTERSET_ID_PROPERTY, 'set'))).to.deep.equal(ready(cls1));
+      expect(
+        readIdentity(property(CLUSTER_ID_PROPERTY, 'cls1'), property(CLUSTERSET_ID_PROPERTY, 'set')),
+      ).to.deep.equal(ready(cls1));
     });
 
     it('C1: a missing property is named in a message that says how to create it', () => {
@@ -23,12 +29,16 @@ describe('worker cluster identity (C1–C3)', () => {
       expect(r.kind).to.equal('missing');
       if (r.kind !== 'missing') return;
       expect(r.reason).to.equal('ClusterPropertyMissing');
-      expect(r.message).to.equal(`This cluster has no ClusterProperty ${CLUSTERSET_ID_PROPERTY} yet, so it has no identity in a ClusterSet and nothing is exported or imported (C1). The worker starts on its own once both exist. Create it first, for example: ${createPropertyCommand(CLUSTERSET_ID_PROPERTY)}`);
+      expect(r.message).to.equal(
+        `This cluster has no ClusterProperty ${CLUSTERSET_ID_PROPERTY} yet, so it has no identity in a ClusterSet and nothing is exported or imported (C1). The worker starts on its own once both exist. Create it first, for example: ${createPropertyCommand(CLUSTERSET_ID_PROPERTY)}`,
+      );
       expect(missing.message).to.include(CLUSTER_ID_PROPERTY).and.include(CLUSTERSET_ID_PROPERTY);
     });
 
     it('C1: an empty value counts as missing', () => {
-      expect(readIdentity(property(CLUSTER_ID_PROPERTY, ''), property(CLUSTERSET_ID_PROPERTY, 'set')).kind).to.equal('missing');
+      expect(readIdentity(property(CLUSTER_ID_PROPERTY, ''), property(CLUSTERSET_ID_PROPERTY, 'set')).kind).to.equal(
+        'missing',
+      );
     });
 
     it('C2: a cluster id that is not a DNS label is refused with the fix', () => {
@@ -77,11 +87,18 @@ describe('worker cluster identity (C1–C3)', () => {
 
     it('C3 (property): while exporting, a running identity never changes without a freeze', () => {
       const id = fc.record({ clusterId: fc.constantFrom('a', 'b'), clustersetId: fc.constantFrom('x', 'y') });
-      fc.assert(fc.property(id, fc.option(id, { nil: undefined }), (current, next) => {
-        const d = decideIdentity({ kind: 'running', identity: current }, next === undefined ? missing : ready(next), true);
-        const same = next !== undefined && next.clusterId === current.clusterId && next.clustersetId === current.clustersetId;
-        return same ? d.action === 'none' : d.action === 'freeze';
-      }));
+      fc.assert(
+        fc.property(id, fc.option(id, { nil: undefined }), (current, next) => {
+          const d = decideIdentity(
+            { kind: 'running', identity: current },
+            next === undefined ? missing : ready(next),
+            true,
+          );
+          const same =
+            next !== undefined && next.clusterId === current.clusterId && next.clustersetId === current.clustersetId;
+          return same ? d.action === 'none' : d.action === 'freeze';
+        }),
+      );
     });
   });
 });

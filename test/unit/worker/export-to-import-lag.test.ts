@@ -5,7 +5,10 @@ describe('worker/export-to-import-lag', () => {
   it('measures from the start of the first export reconcile that wrote to the import written after it (M7)', async () => {
     let now = 1_000;
     const observed: number[] = [];
-    const lag = new ExportToImportLag((seconds) => observed.push(seconds), () => now);
+    const lag = new ExportToImportLag(
+      (seconds) => observed.push(seconds),
+      () => now,
+    );
     await lag.exporting('demo/web', async () => {
       now += 200;
       lag.written('demo/web');
@@ -22,7 +25,10 @@ describe('worker/export-to-import-lag', () => {
 
   it('observes nothing for an import no export write awaited, nor for a write outside an export reconcile', async () => {
     const observed: number[] = [];
-    const lag = new ExportToImportLag((seconds) => observed.push(seconds), () => 0);
+    const lag = new ExportToImportLag(
+      (seconds) => observed.push(seconds),
+      () => 0,
+    );
     lag.written('demo/web');
     lag.imported('demo/web');
     await lag.exporting('demo/db', async () => {});

@@ -3,15 +3,24 @@ import type { CloudMapInstance } from '../../../src/core/types.ts';
 import { InstanceView } from '../../../src/worker/instance-view.ts';
 
 const me = { clusterId: 'cls1', clustersetId: 'set' };
-const instance = (id: string, clusterId: string, extra: Record<string, string> = {}): CloudMapInstance =>
-  ({ id, attributes: { CLUSTER_ID: clusterId, CLUSTERSET_ID: 'set', ...extra } });
+const instance = (id: string, clusterId: string, extra: Record<string, string> = {}): CloudMapInstance => ({
+  id,
+  attributes: { CLUSTER_ID: clusterId, CLUSTERSET_ID: 'set', ...extra },
+});
 
 describe('worker InstanceView (own writes over the watcher snapshot)', () => {
   let snapshot: CloudMapInstance[];
   let now: number;
   /** When the watcher's last read of the service began. */
   let readAt: number | undefined;
-  const view = () => new InstanceView(() => snapshot, () => readAt, me, 5_000, () => now);
+  const view = () =>
+    new InstanceView(
+      () => snapshot,
+      () => readAt,
+      me,
+      5_000,
+      () => now,
+    );
 
   beforeEach(() => {
     snapshot = [instance('a', 'cls1'), instance('p', 'cls2')];
@@ -21,7 +30,10 @@ describe('worker InstanceView (own writes over the watcher snapshot)', () => {
 
   it('without own writes it is the snapshot, one entry per id (the last copy)', () => {
     snapshot.push(instance('a', 'cls1', { READY: 'false' }));
-    expect(view().instances('ns', 'svc')).to.deep.equal([instance('a', 'cls1', { READY: 'false' }), instance('p', 'cls2')]);
+    expect(view().instances('ns', 'svc')).to.deep.equal([
+      instance('a', 'cls1', { READY: 'false' }),
+      instance('p', 'cls2'),
+    ]);
   });
 
   it('M4: what this cluster wrote replaces only its own instances until the watcher catches up', () => {
@@ -42,7 +54,10 @@ describe('worker InstanceView (own writes over the watcher snapshot)', () => {
     v.recordWritten('ns', 'svc', [instance('a', 'cls1')]);
     // A failed pass registered 'stray' (its answer lost); the watcher's re-read shows it.
     snapshot = [instance('a', 'cls1'), instance('stray', 'cls1'), instance('p', 'cls2')];
-    expect(v.ours('ns', 'svc').map((i) => i.id), 'hidden behind the last complete write').to.deep.equal(['a']);
+    expect(
+      v.ours('ns', 'svc').map((i) => i.id),
+      'hidden behind the last complete write',
+    ).to.deep.equal(['a']);
     v.forget('ns', 'svc');
     expect(v.ours('ns', 'svc').map((i) => i.id)).to.deep.equal(['a', 'stray']);
   });

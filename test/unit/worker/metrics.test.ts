@@ -52,7 +52,8 @@ describe('worker metrics and health endpoints', () => {
       'mcs_cloudmap_workqueue_retries_total{name="export"} 1',
       'mcs_cloudmap_workqueue_work_duration_seconds_count{name="export",result="error"} 1',
       'mcs_cloudmap_informer_restarts_total{resource="/api/v1/services",reason="relist"} 1',
-    ]) expect(text).to.include(line);
+    ])
+      expect(text).to.include(line);
     expect(text).to.not.include('process_cpu');
   });
 
@@ -87,7 +88,12 @@ describe('worker metrics and health endpoints', () => {
   it('a readiness check that throws answers 503 with the error', async () => {
     const m = createWorkerMetrics({ processMetrics: false });
     const server = await startHealthServer({
-      port: 0, host: '127.0.0.1', registry: m.registry, ready: () => { throw new Error('lease unknown'); },
+      port: 0,
+      host: '127.0.0.1',
+      registry: m.registry,
+      ready: () => {
+        throw new Error('lease unknown');
+      },
     });
     try {
       expect(await get(`${server.url}/readyz`)).to.deep.include({ status: 503, body: 'lease unknown\n' });
@@ -100,7 +106,8 @@ describe('worker metrics and health endpoints', () => {
     const m = createWorkerMetrics({ processMetrics: false });
     const server = await startHealthServer({ port: 0, registry: m.registry, ready: () => true });
     try {
-      for (const host of ['127.0.0.1', '[::1]']) expect((await fetch(`http://${host}:${server.port}/healthz`)).status, host).to.equal(200);
+      for (const host of ['127.0.0.1', '[::1]'])
+        expect((await fetch(`http://${host}:${server.port}/healthz`)).status, host).to.equal(200);
     } finally {
       await server.close();
     }
@@ -111,7 +118,11 @@ describe('worker metrics and health endpoints', () => {
     const first = await startHealthServer({ port: 0, host: '127.0.0.1', registry: m.registry, ready: () => true });
     try {
       let error: unknown;
-      await startHealthServer({ port: first.port, host: '127.0.0.1', registry: m.registry, ready: () => true }).catch((e: unknown) => { error = e; });
+      await startHealthServer({ port: first.port, host: '127.0.0.1', registry: m.registry, ready: () => true }).catch(
+        (e: unknown) => {
+          error = e;
+        },
+      );
       expect(String(error)).to.match(/cannot listen on 127\.0\.0\.1:\d+/);
     } finally {
       await first.close();

@@ -13,7 +13,10 @@ describe('worker flags', () => {
   });
 
   it('reads flags, then the environment, then defaults (quotas merge over the documented ones)', () => {
-    const o = parseWorkerOptions(['--poll-interval=500ms', '--rate-limits=RegisterInstance=5', '--cloudmap-quotas=CreateService=7'], { MCS_IMPORT_WORKERS: '8', MCS_LEADER_ELECT: 'false' });
+    const o = parseWorkerOptions(
+      ['--poll-interval=500ms', '--rate-limits=RegisterInstance=5', '--cloudmap-quotas=CreateService=7'],
+      { MCS_IMPORT_WORKERS: '8', MCS_LEADER_ELECT: 'false' },
+    );
     expect(o.pollInterval).to.equal(500);
     expect(o.importWorkers).to.equal(8);
     expect(o.leaderElect).to.equal(false);
@@ -30,17 +33,29 @@ describe('worker flags', () => {
   it('bad input is a ConfigError that says what is accepted', () => {
     expect(() => parseWorkerOptions(['--import-workers=0'], {})).to.throw(ConfigError, /from 1 to 256/);
     expect(() => parseWorkerOptions(['--log-level=loud'], {})).to.throw(ConfigError, /trace, debug, info, warn, error/);
-    expect(() => parseWorkerOptions(['--cloudmap-quota-share=0'], {})).to.throw(ConfigError, /--cloudmap-quota-share: expected a whole number from 1 to 100/);
+    expect(() => parseWorkerOptions(['--cloudmap-quota-share=0'], {})).to.throw(
+      ConfigError,
+      /--cloudmap-quota-share: expected a whole number from 1 to 100/,
+    );
   });
 
   it('dead clusters: heartbeat every 30s, withdrawn after 3m, never reaped unless asked; the three must fit together', () => {
     const o = parseWorkerOptions([], {});
     expect([o.heartbeatInterval, o.deadClusterTtl, o.reapDeadClustersAfter]).to.deep.equal([30_000, 180_000, 0]);
-    expect(parseWorkerOptions(['--dead-cluster-ttl=12s', '--heartbeat-interval=2s', '--reap-dead-clusters-after=20s'], {}).reapDeadClustersAfter).to.equal(20_000);
+    expect(
+      parseWorkerOptions(['--dead-cluster-ttl=12s', '--heartbeat-interval=2s', '--reap-dead-clusters-after=20s'], {})
+        .reapDeadClustersAfter,
+    ).to.equal(20_000);
     expect(parseWorkerOptions([], { MCS_DEAD_CLUSTER_TTL: '0s' }).deadClusterTtl).to.equal(0);
     expect(() => parseWorkerOptions(['--heartbeat-interval=500ms'], {})).to.throw(ConfigError, /at least 1s/);
-    expect(() => parseWorkerOptions(['--dead-cluster-ttl=50s'], {})).to.throw(ConfigError, /at least twice --heartbeat-interval \(60000ms\)/);
-    expect(() => parseWorkerOptions(['--reap-dead-clusters-after=1m'], {})).to.throw(ConfigError, /at least --dead-cluster-ttl/);
+    expect(() => parseWorkerOptions(['--dead-cluster-ttl=50s'], {})).to.throw(
+      ConfigError,
+      /at least twice --heartbeat-interval \(60000ms\)/,
+    );
+    expect(() => parseWorkerOptions(['--reap-dead-clusters-after=1m'], {})).to.throw(
+      ConfigError,
+      /at least --dead-cluster-ttl/,
+    );
   });
 
   it('queue keys are namespace/name', () => {
@@ -50,12 +65,27 @@ describe('worker flags', () => {
 
   it('Cloud Map deadlines: connect 3s, call 15s, liveness 5m; liveness must outlast one call with its retries', () => {
     const o = parseWorkerOptions([], {});
-    expect([o.cloudMapConnectTimeout, o.cloudMapCallTimeout, o.progressTimeout]).to.deep.equal([3_000, 15_000, 300_000]);
-    const short = parseWorkerOptions(['--cloudmap-call-timeout=5s', '--progress-timeout=2m'], { MCS_CLOUDMAP_CONNECT_TIMEOUT: '1s' });
-    expect([short.cloudMapConnectTimeout, short.cloudMapCallTimeout, short.progressTimeout]).to.deep.equal([1_000, 5_000, 120_000]);
-    expect(() => parseWorkerOptions(['--cloudmap-call-timeout=500ms'], {})).to.throw(ConfigError, /--cloudmap-call-timeout: at least 1s/);
-    expect(() => parseWorkerOptions(['--cloudmap-connect-timeout=10ms'], {})).to.throw(ConfigError, /--cloudmap-connect-timeout: at least 100ms/);
+    expect([o.cloudMapConnectTimeout, o.cloudMapCallTimeout, o.progressTimeout]).to.deep.equal([
+      3_000, 15_000, 300_000,
+    ]);
+    const short = parseWorkerOptions(['--cloudmap-call-timeout=5s', '--progress-timeout=2m'], {
+      MCS_CLOUDMAP_CONNECT_TIMEOUT: '1s',
+    });
+    expect([short.cloudMapConnectTimeout, short.cloudMapCallTimeout, short.progressTimeout]).to.deep.equal([
+      1_000, 5_000, 120_000,
+    ]);
+    expect(() => parseWorkerOptions(['--cloudmap-call-timeout=500ms'], {})).to.throw(
+      ConfigError,
+      /--cloudmap-call-timeout: at least 1s/,
+    );
+    expect(() => parseWorkerOptions(['--cloudmap-connect-timeout=10ms'], {})).to.throw(
+      ConfigError,
+      /--cloudmap-connect-timeout: at least 100ms/,
+    );
     // 8 attempts of 30 s and 7 backoffs of at most 0.2+0.4+...+10 s: 240 s + 22.6 s.
-    expect(() => parseWorkerOptions(['--cloudmap-call-timeout=30s', '--progress-timeout=4m'], {})).to.throw(ConfigError, /--progress-timeout: longer than one Cloud Map call with its retries at --cloudmap-call-timeout 30000ms \(262600ms\), got 240000ms/);
+    expect(() => parseWorkerOptions(['--cloudmap-call-timeout=30s', '--progress-timeout=4m'], {})).to.throw(
+      ConfigError,
+      /--progress-timeout: longer than one Cloud Map call with its retries at --cloudmap-call-timeout 30000ms \(262600ms\), got 240000ms/,
+    );
   });
 });

@@ -23,7 +23,10 @@ export function deadClusterController(o: DeadClusterControllerOptions): Controll
       try {
         o.onReaped?.(await o.reap(clusterId));
       } catch (err) {
-        o.log.warn({ event: 'dead-cluster-reap-failed', deadClusterId: clusterId, err: String(err) }, 'could not reap a dead cluster\'s instances; retrying');
+        o.log.warn(
+          { event: 'dead-cluster-reap-failed', deadClusterId: clusterId, err: String(err) },
+          "could not reap a dead cluster's instances; retrying",
+        );
       }
     });
 }

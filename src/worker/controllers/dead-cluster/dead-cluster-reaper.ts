@@ -29,17 +29,38 @@ export async function reapDeadCluster(o: DeadClusterReaperOptions, deadClusterId
     const operations = await cloudMap.instances.reapInstances(serviceId, deadClusterId);
     await cloudMap.waitForOperations(operations);
     reaped += operations.length;
-    log.info({ event: 'dead-cluster-reaped', deadClusterId, namespace, service, deregistered: operations.length }, 'instances of a dead cluster deregistered from Cloud Map');
-    watcher.markChanged(namespace, [service]).catch((err: unknown) => log.debug({ namespace, service, err: String(err) }, 'change marker not bumped after reaping; peers catch up at their full resync'));
+    log.info(
+      { event: 'dead-cluster-reaped', deadClusterId, namespace, service, deregistered: operations.length },
+      'instances of a dead cluster deregistered from Cloud Map',
+    );
+    watcher
+      .markChanged(namespace, [service])
+      .catch((err: unknown) =>
+        log.debug(
+          { namespace, service, err: String(err) },
+          'change marker not bumped after reaping; peers catch up at their full resync',
+        ),
+      );
     // M3: not while a controller that caches services is active (controllers/export/export-reconciler.ts, withdraw).
-    if (!watcher.nonAnnouncingWriterSeen() && await cloudMap.deleteServiceIfEmpty(serviceId)) {
-      log.info({ event: 'cloudmap-service-deleted', namespace, name: service }, 'Cloud Map service deleted: only the dead cluster had instances in it');
+    if (!watcher.nonAnnouncingWriterSeen() && (await cloudMap.deleteServiceIfEmpty(serviceId))) {
+      log.info(
+        { event: 'cloudmap-service-deleted', namespace, name: service },
+        'Cloud Map service deleted: only the dead cluster had instances in it',
+      );
     }
   }
-  const markerServiceId = await serviceIdOf(cloudMap, markerNamespaceName(cloudMap.identity.clustersetId), MARKER_SERVICE);
-  const markers = markerServiceId === undefined ? [] : await cloudMap.instances.reapInstances(markerServiceId, deadClusterId);
+  const markerServiceId = await serviceIdOf(
+    cloudMap,
+    markerNamespaceName(cloudMap.identity.clustersetId),
+    MARKER_SERVICE,
+  );
+  const markers =
+    markerServiceId === undefined ? [] : await cloudMap.instances.reapInstances(markerServiceId, deadClusterId);
   await cloudMap.waitForOperations(markers);
-  log.info({ event: 'dead-cluster-reap-done', deadClusterId, deregistered: reaped, markers: markers.length }, 'dead cluster reaped from Cloud Map: its instances, change markers and heartbeat');
+  log.info(
+    { event: 'dead-cluster-reap-done', deadClusterId, deregistered: reaped, markers: markers.length },
+    'dead cluster reaped from Cloud Map: its instances, change markers and heartbeat',
+  );
   return reaped;
 }
 

@@ -63,13 +63,23 @@ export class DeadClusters {
       for (const [clusterId, heardAt] of silent) {
         if (this.#silent.get(clusterId) === heardAt) continue;
         changed.add(clusterId);
-        this.#o.log.warn({ event: 'cluster-silent', silentCluster: clusterId, lastHeard: new Date(heardAt).toISOString(), ttlMs: this.#o.ttlMs },
-          'a cluster\'s heartbeat is older than --dead-cluster-ttl: its endpoints are withdrawn from imports until it beats again');
+        this.#o.log.warn(
+          {
+            event: 'cluster-silent',
+            silentCluster: clusterId,
+            lastHeard: new Date(heardAt).toISOString(),
+            ttlMs: this.#o.ttlMs,
+          },
+          "a cluster's heartbeat is older than --dead-cluster-ttl: its endpoints are withdrawn from imports until it beats again",
+        );
       }
       for (const clusterId of this.#silent.keys()) {
         if (silent.has(clusterId)) continue;
         changed.add(clusterId);
-        this.#o.log.info({ event: 'cluster-heard-again', cluster: clusterId }, 'a silent cluster beats again (or its heartbeat is gone): its endpoints are imported again');
+        this.#o.log.info(
+          { event: 'cluster-heard-again', cluster: clusterId },
+          'a silent cluster beats again (or its heartbeat is gone): its endpoints are imported again',
+        );
       }
       this.#silent = silent;
       this.#o.onSilentCount?.(silent.size);
@@ -77,8 +87,9 @@ export class DeadClusters {
     }
     if (this.#o.reapAfterMs > 0) {
       const now = Date.now();
-      const due = [...silentClusters(sightings, readAt, this.#o.reapAfterMs, this.#o.self).keys()]
-        .filter((c) => now - (this.#dueAt.get(c) ?? Number.NEGATIVE_INFINITY) >= REAP_AGAIN_AFTER_MS);
+      const due = [...silentClusters(sightings, readAt, this.#o.reapAfterMs, this.#o.self).keys()].filter(
+        (c) => now - (this.#dueAt.get(c) ?? Number.NEGATIVE_INFINITY) >= REAP_AGAIN_AFTER_MS,
+      );
       for (const clusterId of due) this.#dueAt.set(clusterId, now);
       if (due.length > 0) this.#o.onDue(due);
     }

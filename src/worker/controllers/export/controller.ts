@@ -26,11 +26,18 @@ export function exportController(o: ExportControllerOptions): Controller<string>
   return new ControllerBuilder<string>('export', o.settings)
     .for(serviceExports, (se) => keyOf(se.metadata.namespace ?? '', se.metadata.name))
     .watches(informerEvents(services), (svc) =>
-      (importOfService(svc) === undefined ? exported(svc.metadata.namespace, svc.metadata.name) : []))
+      importOfService(svc) === undefined ? exported(svc.metadata.namespace, svc.metadata.name) : [],
+    )
     .watches(informerEvents(endpointSlices), (slice) =>
-      (importOfSlice(slice) === undefined ? exported(slice.metadata.namespace, slice.metadata.labels?.[LABEL_KUBE_SERVICE_NAME]) : []))
+      importOfSlice(slice) === undefined
+        ? exported(slice.metadata.namespace, slice.metadata.labels?.[LABEL_KUBE_SERVICE_NAME])
+        : [],
+    )
     .watches(o.cloudMapChanges, ({ namespace, service }) =>
-      (serviceExports.get(namespace, service) !== undefined || o.ours(namespace, service) ? [keyOf(namespace, service)] : []))
+      serviceExports.get(namespace, service) !== undefined || o.ours(namespace, service)
+        ? [keyOf(namespace, service)]
+        : [],
+    )
     .complete(o.reconcile);
 }
 

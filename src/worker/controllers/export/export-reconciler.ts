@@ -3,12 +3,31 @@
 //   watch (informer caches, Cloud Map view) → desired (buildClusterExport, instancesForExport) → diff (diffInstances)
 //   → apply (register / deregister, bump the ClusterSet change marker, wait for the operations).
 import { exportsFromInstances, instancesForExport } from '../../../core/cloudmap-attributes.ts';
-import { cloudMapFailingCondition, conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../../../core/conditions.ts';
+import {
+  cloudMapFailingCondition,
+  conflictCondition,
+  readyCondition,
+  validCondition,
+  type ConditionUpdate,
+} from '../../../core/conditions.ts';
 import { resolveImport } from '../../../core/conflicts.ts';
 import { diffInstances, withdrawalOrder, type InstancePlan } from '../../../core/instance-diff.ts';
 import { latestById } from '../../../core/instance-id.ts';
-import { fitInstances, INSTANCES_PER_SERVICE, markPartial, quotaCondition, readQuotaRefusal, type InstanceQuota, type QuotaRefusal } from '../../../core/instance-quota.ts';
-import { CONTROLLER_NAME, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, SERVICE_EXPORT_FINALIZER } from '../../../core/names.ts';
+import {
+  fitInstances,
+  INSTANCES_PER_SERVICE,
+  markPartial,
+  quotaCondition,
+  readQuotaRefusal,
+  type InstanceQuota,
+  type QuotaRefusal,
+} from '../../../core/instance-quota.ts';
+import {
+  CONTROLLER_NAME,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  SERVICE_EXPORT_FINALIZER,
+} from '../../../core/names.ts';
 import { buildClusterExport, exportValidity } from '../../../core/service-export.ts';
 import type { CloudMapInstance } from '../../../core/types.ts';
 import type { CloudMapAdapter } from '../../../cloudmap/adapter.ts';
@@ -22,7 +41,13 @@ import type { Logger } from '../../../observability/log.ts';
 import type { Identity } from '../../cluster-identity.ts';
 import type { ExportStatusWriter } from './export-status.ts';
 import type { InstanceView } from '../../instance-view.ts';
-import { keyOf, parseKey, type EndpointSliceObject, type ServiceExportObject, type ServiceObject } from '../../objects.ts';
+import {
+  keyOf,
+  parseKey,
+  type EndpointSliceObject,
+  type ServiceExportObject,
+  type ServiceObject,
+} from '../../objects.ts';
 
 export interface ExportReconcilerOptions {
   identity: Identity;
@@ -106,11 +131,15 @@ export class ExportReconciler {
       if (!finalizers.includes(SERVICE_EXPORT_FINALIZER)) return;
       await this.#withdraw(namespace, name, 'ServiceExport is being deleted');
       await this.#o.writer.removeFinalizer(SERVICE_EXPORTS, namespace, name, SERVICE_EXPORT_FINALIZER);
-      this.#o.log.info({ event: 'export-removed', namespace, name }, 'ServiceExport deleted: this cluster\'s Cloud Map instances removed, finalizer released');
+      this.#o.log.info(
+        { event: 'export-removed', namespace, name },
+        "ServiceExport deleted: this cluster's Cloud Map instances removed, finalizer released",
+      );
       return;
     }
     // The webhook adds the finalizer at admission; without the webhook, add it before anything is registered.
-    if (!finalizers.includes(SERVICE_EXPORT_FINALIZER)) await this.#o.writer.addFinalizer(SERVICE_EXPORTS, namespace, name, SERVICE_EXPORT_FINALIZER);
+    if (!finalizers.includes(SERVICE_EXPORT_FINALIZER))
+      await this.#o.writer.addFinalizer(SERVICE_EXPORTS, namespace, name, SERVICE_EXPORT_FINALIZER);
 
     const generation = serviceExport.metadata.generation ?? 0;
     const frozen = this.#o.frozen();
@@ -123,22 +152,43 @@ export class ExportReconciler {
     if (service === undefined || !validity.valid) {
       // E4, E5: nothing of an unexportable Service stays in Cloud Map; it is exported as soon as it becomes valid.
       await this.#withdraw(namespace, name, `Service ${validity.reason}`);
-      const ready = validity.reason === 'NoService'
-        ? readyCondition('Pending', generation, `Service ${namespace}/${name} to be created`)
-        : readyCondition('Failed', generation, `Service ${namespace}/${name} is of type ExternalName, which cannot be exported`);
-      await this.#o.status.update(serviceExport, [validCondition(validity, generation), ready, conflictCondition([], generation)]);
+      const ready =
+        validity.reason === 'NoService'
+          ? readyCondition('Pending', generation, `Service ${namespace}/${name} to be created`)
+          : readyCondition(
+              'Failed',
+              generation,
+              `Service ${namespace}/${name} is of type ExternalName, which cannot be exported`,
+            );
+      await this.#o.status.update(serviceExport, [
+        validCondition(validity, generation),
+        ready,
+        conflictCondition([], generation),
+      ]);
       return;
     }
 
     let desired: CloudMapInstance[];
     try {
-      desired = instancesForExport(buildClusterExport({
-        service, serviceExport, endpointSlices: this.#localSlices(namespace, name), ...this.#o.identity,
-      }), this.#o.controllerVersion);
+      desired = instancesForExport(
+        buildClusterExport({
+          service,
+          serviceExport,
+          endpointSlices: this.#localSlices(namespace, name),
+          ...this.#o.identity,
+        }),
+        this.#o.controllerVersion,
+      );
     } catch (err) {
       // Data this cluster's objects hold that Cloud Map cannot carry: retrying cannot help, a change of them will.
-      this.#o.log.warn({ event: 'export-invalid-data', namespace, name, err: errorText(err) }, 'cannot build the Cloud Map instances of this export');
-      await this.#o.status.update(serviceExport, [validCondition(validity, generation), readyCondition('Failed', generation, errorText(err))]);
+      this.#o.log.warn(
+        { event: 'export-invalid-data', namespace, name, err: errorText(err) },
+        'cannot build the Cloud Map instances of this export',
+      );
+      await this.#o.status.update(serviceExport, [
+        validCondition(validity, generation),
+        readyCondition('Failed', generation, errorText(err)),
+      ]);
       return;
     }
 
@@ -165,33 +215,73 @@ export class ExportReconciler {
     // say so while it lasts, alongside the creation rather than before it (M1, M7).
     const onNamespaceWait = () => {
       this.#o.announceComing();
-      waitReported ??= this.#o.status.update(serviceExport, [...updates, readyCondition('Pending', generation, `Cloud Map to create namespace ${namespace}, which the first export of a namespace waits for`)])
-        .then((written) => { stored = written; }, (err: unknown) => this.#o.log.warn({ namespace, name, err: errorText(err) }, 'could not report the wait for the Cloud Map namespace'));
+      waitReported ??= this.#o.status
+        .update(serviceExport, [
+          ...updates,
+          readyCondition(
+            'Pending',
+            generation,
+            `Cloud Map to create namespace ${namespace}, which the first export of a namespace waits for`,
+          ),
+        ])
+        .then(
+          (written) => {
+            stored = written;
+          },
+          (err: unknown) =>
+            this.#o.log.warn(
+              { namespace, name, err: errorText(err) },
+              'could not report the wait for the Cloud Map namespace',
+            ),
+        );
     };
     let applied: Applied;
     try {
-      applied = await this.#apply(namespace, name, plan, { atQuota: hold !== undefined || fit.left > 0, newFrom: updated.length, onNamespaceWait });
+      applied = await this.#apply(namespace, name, plan, {
+        atQuota: hold !== undefined || fit.left > 0,
+        newFrom: updated.length,
+        onNamespaceWait,
+      });
       if (applied.registered + applied.deregistered > 0) {
-        this.#o.log.info({ event: 'export-synced', namespace, name, registered: applied.registered, deregistered: applied.deregistered, instances: desired.length }, 'Cloud Map instances updated');
+        this.#o.log.info(
+          {
+            event: 'export-synced',
+            namespace,
+            name,
+            registered: applied.registered,
+            deregistered: applied.deregistered,
+            instances: desired.length,
+          },
+          'Cloud Map instances updated',
+        );
       }
     } catch (err) {
       await waitReported;
       // Throttling or a slow Cloud Map is retried with backoff inside the call and is no failure of the export (M6).
       // A call that still failed after its retries is an outage the user should see while it lasts (Ready Unknown,
       // naming the call); operations still running and stale ids are retried silently; a refusal is Ready False.
-      if (err instanceof CloudMapCallError && err.retryable) await this.#o.status.update(stored, [...updates, cloudMapFailingCondition(generation, errorText(err))]);
-      else if (!isTemporary(err)) await this.#o.status.update(stored, [...updates, readyCondition('Failed', generation, errorText(err))]);
+      if (err instanceof CloudMapCallError && err.retryable)
+        await this.#o.status.update(stored, [...updates, cloudMapFailingCondition(generation, errorText(err))]);
+      else if (!isTemporary(err))
+        await this.#o.status.update(stored, [...updates, readyCondition('Failed', generation, errorText(err))]);
       throw err;
     }
     await waitReported;
     const nextHold = this.#nextHold(key, { namespace, name }, hold, due, applied, fit.chosen.length, desired.length);
     if (plan.blocked.length > 0) {
       const owners = [...new Set(plan.blocked.map((b) => b.owner))].join(', ');
-      updates.push(readyCondition('Failed', generation,
-        `${plan.blocked.length} Cloud Map instance id(s) of this export are held by ${owners}; two clusters may share a cluster id (C4), give each cluster its own`));
+      updates.push(
+        readyCondition(
+          'Failed',
+          generation,
+          `${plan.blocked.length} Cloud Map instance id(s) of this export are held by ${owners}; two clusters may share a cluster id (C4), give each cluster its own`,
+        ),
+      );
     } else if (nextHold !== undefined) {
       const counts = { registered: desired.length - nextHold.unregistered, desired: desired.length };
-      updates.push(quotaCondition(nextHold.refusal, counts, namespace, Math.round(this.#o.quotaRetryMs / 1000), generation));
+      updates.push(
+        quotaCondition(nextHold.refusal, counts, namespace, Math.round(this.#o.quotaRetryMs / 1000), generation),
+      );
     } else {
       updates.push(readyCondition('Exported', generation));
     }
@@ -203,7 +293,15 @@ export class ExportReconciler {
    * M8: the export's quota hold after a write pass. A refusal starts one, or a new back-off of one that was due (the
    * key is queued again when it ends); one not due is kept; none is needed once every desired instance is registered.
    */
-  #nextHold(key: string, where: { namespace: string; name: string }, hold: QuotaHold | undefined, due: boolean, applied: Applied, chosen: number, desired: number): QuotaHold | undefined {
+  #nextHold(
+    key: string,
+    where: { namespace: string; name: string },
+    hold: QuotaHold | undefined,
+    due: boolean,
+    applied: Applied,
+    chosen: number,
+    desired: number,
+  ): QuotaHold | undefined {
     let next: QuotaHold | undefined;
     if (applied.refusal !== undefined) {
       const held = chosen - applied.notRegistered;
@@ -221,12 +319,25 @@ export class ExportReconciler {
     if (next === undefined) this.#holds.delete(key);
     else this.#holds.set(key, next);
     if (next !== undefined && next !== hold && next.retryAt !== hold?.retryAt) {
-      this.#o.log.warn({ event: 'export-quota-held', ...where, quota: next.refusal.quota, limit: next.refusal.limit, held: next.held, desired, retryInMs: this.#o.quotaRetryMs },
-        'Cloud Map quota reached: the registered instances stay, the rest wait for room');
+      this.#o.log.warn(
+        {
+          event: 'export-quota-held',
+          ...where,
+          quota: next.refusal.quota,
+          limit: next.refusal.limit,
+          held: next.held,
+          desired,
+          retryInMs: this.#o.quotaRetryMs,
+        },
+        'Cloud Map quota reached: the registered instances stay, the rest wait for room',
+      );
     } else if (next === undefined && hold !== undefined) {
       // At once again, to clear the mark.
       this.#o.retryAfter(key, 0);
-      this.#o.log.info({ event: 'export-quota-released', ...where, desired }, 'every instance of the export fits in Cloud Map again');
+      this.#o.log.info(
+        { event: 'export-quota-released', ...where, desired },
+        'every instance of the export fits in Cloud Map again',
+      );
     }
     this.#reportHolds();
     return next;
@@ -239,7 +350,8 @@ export class ExportReconciler {
 
   #reportHolds(): void {
     const byQuota = new Map<InstanceQuota, { exports: number; unregistered: number }>([
-      ['InstancesPerService', { exports: 0, unregistered: 0 }], ['InstancesPerNamespace', { exports: 0, unregistered: 0 }],
+      ['InstancesPerService', { exports: 0, unregistered: 0 }],
+      ['InstancesPerNamespace', { exports: 0, unregistered: 0 }],
     ]);
     for (const hold of this.#holds.values()) {
       const sum = byQuota.get(hold.refusal.quota)!;
@@ -251,16 +363,23 @@ export class ExportReconciler {
 
   /** EndpointSlices of the exported Service, never the ones this controller writes for imports. */
   #localSlices(namespace: string, name: string): EndpointSliceObject[] {
-    return this.#o.endpointSlices.listByLabel(LABEL_KUBE_SERVICE_NAME, name, namespace)
+    return this.#o.endpointSlices
+      .listByLabel(LABEL_KUBE_SERVICE_NAME, name, namespace)
       .filter((s) => s.metadata.labels?.[LABEL_MANAGED_BY] !== CONTROLLER_NAME);
   }
 
   /** X1–X3 from every cluster's instances, ours as just written; the condition goes on every exporting cluster. */
   #conflict(namespace: string, name: string, generation: number): ConditionUpdate {
     const instances = (this.#o.clusterSetInstances ?? ((ns, n) => this.#o.view.instances(ns, n)))(namespace, name);
-    const { exports } = exportsFromInstances(instances, { clustersetId: this.#o.identity.clustersetId, namespace, name });
+    const { exports } = exportsFromInstances(instances, {
+      clustersetId: this.#o.identity.clustersetId,
+      namespace,
+      name,
+    });
     const conflict = exports.length > 0 ? resolveImport(exports).conflict : undefined;
-    return conflict === undefined ? conflictCondition([], generation) : conflictCondition(conflict.reasons, generation, conflict.message);
+    return conflict === undefined
+      ? conflictCondition([], generation)
+      : conflictCondition(conflict.reasons, generation, conflict.message);
   }
 
   /**
@@ -268,16 +387,24 @@ export class ExportReconciler {
    * `atQuota`: deregister first, to free slots. `newFrom`: the registrations from this index on are new instances
    * (those before it replace registered ones). `onNamespaceWait` is called when the namespace has to be created first.
    */
-  async #apply(namespace: string, name: string, plan: InstancePlan, how: { atQuota: boolean; newFrom: number; onNamespaceWait?: () => void }): Promise<Applied> {
+  async #apply(
+    namespace: string,
+    name: string,
+    plan: InstancePlan,
+    how: { atQuota: boolean; newFrom: number; onNamespaceWait?: () => void },
+  ): Promise<Applied> {
     const { atQuota, newFrom, onNamespaceWait } = how;
-    if (plan.register.length === 0 && plan.deregister.length === 0) return { registered: 0, deregistered: 0, notRegistered: 0 };
+    if (plan.register.length === 0 && plan.deregister.length === 0)
+      return { registered: 0, deregistered: 0, notRegistered: 0 };
     const { cloudMap } = this.#o;
     // Instances read from Cloud Map mean the service exists there, maybe created by another cluster (M6).
     const existing = this.#o.view.instances(namespace, name).length > 0;
-    const serviceId = plan.register.length > 0
-      ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace, onNamespaceWait), name, existing)
-      : await this.#findService(namespace, name);
-    if (serviceId === undefined) return this.#written(namespace, name, plan, { registered: 0, deregistered: 0, notRegistered: 0 });
+    const serviceId =
+      plan.register.length > 0
+        ? await cloudMap.ensureService(await cloudMap.ensureNamespace(namespace, onNamespaceWait), name, existing)
+        : await this.#findService(namespace, name);
+    if (serviceId === undefined)
+      return this.#written(namespace, name, plan, { registered: 0, deregistered: 0, notRegistered: 0 });
     let registered: { instance: CloudMapInstance; operation: string }[] = [];
     let refusal: CloudMapCallError | undefined;
     const deregister = async (ids: readonly string[]) => {
@@ -305,7 +432,11 @@ export class ExportReconciler {
         await deregister(plan.deregister);
         await register();
       } else {
-        const { early, late } = withdrawalOrder({ deregister: plan.deregister, current: this.#o.view.instances(namespace, name), ...this.#o.identity });
+        const { early, late } = withdrawalOrder({
+          deregister: plan.deregister,
+          current: this.#o.view.instances(namespace, name),
+          ...this.#o.identity,
+        });
         const outcomes = await Promise.allSettled([deregister(early), register()]);
         for (const o of outcomes) if (o.status === 'rejected') throw o.reason;
         await deregister(late);
@@ -321,7 +452,12 @@ export class ExportReconciler {
     }
     const done: InstancePlan = { ...plan, register: registered.map((r) => r.instance) };
     const notRegistered = plan.register.length - registered.length;
-    return this.#written(namespace, name, done, { registered: registered.length, deregistered: plan.deregister.length, notRegistered, ...(refusal ? { refusal } : {}) });
+    return this.#written(namespace, name, done, {
+      registered: registered.length,
+      deregistered: plan.deregister.length,
+      notRegistered,
+      ...(refusal ? { refusal } : {}),
+    });
   }
 
   /**
@@ -331,10 +467,20 @@ export class ExportReconciler {
    * thrown, with what was registered; any other failure is thrown once the calls in flight have ended. One at a time
    * costs a round trip per new instance, well under the time the rate limits give each (M6).
    */
-  async #register(serviceId: string, instances: readonly CloudMapInstance[], newFrom: number): Promise<{ registered: { instance: CloudMapInstance; operation: string }[]; refusal: CloudMapCallError | undefined }> {
+  async #register(
+    serviceId: string,
+    instances: readonly CloudMapInstance[],
+    newFrom: number,
+  ): Promise<{
+    registered: { instance: CloudMapInstance; operation: string }[];
+    refusal: CloudMapCallError | undefined;
+  }> {
     const registered: { instance: CloudMapInstance; operation: string }[] = [];
     let refusal: CloudMapCallError | undefined;
-    for (const [batch, inFlight] of [[instances.slice(0, newFrom), UPDATES_IN_FLIGHT], [instances.slice(newFrom), 1]] as const) {
+    for (const [batch, inFlight] of [
+      [instances.slice(0, newFrom), UPDATES_IN_FLIGHT],
+      [instances.slice(newFrom), 1],
+    ] as const) {
       const failures = await forEachLimited(batch, inFlight, async (instance) => {
         if (refusal !== undefined) return;
         try {
@@ -375,21 +521,37 @@ export class ExportReconciler {
     if (ours.length === 0) return;
     const plan: InstancePlan = { register: [], deregister: ours.map((i) => i.id), blocked: [] };
     await this.#apply(namespace, name, plan, { atQuota: false, newFrom: 0 });
-    this.#o.log.info({ event: 'export-withdrawn', namespace, name, why, deregistered: ours.length }, 'this cluster\'s Cloud Map instances removed');
+    this.#o.log.info(
+      { event: 'export-withdrawn', namespace, name, why, deregistered: ours.length },
+      "this cluster's Cloud Map instances removed",
+    );
     if (this.#o.view.instances(namespace, name).length > 0) return;
     // M3: v0.3.1 reads every namespace through a 10 s cache of its services and fails the namespace's whole import while
     // a cached service is gone; whenever it is deleted, that cache can hold it, so waiting would not help. The empty
     // service stays while such a controller is seen (nothing is imported from it); a later unexport deletes it.
     if (this.#o.nonAnnouncingWriterSeen()) {
-      this.#o.log.info({ event: 'cloudmap-service-kept', namespace, name }, 'empty Cloud Map service kept: a controller that caches services (AWS v0.3.1) is active in this ClusterSet');
+      this.#o.log.info(
+        { event: 'cloudmap-service-kept', namespace, name },
+        'empty Cloud Map service kept: a controller that caches services (AWS v0.3.1) is active in this ClusterSet',
+      );
       return;
     }
     const namespaceId = await this.#o.cloudMap.findNamespace(namespace);
     const serviceId = namespaceId === undefined ? undefined : await this.#o.cloudMap.findService(namespaceId, name);
     if (serviceId === undefined || !(await this.#o.cloudMap.deleteServiceIfEmpty(serviceId))) return;
-    this.#o.log.info({ event: 'cloudmap-service-deleted', namespace, name }, 'Cloud Map service deleted: no cluster exports it any more');
-    if (this.#o.namespaceCleanup && namespaceId !== undefined && (await this.#o.cloudMap.deleteNamespaceIfEmpty(namespaceId))) {
-      this.#o.log.info({ event: 'cloudmap-namespace-deleted', namespace }, 'Cloud Map namespace deleted: it holds no services');
+    this.#o.log.info(
+      { event: 'cloudmap-service-deleted', namespace, name },
+      'Cloud Map service deleted: no cluster exports it any more',
+    );
+    if (
+      this.#o.namespaceCleanup &&
+      namespaceId !== undefined &&
+      (await this.#o.cloudMap.deleteNamespaceIfEmpty(namespaceId))
+    ) {
+      this.#o.log.info(
+        { event: 'cloudmap-namespace-deleted', namespace },
+        'Cloud Map namespace deleted: it holds no services',
+      );
     }
   }
 }

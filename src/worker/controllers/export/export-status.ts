@@ -1,6 +1,12 @@
 // ServiceExport status (X4): merges condition updates into the stored conditions, writes them only when something
 // other than a timestamp changed, and records a Kubernetes Event for every transition (status or reason changed).
-import { CONDITION_CONFLICT, CONDITION_READY, CONDITION_VALID, setCondition, type ConditionUpdate } from '../../../core/conditions.ts';
+import {
+  CONDITION_CONFLICT,
+  CONDITION_READY,
+  CONDITION_VALID,
+  setCondition,
+  type ConditionUpdate,
+} from '../../../core/conditions.ts';
 import type { Condition } from '../../../core/types.ts';
 import type { EventRecorder, EventType } from '../../../kube/event-recorder.ts';
 import type { ObjectWriter } from '../../../runtime/object-writer.ts';
@@ -19,7 +25,13 @@ function isWarning(c: Pick<Condition, 'type' | 'status'>): boolean {
 }
 
 function sameCondition(a: Condition | undefined, b: Condition): boolean {
-  return a !== undefined && a.status === b.status && a.reason === b.reason && a.message === b.message && a.observedGeneration === b.observedGeneration;
+  return (
+    a !== undefined &&
+    a.status === b.status &&
+    a.reason === b.reason &&
+    a.message === b.message &&
+    a.observedGeneration === b.observedGeneration
+  );
 }
 
 export interface ConditionPlan {
@@ -29,7 +41,11 @@ export interface ConditionPlan {
 }
 
 /** Pure: the list after `updates` and the transitions they cause, relative to `current`. */
-export function planConditions(current: readonly Condition[], updates: readonly ConditionUpdate[], now: Date): ConditionPlan {
+export function planConditions(
+  current: readonly Condition[],
+  updates: readonly ConditionUpdate[],
+  now: Date,
+): ConditionPlan {
   let next = [...current];
   const transitions: ConditionTransition[] = [];
   let changed = false;
@@ -64,7 +80,11 @@ export class ExportStatusWriter {
    * Applies `updates` to the ServiceExport's conditions (server-side apply of the types we own) and records Events.
    * Returns the ServiceExport with the conditions as now stored, for a later update in the same reconcile.
    */
-  async update(serviceExport: ServiceExportObject, updates: readonly ConditionUpdate[], now = new Date()): Promise<ServiceExportObject> {
+  async update(
+    serviceExport: ServiceExportObject,
+    updates: readonly ConditionUpdate[],
+    now = new Date(),
+  ): Promise<ServiceExportObject> {
     const plan = planConditions(serviceExport.status?.conditions ?? [], updates, now);
     if (plan.conditions === undefined) return serviceExport;
     const { namespace, name } = serviceExport.metadata;
@@ -72,8 +92,18 @@ export class ExportStatusWriter {
       metadata: { namespace, name },
       status: { conditions: plan.conditions.filter((c) => OWNED.has(c.type)) },
     });
-    const regarding = { ...serviceExport, apiVersion: serviceExport.apiVersion ?? `${SERVICE_EXPORTS.group}/${SERVICE_EXPORTS.version}`, kind: SERVICE_EXPORTS.kind };
-    for (const t of plan.transitions) this.#events.record(regarding, t.type, t.condition.reason.split(',')[0]!, `${t.condition.type}: ${t.condition.message}`);
+    const regarding = {
+      ...serviceExport,
+      apiVersion: serviceExport.apiVersion ?? `${SERVICE_EXPORTS.group}/${SERVICE_EXPORTS.version}`,
+      kind: SERVICE_EXPORTS.kind,
+    };
+    for (const t of plan.transitions)
+      this.#events.record(
+        regarding,
+        t.type,
+        t.condition.reason.split(',')[0]!,
+        `${t.condition.type}: ${t.condition.message}`,
+      );
     return { ...serviceExport, status: { ...serviceExport.status, conditions: plan.conditions } };
   }
 }

@@ -42,8 +42,13 @@ export class WaitingStatus {
     if (!this.#o.waiting() || why === undefined) return;
     const se = this.#o.serviceExports.get(namespace, name);
     if (se === undefined || se.metadata.deletionTimestamp !== undefined) return;
-    this.#o.status.update(se, [readyCondition('Pending', se.metadata.generation ?? 0, `Cloud Map: ${why}`)]).catch((err: unknown) => {
-      this.#o.log.warn({ event: 'export-status-failed', namespace, name, err: errorText(err) }, 'could not say on the ServiceExport that Cloud Map does not answer');
-    });
+    this.#o.status
+      .update(se, [readyCondition('Pending', se.metadata.generation ?? 0, `Cloud Map: ${why}`)])
+      .catch((err: unknown) => {
+        this.#o.log.warn(
+          { event: 'export-status-failed', namespace, name, err: errorText(err) },
+          'could not say on the ServiceExport that Cloud Map does not answer',
+        );
+      });
   }
 }

@@ -6,7 +6,14 @@ import { ControllerBuilder, type ControllerSettings } from '../../../runtime/con
 import type { Controller, EventSource } from '../../../runtime/controller.ts';
 import { informerEvents } from '../../../runtime/event-sources.ts';
 import type { WorkerInformers } from '../../informers.ts';
-import { importOfService, importOfSlice, keptByUs, keyOf, type ServiceImportObject, type ServiceRef } from '../../objects.ts';
+import {
+  importOfService,
+  importOfSlice,
+  keptByUs,
+  keyOf,
+  type ServiceImportObject,
+  type ServiceRef,
+} from '../../objects.ts';
 
 export interface ImportControllerOptions {
   settings: ControllerSettings<string>;
@@ -25,12 +32,15 @@ export interface ImportControllerOptions {
 export function importController(o: ImportControllerOptions): Controller<string> {
   const { serviceImports, services, endpointSlices, namespaces } = o.informers;
   const keys = (refs: readonly ServiceRef[]) => refs.map(({ namespace, service }) => keyOf(namespace, service));
-  const owner = (namespace: string | undefined, name: string | undefined) => (name === undefined ? undefined : keyOf(namespace ?? '', name));
+  const owner = (namespace: string | undefined, name: string | undefined) =>
+    name === undefined ? undefined : keyOf(namespace ?? '', name);
   return new ControllerBuilder<string>('import', o.settings)
     .for(serviceImports, (si) => keyOf(si.metadata.namespace ?? '', si.metadata.name))
     .owns(services, (svc) => owner(svc.metadata.namespace, importOfService(svc)))
     .owns(endpointSlices, (slice) => owner(slice.metadata.namespace, importOfSlice(slice)))
-    .watches(informerEvents(namespaces, ['added']), (ns) => keys(o.cloudMapServices().filter((s) => s.namespace === ns.metadata.name)))
+    .watches(informerEvents(namespaces, ['added']), (ns) =>
+      keys(o.cloudMapServices().filter((s) => s.namespace === ns.metadata.name)),
+    )
     .watches(o.cloudMapChanges, ({ namespace, service }) => [keyOf(namespace, service)])
     .watches(o.silenceChanges, (clusters) => keys(o.servicesOf(clusters)))
     .complete(o.reconcile);
@@ -38,5 +48,8 @@ export function importController(o: ImportControllerOptions): Controller<string>
 
 /** The key of every ServiceImport this worker keeps current. */
 export function importKeys(serviceImports: { list(): ServiceImportObject[] }): string[] {
-  return serviceImports.list().filter(keptByUs).map((si) => keyOf(si.metadata.namespace ?? '', si.metadata.name));
+  return serviceImports
+    .list()
+    .filter(keptByUs)
+    .map((si) => keyOf(si.metadata.namespace ?? '', si.metadata.name));
 }

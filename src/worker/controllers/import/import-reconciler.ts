@@ -7,13 +7,23 @@
 import { exportsFromInstances } from '../../../core/cloudmap-attributes.ts';
 import { conditionTime, setCondition } from '../../../core/conditions.ts';
 import { resolveImport, type ImportResolution } from '../../../core/conflicts.ts';
-import { derivedServiceName, derivedServiceNeedsUpdate, desiredDerivedService, type DesiredDerivedService } from '../../../core/derived-service.ts';
+import {
+  derivedServiceName,
+  derivedServiceNeedsUpdate,
+  desiredDerivedService,
+  type DesiredDerivedService,
+} from '../../../core/derived-service.ts';
 import { diffEndpointSlices, planEndpointSlices } from '../../../core/endpoint-slices.ts';
 import { partialExports, type QuotaCounts } from '../../../core/instance-quota.ts';
 import { servedWhilePortsChange, type ServedPorts } from '../../../core/ports.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../../core/names.ts';
 import {
-  desiredServiceImport, ENDPOINT_SLICE_OBJECTS, serviceImportNeedsUpdate, serviceImportOwnerReference, type DesiredServiceImport, type OwnerReference,
+  desiredServiceImport,
+  ENDPOINT_SLICE_OBJECTS,
+  serviceImportNeedsUpdate,
+  serviceImportOwnerReference,
+  type DesiredServiceImport,
+  type OwnerReference,
 } from '../../../core/service-import.ts';
 import type { CloudMapInstance, ClusterExport } from '../../../core/types.ts';
 import { errorText, isInvalid } from '../../../kube/api-error.ts';
@@ -25,7 +35,14 @@ import type { Logger } from '../../../observability/log.ts';
 import type { Identity } from '../../cluster-identity.ts';
 import { regionsCondition, type RegionState } from '../../regions.ts';
 import {
-  createdByUs, keptByUs, keyOf, parseKey, type EndpointSliceObject, type NamespaceObject, type ServiceImportObject, type ServiceObject,
+  createdByUs,
+  keptByUs,
+  keyOf,
+  parseKey,
+  type EndpointSliceObject,
+  type NamespaceObject,
+  type ServiceImportObject,
+  type ServiceObject,
 } from '../../objects.ts';
 
 export interface ImportReconcilerOptions {
@@ -81,18 +98,31 @@ export class ImportReconciler {
     if (existing !== undefined && !keptByUs(existing)) {
       if (!this.#foreign.has(key)) {
         this.#foreign.add(key);
-        this.#o.log.warn({ event: 'import-not-ours', namespace, name }, 'a ServiceImport this controller did not create exists; leaving it and its service alone');
+        this.#o.log.warn(
+          { event: 'import-not-ours', namespace, name },
+          'a ServiceImport this controller did not create exists; leaving it and its service alone',
+        );
       }
       return;
     }
     this.#foreign.delete(key);
     if (existing !== undefined && !createdByUs(existing) && !this.#adopted.has(key)) {
       this.#adopted.add(key);
-      this.#o.log.info({ event: 'import-taken-over', namespace, name }, 'taking over a ServiceImport the AWS controller v0.3.1 created (delete its derived Service once every import is taken over)');
+      this.#o.log.info(
+        { event: 'import-taken-over', namespace, name },
+        'taking over a ServiceImport the AWS controller v0.3.1 created (delete its derived Service once every import is taken over)',
+      );
     }
-    const { exports, skipped } = exportsFromInstances(this.#o.view.instances(namespace, name), { clustersetId: this.#o.identity.clustersetId, namespace, name });
+    const { exports, skipped } = exportsFromInstances(this.#o.view.instances(namespace, name), {
+      clustersetId: this.#o.identity.clustersetId,
+      namespace,
+      name,
+    });
     if (skipped.length > 0) {
-      this.#o.log.debug({ event: 'instances-skipped', namespace, name, skipped: skipped.slice(0, 5), count: skipped.length }, 'malformed Cloud Map instances left out of the import');
+      this.#o.log.debug(
+        { event: 'instances-skipped', namespace, name, skipped: skipped.slice(0, 5), count: skipped.length },
+        'malformed Cloud Map instances left out of the import',
+      );
     }
     const regions = this.#o.regions?.(namespace, name) ?? [];
     const unread = regions.filter((r) => !r.read).map((r) => r.region);
@@ -105,23 +135,38 @@ export class ImportReconciler {
       await this.#remove(namespace, name, existing);
       return this.#setEndpoints(key, undefined);
     }
-    const silent = new Map([...this.#o.silent?.() ?? []].filter(([clusterId]) => exports.some((e) => e.clusterId === clusterId)));
+    const silent = new Map(
+      [...(this.#o.silent?.() ?? [])].filter(([clusterId]) => exports.some((e) => e.clusterId === clusterId)),
+    );
     const partial = partialExports(this.#o.view.instances(namespace, name), this.#o.identity.clustersetId);
     await this.#sync(namespace, name, existing, resolveImport(exports), exports, regions, silent, partial);
     this.#o.onImported?.(key);
   }
 
   async #sync(
-    namespace: string, name: string, existing: ServiceImportObject | undefined, resolution: ImportResolution, exports: ClusterExport[], regions: readonly RegionState[],
-    silent: ReadonlyMap<string, number>, partial: ReadonlyMap<string, QuotaCounts>,
+    namespace: string,
+    name: string,
+    existing: ServiceImportObject | undefined,
+    resolution: ImportResolution,
+    exports: ClusterExport[],
+    regions: readonly RegionState[],
+    silent: ReadonlyMap<string, number>,
+    partial: ReadonlyMap<string, QuotaCounts>,
   ): Promise<void> {
     const derivedName = derivedServiceName(namespace, name);
     const now = new Date();
-    const desiredFor = (stored: ServiceImportObject | undefined, derived: DerivedState | undefined): DesiredServiceImport => {
+    const desiredFor = (
+      stored: ServiceImportObject | undefined,
+      derived: DerivedState | undefined,
+    ): DesiredServiceImport => {
       const desired = desiredServiceImport({
-        namespace, name, resolution, derivedServiceName: derivedName,
+        namespace,
+        name,
+        resolution,
+        derivedServiceName: derivedName,
         derivedService: derived !== undefined && 'clusterIPs' in derived ? derived : undefined,
-        ipFamilyNotSupported: derived !== undefined && 'ipFamilyNotSupported' in derived ? derived.ipFamilyNotSupported : undefined,
+        ipFamilyNotSupported:
+          derived !== undefined && 'ipFamilyNotSupported' in derived ? derived.ipFamilyNotSupported : undefined,
         generation: stored?.metadata.generation,
         currentConditions: stored?.status?.conditions,
         now: conditionTime(now),
@@ -135,15 +180,19 @@ export class ImportReconciler {
 
     // The ServiceImport owns what is derived from it, so it must exist (with a uid) first.
     let serviceImport = existing;
-    if (serviceImport?.metadata.uid === undefined) serviceImport = await this.#applyServiceImport(namespace, name, desiredFor(undefined, undefined));
+    if (serviceImport?.metadata.uid === undefined)
+      serviceImport = await this.#applyServiceImport(namespace, name, desiredFor(undefined, undefined));
     const owner = serviceImportOwnerReference(name, serviceImport.metadata.uid!);
 
     const sliceExports = exports.filter((e) => !silent.has(e.clusterId));
     const keepOthers = regions.some((r) => !r.read);
     const interim = await this.#servedWhilePortsChange(namespace, serviceImport, derivedName, resolution);
-    if (interim !== undefined) await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, interim, keepOthers);
+    if (interim !== undefined)
+      await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, interim, keepOthers);
 
-    const derived = await this.#syncDerivedService(desiredDerivedService({ namespace, importName: name, owner, properties: resolution.properties }));
+    const derived = await this.#syncDerivedService(
+      desiredDerivedService({ namespace, importName: name, owner, properties: resolution.properties }),
+    );
     let desired = desiredFor(serviceImport, derived);
     const changes = serviceImportNeedsUpdate(desired, serviceImport);
     if (changes.metadata || changes.spec) {
@@ -165,30 +214,64 @@ export class ImportReconciler {
    * port it does not define as stated. The informer cache may lag behind this worker's own last write, so a restatement
    * it shows is confirmed with the API server: narrowing for nothing would take the port's endpoints away for a moment.
    */
-  async #servedWhilePortsChange(namespace: string, serviceImport: ServiceImportObject, derivedName: string, resolution: ImportResolution): Promise<ServedPorts | undefined> {
-    const { served, properties: { ports } } = resolution;
+  async #servedWhilePortsChange(
+    namespace: string,
+    serviceImport: ServiceImportObject,
+    derivedName: string,
+    resolution: ImportResolution,
+  ): Promise<ServedPorts | undefined> {
+    const {
+      served,
+      properties: { ports },
+    } = resolution;
     const cached = [serviceImport.spec?.ports, this.#o.services.get(namespace, derivedName)?.spec?.ports];
-    if (servedWhilePortsChange(served, ports, cached.filter((p) => p !== undefined)) === undefined) return undefined;
+    if (
+      servedWhilePortsChange(
+        served,
+        ports,
+        cached.filter((p) => p !== undefined),
+      ) === undefined
+    )
+      return undefined;
     const live = await Promise.all([
       this.#o.writer.get<ServiceImportObject>(SERVICE_IMPORTS, namespace, serviceImport.metadata.name),
       this.#o.writer.get<ServiceObject>(SERVICES, namespace, derivedName),
     ]);
-    return servedWhilePortsChange(served, ports, live.map((o) => o?.spec?.ports).filter((p) => p !== undefined));
+    return servedWhilePortsChange(
+      served,
+      ports,
+      live.map((o) => o?.spec?.ports).filter((p) => p !== undefined),
+    );
   }
 
   /** Keeps a ServiceImport whose exporters may be in a Region not read yet; only its RegionsReachable condition moves. */
-  async #keep(namespace: string, name: string, existing: ServiceImportObject, regions: readonly RegionState[]): Promise<void> {
+  async #keep(
+    namespace: string,
+    name: string,
+    existing: ServiceImportObject,
+    regions: readonly RegionState[],
+  ): Promise<void> {
     const current = existing.status?.conditions ?? [];
     const conditions = setCondition(current, regionsCondition(regions), new Date());
     if (JSON.stringify(conditions) === JSON.stringify(current)) return;
-    this.#o.log.info({ event: 'import-kept', namespace, name, unread: regions.filter((r) => !r.read).map((r) => r.region) },
-      'no exports seen, but some Regions were not read yet; the ServiceImport is kept');
+    this.#o.log.info(
+      { event: 'import-kept', namespace, name, unread: regions.filter((r) => !r.read).map((r) => r.region) },
+      'no exports seen, but some Regions were not read yet; the ServiceImport is kept',
+    );
     // An apply owns what it names: leaving out a field this worker set would remove it. The slices stay, so Present.
-    const status = { clusters: existing.status?.clusters ?? [], conditions, endpointSliceObjects: ENDPOINT_SLICE_OBJECTS };
+    const status = {
+      clusters: existing.status?.clusters ?? [],
+      conditions,
+      endpointSliceObjects: ENDPOINT_SLICE_OBJECTS,
+    };
     await this.#o.writer.applyStatus(SERVICE_IMPORTS, { metadata: { namespace, name }, status });
   }
 
-  async #applyServiceImport(namespace: string, name: string, desired: DesiredServiceImport): Promise<ServiceImportObject> {
+  async #applyServiceImport(
+    namespace: string,
+    name: string,
+    desired: DesiredServiceImport,
+  ): Promise<ServiceImportObject> {
     return this.#o.writer.apply<ServiceImportObject>(SERVICE_IMPORTS, {
       metadata: { namespace, name, labels: desired.labels, annotations: desired.annotations },
       spec: desired.spec,
@@ -200,23 +283,43 @@ export class ImportReconciler {
     const { namespace, name } = desired.metadata;
     const current = this.#o.services.get(namespace, name);
     if (current !== undefined && !createdByUs(current)) {
-      throw new Error(`Service ${namespace}/${name} exists but was not created by ${CONTROLLER_NAME}; rename or delete it so the derived Service of ServiceImport ${namespace}/${desired.metadata.labels[LABEL_SERVICE_NAME]} can be created`);
+      throw new Error(
+        `Service ${namespace}/${name} exists but was not created by ${CONTROLLER_NAME}; rename or delete it so the derived Service of ServiceImport ${namespace}/${desired.metadata.labels[LABEL_SERVICE_NAME]} can be created`,
+      );
     }
     try {
-      if (current === undefined) return derivedState(await this.#o.writer.apply<ServiceObject>(SERVICES, { metadata: desired.metadata, spec: desired.spec }));
+      if (current === undefined)
+        return derivedState(
+          await this.#o.writer.apply<ServiceObject>(SERVICES, { metadata: desired.metadata, spec: desired.spec }),
+        );
       const change = derivedServiceNeedsUpdate(desired, current);
       switch (change.action) {
         case 'none':
           return derivedState(current);
         case 'update':
-          return derivedState(await this.#o.client.request<ServiceObject>({
-            method: 'PATCH', path: resourcePath(SERVICES, namespace, name), contentType: CONTENT_MERGE_PATCH, body: change.patch,
-            target: `Service ${namespace}/${name}`,
-          }));
+          return derivedState(
+            await this.#o.client.request<ServiceObject>({
+              method: 'PATCH',
+              path: resourcePath(SERVICES, namespace, name),
+              contentType: CONTENT_MERGE_PATCH,
+              body: change.patch,
+              target: `Service ${namespace}/${name}`,
+            }),
+          );
         case 'recreate':
-          this.#o.log.info({ event: 'derived-service-recreated', namespace, name, why: change.why }, 'recreating the derived Service');
-          await this.#o.writer.delete(SERVICES, namespace, name, current.metadata.uid === undefined ? {} : { uid: current.metadata.uid });
-          return derivedState(await this.#o.writer.apply<ServiceObject>(SERVICES, { metadata: desired.metadata, spec: desired.spec }));
+          this.#o.log.info(
+            { event: 'derived-service-recreated', namespace, name, why: change.why },
+            'recreating the derived Service',
+          );
+          await this.#o.writer.delete(
+            SERVICES,
+            namespace,
+            name,
+            current.metadata.uid === undefined ? {} : { uid: current.metadata.uid },
+          );
+          return derivedState(
+            await this.#o.writer.apply<ServiceObject>(SERVICES, { metadata: desired.metadata, spec: desired.spec }),
+          );
       }
     } catch (err) {
       // I5: the apiserver refuses IP families this cluster is not configured for (422 on spec.ipFamilies).
@@ -227,21 +330,51 @@ export class ImportReconciler {
 
   /** S1–S4: our slices of the import equal to the plan; deletes first (an addressType change reuses the name). */
   async #syncSlices(
-    namespace: string, name: string, derivedName: string, owner: OwnerReference, exports: ClusterExport[], served: ServedPorts, keepOthers: boolean,
+    namespace: string,
+    name: string,
+    derivedName: string,
+    owner: OwnerReference,
+    exports: ClusterExport[],
+    served: ServedPorts,
+    keepOthers: boolean,
   ): Promise<void> {
-    const plan = planEndpointSlices({ namespace, importName: name, derivedServiceName: derivedName, owner, exports, served });
+    const plan = planEndpointSlices({
+      namespace,
+      importName: name,
+      derivedServiceName: derivedName,
+      owner,
+      exports,
+      served,
+    });
     if (plan.problems.length > 0) {
-      this.#o.log.warn({ event: 'endpoints-left-out', namespace, name, problems: plan.problems.slice(0, 5), count: plan.problems.length }, 'some exported endpoints cannot be imported');
+      this.#o.log.warn(
+        {
+          event: 'endpoints-left-out',
+          namespace,
+          name,
+          problems: plan.problems.slice(0, 5),
+          count: plan.problems.length,
+        },
+        'some exported endpoints cannot be imported',
+      );
     }
     const diff = diffEndpointSlices(plan.slices, this.#ourSlices(namespace, name));
     // While a Region was never read, the slices of clusters not seen may be its clusters': kept, not dropped.
     const exporting = new Set(exports.map((e) => e.clusterId));
-    const deletes = keepOthers ? diff.delete.filter((slice) => exporting.has(this.#sourceCluster(namespace, slice) ?? '')) : diff.delete;
+    const deletes = keepOthers
+      ? diff.delete.filter((slice) => exporting.has(this.#sourceCluster(namespace, slice) ?? ''))
+      : diff.delete;
     await Promise.all(deletes.map((slice) => this.#o.writer.delete(ENDPOINT_SLICES, namespace, slice)));
     // We are the only writer of these slices (I6): apply without resourceVersion so a lagging cache causes no conflict.
-    await Promise.all([...diff.create, ...diff.update].map(({ metadata: { resourceVersion: _, ...metadata }, ...slice }) =>
-      this.#o.writer.apply(ENDPOINT_SLICES, { ...slice, metadata })));
-    this.#setEndpoints(keyOf(namespace, name), plan.slices.reduce((n, s) => n + s.endpoints.length, 0));
+    await Promise.all(
+      [...diff.create, ...diff.update].map(({ metadata: { resourceVersion: _, ...metadata }, ...slice }) =>
+        this.#o.writer.apply(ENDPOINT_SLICES, { ...slice, metadata }),
+      ),
+    );
+    this.#setEndpoints(
+      keyOf(namespace, name),
+      plan.slices.reduce((n, s) => n + s.endpoints.length, 0),
+    );
   }
 
   #sourceCluster(namespace: string, slice: string): string | undefined {
@@ -249,7 +382,8 @@ export class ImportReconciler {
   }
 
   #ourSlices(namespace: string, name: string): EndpointSliceObject[] {
-    return this.#o.endpointSlices.listByLabel(LABEL_SERVICE_NAME, name, namespace)
+    return this.#o.endpointSlices
+      .listByLabel(LABEL_SERVICE_NAME, name, namespace)
       .filter((s) => s.metadata.labels?.[LABEL_MANAGED_BY] === CONTROLLER_NAME);
   }
 
@@ -258,10 +392,14 @@ export class ImportReconciler {
     const slices = this.#ourSlices(namespace, name);
     const derived = this.#o.services.get(namespace, derivedServiceName(namespace, name));
     await Promise.all(slices.map((s) => this.#o.writer.delete(ENDPOINT_SLICES, namespace, s.metadata.name, uidOf(s))));
-    if (derived !== undefined && createdByUs(derived)) await this.#o.writer.delete(SERVICES, namespace, derived.metadata.name, uidOf(derived));
+    if (derived !== undefined && createdByUs(derived))
+      await this.#o.writer.delete(SERVICES, namespace, derived.metadata.name, uidOf(derived));
     if (existing !== undefined) await this.#o.writer.delete(SERVICE_IMPORTS, namespace, name, uidOf(existing));
     if (slices.length > 0 || derived !== undefined || existing !== undefined) {
-      this.#o.log.info({ event: 'import-removed', namespace, name }, 'no cluster exports this service any more: ServiceImport, derived Service and EndpointSlices removed');
+      this.#o.log.info(
+        { event: 'import-removed', namespace, name },
+        'no cluster exports this service any more: ServiceImport, derived Service and EndpointSlices removed',
+      );
     }
   }
 

@@ -3,7 +3,13 @@
 // and to an export while exported or while this cluster still has instances of it.
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { CONTROLLER_NAME, LABEL_CREATED_BY, LABEL_KUBE_SERVICE_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../../../src/core/names.ts';
+import {
+  CONTROLLER_NAME,
+  LABEL_CREATED_BY,
+  LABEL_KUBE_SERVICE_NAME,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+} from '../../../../src/core/names.ts';
 import type { KubeObject } from '../../../../src/kube/resources.ts';
 import { Channel } from '../../../../src/runtime/event-sources.ts';
 import type { InformerHandlers } from '../../../../src/runtime/informer.ts';
@@ -29,7 +35,8 @@ function fakeInformer(objects: KubeObject[] = []) {
       handlers.add(h);
       return () => handlers.delete(h);
     },
-    get: (namespace: string | undefined, name: string) => objects.find((o) => (o.metadata.namespace ?? '') === (namespace ?? '') && o.metadata.name === name),
+    get: (namespace: string | undefined, name: string) =>
+      objects.find((o) => (o.metadata.namespace ?? '') === (namespace ?? '') && o.metadata.name === name),
     list: () => objects,
     add: (o: KubeObject) => handlers.forEach((h) => h.onAdd?.(o)),
   };
@@ -52,13 +59,21 @@ function harness() {
   const exported: string[] = [];
   const imported: string[] = [];
   const exports = exportController({
-    settings: { concurrency: 8, logger: silent }, informers: informers as unknown as WorkerInformers, cloudMapChanges,
+    settings: { concurrency: 8, logger: silent },
+    informers: informers as unknown as WorkerInformers,
+    cloudMapChanges,
     ours: (namespace, service) => namespace === 'demo' && service === 'withdrawn',
     reconcile: async (key) => void exported.push(key),
   });
   const imports = importController({
-    settings: { concurrency: 8, logger: silent }, informers: informers as unknown as WorkerInformers, cloudMapChanges, silenceChanges,
-    cloudMapServices: () => [{ namespace: 'demo', service: 'web' }, { namespace: 'other', service: 'db' }],
+    settings: { concurrency: 8, logger: silent },
+    informers: informers as unknown as WorkerInformers,
+    cloudMapChanges,
+    silenceChanges,
+    cloudMapServices: () => [
+      { namespace: 'demo', service: 'web' },
+      { namespace: 'other', service: 'db' },
+    ],
     servicesOf: (clusters) => (clusters.has('cls2') ? [{ namespace: 'demo', service: 'db' }] : []),
     reconcile: async (key) => void imported.push(key),
   });
@@ -73,7 +88,13 @@ function harness() {
     imported.length = 0;
     return result;
   };
-  return { informers, cloudMapChanges, silenceChanges, keys, stop: () => Promise.all([exports.stop(), imports.stop()]) };
+  return {
+    informers,
+    cloudMapChanges,
+    silenceChanges,
+    keys,
+    stop: () => Promise.all([exports.stop(), imports.stop()]),
+  };
 }
 
 const derived = { [LABEL_CREATED_BY]: CONTROLLER_NAME, [LABEL_SERVICE_NAME]: 'web' };
@@ -91,7 +112,13 @@ describe('worker/controllers: what queues which key', () => {
 
   it('an EndpointSlice: ours to its import, one of an exported Service to its export, any other to nothing', async () => {
     const h = harness();
-    h.informers.endpointSlices.add(object('EndpointSlice', 'demo', 'imported-1', { [LABEL_MANAGED_BY]: CONTROLLER_NAME, [LABEL_SERVICE_NAME]: 'web', [LABEL_KUBE_SERVICE_NAME]: 'web' }));
+    h.informers.endpointSlices.add(
+      object('EndpointSlice', 'demo', 'imported-1', {
+        [LABEL_MANAGED_BY]: CONTROLLER_NAME,
+        [LABEL_SERVICE_NAME]: 'web',
+        [LABEL_KUBE_SERVICE_NAME]: 'web',
+      }),
+    );
     expect(await h.keys()).to.deep.equal({ exported: [], imported: ['demo/web'] });
     h.informers.endpointSlices.add(object('EndpointSlice', 'demo', 'web-x1', { [LABEL_KUBE_SERVICE_NAME]: 'web' }));
     h.informers.endpointSlices.add(object('EndpointSlice', 'demo', 'db-x1', { [LABEL_KUBE_SERVICE_NAME]: 'db' }));
@@ -104,7 +131,10 @@ describe('worker/controllers: what queues which key', () => {
     h.cloudMapChanges.emit({ namespace: 'demo', service: 'web' });
     h.cloudMapChanges.emit({ namespace: 'demo', service: 'withdrawn' });
     h.cloudMapChanges.emit({ namespace: 'demo', service: 'peers-only' });
-    expect(await h.keys()).to.deep.equal({ exported: ['demo/web', 'demo/withdrawn'], imported: ['demo/peers-only', 'demo/web', 'demo/withdrawn'] });
+    expect(await h.keys()).to.deep.equal({
+      exported: ['demo/web', 'demo/withdrawn'],
+      imported: ['demo/peers-only', 'demo/web', 'demo/withdrawn'],
+    });
     await h.stop();
   });
 

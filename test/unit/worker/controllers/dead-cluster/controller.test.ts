@@ -19,11 +19,14 @@ describe('worker/controllers/dead-cluster/controller', () => {
     const finish = new Map<string, { resolve: (n: number) => void; reject: (err: Error) => void }>();
     const reaped: number[] = [];
     const controller = deadClusterController({
-      settings: { logger: silent, backoff: { baseMs: 1, maxMs: 1, jitter: 0 } }, due, log: silent,
-      reap: (clusterId) => new Promise<number>((resolve, reject) => {
-        started.push(clusterId);
-        finish.set(clusterId, { resolve, reject });
-      }),
+      settings: { logger: silent, backoff: { baseMs: 1, maxMs: 1, jitter: 0 } },
+      due,
+      log: silent,
+      reap: (clusterId) =>
+        new Promise<number>((resolve, reject) => {
+          started.push(clusterId);
+          finish.set(clusterId, { resolve, reject });
+        }),
       onReaped: (n) => reaped.push(n),
     });
     controller.watch();

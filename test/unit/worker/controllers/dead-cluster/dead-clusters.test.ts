@@ -12,7 +12,10 @@ function harness(reapAfterMs = 0) {
   const changes: string[][] = [];
   const reaped: string[] = [];
   const dead = new DeadClusters({
-    self: 'cls1', ttlMs: TTL, reapAfterMs, log,
+    self: 'cls1',
+    ttlMs: TTL,
+    reapAfterMs,
+    log,
     heartbeats: () => view,
     onChange: (clusters) => changes.push([...clusters].sort()),
     onDue: (clusters) => reaped.push(...clusters),
@@ -55,7 +58,11 @@ describe('worker/controllers/dead-cluster/dead-clusters', () => {
     const on = harness(2 * TTL);
     on.read(TTL + 1, { cls1: { stamp: 1, heardAt: 0 }, cls2: { stamp: 1, heardAt: 0 } });
     expect(on.reaped).to.deep.equal([]);
-    on.read(2 * TTL + 1, { cls1: { stamp: 1, heardAt: 0 }, cls2: { stamp: 1, heardAt: 0 }, cls3: { stamp: 1, heardAt: 2 * TTL } });
+    on.read(2 * TTL + 1, {
+      cls1: { stamp: 1, heardAt: 0 },
+      cls2: { stamp: 1, heardAt: 0 },
+      cls3: { stamp: 1, heardAt: 2 * TTL },
+    });
     on.read(2 * TTL + 2, { cls1: { stamp: 1, heardAt: 0 }, cls2: { stamp: 1, heardAt: 0 } });
     expect(on.reaped).to.deep.equal(['cls2']);
   });

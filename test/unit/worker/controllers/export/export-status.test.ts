@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { conflictCondition, readyCondition, validCondition, type ConditionUpdate } from '../../../../../src/core/conditions.ts';
+import {
+  conflictCondition,
+  readyCondition,
+  validCondition,
+  type ConditionUpdate,
+} from '../../../../../src/core/conditions.ts';
 import { exportValidity } from '../../../../../src/core/service-export.ts';
 import { planConditions } from '../../../../../src/worker/controllers/export/export-status.ts';
 
@@ -15,7 +20,9 @@ describe('worker ServiceExport status (X4)', () => {
   it('a first, healthy report is written without Events', () => {
     const plan = planConditions([], [valid, exported, noConflict], t0);
     expect(plan.conditions?.map((c) => [c.type, c.status, c.reason])).to.deep.equal([
-      ['Valid', 'True', 'Valid'], ['Ready', 'True', 'Exported'], ['Conflict', 'False', 'NoConflicts'],
+      ['Valid', 'True', 'Valid'],
+      ['Ready', 'True', 'Exported'],
+      ['Conflict', 'False', 'NoConflicts'],
     ]);
     expect(plan.transitions).to.deep.equal([]);
   });
@@ -27,14 +34,19 @@ describe('worker ServiceExport status (X4)', () => {
 
   it('the same report again writes nothing (no status write, no Event)', () => {
     const first = planConditions([], [valid, exported, noConflict], t0).conditions!;
-    expect(planConditions(first, [valid, exported, noConflict], t1)).to.deep.equal({ conditions: undefined, transitions: [] });
+    expect(planConditions(first, [valid, exported, noConflict], t1)).to.deep.equal({
+      conditions: undefined,
+      transitions: [],
+    });
   });
 
   it('a transition keeps the other conditions and gives one Event of the right type', () => {
     const first = planConditions([], [valid, exported, noConflict], t0).conditions!;
     const conflict = conflictCondition(['PortConflict'], 1, 'ports differ');
     const plan = planConditions(first, [valid, exported, conflict], t1);
-    expect(plan.transitions.map((t) => [t.type, t.condition.type, t.condition.reason])).to.deep.equal([['Warning', 'Conflict', 'PortConflict']]);
+    expect(plan.transitions.map((t) => [t.type, t.condition.type, t.condition.reason])).to.deep.equal([
+      ['Warning', 'Conflict', 'PortConflict'],
+    ]);
     expect(plan.conditions!.find((c) => c.type === 'Conflict')!.lastTransitionTime).to.equal('2026-01-01T00:01:00Z');
     expect(plan.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime).to.equal('2026-01-01T00:00:00Z');
     const resolved = planConditions(plan.conditions!, [noConflict], t1);
@@ -49,11 +61,20 @@ describe('worker ServiceExport status (X4)', () => {
   });
 
   it('property: applying the same updates (one per type) twice changes nothing the second time', () => {
-    const update = fc.constantFrom<ConditionUpdate>(valid, noService, exported, readyCondition('Failed', 1, 'x'), noConflict, conflictCondition(['TypeConflict'], 1));
-    fc.assert(fc.property(fc.array(update, { maxLength: 6 }), fc.uniqueArray(update, { selector: (u) => u.type }), (a, b) => {
-      const once = planConditions(planConditions([], a, t0).conditions ?? [], b, t1);
-      const twice = planConditions(once.conditions ?? planConditions([], a, t0).conditions ?? [], b, t1);
-      return twice.conditions === undefined && twice.transitions.length === 0;
-    }));
+    const update = fc.constantFrom<ConditionUpdate>(
+      valid,
+      noService,
+      exported,
+      readyCondition('Failed', 1, 'x'),
+      noConflict,
+      conflictCondition(['TypeConflict'], 1),
+    );
+    fc.assert(
+      fc.property(fc.array(update, { maxLength: 6 }), fc.uniqueArray(update, { selector: (u) => u.type }), (a, b) => {
+        const once = planConditions(planConditions([], a, t0).conditions ?? [], b, t1);
+        const twice = planConditions(once.conditions ?? planConditions([], a, t0).conditions ?? [], b, t1);
+        return twice.conditions === undefined && twice.transitions.length === 0;
+      }),
+    );
   });
 });

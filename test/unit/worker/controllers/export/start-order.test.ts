@@ -28,9 +28,13 @@ describe('worker start order of ServiceExports (M6)', () => {
   });
 
   it('is a permutation of any key list (property)', () => {
-    fc.assert(fc.property(fc.string(), fc.uniqueArray(fc.string()), (cluster, list) => {
-      const order = startOrder(cluster, list);
-      return order.length === list.length && new Set(order).size === list.length && order.every((k) => list.includes(k));
-    }));
+    fc.assert(
+      fc.property(fc.string(), fc.uniqueArray(fc.string()), (cluster, list) => {
+        const order = startOrder(cluster, list);
+        return (
+          order.length === list.length && new Set(order).size === list.length && order.every((k) => list.includes(k))
+        );
+      }),
+    );
   });
 });
