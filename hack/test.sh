@@ -3,7 +3,7 @@
 # then runs unit, integration and end-to-end tests in parallel lanes (hack/test-lanes.ts): each lane is one mocha
 # process whose integration and e2e suites share one 2-cluster ClusterSet (test/support/clusterset.ts; root hooks from
 # .mocharc.json stop it at the end). When a test fails the ClusterSet's component logs are kept and their path is
-# printed. `npm test -- FILE...` runs only those files (and skips the lint); `--lanes N` sets the number of lanes.
+# printed. `npm test -- FILE...` runs only those files (no lint or format check); `--lanes N` sets the number of lanes.
 # The production image is built first (npm run image) so the end-to-end tests also run the processes from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,12 +24,14 @@ if [ "$EUID" != 0 ] && ! command -v buildah >/dev/null 2>&1; then
   echo "[test] SKIPPING the image build (not root and no buildah): test/e2e/image.test.ts will be skipped; in CI this fails" >&2
   build_images=false
 fi
-# Lint first (docs/testing.md "Lint and format"): a finding fails the run before the testbed, the image and the lanes.
-# A run of chosen files (`npm test -- FILE...`) leaves it out; `npm run lint` runs it alone.
+# Lint and format check first (docs/testing.md "Lint and format"): a finding fails the run before the testbed, the image
+# and the lanes. A run of chosen files (`npm test -- FILE...`) leaves them out; `npm run lint` and
+# `npm run format:check` run them alone.
 all_files=true
 for arg in "$@"; do case "$arg" in *.ts) all_files=false ;; esac; done
 if [ "$all_files" = true ]; then
   npm run -s lint || { echo "[test] lint failed: fix the findings above (\`npm run lint\` shows them again; \`npx eslint --fix .\` fixes some)" >&2; exit 1; }
+  npm run -s format:check -- --reporter=summary || { echo "[test] files not formatted as biome.json says (listed above): run \`npm run format\`" >&2; exit 1; }
 fi
 bash hack/install-testbed.sh
 if [ "$build_images" = true ]; then
