@@ -16,6 +16,17 @@ export default defineConfig(globalIgnores(['dist/', '.testbed/']), {
     '@typescript-eslint/no-misused-promises': 'error',
     // A switch over a union names every member, or has a default: a new phase or state is not silently skipped.
     '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    // One style for private members: ECMAScript `#name`. TypeScript's `private` is erased on emit (a cast or
+    // `x['name']` still reaches it, and so do spreads and JSON.stringify); `#name` is private at run time as well.
+    'no-restricted-syntax': [
+      'error',
+      {
+        selector:
+          ':matches(PropertyDefinition, MethodDefinition, AccessorProperty, TSParameterProperty)[accessibility="private"]',
+        message:
+          'Use an ECMAScript private member (`#name`), not `private`: it is private at run time too, and the code base uses one style.',
+      },
+    ],
     // Relaxed to match only-throw-error's default: a caught value (of type unknown) may be passed on unchanged.
     '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
     // Relaxed: callbacks that must return a promise (waitFor and eventually predicates, queue handlers, SDK stubs)

@@ -137,7 +137,7 @@ export class CloudMapEmulatorControl {
     this.endpoint = endpoint;
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async #request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await fetch(`${this.endpoint}/_emulator/${path}`, {
       method,
       ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
@@ -149,36 +149,36 @@ export class CloudMapEmulatorControl {
   }
 
   config(): Promise<CloudMapEmulatorConfig> {
-    return this.request('GET', 'config');
+    return this.#request('GET', 'config');
   }
 
   /** Changes part of the configuration (`mode` resets the delay and throttling to the mode's, unless also given). */
   configure(
     change: Omit<CloudMapEmulatorOptions, 'seed'> & { faults?: CloudMapFaults },
   ): Promise<CloudMapEmulatorConfig> {
-    return this.request('POST', 'config', change);
+    return this.#request('POST', 'config', change);
   }
 
   setFaults(faults: CloudMapFaults): Promise<Required<CloudMapFaults>> {
-    return this.request('POST', 'faults', faults);
+    return this.#request('POST', 'faults', faults);
   }
 
   clearFaults(): Promise<Required<CloudMapFaults>> {
-    return this.request('DELETE', 'faults');
+    return this.#request('DELETE', 'faults');
   }
 
   calls(): Promise<CloudMapCallLog> {
-    return this.request('GET', 'calls');
+    return this.#request('GET', 'calls');
   }
 
   /** The requests logged since `since` (epoch ms; default all kept), of `apis` only when given, oldest first. */
   async requests(since = 0, apis: readonly string[] = []): Promise<CloudMapRequest[]> {
     const query = new URLSearchParams({ since: String(since / 1000), apis: apis.join(',') });
-    return (await this.request<{ requests: CloudMapRequest[] }>('GET', `requests?${query.toString()}`)).requests;
+    return (await this.#request<{ requests: CloudMapRequest[] }>('GET', `requests?${query.toString()}`)).requests;
   }
 
   resetCalls(): Promise<CloudMapCallLog> {
-    return this.request('DELETE', 'calls');
+    return this.#request('DELETE', 'calls');
   }
 
   /** Credentials that act as `accountId` (see the function of the same name). */
@@ -188,23 +188,23 @@ export class CloudMapEmulatorControl {
 
   /** Shares a namespace whose creation finished with `withAccounts` (added to any earlier share). Returns every share. */
   async shareNamespace(share: NamespaceShare): Promise<NamespaceShare[]> {
-    return (await this.request<{ shares: NamespaceShare[] }>('POST', 'shares', share)).shares;
+    return (await this.#request<{ shares: NamespaceShare[] }>('POST', 'shares', share)).shares;
   }
 
   /** Stops sharing a namespace with `withAccounts`, or with every account when it is omitted. Returns every share. */
   async unshareNamespace(
     share: Omit<NamespaceShare, 'withAccounts'> & { withAccounts?: string[] },
   ): Promise<NamespaceShare[]> {
-    return (await this.request<{ shares: NamespaceShare[] }>('DELETE', 'shares', share)).shares;
+    return (await this.#request<{ shares: NamespaceShare[] }>('DELETE', 'shares', share)).shares;
   }
 
   async shares(): Promise<NamespaceShare[]> {
-    return (await this.request<{ shares: NamespaceShare[] }>('GET', 'shares')).shares;
+    return (await this.#request<{ shares: NamespaceShare[] }>('GET', 'shares')).shares;
   }
 
   /** Forgets every namespace, service, instance, operation, share, request quota bucket and logged call, and returns
    * the configuration (mode, rates, quotas, faults) to what it was at start. */
   async reset(): Promise<void> {
-    await this.request('POST', 'reset');
+    await this.#request('POST', 'reset');
   }
 }

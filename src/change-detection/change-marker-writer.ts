@@ -74,14 +74,14 @@ const FAILED_BUMP_RETRY_MAX_MS = 30_000;
 const FAILED_BUMP_RETRY_MIN_MS = 1000;
 
 export class ChangeMarkerWriter {
-  private readonly options: ChangeMarkerWriterOptions;
-  private readonly namespaces = new Map<string, NamespaceState>();
+  readonly #options: ChangeMarkerWriterOptions;
+  readonly #namespaces = new Map<string, NamespaceState>();
   /** Markers deregistered to make room, until this writer bumps them again (the watcher may still list them). */
-  private readonly evicted = new Set<string>();
-  private stopped = false;
+  readonly #evicted = new Set<string>();
+  #stopped = false;
 
   constructor(options: ChangeMarkerWriterOptions) {
-    this.options = options;
+    this.#options = options;
   }
 
   /**
@@ -91,11 +91,11 @@ export class ChangeMarkerWriter {
    * bump failed; the change stays pending and is bumped again, with backoff, until a bump lands or stop().
    */
   markChanged(namespace: string, services?: readonly string[]): Promise<void> {
-    if (this.stopped)
+    if (this.#stopped)
       return Promise.reject(new Error(`the change marker writer is stopped; namespace ${namespace} not bumped`));
-    let state = this.namespaces.get(namespace);
+    let state = this.#namespaces.get(namespace);
     if (!state)
-      this.namespaces.set(
+      this.#namespaces.set(
         namespace,
         (state = {
           pending: undefined,
@@ -108,29 +108,29 @@ export class ChangeMarkerWriter {
       );
     state.pending = merge(state.pending, services);
     const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
-    if (!state.running) void this.run(namespace, state);
+    if (!state.running) void this.#run(namespace, state);
     return done;
   }
 
-  private async run(namespace: string, state: NamespaceState): Promise<void> {
+  async #run(namespace: string, state: NamespaceState): Promise<void> {
     state.running = true;
-    const { clock, minBumpIntervalMs = 200, maxBumpIntervalMs = 5000 } = this.options;
+    const { clock, minBumpIntervalMs = 200, maxBumpIntervalMs = 5000 } = this.#options;
     state.interval = minBumpIntervalMs;
-    while (!this.stopped && (state.waiters.length > 0 || state.pending !== undefined)) {
+    while (!this.#stopped && (state.waiters.length > 0 || state.pending !== undefined)) {
       await clock.sleep(state.lastBumpStart + state.interval - clock.now());
-      if (this.stopped) break;
+      if (this.#stopped) break;
       state.lastBumpStart = clock.now();
       const waiters = state.waiters.splice(0);
       const pending = state.pending;
       state.pending = undefined;
       try {
-        await this.bump(namespace, state, pending);
+        await this.#bump(namespace, state, pending);
         for (const w of waiters) w.resolve();
         if (state.waiters.length > 0) state.interval = Math.min(maxBumpIntervalMs, state.interval * 2);
       } catch (err) {
         state.pending = merge(state.pending, pending === 'all' || pending === undefined ? undefined : [...pending]);
         state.interval = Math.min(FAILED_BUMP_RETRY_MAX_MS, Math.max(FAILED_BUMP_RETRY_MIN_MS, state.interval * 2));
-        this.options.logger?.warn(
+        this.#options.logger?.warn(
           { namespace, err: String(err), retryInMs: state.interval },
           'could not bump the ClusterSet change marker; trying again',
         );
@@ -144,22 +144,18 @@ export class ChangeMarkerWriter {
 
   /** Stops bumping: pending changes are left to the peers' resync (a successor announces its writes at start). */
   stop(): void {
-    this.stopped = true;
+    this.#stopped = true;
   }
 
   /** Bumps again after stop() (a watcher started again). */
   resume(): void {
-    this.stopped = false;
+    this.#stopped = false;
   }
 
-  private async bump(
-    namespace: string,
-    state: NamespaceState,
-    pending: Set<string> | 'all' | undefined,
-  ): Promise<void> {
-    const { identity, clock } = this.options;
+  async #bump(namespace: string, state: NamespaceState, pending: Set<string> | 'all' | undefined): Promise<void> {
+    const { identity, clock } = this.#options;
     const seen =
-      state.written === undefined ? this.options.lastSeen(markerInstanceId(identity.clusterId, namespace)) : undefined;
+      state.written === undefined ? this.#options.lastSeen(markerInstanceId(identity.clusterId, namespace)) : undefined;
     const previous = state.written?.revision ?? seen?.revision;
     const revision = nextRevision(previous, clock.now());
     const history = appendBump(
@@ -170,16 +166,16 @@ export class ChangeMarkerWriter {
     );
     const instance = markerInstance(identity.clusterId, identity.clustersetId, namespace, revision, history);
     try {
-      await registerInMarkerService(this.options, instance);
+      await registerInMarkerService(this.#options, instance);
     } catch (err) {
       if (
         !(err instanceof CloudMapCallError && err.code === RESOURCE_LIMIT_EXCEEDED) ||
-        !(await this.makeRoom(namespace))
+        !(await this.#makeRoom(namespace))
       )
         throw err;
-      await registerInMarkerService(this.options, instance);
+      await registerInMarkerService(this.#options, instance);
     }
-    this.evicted.delete(instance.id);
+    this.#evicted.delete(instance.id);
     state.written = { revision, history };
   }
 
@@ -187,17 +183,17 @@ export class ChangeMarkerWriter {
    * Deregisters this cluster's marker bumped longest ago (not `namespace`'s, and none bumped within the minimum age, so
    * that two busy namespaces do not take turns); false when there is none to take.
    */
-  private async makeRoom(namespace: string): Promise<boolean> {
-    const { identity, clock, registry, instances, operations, ownMarkers, markerEvictionMinAgeMs } = this.options;
+  async #makeRoom(namespace: string): Promise<boolean> {
+    const { identity, clock, registry, instances, operations, ownMarkers, markerEvictionMinAgeMs } = this.#options;
     const oldest = clock.now() - markerEvictionMinAgeMs;
     const bumpedAt = (m: MarkerEntry) =>
-      Math.max(Number(m.revision) || 0, this.namespaces.get(m.namespace)?.lastBumpStart ?? 0);
+      Math.max(Number(m.revision) || 0, this.#namespaces.get(m.namespace)?.lastBumpStart ?? 0);
     const candidate = (ownMarkers?.() ?? [])
       .filter(
         (m) =>
           m.clusterId === identity.clusterId &&
           m.namespace !== namespace &&
-          !this.evicted.has(m.id) &&
+          !this.#evicted.has(m.id) &&
           bumpedAt(m) < oldest,
       )
       .sort((a, b) => bumpedAt(a) - bumpedAt(b))[0];
@@ -207,8 +203,8 @@ export class ChangeMarkerWriter {
       MARKER_SERVICE,
     );
     await operations.wait(await instances.deregisterInstance(serviceId, candidate.id));
-    this.evicted.add(candidate.id);
-    this.options.logger?.info(
+    this.#evicted.add(candidate.id);
+    this.#options.logger?.info(
       { namespace, evicted: candidate.namespace, lastBumpAgeS: Math.round((clock.now() - bumpedAt(candidate)) / 1000) },
       "the change marker service is at a Cloud Map instance quota: this cluster's marker bumped longest ago was deregistered to make room (its peers re-read that namespace once)",
     );

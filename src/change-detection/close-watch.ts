@@ -9,25 +9,25 @@ import { closeWatchUntil, comingInstance, parseComing } from './coming-change.ts
 import type { WatchContext } from './watch-options.ts';
 
 export class CloseWatch {
-  private readonly ctx: WatchContext;
+  readonly #ctx: WatchContext;
   /** Resolves once the first read listed the namespaces (a notice waits for it, as a heartbeat does). */
-  private readonly listed: () => Promise<void>;
+  readonly #listed: () => Promise<void>;
   /** Until when (this reader's clock) the marker is polled closely; the notice last acted on per cluster. */
-  private state: { until: number; acted: Map<string, number> } = { until: 0, acted: new Map() };
+  #state: { until: number; acted: Map<string, number> } = { until: 0, acted: new Map() };
   /** When this cluster last sent a notice of a coming change. */
-  private lastNoticeAt = Number.NEGATIVE_INFINITY;
+  #lastNoticeAt = Number.NEGATIVE_INFINITY;
 
   constructor(ctx: WatchContext, listed: () => Promise<void>) {
-    this.ctx = ctx;
-    this.listed = listed;
+    this.#ctx = ctx;
+    this.#listed = listed;
   }
 
   /** The marker service's instances as just read (at `readAt`): the peers' notices among them. */
   noticed(instances: readonly CloudMapInstance[], readAt: number): void {
-    const { identity, closeWatchMaxMs } = this.ctx.opts;
+    const { identity, closeWatchMaxMs } = this.#ctx.opts;
     const notices = instances.flatMap((i) => parseComing(i) ?? []);
-    const { until, acted } = closeWatchUntil(notices, this.state.acted, identity.clusterId, readAt, closeWatchMaxMs);
-    this.state = { until: Math.max(this.state.until, until), acted };
+    const { until, acted } = closeWatchUntil(notices, this.#state.acted, identity.clusterId, readAt, closeWatchMaxMs);
+    this.#state = { until: Math.max(this.#state.until, until), acted };
   }
 
   /**
@@ -40,13 +40,13 @@ export class CloseWatch {
     synced: () => boolean,
     closePoll: () => Promise<void>,
   ): Promise<void> {
-    const { clock, closeWatchIntervalMs } = this.ctx.opts;
+    const { clock, closeWatchIntervalMs } = this.#ctx.opts;
     while (!signal.aborted && synced() && closeWatchIntervalMs > 0) {
       const now = clock.now();
-      if (now >= this.state.until || now + closeWatchIntervalMs >= nextTick) return;
+      if (now >= this.#state.until || now + closeWatchIntervalMs >= nextTick) return;
       await sleep(closeWatchIntervalMs, signal);
       if (signal.aborted) return;
-      this.ctx.counts.closePolls++;
+      this.#ctx.counts.closePolls++;
       await closePoll();
     }
   }
@@ -58,18 +58,18 @@ export class CloseWatch {
    * poll interval.
    */
   announce(): void {
-    const { opts } = this.ctx;
+    const { opts } = this.#ctx;
     const { clock, identity, readOnly, closeWatchMaxMs } = opts;
     const now = clock.now();
     if (
       readOnly ||
       !(closeWatchMaxMs > 0) ||
-      this.ctx.signal().aborted ||
-      now < this.lastNoticeAt + closeWatchMaxMs / 2
+      this.#ctx.signal().aborted ||
+      now < this.#lastNoticeAt + closeWatchMaxMs / 2
     )
       return;
-    this.lastNoticeAt = now;
-    void this.listed()
+    this.#lastNoticeAt = now;
+    void this.#listed()
       .then(() =>
         registerInMarkerService(
           opts,
@@ -78,7 +78,7 @@ export class CloseWatch {
         ),
       )
       .catch((err: unknown) =>
-        this.ctx.log?.debug(
+        this.#ctx.log?.debug(
           { err: String(err) },
           'could not announce a coming change; peers see it at their next poll',
         ),

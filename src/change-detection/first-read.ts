@@ -39,80 +39,80 @@ function unlessStopped<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> 
 }
 
 export class FirstRead {
-  private readonly ctx: WatchContext;
-  private readonly parts: FirstReadParts;
-  private nextAttempt = 0;
-  private failures = 0;
-  private isSynced = false;
-  private firstSync = pending();
+  readonly #ctx: WatchContext;
+  readonly #parts: FirstReadParts;
+  #nextAttempt = 0;
+  #failures = 0;
+  #isSynced = false;
+  #firstSync = pending();
   /**
    * Resolves once the first read listed the namespaces (or gave up, or the watcher stopped): the first heartbeat waits
    * for it, so that it finds the marker namespace in that listing instead of listing on its own (ListNamespaces is
    * 0.5/s per account: two at start made the first read wait seconds for a token).
    */
-  private firstListing: { done: Promise<void>; resolve: () => void } = { done: Promise.resolve(), resolve: () => {} };
+  #firstListing: { done: Promise<void>; resolve: () => void } = { done: Promise.resolve(), resolve: () => {} };
   /** The first read waits for the caller's knownServices: not stuck, however long the caller's lists take. */
-  private awaitingKnown = false;
+  #awaitingKnown = false;
 
   constructor(ctx: WatchContext, parts: FirstReadParts) {
-    this.ctx = ctx;
-    this.parts = parts;
+    this.#ctx = ctx;
+    this.#parts = parts;
   }
 
   /** A new start: everything is read again; resolves once that read completed. */
   restart(): Promise<void> {
-    this.nextAttempt = 0;
-    this.isSynced = false;
-    this.firstListing = pending();
-    this.firstSync = pending();
-    return this.firstSync.done;
+    this.#nextAttempt = 0;
+    this.#isSynced = false;
+    this.#firstListing = pending();
+    this.#firstSync = pending();
+    return this.#firstSync.done;
   }
 
   /** The watcher stops: nothing waits for the listing any more. */
   stop(): void {
-    this.firstListing.resolve();
+    this.#firstListing.resolve();
   }
 
   /** True once the first read of this start completed. */
   get synced(): boolean {
-    return this.isSynced;
+    return this.#isSynced;
   }
 
   /** Whether the first read waits for the caller's knownServices (not stuck). */
   get waitingForCaller(): boolean {
-    return this.awaitingKnown;
+    return this.#awaitingKnown;
   }
 
   /** Resolves once the first read listed the namespaces. */
   listed(): Promise<void> {
-    return this.firstListing.done;
+    return this.#firstListing.done;
   }
 
   /** Whether an attempt is due (not synced yet, and any backoff after a failed one over). */
   get due(): boolean {
-    return !this.isSynced && this.ctx.opts.clock.now() >= this.nextAttempt;
+    return !this.#isSynced && this.#ctx.opts.clock.now() >= this.#nextAttempt;
   }
 
   /** One attempt at the first read. */
   async read(): Promise<void> {
-    const { opts, counts, log } = this.ctx;
-    const { cache, reads, warmStart, predecessor, resync, operationWatch } = this.parts;
+    const { opts, counts, log } = this.#ctx;
+    const { cache, reads, warmStart, predecessor, resync, operationWatch } = this.#parts;
     const started = opts.clock.now();
     reads.takeDirty(); // covered by this read; marks arriving meanwhile stay for the next poll
     let failed = false;
     try {
       // Loaded while the namespaces are listed and the caller learns what it knows of (M9).
       if (opts.knownServices !== undefined) void warmStart.load();
-      const namespaces = await reads.namespaces().finally(() => this.firstListing.resolve());
+      const namespaces = await reads.namespaces().finally(() => this.#firstListing.resolve());
       const ask = opts.knownServices;
       if (ask === undefined) {
         for (const namespace of namespaces)
           if ((await reads.scanNamespace(namespace, true)) === undefined) failed = true;
       } else {
-        this.awaitingKnown = true;
-        const told = await unlessStopped(Promise.resolve().then(ask), this.ctx.signal()).finally(() => {
-          this.awaitingKnown = false;
-          this.ctx.progressed();
+        this.#awaitingKnown = true;
+        const told = await unlessStopped(Promise.resolve().then(ask), this.#ctx.signal()).finally(() => {
+          this.#awaitingKnown = false;
+          this.#ctx.progressed();
         });
         const knownServices = [...told, ...cache.keys()];
         const plan = await warmStart.plan(namespaces, knownServices, predecessor.ownPending);
@@ -139,8 +139,9 @@ export class FirstRead {
       failed = true;
       throw err;
     } finally {
-      this.failures = failed ? this.failures + 1 : 0;
-      this.nextAttempt = opts.clock.now() + Math.min(RETRY_MS.max, RETRY_MS.min * 2 ** Math.max(0, this.failures - 1));
+      this.#failures = failed ? this.#failures + 1 : 0;
+      this.#nextAttempt =
+        opts.clock.now() + Math.min(RETRY_MS.max, RETRY_MS.min * 2 ** Math.max(0, this.#failures - 1));
     }
     counts.fullResyncs++;
     const seeded = warmStart.seededNamespaces;
@@ -157,10 +158,10 @@ export class FirstRead {
         : 'Cloud Map read in full',
     );
     if (failed) return;
-    this.isSynced = true;
+    this.#isSynced = true;
     resync.begin(opts.clock.now(), opts.knownServices === undefined ? started : undefined);
     operationWatch.begin(started);
-    this.firstSync.resolve();
+    this.#firstSync.resolve();
     await predecessor.announceAfterFirstRead(reads, seeded);
   }
 }

@@ -32,86 +32,88 @@ export interface MarkerPollingParts {
 }
 
 export class MarkerPolling {
-  private readonly ctx: WatchContext;
-  private readonly parts: MarkerPollingParts;
-  private readonly markerNamespace: string;
+  readonly #ctx: WatchContext;
+  readonly #parts: MarkerPollingParts;
+  readonly #markerNamespace: string;
   /** Last DiscoverInstancesRevision of the marker service; null until read once. */
-  private revision: number | undefined | null = null;
-  private seen = new Map<string, MarkerEntry>();
-  private reach: Reachability;
+  #revision: number | undefined | null = null;
+  #seen = new Map<string, MarkerEntry>();
+  #reach: Reachability;
 
   constructor(ctx: WatchContext, parts: MarkerPollingParts) {
-    this.ctx = ctx;
-    this.parts = parts;
-    this.markerNamespace = markerNamespaceName(ctx.opts.identity.clustersetId);
-    this.reach = { reachable: true, since: ctx.opts.clock.now() };
+    this.#ctx = ctx;
+    this.#parts = parts;
+    this.#markerNamespace = markerNamespaceName(ctx.opts.identity.clustersetId);
+    this.#reach = { reachable: true, since: ctx.opts.clock.now() };
   }
 
   /** Whether the marker service was read at least once. */
   get read(): boolean {
-    return this.revision !== null;
+    return this.#revision !== null;
   }
 
   /** Every marker as last read. */
   markers(): IterableIterator<MarkerEntry> {
-    return this.seen.values();
+    return this.#seen.values();
   }
 
   /** A marker as last read. */
   marker(id: string): MarkerEntry | undefined {
-    return this.seen.get(id);
+    return this.#seen.get(id);
   }
 
   /** Whether this Cloud Map answered the last poll of the change marker. */
   get reachability(): Reachability {
-    return this.reach;
+    return this.#reach;
   }
 
   /** One poll, guarded: its outcome is this Cloud Map's reachability. `track` false: just record the baseline. */
   async pollGuarded(what: string, track: boolean): Promise<void> {
-    this.reached(await this.ctx.guard(what, () => this.poll(track)));
+    this.#reached(await this.#ctx.guard(what, () => this.#poll(track)));
   }
 
   /** One DiscoverInstancesRevision; reads the markers only when it moved. */
-  private async poll(track: boolean): Promise<void> {
-    const { counts, opts } = this.ctx;
-    const { reads, closeWatch, liveness, onNamespaceChanged } = this.parts;
+  async #poll(track: boolean): Promise<void> {
+    const { counts, opts } = this.#ctx;
+    const { reads, closeWatch, liveness, onNamespaceChanged } = this.#parts;
     counts.polls++;
     const startedAt = opts.clock.now();
-    const revision = await opts.instances.discoverRevision(this.markerNamespace, MARKER_SERVICE);
-    if (revision === this.revision) {
+    const revision = await opts.instances.discoverRevision(this.#markerNamespace, MARKER_SERVICE);
+    if (revision === this.#revision) {
       liveness.unchanged(startedAt);
       return;
     }
     counts.markerChanges++;
     const found =
-      revision === undefined ? undefined : await opts.instances.discoverInstances(this.markerNamespace, MARKER_SERVICE);
+      revision === undefined
+        ? undefined
+        : await opts.instances.discoverInstances(this.#markerNamespace, MARKER_SERVICE);
     const instances = found?.instances ?? [];
     const entries = instances.flatMap((i) => parseMarker(i) ?? []);
-    for (const [namespace, services] of changedNamespaces(this.seen, entries)) {
+    for (const [namespace, services] of changedNamespaces(this.#seen, entries)) {
       onNamespaceChanged(namespace);
       if (track) reads.markDirty(namespace, services);
     }
-    this.seen = new Map(entries.map((e) => [e.id, e]));
-    this.revision = revision;
+    this.#seen = new Map(entries.map((e) => [e.id, e]));
+    this.#revision = revision;
     closeWatch.noticed(instances, startedAt);
     liveness.observe(instances, startedAt);
   }
 
   /** Records the outcome of a marker poll (`failure` undefined: answered); calls back when reachability changed. */
-  private reached(failure: unknown): void {
+  #reached(failure: unknown): void {
     // A call this process cut short (stopping) or did not send (a lost Lease) says nothing of whether Cloud Map answers.
     if (failure instanceof CallCancelledError || failure instanceof LeaseLostError) return;
-    const { clock, onReachability } = this.ctx.opts;
+    const { clock, onReachability } = this.#ctx.opts;
     const reachable = failure === undefined;
-    if (reachable === this.reach.reachable) return;
-    this.reach = reachable
+    if (reachable === this.#reach.reachable) return;
+    this.#reach = reachable
       ? { reachable, since: clock.now() }
       : { reachable, since: clock.now(), error: failure instanceof Error ? String(failure) : JSON.stringify(failure) };
     try {
-      onReachability?.(this.reach);
+      onReachability?.(this.#reach);
     } catch (err) {
-      this.ctx.log?.error({ err: String(err) }, 'Cloud Map reachability callback failed');
+      this.#ctx.log?.error({ err: String(err) }, 'Cloud Map reachability callback failed');
     }
   }
 }

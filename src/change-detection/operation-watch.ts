@@ -23,32 +23,32 @@ interface Found {
 }
 
 export class OperationWatch {
-  private readonly ctx: WatchContext;
-  private readonly cache: ServiceCache;
-  private readonly reads: ServiceReads;
-  private nextListing = 0;
+  readonly #ctx: WatchContext;
+  readonly #cache: ServiceCache;
+  readonly #reads: ServiceReads;
+  #nextListing = 0;
   /** When the last listing began; undefined: none since the first read began (`from`). */
-  private listedFrom: number | undefined;
+  #listedFrom: number | undefined;
   /** Operations listed, by id, with when first listed: each is described once. */
-  private readonly listed = new Map<string, number>();
+  readonly #listed = new Map<string, number>();
   /** Listed, not described yet. */
-  private backlog: Found[] = [];
+  #backlog: Found[] = [];
 
   constructor(ctx: WatchContext, cache: ServiceCache, reads: ServiceReads) {
-    this.ctx = ctx;
-    this.cache = cache;
-    this.reads = reads;
+    this.#ctx = ctx;
+    this.#cache = cache;
+    this.#reads = reads;
   }
 
   /** A new start: nothing is listed before its first read. */
   restart(): void {
-    this.listedFrom = undefined;
+    this.#listedFrom = undefined;
   }
 
   /** The first read began at `from`: what settled before is in it. */
   begin(from: number): void {
-    this.listedFrom = from;
-    this.nextListing = 0;
+    this.#listedFrom = from;
+    this.#nextListing = 0;
   }
 
   /**
@@ -56,37 +56,37 @@ export class OperationWatch {
    * listed longer ago than the resync interval are left to the resync.
    */
   async step(): Promise<void> {
-    const { opts, counts } = this.ctx;
+    const { opts, counts } = this.#ctx;
     const { operationsPollIntervalMs, clock, operations, registry, fullResyncIntervalMs } = opts;
     const now = clock.now();
-    if (!(operationsPollIntervalMs > 0) || now < this.nextListing || this.listedFrom === undefined) return;
-    this.nextListing = now + operationsPollIntervalMs;
-    const ids = await operations.succeededSince(this.listedFrom - OVERLAP_MS, ['REGISTER_INSTANCE']);
+    if (!(operationsPollIntervalMs > 0) || now < this.#nextListing || this.#listedFrom === undefined) return;
+    this.#nextListing = now + operationsPollIntervalMs;
+    const ids = await operations.succeededSince(this.#listedFrom - OVERLAP_MS, ['REGISTER_INSTANCE']);
     counts.operationListings++;
-    this.listedFrom = now;
+    this.#listedFrom = now;
     for (const id of ids) {
-      if (this.listed.has(id) || operations.submittedHere(id)) continue;
-      this.listed.set(id, now);
-      this.backlog.push({ id, at: now });
+      if (this.#listed.has(id) || operations.submittedHere(id)) continue;
+      this.#listed.set(id, now);
+      this.#backlog.push({ id, at: now });
     }
     // Past the overlap an operation is not listed again; past the resync interval the resync has read its service.
-    for (const [id, at] of this.listed)
+    for (const [id, at] of this.#listed)
       if (now - at > Math.max(fullResyncIntervalMs, 4 * (OVERLAP_MS + operationsPollIntervalMs)))
-        this.listed.delete(id);
-    this.backlog = this.backlog.filter((f) => now - f.at <= fullResyncIntervalMs);
-    const batch = this.backlog.splice(Math.max(0, this.backlog.length - DESCRIBED_PER_LISTING)).reverse();
+        this.#listed.delete(id);
+    this.#backlog = this.#backlog.filter((f) => now - f.at <= fullResyncIntervalMs);
+    const batch = this.#backlog.splice(Math.max(0, this.#backlog.length - DESCRIBED_PER_LISTING)).reverse();
     const failures = await forEachLimited(batch, opts.concurrency, async ({ id }) => {
       const { service: serviceId, updatedAt } = await operations.describe(id);
       counts.operationsDescribed++;
       const named = serviceId === undefined ? undefined : await registry.nameOfService(serviceId);
       // Gone since, or the change markers' own namespace (heartbeats, markers, notices).
       if (named === undefined || !KUBERNETES_NAMESPACE.test(named.namespace)) return;
-      const readAt = this.cache.readAt(named.namespace, named.service);
+      const readAt = this.#cache.readAt(named.namespace, named.service);
       if (readAt !== undefined && updatedAt !== undefined && readAt >= updatedAt + SETTLED_MS) return;
       counts.operationReads++;
-      this.reads.markDirty(named.namespace, [named.service]);
+      this.#reads.markDirty(named.namespace, [named.service]);
     });
     // Described again at the next listing.
-    this.backlog.push(...failures.map((f) => f.item));
+    this.#backlog.push(...failures.map((f) => f.item));
   }
 }

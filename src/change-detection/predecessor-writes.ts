@@ -16,25 +16,25 @@ const OWN_OPERATION_PROBES = 20;
 const UNANNOUNCED_MAX_AGE_MS = 3_600_000;
 
 export class PredecessorWrites {
-  private readonly ctx: WatchContext;
-  private readonly cache: ServiceCache;
-  private readonly markers: MarkerPolling;
-  private readonly writer: ChangeMarkerWriter;
+  readonly #ctx: WatchContext;
+  readonly #cache: ServiceCache;
+  readonly #markers: MarkerPolling;
+  readonly #writer: ChangeMarkerWriter;
   /** Operations found pending at start were this cluster's: a predecessor was killed mid-write. */
-  private ownPendingAtStart = false;
+  #ownPendingAtStart = false;
   /** Whether operations that succeeded since this cluster's last bump wrote its instances (settle). */
-  private unannouncedAtStart: Promise<boolean> = Promise.resolve(false);
+  #unannouncedAtStart: Promise<boolean> = Promise.resolve(false);
 
   constructor(ctx: WatchContext, cache: ServiceCache, markers: MarkerPolling, writer: ChangeMarkerWriter) {
-    this.ctx = ctx;
-    this.cache = cache;
-    this.markers = markers;
-    this.writer = writer;
+    this.#ctx = ctx;
+    this.#cache = cache;
+    this.#markers = markers;
+    this.#writer = writer;
   }
 
   /** Whether operations found pending at start were this cluster's (its checkpoints may lack their writes). */
   get ownPending(): boolean {
-    return this.ownPendingAtStart;
+    return this.#ownPendingAtStart;
   }
 
   /**
@@ -42,20 +42,20 @@ export class PredecessorWrites {
    * that succeeded since this cluster's last bump.
    */
   async settle(): Promise<void> {
-    const { operations, identity, clock, settleTimeoutMs } = this.ctx.opts;
+    const { operations, identity, clock, settleTimeoutMs } = this.#ctx.opts;
     const { ids: pending, failed } = await operations.settleInFlight(settleTimeoutMs);
-    const since = unannouncedSince(this.markers.markers(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
-    this.ownPendingAtStart = pending.length > 0 && (await this.anyOwn(pending, since));
-    this.unannouncedAtStart = this.findUnannounced(since, pending).catch((err: unknown) => {
-      this.ctx.log?.warn(
+    const since = unannouncedSince(this.#markers.markers(), identity.clusterId, clock.now(), UNANNOUNCED_MAX_AGE_MS);
+    this.#ownPendingAtStart = pending.length > 0 && (await this.#anyOwn(pending, since));
+    this.#unannouncedAtStart = this.#findUnannounced(since, pending).catch((err: unknown) => {
+      this.#ctx.log?.warn(
         { err: String(err) },
         'could not list the Cloud Map operations since the last marker bump; announcing every namespace this cluster writes in',
       );
       return true;
     });
     if (pending.length > 0) {
-      this.ctx.log?.info(
-        { pending: pending.length, failed, ours: this.ownPendingAtStart },
+      this.#ctx.log?.info(
+        { pending: pending.length, failed, ours: this.#ownPendingAtStart },
         'waited for the Cloud Map operations a previous process left pending before the first read',
       );
     }
@@ -67,12 +67,12 @@ export class PredecessorWrites {
    * the next poll, since those writes may be missing from its checkpoints.
    */
   async announceAfterFirstRead(reads: ServiceReads, seeded: ReadonlySet<string>): Promise<void> {
-    if (this.ownPendingAtStart || (await this.unannouncedAtStart)) {
-      this.announceOwnNamespaces();
-      for (const namespace of this.ownNamespaces()) if (seeded.has(namespace)) reads.markDirty(namespace, 'all');
+    if (this.#ownPendingAtStart || (await this.#unannouncedAtStart)) {
+      this.#announceOwnNamespaces();
+      for (const namespace of this.#ownNamespaces()) if (seeded.has(namespace)) reads.markDirty(namespace, 'all');
     }
-    this.ownPendingAtStart = false;
-    this.unannouncedAtStart = Promise.resolve(false);
+    this.#ownPendingAtStart = false;
+    this.#unannouncedAtStart = Promise.resolve(false);
   }
 
   /**
@@ -80,13 +80,13 @@ export class PredecessorWrites {
    * the first read; this runs alongside it, since listing the account's operations of the last hour (every cluster's)
    * can take a while. A cluster that never bumped its marker needs no listing: whatever it owns is announced.
    */
-  private async findUnannounced(since: number, pending: readonly string[]): Promise<boolean> {
-    const { operations, identity } = this.ctx.opts;
-    if (![...this.markers.markers()].some((m) => m.clusterId === identity.clusterId)) return true;
+  async #findUnannounced(since: number, pending: readonly string[]): Promise<boolean> {
+    const { operations, identity } = this.#ctx.opts;
+    if (![...this.#markers.markers()].some((m) => m.clusterId === identity.clusterId)) return true;
     const recent = (await operations.succeededSince(since)).filter((id) => !pending.includes(id));
-    const ours = recent.length > 0 && (await this.anyOwn(recent, since));
+    const ours = recent.length > 0 && (await this.#anyOwn(recent, since));
     if (recent.length > 0)
-      this.ctx.log?.info(
+      this.#ctx.log?.info(
         { recent: recent.length, ours },
         "looked at the Cloud Map operations that succeeded since this cluster's last marker bump",
       );
@@ -99,8 +99,8 @@ export class PredecessorWrites {
    * after it. Asks for at most OWN_OPERATION_PROBES of them: a killed predecessor's operations are many, so the first
    * ones tell.
    */
-  private async anyOwn(operationIds: readonly string[], since: number): Promise<boolean> {
-    const { operations, identity } = this.ctx.opts;
+  async #anyOwn(operationIds: readonly string[], since: number): Promise<boolean> {
+    const { operations, identity } = this.#ctx.opts;
     const tag = `-${clusterTag(identity)}`;
     for (const id of operationIds.slice(0, OWN_OPERATION_PROBES)) {
       const { instance, submittedAt } = await operations.describe(id);
@@ -113,18 +113,18 @@ export class PredecessorWrites {
    * Operations a killed predecessor left pending completed without its marker bump: tell the peers to look at every
    * namespace where this cluster has instances (they compare revisions there).
    */
-  private announceOwnNamespaces(): void {
-    for (const namespace of this.ownNamespaces()) {
-      this.writer
+  #announceOwnNamespaces(): void {
+    for (const namespace of this.#ownNamespaces()) {
+      this.#writer
         .markChanged(namespace)
         .catch((err: unknown) =>
-          this.ctx.log?.warn({ namespace, err: String(err) }, 'could not bump the change marker after a restart'),
+          this.#ctx.log?.warn({ namespace, err: String(err) }, 'could not bump the change marker after a restart'),
         );
     }
   }
 
   /** The namespaces where this cluster has instances, as last read. */
-  private ownNamespaces(): string[] {
-    return this.cache.namespacesOf(this.ctx.opts.identity.clusterId);
+  #ownNamespaces(): string[] {
+    return this.#cache.namespacesOf(this.#ctx.opts.identity.clusterId);
   }
 }

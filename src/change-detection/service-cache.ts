@@ -26,40 +26,40 @@ export interface ServiceCacheOptions {
 }
 
 export class ServiceCache {
-  private readonly options: ServiceCacheOptions;
-  private readonly cache = new Map<string, Map<string, Cached>>();
+  readonly #options: ServiceCacheOptions;
+  readonly #cache = new Map<string, Map<string, Cached>>();
   /** Per namespace and service, when the last completed read of it began (readAt). */
-  private readonly readStarted = new Map<string, Map<string, number>>();
+  readonly #readStarted = new Map<string, Map<string, number>>();
 
   constructor(options: ServiceCacheOptions) {
-    this.options = options;
+    this.#options = options;
   }
 
   get(namespace: string, service: string): Cached | undefined {
-    return this.cache.get(namespace)?.get(service);
+    return this.#cache.get(namespace)?.get(service);
   }
 
   has(namespace: string, service: string): boolean {
-    return this.cache.get(namespace)?.has(service) ?? false;
+    return this.#cache.get(namespace)?.has(service) ?? false;
   }
 
   hasNamespace(namespace: string): boolean {
-    return this.cache.has(namespace);
+    return this.#cache.has(namespace);
   }
 
   /** How many namespaces have cached services. */
   get namespaceCount(): number {
-    return this.cache.size;
+    return this.#cache.size;
   }
 
   /** The cached namespaces (those with at least one service). */
   namespaces(): IterableIterator<string> {
-    return this.cache.keys();
+    return this.#cache.keys();
   }
 
   /** The cached services of `namespace` with their state. */
   servicesIn(namespace: string): Array<[string, Cached]> {
-    return [...(this.cache.get(namespace) ?? [])];
+    return [...(this.#cache.get(namespace) ?? [])];
   }
 
   /** The instances of `namespace/service` as last read (empty when none). */
@@ -69,12 +69,12 @@ export class ServiceCache {
 
   /** When the last completed read of the service began. */
   readAt(namespace: string, service: string): number | undefined {
-    return this.readStarted.get(namespace)?.get(service);
+    return this.#readStarted.get(namespace)?.get(service);
   }
 
   /** Every cached service, with instances or not. */
   keys(): ServiceKey[] {
-    return [...this.cache].flatMap(([namespace, services]) =>
+    return [...this.#cache].flatMap(([namespace, services]) =>
       [...services.keys()].map((service) => ({ namespace, service })),
     );
   }
@@ -82,20 +82,20 @@ export class ServiceCache {
   /** Every service that has instances. */
   services(): ServiceKey[] {
     const out: ServiceKey[] = [];
-    for (const [namespace, services] of this.cache) {
+    for (const [namespace, services] of this.#cache) {
       for (const [service, cached] of services) if (cached.instances.length > 0) out.push({ namespace, service });
     }
     return out;
   }
 
   *instancesByNamespace(): Generator<{ namespace: string; instances: readonly CloudMapInstance[] }> {
-    for (const [namespace, services] of this.cache)
+    for (const [namespace, services] of this.#cache)
       for (const c of services.values()) yield { namespace, instances: c.instances };
   }
 
   /** The namespaces where cluster `clusterId` has instances, as last read. */
   namespacesOf(clusterId: string): string[] {
-    return [...this.cache]
+    return [...this.#cache]
       .filter(([, services]) =>
         [...services.values()].some((c) => c.instances.some((i) => i.attributes[ATTR_CLUSTER_ID] === clusterId)),
       )
@@ -104,41 +104,41 @@ export class ServiceCache {
 
   /** Takes a service's state without a read (a checkpoint's); false when it was read since, which is newer. */
   seed(namespace: string, service: string, state: Cached): boolean {
-    let cached = this.cache.get(namespace);
+    let cached = this.#cache.get(namespace);
     if (cached?.has(service)) return false;
-    if (!cached) this.cache.set(namespace, (cached = new Map<string, Cached>()));
+    if (!cached) this.#cache.set(namespace, (cached = new Map<string, Cached>()));
     cached.set(service, state);
     return true;
   }
 
   /** Records when a completed read of the service began; returns `result`. */
   readDone(namespace: string, service: string, startedAt: number, result: boolean): boolean {
-    let services = this.readStarted.get(namespace);
-    if (!services) this.readStarted.set(namespace, (services = new Map<string, number>()));
+    let services = this.#readStarted.get(namespace);
+    if (!services) this.#readStarted.set(namespace, (services = new Map<string, number>()));
     services.set(service, startedAt);
     return result;
   }
 
   /** Stores a service's state (undefined: gone); calls back and returns true when its instances changed. */
   update(namespace: string, service: string, next: Cached | undefined): boolean {
-    let services = this.cache.get(namespace);
+    let services = this.#cache.get(namespace);
     const cached = services?.get(service);
     const before = cached?.instances ?? [];
     if (cached?.revision !== next?.revision || (cached === undefined) !== (next === undefined))
-      this.options.onNamespaceChanged(namespace);
+      this.#options.onNamespaceChanged(namespace);
     if (next === undefined) {
       services?.delete(service);
-      if (services?.size === 0) this.cache.delete(namespace);
+      if (services?.size === 0) this.#cache.delete(namespace);
     } else {
-      if (!services) this.cache.set(namespace, (services = new Map<string, Cached>()));
+      if (!services) this.#cache.set(namespace, (services = new Map<string, Cached>()));
       services.set(service, next);
     }
     if (sameInstances(before, next?.instances ?? [])) return false;
-    this.options.onNamespaceChanged(namespace);
+    this.#options.onNamespaceChanged(namespace);
     try {
-      this.options.onChange({ namespace, service });
+      this.#options.onChange({ namespace, service });
     } catch (err) {
-      this.options.logger?.error({ namespace, service, err: String(err) }, 'Cloud Map change callback failed');
+      this.#options.logger?.error({ namespace, service, err: String(err) }, 'Cloud Map change callback failed');
     }
     return true;
   }

@@ -11,54 +11,54 @@ import type { WatchContext } from './watch-options.ts';
 export const KUBERNETES_NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export class ServiceReads {
-  private readonly ctx: WatchContext;
-  private readonly cache: ServiceCache;
-  private readonly dirty: DirtyNamespaces = new Map();
-  private rechecks: { due: number; dirty: DirtyNamespaces }[] = [];
+  readonly #ctx: WatchContext;
+  readonly #cache: ServiceCache;
+  readonly #dirty: DirtyNamespaces = new Map();
+  #rechecks: { due: number; dirty: DirtyNamespaces }[] = [];
 
   constructor(ctx: WatchContext, cache: ServiceCache) {
-    this.ctx = ctx;
-    this.cache = cache;
+    this.#ctx = ctx;
+    this.#cache = cache;
   }
 
   /** These services (every one of the namespace's: 'all') are read at the next poll. */
   markDirty(namespace: string, services: Iterable<string> | 'all'): void {
-    markDirty(this.dirty, namespace, services);
+    markDirty(this.#dirty, namespace, services);
   }
 
   /** Namespaces with reads to do or rechecks pending. */
   busyNamespaces(): Set<string> {
-    return new Set([...this.dirty.keys(), ...this.rechecks.flatMap((r) => [...r.dirty.keys()])]);
+    return new Set([...this.#dirty.keys(), ...this.#rechecks.flatMap((r) => [...r.dirty.keys()])]);
   }
 
   /** Everything left to read, taken (covered by the caller's read). */
   takeDirty(): DirtyNamespaces {
-    const taken = new Map(this.dirty);
-    this.dirty.clear();
+    const taken = new Map(this.#dirty);
+    this.#dirty.clear();
     return taken;
   }
 
   /** Reads these again (revision first) after each of the recheck delays. */
   recheckLater(work: DirtyNamespaces): void {
-    const now = this.ctx.opts.clock.now();
-    for (const after of this.ctx.opts.rechecksAfterMs) this.rechecks.push({ due: now + after, dirty: work });
+    const now = this.#ctx.opts.clock.now();
+    for (const after of this.#ctx.opts.rechecksAfterMs) this.#rechecks.push({ due: now + after, dirty: work });
   }
 
   async processDirty(): Promise<void> {
     const work = this.takeDirty();
     if (work.size === 0) return;
-    await this.refreshDirty(work, true);
+    await this.#refreshDirty(work, true);
     this.recheckLater(work);
   }
 
   async processRechecks(): Promise<void> {
-    const now = this.ctx.opts.clock.now();
-    const due = this.rechecks.filter((r) => r.due <= now);
+    const now = this.#ctx.opts.clock.now();
+    const due = this.#rechecks.filter((r) => r.due <= now);
     if (due.length === 0) return;
-    this.rechecks = this.rechecks.filter((r) => r.due > now);
+    this.#rechecks = this.#rechecks.filter((r) => r.due > now);
     const merged: DirtyNamespaces = new Map();
     for (const r of due) for (const [namespace, services] of r.dirty) markDirty(merged, namespace, services);
-    await this.refreshDirty(merged, false);
+    await this.#refreshDirty(merged, false);
   }
 
   /**
@@ -66,7 +66,7 @@ export class ServiceReads {
    * as a whole is compared by revision; when `suspectRepeats` and no revision in it moved although its marker did,
    * the revisions are not trusted (they may repeat) and every service in it is read.
    */
-  private async refreshDirty(work: DirtyNamespaces, suspectRepeats: boolean): Promise<void> {
+  async #refreshDirty(work: DirtyNamespaces, suspectRepeats: boolean): Promise<void> {
     for (const [namespace, services] of work) {
       if (services === 'all') {
         try {
@@ -75,15 +75,15 @@ export class ServiceReads {
         } catch (err) {
           // Its listing failed: the namespace stays to do (and its checkpoint waits, M9), the others go on.
           this.requeue(namespace, 'all');
-          if (!this.ctx.signal().aborted)
-            this.ctx.log?.warn(
+          if (!this.#ctx.signal().aborted)
+            this.#ctx.log?.warn(
               { namespace, err: String(err) },
               'could not list the Cloud Map services of a changed namespace; retrying at the next poll',
             );
         }
         continue;
       }
-      const failures = await forEachLimited(services, this.ctx.opts.concurrency, (service) =>
+      const failures = await forEachLimited(services, this.#ctx.opts.concurrency, (service) =>
         this.refreshService(namespace, service, suspectRepeats).then(() => {}),
       );
       this.requeue(
@@ -98,21 +98,21 @@ export class ServiceReads {
    * revisions. Returns whether any revision moved (or a service appeared or vanished), or undefined if some failed.
    */
   async scanNamespace(namespace: string, deep: boolean): Promise<boolean | undefined> {
-    const { opts, counts } = this.ctx;
+    const { opts, counts } = this.#ctx;
     counts.namespaceScans++;
     // Scanned because a marker or a listing named it: it may be newer than the registry's last listing.
     const namespaceId = await opts.registry.findNamespace(namespace, true);
     const listed = new Set(
       namespaceId === undefined ? [] : (await opts.registry.listServices(namespaceId)).map((s) => s.name),
     );
-    const names = new Set([...listed, ...this.cache.servicesIn(namespace).map(([name]) => name)]);
+    const names = new Set([...listed, ...this.#cache.servicesIn(namespace).map(([name]) => name)]);
     let moved = false;
     const failures = await forEachLimited(names, opts.concurrency, async (service) => {
       if (await this.refreshService(namespace, service, deep && listed.has(service))) moved = true;
     });
     if (failures.length > 0) {
       this.requeue(namespace, 'all');
-      this.ctx.log?.warn(
+      this.#ctx.log?.warn(
         { namespace, failed: failures.length, err: String(failures[0]!.error) },
         'could not read some Cloud Map services; retrying at the next poll',
       );
@@ -123,7 +123,7 @@ export class ServiceReads {
 
   /** What failed to read is read again at the next poll. */
   requeue(namespace: string, services: readonly string[] | 'all'): void {
-    if (services === 'all' || services.length > 0) markDirty(this.dirty, namespace, services);
+    if (services === 'all' || services.length > 0) markDirty(this.#dirty, namespace, services);
   }
 
   /**
@@ -133,43 +133,43 @@ export class ServiceReads {
    */
   async refreshService(namespace: string, service: string, direct: boolean): Promise<boolean> {
     try {
-      return await this.readService(namespace, service, direct);
+      return await this.#readService(namespace, service, direct);
     } finally {
-      this.ctx.progressed();
+      this.#ctx.progressed();
     }
   }
 
   /** Names of the Cloud Map namespaces that can be Kubernetes namespaces, listed or cached. */
   async namespaces(): Promise<Set<string>> {
-    const listed = (await this.ctx.opts.registry.listNamespaces())
+    const listed = (await this.#ctx.opts.registry.listNamespaces())
       .map((n) => n.name)
       .filter((n) => KUBERNETES_NAMESPACE.test(n));
-    return new Set([...listed, ...this.cache.namespaces()]);
+    return new Set([...listed, ...this.#cache.namespaces()]);
   }
 
-  private async readService(namespace: string, service: string, direct: boolean): Promise<boolean> {
-    const { clock, instances } = this.ctx.opts;
+  async #readService(namespace: string, service: string, direct: boolean): Promise<boolean> {
+    const { clock, instances } = this.#ctx.opts;
     const startedAt = clock.now();
-    const cached = this.cache.get(namespace, service);
+    const cached = this.#cache.get(namespace, service);
     let revision: number | undefined;
     if (!direct) {
       revision = await instances.discoverRevision(namespace, service);
       if (revision === undefined)
-        return this.cache.readDone(
+        return this.#cache.readDone(
           namespace,
           service,
           startedAt,
-          this.cache.update(namespace, service, undefined) || cached !== undefined,
+          this.#cache.update(namespace, service, undefined) || cached !== undefined,
         );
       if (cached !== undefined && revision === cached.revision) {
         cached.revisionChecks++;
-        return this.cache.readDone(namespace, service, startedAt, false);
+        return this.#cache.readDone(namespace, service, startedAt, false);
       }
     }
     const found = await instances.discoverInstances(namespace, service);
-    this.cache.readDone(namespace, service, startedAt, false);
-    if (found === undefined) return this.cache.update(namespace, service, undefined) || cached !== undefined;
-    const changed = this.cache.update(namespace, service, {
+    this.#cache.readDone(namespace, service, startedAt, false);
+    if (found === undefined) return this.#cache.update(namespace, service, undefined) || cached !== undefined;
+    const changed = this.#cache.update(namespace, service, {
       revision: found.revision ?? revision,
       instances: found.instances,
       revisionChecks: 0,

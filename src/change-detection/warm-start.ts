@@ -28,59 +28,59 @@ export interface CheckpointStore {
 }
 
 export class WarmStart {
-  private readonly ctx: WatchContext;
-  private readonly cache: ServiceCache;
-  private readonly reads: ServiceReads;
-  private readonly markers: MarkerPolling;
+  readonly #ctx: WatchContext;
+  readonly #cache: ServiceCache;
+  readonly #reads: ServiceReads;
+  readonly #markers: MarkerPolling;
   /** The checkpoints found at start (loaded once per start); undefined until asked for. */
-  private loaded: Promise<NamespaceCheckpoint[] | undefined> | undefined;
+  #loaded: Promise<NamespaceCheckpoint[] | undefined> | undefined;
   /** Namespaces whose checkpoint no longer shows what the cache and the markers hold. */
-  private readonly stale = new Set<string>();
+  readonly #stale = new Set<string>();
   /** Namespaces that have a checkpoint (found at start or saved since). */
-  private readonly checkpointed = new Set<string>();
+  readonly #checkpointed = new Set<string>();
   /** When each namespace's checkpoint was last saved (or its save failed). */
-  private readonly savedAt = new Map<string, number>();
-  private saving: Promise<void> | undefined;
+  readonly #savedAt = new Map<string, number>();
+  #saving: Promise<void> | undefined;
   /** Namespaces whose services the last first read took from checkpoints. */
-  private seeded = new Set<string>();
+  #seeded = new Set<string>();
 
   constructor(ctx: WatchContext, cache: ServiceCache, reads: ServiceReads, markers: MarkerPolling) {
-    this.ctx = ctx;
-    this.cache = cache;
-    this.reads = reads;
-    this.markers = markers;
+    this.#ctx = ctx;
+    this.#cache = cache;
+    this.#reads = reads;
+    this.#markers = markers;
   }
 
   /** A new start: the checkpoints are loaded again, nothing taken from them yet. */
   restart(): void {
-    this.loaded = undefined;
-    this.seeded = new Set();
+    this.#loaded = undefined;
+    this.#seeded = new Set();
   }
 
   /** Namespaces whose services the last first read took from checkpoints. */
   get seededNamespaces(): ReadonlySet<string> {
-    return this.seeded;
+    return this.#seeded;
   }
 
   /** What the namespace's checkpoint would hold changed. */
   markStale(namespace: string): void {
-    this.stale.add(namespace);
+    this.#stale.add(namespace);
   }
 
   /** Resolves once a save in flight ended. */
   async stopped(): Promise<void> {
-    await this.saving;
+    await this.#saving;
   }
 
   /** The checkpoints, loaded once per start (undefined: none kept, or unreadable: the first read is then in full). */
   load(): Promise<NamespaceCheckpoint[] | undefined> {
-    const store = this.ctx.opts.checkpoints;
+    const store = this.#ctx.opts.checkpoints;
     if (store === undefined) return Promise.resolve(undefined);
-    this.loaded ??= store.load().catch((err: unknown) => {
-      this.ctx.log?.warn({ err: String(err) }, 'could not load the Cloud Map checkpoints; reading Cloud Map in full');
+    this.#loaded ??= store.load().catch((err: unknown) => {
+      this.#ctx.log?.warn({ err: String(err) }, 'could not load the Cloud Map checkpoints; reading Cloud Map in full');
       return undefined;
     });
-    return this.loaded;
+    return this.#loaded;
   }
 
   /**
@@ -94,10 +94,10 @@ export class WarmStart {
     known: readonly ServiceKey[],
     ownPending: boolean,
   ): Promise<WarmStartPlan | undefined> {
-    const { opts, counts, log } = this.ctx;
+    const { opts, counts, log } = this.#ctx;
     const checkpoints = await this.load();
     if (checkpoints === undefined) return undefined;
-    for (const cp of checkpoints) this.checkpointed.add(cp.namespace);
+    for (const cp of checkpoints) this.#checkpointed.add(cp.namespace);
     // The markers as the checkpoints saw them, against the markers read at this start.
     const before = new Map<string, MarkerEntry>(
       checkpoints.flatMap((cp) =>
@@ -121,21 +121,21 @@ export class WarmStart {
       checkpoints,
       namespaces,
       known,
-      changed: changedNamespaces(before, [...this.markers.markers()]),
+      changed: changedNamespaces(before, [...this.#markers.markers()]),
       // Markers not read: nothing can be validated. Writes a predecessor left pending: its checkpoints may lack them.
-      cold: !this.markers.read || ownPending,
+      cold: !this.#markers.read || ownPending,
     });
     // The first poll found every marker new; what the checkpoints hold is not stale. What the reads below change is.
-    this.stale.clear();
-    for (const k of plan.announced) this.stale.add(k.namespace);
+    this.#stale.clear();
+    for (const k of plan.announced) this.#stale.add(k.namespace);
     const seeded: string[] = [];
     for (const [namespace, services] of plan.seed) {
       for (const s of services) {
         // Read since (a retried first read): newer than the checkpoint.
-        if (this.cache.seed(namespace, s.name, { revision: s.revision, instances: s.instances, revisionChecks: 0 }))
+        if (this.#cache.seed(namespace, s.name, { revision: s.revision, instances: s.instances, revisionChecks: 0 }))
           seeded.push(`${namespace}/${s.name}`);
       }
-      this.seeded.add(namespace);
+      this.#seeded.add(namespace);
     }
     // Taken from a checkpoint, not read: the resync checks them at its steady pace, each within one period of this
     // start (spread over it, so a restart does not make every one of them due at once).
@@ -143,7 +143,7 @@ export class WarmStart {
     const period = resyncPeriodMs(seeded.length + plan.read.length, paceOf(opts));
     seeded.forEach((key, k) => {
       const slash = key.indexOf('/');
-      this.cache.readDone(
+      this.#cache.readDone(
         key.slice(0, slash),
         key.slice(slash + 1),
         now - period + ((k + 1) / seeded.length) * period,
@@ -155,7 +155,7 @@ export class WarmStart {
       counts.seededServices += seeded.length;
     }
     for (const [namespace, why] of plan.untrusted) {
-      this.stale.add(namespace);
+      this.#stale.add(namespace);
       log?.info({ namespace, why }, 'Cloud Map checkpoint of the namespace not used; its services are read');
     }
     log?.info(
@@ -177,50 +177,50 @@ export class WarmStart {
    * vouch for the instances saved (M9). At most one save in flight, each namespace at most once an interval.
    */
   step(synced: boolean): void {
-    const { opts, counts, log } = this.ctx;
+    const { opts, counts, log } = this.#ctx;
     const store = opts.checkpoints;
-    if (store === undefined || !synced || !this.markers.read || this.saving !== undefined || this.stale.size === 0)
+    if (store === undefined || !synced || !this.#markers.read || this.#saving !== undefined || this.#stale.size === 0)
       return;
     const now = opts.clock.now();
-    const busy = this.reads.busyNamespaces();
-    const due = [...this.stale].filter(
+    const busy = this.#reads.busyNamespaces();
+    const due = [...this.#stale].filter(
       (namespace) =>
         !busy.has(namespace) &&
-        (this.cache.hasNamespace(namespace) || this.checkpointed.has(namespace)) &&
-        now - (this.savedAt.get(namespace) ?? Number.NEGATIVE_INFINITY) >= opts.checkpointIntervalMs,
+        (this.#cache.hasNamespace(namespace) || this.#checkpointed.has(namespace)) &&
+        now - (this.#savedAt.get(namespace) ?? Number.NEGATIVE_INFINITY) >= opts.checkpointIntervalMs,
     );
     if (due.length === 0) return;
     // Taken together now: markers and instances of one moment.
     const snapshots = due.map((namespace) => {
-      this.stale.delete(namespace);
-      const markers = [...this.markers.markers()]
+      this.#stale.delete(namespace);
+      const markers = [...this.#markers.markers()]
         .filter((m) => m.namespace === namespace)
         .map((m) => ({ id: m.id, clusterId: m.clusterId, revision: m.revision }));
-      const services = this.cache
+      const services = this.#cache
         .servicesIn(namespace)
         .map(([name, c]) => ({ name, revision: c.revision, instances: c.instances }));
       return { namespace, markers, services };
     });
-    this.saving = (async () => {
+    this.#saving = (async () => {
       for (const { namespace, markers, services } of snapshots) {
-        if (this.ctx.signal().aborted) {
-          this.stale.add(namespace);
+        if (this.#ctx.signal().aborted) {
+          this.#stale.add(namespace);
           continue;
         }
         try {
           await store.save(namespace, markers, services);
-          this.checkpointed.add(namespace);
+          this.#checkpointed.add(namespace);
           counts.checkpointsSaved++;
         } catch (err) {
-          this.stale.add(namespace);
+          this.#stale.add(namespace);
           log?.warn(
             { namespace, err: String(err) },
             'could not save the Cloud Map checkpoint of the namespace; retrying later',
           );
         } finally {
-          this.savedAt.set(namespace, opts.clock.now());
+          this.#savedAt.set(namespace, opts.clock.now());
         }
       }
-    })().finally(() => (this.saving = undefined));
+    })().finally(() => (this.#saving = undefined));
   }
 }

@@ -33,7 +33,7 @@ export class CloudMapAdapter {
   readonly operations: OperationWaiter;
   readonly clock: Clock;
   readonly logger: Logger | undefined;
-  private readonly client: ServiceDiscoveryClient;
+  readonly #client: ServiceDiscoveryClient;
 
   constructor(options: CloudMapAdapterOptions) {
     if (!options.sdkClient && !options.client)
@@ -42,7 +42,7 @@ export class CloudMapAdapter {
     this.logger = options.logger;
     this.identity = { clusterId: options.clusterId, clustersetId: options.clustersetId };
     // A silent socket is given up after the call deadline at the latest, whichever layer notices first.
-    this.client =
+    this.#client =
       options.sdkClient ??
       createCloudMapClient({
         ...(options.callTimeoutMs === undefined ? {} : { idleTimeoutMs: options.callTimeoutMs }),
@@ -51,14 +51,14 @@ export class CloudMapAdapter {
     this.caller = new CloudMapCaller(options);
     const { namespaceOwner, accountId } = options;
     this.operations = new OperationWaiter(
-      this.client,
+      this.#client,
       this.caller,
       this.clock,
       { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling },
       namespaceOwner,
     );
-    this.registry = new CloudMapRegistry(this.client, this.caller, this.operations, options.logger, namespaceOwner);
-    this.instances = new CloudMapInstances(this.client, this.caller, this.registry, this.operations, this.identity, {
+    this.registry = new CloudMapRegistry(this.#client, this.caller, this.operations, options.logger, namespaceOwner);
+    this.instances = new CloudMapInstances(this.#client, this.caller, this.registry, this.operations, this.identity, {
       ...(namespaceOwner === undefined ? {} : { namespaceOwner }),
       ...(accountId === undefined ? {} : { accountId }),
     });
@@ -126,6 +126,6 @@ export class CloudMapAdapter {
 
   /** Closes the SDK client's sockets. */
   destroy(): void {
-    this.client.destroy();
+    this.#client.destroy();
   }
 }

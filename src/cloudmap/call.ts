@@ -74,38 +74,38 @@ const OUTCOME = {
 } as const satisfies Record<string, CallOutcome>;
 
 export class CloudMapCaller {
-  private readonly limiter: RateLimiter;
-  private readonly backoff: BackoffPolicy;
-  private readonly maxAttempts: number;
-  private readonly callTimeoutMs: number;
-  private readonly signal: AbortSignal | undefined;
-  private readonly metrics: CloudMapMetrics;
-  private readonly fence: () => string | undefined;
-  private readonly logger: Logger | undefined;
-  private readonly clock: Clock;
-  private readonly random: () => number;
-  private readonly reported = new Map<string, number>();
+  readonly #limiter: RateLimiter;
+  readonly #backoff: BackoffPolicy;
+  readonly #maxAttempts: number;
+  readonly #callTimeoutMs: number;
+  readonly #signal: AbortSignal | undefined;
+  readonly #metrics: CloudMapMetrics;
+  readonly #fence: () => string | undefined;
+  readonly #logger: Logger | undefined;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #reported = new Map<string, number>();
 
   constructor(options: CallerOptions = {}) {
-    this.clock = options.clock ?? systemClock;
-    this.limiter = new RateLimiter(
+    this.#clock = options.clock ?? systemClock;
+    this.#limiter = new RateLimiter(
       {
         clusters: options.clusters ?? 1,
         ...(options.quotaShare !== undefined ? { share: options.quotaShare } : {}),
         ...(options.quotas ? { quotas: options.quotas } : {}),
         ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
       },
-      this.clock,
+      this.#clock,
       options.rateTuning,
     );
-    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
-    this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
-    this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-    this.signal = options.signal;
-    this.metrics = options.metrics ?? noMetrics;
-    this.fence = options.fence ?? (() => undefined);
-    this.logger = options.logger;
-    this.random = options.random ?? Math.random;
+    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    this.#callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    this.#signal = options.signal;
+    this.#metrics = options.metrics ?? noMetrics;
+    this.#fence = options.fence ?? (() => undefined);
+    this.#logger = options.logger;
+    this.#random = options.random ?? Math.random;
   }
 
   /**
@@ -119,7 +119,7 @@ export class CloudMapCaller {
     send: (signal: AbortSignal) => Promise<T>,
     urgent = false,
   ): Promise<T> {
-    return (await this.run(api, context, send, undefined, urgent))!;
+    return (await this.#run(api, context, send, undefined, urgent))!;
   }
 
   /**
@@ -133,10 +133,10 @@ export class CloudMapCaller {
     settled: () => boolean,
     send: (signal: AbortSignal) => Promise<T>,
   ): Promise<T | undefined> {
-    return this.run(api, context, send, settled);
+    return this.#run(api, context, send, settled);
   }
 
-  private async run<T>(
+  async #run<T>(
     api: string,
     context: CallContext,
     send: (signal: AbortSignal) => Promise<T>,
@@ -144,37 +144,37 @@ export class CloudMapCaller {
     urgent = false,
   ): Promise<T | undefined> {
     for (let attempt = 0; ; attempt++) {
-      await this.limiter.acquire(api, urgent);
-      if (this.signal?.aborted) throw new CallCancelledError(api, context);
+      await this.#limiter.acquire(api, urgent);
+      if (this.#signal?.aborted) throw new CallCancelledError(api, context);
       if (settled?.()) {
-        this.limiter.refund(api);
+        this.#limiter.refund(api);
         return undefined;
       }
       // After the wait for the rate limit, which a paused process may have spent past its Lease.
-      const fenced = this.fence();
+      const fenced = this.#fence();
       if (fenced !== undefined) throw new LeaseLostError(api, fenced);
-      const started = this.clock.now();
+      const started = this.#clock.now();
       try {
-        const result = await this.attempt(api, context, send);
-        this.metrics.onCall(api, 'success', this.clock.now() - started);
-        this.reportRate(api);
+        const result = await this.#attempt(api, context, send);
+        this.#metrics.onCall(api, 'success', this.#clock.now() - started);
+        this.#reportRate(api);
         return result;
       } catch (err) {
         if (err instanceof CallCancelledError) throw err;
         const errorClass = classifyError(err);
-        this.metrics.onCall(api, OUTCOME[errorClass], this.clock.now() - started);
-        if (errorClass === 'throttle' && this.limiter.onThrottle(api)) {
-          const ratePerSecond = this.reportRate(api);
-          this.logger?.warn({ api, ratePerSecond }, 'Cloud Map throttled requests; slowing this API down');
+        this.#metrics.onCall(api, OUTCOME[errorClass], this.#clock.now() - started);
+        if (errorClass === 'throttle' && this.#limiter.onThrottle(api)) {
+          const ratePerSecond = this.#reportRate(api);
+          this.#logger?.warn({ api, ratePerSecond }, 'Cloud Map throttled requests; slowing this API down');
         }
-        if (errorClass === 'final' || attempt + 1 >= this.maxAttempts)
+        if (errorClass === 'final' || attempt + 1 >= this.#maxAttempts)
           throw new CloudMapCallError(api, context, err, attempt + 1);
-        const delay = backoffDelay(this.backoff, attempt + 1, this.random);
-        this.logger?.debug(
+        const delay = backoffDelay(this.#backoff, attempt + 1, this.#random);
+        this.#logger?.debug(
           { api, attempt: attempt + 1, delayMs: delay, errorClass, target: describeContext(context) },
           'retrying Cloud Map call',
         );
-        await this.clock.sleep(delay, this.signal);
+        await this.#clock.sleep(delay, this.#signal);
       }
     }
   }
@@ -185,21 +185,21 @@ export class CloudMapCaller {
    * timeout), so no caller ever waits on a connection that stopped answering. The timer is wall-clock whatever the
    * injected clock: it bounds real I/O.
    */
-  private attempt<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  #attempt<T>(api: string, context: CallContext, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const request = new AbortController();
     return new Promise<T>((resolve, reject) => {
       const cancelled = () => end(new CallCancelledError(api, context));
-      const timer = setTimeout(() => end(new CallTimeoutError(this.callTimeoutMs)), this.callTimeoutMs);
+      const timer = setTimeout(() => end(new CallTimeoutError(this.#callTimeoutMs)), this.#callTimeoutMs);
       const cleanUp = () => {
         clearTimeout(timer);
-        this.signal?.removeEventListener('abort', cancelled);
+        this.#signal?.removeEventListener('abort', cancelled);
       };
       const end = (err: Error) => {
         cleanUp();
         reject(err);
         request.abort(err);
       };
-      this.signal?.addEventListener('abort', cancelled, { once: true });
+      this.#signal?.addEventListener('abort', cancelled, { once: true });
       send(request.signal).then(resolve, reject).finally(cleanUp);
     });
   }
@@ -208,17 +208,17 @@ export class CloudMapCaller {
    * Tells the metrics sink the API's allowed rate (to 0.1 request/s) whenever it differs from the last report: once at
    * the first call, when a throttle lowers it, and as it recovers. Returns the rate.
    */
-  private reportRate(api: string): number {
-    const rate = Math.round(this.limiter.rate(api) * 10) / 10;
-    if (this.reported.get(api) !== rate) {
-      this.reported.set(api, rate);
-      this.metrics.onRateChange(api, rate);
+  #reportRate(api: string): number {
+    const rate = Math.round(this.#limiter.rate(api) * 10) / 10;
+    if (this.#reported.get(api) !== rate) {
+      this.#reported.set(api, rate);
+      this.#metrics.onRateChange(api, rate);
     }
     return rate;
   }
 
   /** The rate an API is currently allowed (requests per second). */
   rate(api: string): number {
-    return this.limiter.rate(api);
+    return this.#limiter.rate(api);
   }
 }

@@ -34,15 +34,15 @@ function toInstance(id: string | undefined, attributes: Record<string, string> |
 }
 
 export class CloudMapInstances {
-  private readonly client: ServiceDiscoveryClient;
-  private readonly caller: CloudMapCaller;
-  private readonly registry: CloudMapRegistry;
-  private readonly operations: OperationWaiter;
-  private readonly identity: Identity;
+  readonly #client: ServiceDiscoveryClient;
+  readonly #caller: CloudMapCaller;
+  readonly #registry: CloudMapRegistry;
+  readonly #operations: OperationWaiter;
+  readonly #identity: Identity;
   /** The owner of the ClusterSet's namespaces when another account (discovery then names it, OwnerAccount). */
-  private readonly owner: { OwnerAccount?: string };
+  readonly #owner: { OwnerAccount?: string };
   /** This cluster's account, when known: an instance claiming this cluster that another account registered is not ours (C4). */
-  private readonly accountId: string | undefined;
+  readonly #accountId: string | undefined;
 
   constructor(
     client: ServiceDiscoveryClient,
@@ -52,26 +52,26 @@ export class CloudMapInstances {
     identity: Identity,
     accounts: { namespaceOwner?: string; accountId?: string } = {},
   ) {
-    this.client = client;
-    this.owner = accounts.namespaceOwner === undefined ? {} : { OwnerAccount: accounts.namespaceOwner };
-    this.accountId = accounts.accountId;
-    this.caller = caller;
-    this.registry = registry;
-    this.operations = operations;
-    this.identity = identity;
+    this.#client = client;
+    this.#owner = accounts.namespaceOwner === undefined ? {} : { OwnerAccount: accounts.namespaceOwner };
+    this.#accountId = accounts.accountId;
+    this.#caller = caller;
+    this.#registry = registry;
+    this.#operations = operations;
+    this.#identity = identity;
   }
 
   /** Runs a call on a service id; a ServiceNotFound drops the cached id so the next ensureService looks again. */
-  private async onService<T>(
+  async #onService<T>(
     api: string,
     context: CallContext & { serviceId: string },
     send: (signal: AbortSignal) => Promise<T>,
     urgent = false,
   ): Promise<T> {
     try {
-      return await this.caller.call(api, context, send, urgent);
+      return await this.#caller.call(api, context, send, urgent);
     } catch (err) {
-      if (isNotFound(err, 'ServiceNotFound')) this.registry.forgetService(context.serviceId);
+      if (isNotFound(err, 'ServiceNotFound')) this.#registry.forgetService(context.serviceId);
       throw err;
     }
   }
@@ -79,8 +79,8 @@ export class CloudMapInstances {
   /** Every instance of the service (all clusters, all ClusterSets), paged, with the account that registered it. */
   listInstances(serviceId: string): Promise<Array<CloudMapInstance & { createdByAccount?: string }>> {
     return collectPages(async (NextToken) => {
-      const out = await this.onService('ListInstances', { serviceId }, (abortSignal) =>
-        this.client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 }), {
+      const out = await this.#onService('ListInstances', { serviceId }, (abortSignal) =>
+        this.#client.send(new ListInstancesCommand({ ServiceId: serviceId, NextToken, MaxResults: 100 }), {
           abortSignal,
         }),
       );
@@ -103,25 +103,25 @@ export class CloudMapInstances {
     service: string,
     options: { clustersetId?: string } = {},
   ): Promise<DiscoveredInstances | undefined> {
-    const clustersetId = options.clustersetId ?? this.identity.clustersetId;
+    const clustersetId = options.clustersetId ?? this.#identity.clustersetId;
     const context = { namespace, service };
     let out;
     try {
-      out = await this.caller.call('DiscoverInstances', context, (abortSignal) =>
-        this.client.send(
+      out = await this.#caller.call('DiscoverInstances', context, (abortSignal) =>
+        this.#client.send(
           new DiscoverInstancesCommand({
             NamespaceName: namespace,
             ServiceName: service,
             HealthStatus: 'ALL',
             MaxResults: DISCOVER_MAX_RESULTS,
-            ...this.owner,
+            ...this.#owner,
             QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
           }),
           { abortSignal },
         ),
       );
     } catch (err) {
-      if (this.invisible(err)) return undefined;
+      if (this.#invisible(err)) return undefined;
       throw err;
     }
     const revision = out.InstancesRevision;
@@ -131,14 +131,14 @@ export class CloudMapInstances {
     }
     // Twice: a NotFound drops cached ids (the service may have been recreated), so the second lookup is fresh.
     for (let attempt = 0; ; attempt++) {
-      const namespaceId = await this.registry.findNamespace(namespace);
-      const serviceId = namespaceId === undefined ? undefined : await this.registry.findService(namespaceId, service);
+      const namespaceId = await this.#registry.findNamespace(namespace);
+      const serviceId = namespaceId === undefined ? undefined : await this.#registry.findService(namespaceId, service);
       if (serviceId === undefined) return undefined;
       try {
         return { instances: inClusterset(await this.listInstances(serviceId), clustersetId), revision };
       } catch (err) {
         if (!isNotFound(err)) throw err;
-        if (namespaceId !== undefined) this.registry.forgetNamespace(namespaceId);
+        if (namespaceId !== undefined) this.#registry.forgetNamespace(namespaceId);
         if (attempt > 0) return undefined;
       }
     }
@@ -147,15 +147,15 @@ export class CloudMapInstances {
   /** Cloud Map's InstancesRevision of `namespace/service`, or undefined when it does not exist. */
   async discoverRevision(namespace: string, service: string): Promise<number | undefined> {
     try {
-      const out = await this.caller.call('DiscoverInstancesRevision', { namespace, service }, (abortSignal) =>
-        this.client.send(
-          new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.owner }),
+      const out = await this.#caller.call('DiscoverInstancesRevision', { namespace, service }, (abortSignal) =>
+        this.#client.send(
+          new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.#owner }),
           { abortSignal },
         ),
       );
       return out.InstancesRevision;
     } catch (err) {
-      if (this.invisible(err)) return undefined;
+      if (this.#invisible(err)) return undefined;
       throw err;
     }
   }
@@ -164,14 +164,14 @@ export class CloudMapInstances {
    * Whether a discovery error means "no such service here": not found, or, in another account's namespaces, access
    * denied (Cloud Map does not tell a namespace that is not shared from one that does not exist).
    */
-  private invisible(err: unknown): boolean {
-    return isNotFound(err) || (this.owner.OwnerAccount !== undefined && isNotFound(err, 'AccessDeniedException'));
+  #invisible(err: unknown): boolean {
+    return isNotFound(err) || (this.#owner.OwnerAccount !== undefined && isNotFound(err, 'AccessDeniedException'));
   }
 
-  private async getInstance(serviceId: string, instanceId: string): Promise<CloudMapInstance | undefined> {
+  async #getInstance(serviceId: string, instanceId: string): Promise<CloudMapInstance | undefined> {
     try {
-      const out = await this.onService('GetInstance', { serviceId, instanceId }, (abortSignal) =>
-        this.client.send(new GetInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId }), { abortSignal }),
+      const out = await this.#onService('GetInstance', { serviceId, instanceId }, (abortSignal) =>
+        this.#client.send(new GetInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId }), { abortSignal }),
       );
       return toInstance(out.Instance?.Id, out.Instance?.Attributes)[0];
     } catch (err) {
@@ -187,16 +187,16 @@ export class CloudMapInstances {
    */
   async registerInstance(serviceId: string, instance: CloudMapInstance, urgent = false): Promise<string> {
     const context = { serviceId, instanceId: instance.id };
-    assertOwnInstance(instance, this.identity, 'register', describeContext({ serviceId }));
+    assertOwnInstance(instance, this.#identity, 'register', describeContext({ serviceId }));
     // Fixed across the caller's retries: a retry of a request that landed (its response lost) is answered with the
     // same operation instead of a second registration.
     const CreatorRequestId = randomUUID();
-    const out = await this.afterBusy(() =>
-      this.onService(
+    const out = await this.#afterBusy(() =>
+      this.#onService(
         'RegisterInstance',
         context,
         (abortSignal) =>
-          this.client.send(
+          this.#client.send(
             new RegisterInstanceCommand({
               ServiceId: serviceId,
               InstanceId: instance.id,
@@ -208,9 +208,9 @@ export class CloudMapInstances {
         urgent,
       ),
     );
-    const operationId = this.requireOperationId(out.OperationId, 'RegisterInstance', context);
-    this.operations.track(operationId, context, async () => {
-      const current = await this.getInstance(serviceId, instance.id);
+    const operationId = this.#requireOperationId(out.OperationId, 'RegisterInstance', context);
+    this.#operations.track(operationId, context, async () => {
+      const current = await this.#getInstance(serviceId, instance.id);
       return current !== undefined && sameInstances([current], [instance]);
     });
     return operationId;
@@ -232,7 +232,7 @@ export class CloudMapInstances {
    */
   deregisterInstances(serviceId: string, instanceIds: readonly string[]): Promise<string[]> {
     const wanted = new Set(instanceIds);
-    return this.deregisterOf(serviceId, (i) => wanted.has(i.id), this.identity, 'deregister');
+    return this.#deregisterOf(serviceId, (i) => wanted.has(i.id), this.#identity, 'deregister');
   }
 
   /**
@@ -242,13 +242,13 @@ export class CloudMapInstances {
    * proves nothing), and this cluster is never reaped.
    */
   reapInstances(serviceId: string, deadClusterId: string, only?: readonly string[]): Promise<string[]> {
-    if (deadClusterId === this.identity.clusterId)
+    if (deadClusterId === this.#identity.clusterId)
       throw new OwnershipError(
         `refusing to reap instances of "${deadClusterId}" in ${describeContext({ serviceId })}: it is this cluster, which is alive`,
       );
-    const dead = { clusterId: deadClusterId, clustersetId: this.identity.clustersetId };
+    const dead = { clusterId: deadClusterId, clustersetId: this.#identity.clustersetId };
     const wanted = only === undefined ? undefined : new Set(only);
-    return this.deregisterOf(
+    return this.#deregisterOf(
       serviceId,
       (i) =>
         (wanted === undefined || wanted.has(i.id)) &&
@@ -259,7 +259,7 @@ export class CloudMapInstances {
     );
   }
 
-  private async deregisterOf(
+  async #deregisterOf(
     serviceId: string,
     wanted: (instance: CloudMapInstance) => boolean,
     owner: Identity,
@@ -270,19 +270,19 @@ export class CloudMapInstances {
     for (const instance of listed) {
       assertOwnInstance(instance, owner, action, where);
       // C4 for this cluster's own instances; a dead cluster's are reaped whatever account registered them.
-      if (owner.clusterId === this.identity.clusterId) assertOwnAccount(instance, owner, this.accountId, where);
+      if (owner.clusterId === this.#identity.clusterId) assertOwnAccount(instance, owner, this.#accountId, where);
     }
-    const operations = await Promise.all(listed.map((instance) => this.deregisterOwned(serviceId, instance)));
+    const operations = await Promise.all(listed.map((instance) => this.#deregisterOwned(serviceId, instance)));
     return operations.filter((id): id is string => id !== undefined);
   }
 
-  private async deregisterOwned(serviceId: string, instance: CloudMapInstance): Promise<string | undefined> {
+  async #deregisterOwned(serviceId: string, instance: CloudMapInstance): Promise<string | undefined> {
     const context = { serviceId, instanceId: instance.id };
     let out;
     try {
-      out = await this.afterBusy(() =>
-        this.onService('DeregisterInstance', context, (abortSignal) =>
-          this.client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }), {
+      out = await this.#afterBusy(() =>
+        this.#onService('DeregisterInstance', context, (abortSignal) =>
+          this.#client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instance.id }), {
             abortSignal,
           }),
         ),
@@ -291,11 +291,11 @@ export class CloudMapInstances {
       if (isNotFound(err, 'InstanceNotFound')) return undefined;
       throw err;
     }
-    const operationId = this.requireOperationId(out.OperationId, 'DeregisterInstance', context);
-    this.operations.track(
+    const operationId = this.#requireOperationId(out.OperationId, 'DeregisterInstance', context);
+    this.#operations.track(
       operationId,
       context,
-      async () => (await this.getInstance(serviceId, instance.id)) === undefined,
+      async () => (await this.#getInstance(serviceId, instance.id)) === undefined,
     );
     return operationId;
   }
@@ -305,18 +305,18 @@ export class CloudMapInstances {
    * DuplicateRequest naming it (e.g. an operation a killed predecessor left, or one whose wait timed out). Then that
    * operation is waited for, whatever its outcome, and the write sent once more.
    */
-  private async afterBusy<T>(send: () => Promise<T>): Promise<T> {
+  async #afterBusy<T>(send: () => Promise<T>): Promise<T> {
     try {
       return await send();
     } catch (err) {
       const busy = causeField(err, 'DuplicateOperationId');
       if (busy === undefined) throw err;
-      await this.operations.wait([busy]).catch(() => {});
+      await this.#operations.wait([busy]).catch(() => {});
       return send();
     }
   }
 
-  private requireOperationId(operationId: string | undefined, api: string, context: CallContext): string {
+  #requireOperationId(operationId: string | undefined, api: string, context: CallContext): string {
     if (operationId === undefined)
       throw new Error(`Cloud Map ${api} for ${describeContext(context)} returned no operation id; it will be retried`);
     return operationId;

@@ -15,11 +15,11 @@ export const noMetrics: CloudMapMetrics = { onCall: () => {}, onRateChange: () =
 
 /** Counts requests by API and outcome; used by tests and benchmarks. */
 export class CallCounter implements CloudMapMetrics {
-  private readonly counts = new Map<string, Map<CallOutcome, number>>();
+  readonly #counts = new Map<string, Map<CallOutcome, number>>();
 
   onCall(api: string, outcome: CallOutcome): void {
-    let byOutcome = this.counts.get(api);
-    if (!byOutcome) this.counts.set(api, (byOutcome = new Map<CallOutcome, number>()));
+    let byOutcome = this.#counts.get(api);
+    if (!byOutcome) this.#counts.set(api, (byOutcome = new Map<CallOutcome, number>()));
     byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
   }
 
@@ -28,7 +28,7 @@ export class CallCounter implements CloudMapMetrics {
   /** Requests to `api` (every API when omitted) with `outcome` (any when omitted). */
   count(api?: string, outcome?: CallOutcome): number {
     let total = 0;
-    for (const [name, byOutcome] of this.counts) {
+    for (const [name, byOutcome] of this.#counts) {
       if (api !== undefined && name !== api) continue;
       for (const [o, n] of byOutcome) if (outcome === undefined || o === outcome) total += n;
     }
@@ -37,10 +37,10 @@ export class CallCounter implements CloudMapMetrics {
 
   /** `{ api: requests }` over every outcome. */
   byApi(): Record<string, number> {
-    return Object.fromEntries([...this.counts.keys()].sort().map((api) => [api, this.count(api)]));
+    return Object.fromEntries([...this.#counts.keys()].sort().map((api) => [api, this.count(api)]));
   }
 
   reset(): void {
-    this.counts.clear();
+    this.#counts.clear();
   }
 }

@@ -68,22 +68,23 @@ interface Waiting {
 const TRACK_TTL_MS = 3_600_000;
 
 export class OperationWaiter {
-  private readonly client: ServiceDiscoveryClient;
-  private readonly caller: CloudMapCaller;
-  private readonly clock: Clock;
-  private readonly polling: OperationPolling;
-  private readonly tracked = new Map<string, Tracked>();
+  readonly #client: ServiceDiscoveryClient;
+  readonly #caller: CloudMapCaller;
+  readonly #clock: Clock;
+  readonly #polling: OperationPolling;
+  readonly #tracked = new Map<string, Tracked>();
   /** Operations this process submitted, with when (pruned after TRACK_TTL_MS). */
-  private readonly submitted = new Map<string, number>();
+  readonly #submitted = new Map<string, number>();
   /** Operations someone waits for, each with its waiters. */
-  private readonly waiting = new Map<string, Waiting[]>();
+  readonly #waiting = new Map<string, Waiting[]>();
   /** Operations a call of some round is asking about right now. */
-  private readonly asking = new Set<string>();
-  private loop: Promise<void> | undefined;
-  private delay: number;
-  private lastListedAt: number | undefined;
+  readonly #asking = new Set<string>();
+  /** Whether a polling loop runs; one at a time serves every waiter. */
+  #running = false;
+  #delay: number;
+  #lastListedAt: number | undefined;
   /** Operations in a namespace of another account are that account's: GetOperation names it (OwnerAccount). */
-  private readonly owner: { OwnerAccount?: string };
+  readonly #owner: { OwnerAccount?: string };
 
   /**
    * With `namespaceOwner` (another account's shared namespaces), every operation is asked for with GetOperation: a
@@ -96,46 +97,46 @@ export class OperationWaiter {
     polling: OperationPolling = DEFAULT_OPERATION_POLLING,
     namespaceOwner?: string,
   ) {
-    this.client = client;
-    this.caller = caller;
-    this.clock = clock;
-    this.owner = namespaceOwner === undefined ? {} : { OwnerAccount: namespaceOwner };
-    this.polling = namespaceOwner === undefined ? polling : { ...polling, batchFrom: Number.POSITIVE_INFINITY };
-    this.delay = polling.initialDelayMs;
+    this.#client = client;
+    this.#caller = caller;
+    this.#clock = clock;
+    this.#owner = namespaceOwner === undefined ? {} : { OwnerAccount: namespaceOwner };
+    this.#polling = namespaceOwner === undefined ? polling : { ...polling, batchFrom: Number.POSITIVE_INFINITY };
+    this.#delay = polling.initialDelayMs;
   }
 
   /**
    * Remembers what an operation this process submitted was about (for messages) and how to confirm it if it vanishes.
    */
   track(operationId: string, context: CallContext, check?: OperationCheck): void {
-    const now = this.clock.now();
-    for (const [id, at] of this.submitted) if (now - at > TRACK_TTL_MS) this.submitted.delete(id);
-    this.submitted.set(operationId, now);
-    this.remember(operationId, context, check);
+    const now = this.#clock.now();
+    for (const [id, at] of this.#submitted) if (now - at > TRACK_TTL_MS) this.#submitted.delete(id);
+    this.#submitted.set(operationId, now);
+    this.#remember(operationId, context, check);
   }
 
   /** Whether this process submitted the operation within the last hour (its write needs no reading back). */
   submittedHere(operationId: string): boolean {
-    return this.submitted.has(operationId);
+    return this.#submitted.has(operationId);
   }
 
-  private remember(operationId: string, context: CallContext, check?: OperationCheck): void {
-    const now = this.clock.now();
-    for (const [id, t] of this.tracked)
-      if (now - t.since > TRACK_TTL_MS && !this.waiting.has(id)) this.tracked.delete(id);
-    this.tracked.set(operationId, { context, check, since: now });
+  #remember(operationId: string, context: CallContext, check?: OperationCheck): void {
+    const now = this.#clock.now();
+    for (const [id, t] of this.#tracked)
+      if (now - t.since > TRACK_TTL_MS && !this.#waiting.has(id)) this.#tracked.delete(id);
+    this.#tracked.set(operationId, { context, check, since: now });
   }
 
-  private async getStatus(operationId: string): Promise<Status> {
-    const context = { ...this.tracked.get(operationId)?.context, operationId };
+  async #getStatus(operationId: string): Promise<Status> {
+    const context = { ...this.#tracked.get(operationId)?.context, operationId };
     let out: GetOperationCommandOutput;
     try {
-      out = await this.caller.call('GetOperation', context, (abortSignal) =>
-        this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }),
+      out = await this.#caller.call('GetOperation', context, (abortSignal) =>
+        this.#client.send(new GetOperationCommand({ OperationId: operationId, ...this.#owner }), { abortSignal }),
       );
     } catch (err) {
       if (!isNotFound(err, 'OperationNotFound')) throw err;
-      const check = this.tracked.get(operationId)?.check;
+      const check = this.#tracked.get(operationId)?.check;
       if (check === undefined || (await check())) return { state: 'done' };
       return { state: 'failed', reason: 'the operation is no longer known to Cloud Map and its write is not visible' };
     }
@@ -151,10 +152,10 @@ export class OperationWaiter {
   }
 
   /** Operations matching `filters`, every page: id → status. */
-  private async list(filters: OperationFilter[]): Promise<Map<string, string>> {
+  async #list(filters: OperationFilter[]): Promise<Map<string, string>> {
     const summaries = await collectPages(async (NextToken) => {
-      const out = await this.caller.call('ListOperations', {}, (abortSignal) =>
-        this.client.send(new ListOperationsCommand({ Filters: filters, NextToken, MaxResults: 100 }), { abortSignal }),
+      const out = await this.#caller.call('ListOperations', {}, (abortSignal) =>
+        this.#client.send(new ListOperationsCommand({ Filters: filters, NextToken, MaxResults: 100 }), { abortSignal }),
       );
       return { items: out.Operations ?? [], nextToken: out.NextToken };
     });
@@ -162,21 +163,21 @@ export class OperationWaiter {
   }
 
   /** One listing of what settled since `since`; the listed operations not in it are still pending. */
-  private async listStatuses(ids: readonly string[], since: number): Promise<Map<string, Status>> {
+  async #listStatuses(ids: readonly string[], since: number): Promise<Map<string, Status>> {
     const seconds = (ms: number) => String(Math.floor(ms / 1000));
-    const sentAt = this.clock.now();
-    const settled = await this.list([
+    const sentAt = this.#clock.now();
+    const settled = await this.#list([
       { Name: 'STATUS', Condition: 'IN', Values: ['SUCCESS', 'FAIL'] },
       { Name: 'UPDATE_DATE', Condition: 'BETWEEN', Values: [seconds(since), seconds(sentAt + 60_000)] },
     ]);
-    this.lastListedAt = sentAt;
+    this.#lastListedAt = sentAt;
     const out = new Map<string, Status>();
     for (const id of ids) {
       const status = settled.get(id);
       // A failure's reason is only in GetOperation; failures are rare.
       out.set(
         id,
-        status === 'SUCCESS' ? { state: 'done' } : status === 'FAIL' ? await this.getStatus(id) : { state: 'pending' },
+        status === 'SUCCESS' ? { state: 'done' } : status === 'FAIL' ? await this.#getStatus(id) : { state: 'pending' },
       );
     }
     return out;
@@ -186,33 +187,33 @@ export class OperationWaiter {
    * Asks `ask` for the status of `ids` and hands every answer to its waiters as soon as it arrives; a failed call
    * resolves its operations as errors. While it runs, later rounds leave these operations to it.
    */
-  private async settle(ids: readonly string[], ask: () => Promise<Map<string, Status>>): Promise<void> {
-    for (const id of ids) this.asking.add(id);
+  async #settle(ids: readonly string[], ask: () => Promise<Map<string, Status>>): Promise<void> {
+    for (const id of ids) this.#asking.add(id);
     let statuses: Map<string, Status>;
     try {
       statuses = await ask();
     } catch (error) {
       statuses = new Map(ids.map((id) => [id, { state: 'error', error }]));
     } finally {
-      for (const id of ids) this.asking.delete(id);
+      for (const id of ids) this.#asking.delete(id);
     }
     for (const [id, status] of statuses) {
       if (status.state === 'pending') continue;
-      for (const w of this.waiting.get(id) ?? []) w.resolve(status);
-      this.waiting.delete(id);
+      for (const w of this.#waiting.get(id) ?? []) w.resolve(status);
+      this.#waiting.delete(id);
     }
   }
 
   /** Waiters past their deadline get their operation reported as still pending (the worker retries the write). */
-  private expire(now: number): void {
-    for (const [id, waiters] of this.waiting) {
+  #expire(now: number): void {
+    for (const [id, waiters] of this.#waiting) {
       const remaining = waiters.filter((w) => {
         if (now < w.deadline) return true;
         w.resolve({ state: 'failed', reason: `still pending after ${w.timeoutMs} ms`, pending: true });
         return false;
       });
-      if (remaining.length > 0) this.waiting.set(id, remaining);
-      else this.waiting.delete(id);
+      if (remaining.length > 0) this.#waiting.set(id, remaining);
+      else this.#waiting.delete(id);
     }
   }
 
@@ -221,43 +222,47 @@ export class OperationWaiter {
    * waits for its calls at most until the next waiter's deadline: one call stuck on a connection (each attempt has a
    * deadline, but a call may retry several times) never holds the other waiters past theirs (M6).
    */
-  private async round(): Promise<void> {
-    const now = this.clock.now();
-    const pending = [...this.waiting.keys()]
-      .filter((id) => !this.asking.has(id))
-      .map((id) => ({ id, since: this.tracked.get(id)?.since ?? now }));
-    const plan = planOperationPolls(pending, now, this.lastListedAt, this.polling);
+  async #round(): Promise<void> {
+    const now = this.#clock.now();
+    const pending = [...this.#waiting.keys()]
+      .filter((id) => !this.#asking.has(id))
+      .map((id) => ({ id, since: this.#tracked.get(id)?.since ?? now }));
+    const plan = planOperationPolls(pending, now, this.#lastListedAt, this.#polling);
     const asked = Promise.all([
       ...(plan.listSince === undefined
         ? []
-        : [this.settle(plan.listed, () => this.listStatuses(plan.listed, plan.listSince!))]),
-      ...plan.gets.map((id) => this.settle([id], async () => new Map([[id, await this.getStatus(id)]]))),
+        : [this.#settle(plan.listed, () => this.#listStatuses(plan.listed, plan.listSince!))]),
+      ...plan.gets.map((id) => this.#settle([id], async () => new Map([[id, await this.#getStatus(id)]]))),
     ]);
-    const nextDeadline = Math.min(...[...this.waiting.values()].flat().map((w) => w.deadline));
+    const nextDeadline = Math.min(...[...this.#waiting.values()].flat().map((w) => w.deadline));
     const cutOff = new AbortController();
     await Promise.race([asked, sleep(nextDeadline - now, cutOff.signal)]);
     cutOff.abort();
-    this.expire(this.clock.now());
+    this.#expire(this.#clock.now());
   }
 
-  private async run(): Promise<void> {
-    while (this.waiting.size > 0) {
-      const delay = this.delay;
-      this.delay = Math.min(this.polling.maxDelayMs, delay * 2);
-      await this.clock.sleep(delay);
-      await this.round();
+  async #run(): Promise<void> {
+    while (this.#waiting.size > 0) {
+      const delay = this.#delay;
+      this.#delay = Math.min(this.#polling.maxDelayMs, delay * 2);
+      await this.#clock.sleep(delay);
+      await this.#round();
     }
-    this.loop = undefined;
+    this.#running = false;
   }
 
-  private watch(operationId: string, timeoutMs: number): Promise<Status> {
+  #watch(operationId: string, timeoutMs: number): Promise<Status> {
     return new Promise((resolve) => {
-      const waiters = this.waiting.get(operationId) ?? [];
-      waiters.push({ deadline: this.clock.now() + timeoutMs, timeoutMs, resolve });
-      this.waiting.set(operationId, waiters);
+      const waiters = this.#waiting.get(operationId) ?? [];
+      waiters.push({ deadline: this.#clock.now() + timeoutMs, timeoutMs, resolve });
+      this.#waiting.set(operationId, waiters);
       // New operations get a quick first look; the shared round covers the older ones too.
-      this.delay = this.polling.initialDelayMs;
-      this.loop ??= this.run();
+      this.#delay = this.#polling.initialDelayMs;
+      if (!this.#running) {
+        this.#running = true;
+        // Nothing is lost: #run does not reject (#settle turns a failed call into its waiters' status).
+        void this.#run();
+      }
     });
   }
 
@@ -265,15 +270,15 @@ export class OperationWaiter {
    * Resolves once every operation succeeded; throws OperationsFailedError naming each one that failed, vanished
    * without its write being visible, or was still pending after `timeoutMs`, or the error of a call that failed.
    */
-  async wait(operationIds: readonly string[], timeoutMs = this.polling.timeoutMs): Promise<void> {
+  async wait(operationIds: readonly string[], timeoutMs = this.#polling.timeoutMs): Promise<void> {
     const ids = [...new Set(operationIds)];
-    const statuses = await Promise.all(ids.map((id) => this.watch(id, timeoutMs)));
+    const statuses = await Promise.all(ids.map((id) => this.#watch(id, timeoutMs)));
     const failures: OperationFailure[] = [];
     let error: { error: unknown } | undefined;
     statuses.forEach((status, i) => {
       const operationId = ids[i]!;
-      const context = this.tracked.get(operationId)?.context ?? {};
-      if (!this.waiting.has(operationId)) this.tracked.delete(operationId);
+      const context = this.#tracked.get(operationId)?.context ?? {};
+      if (!this.#waiting.has(operationId)) this.#tracked.delete(operationId);
       if (status.state === 'error') error ??= { error: status.error };
       if (status.state === 'failed')
         failures.push({ operationId, context, reason: status.reason, ...(status.pending ? { pending: true } : {}) });
@@ -293,19 +298,19 @@ export class OperationWaiter {
     operationId: string,
     target: string,
     intervalMs: number,
-    timeoutMs = this.polling.timeoutMs,
+    timeoutMs = this.#polling.timeoutMs,
   ): Promise<string | undefined> {
-    const context = this.tracked.get(operationId)?.context ?? {};
-    const deadline = this.clock.now() + timeoutMs;
+    const context = this.#tracked.get(operationId)?.context ?? {};
+    const deadline = this.#clock.now() + timeoutMs;
     for (;;) {
-      await this.clock.sleep(intervalMs);
-      const status = await this.getStatus(operationId);
+      await this.#clock.sleep(intervalMs);
+      const status = await this.#getStatus(operationId);
       if (status.state === 'done') {
-        if (!this.waiting.has(operationId)) this.tracked.delete(operationId);
+        if (!this.#waiting.has(operationId)) this.#tracked.delete(operationId);
         return status.targets?.[target];
       }
       if (status.state === 'failed') throw new OperationsFailedError([{ operationId, context, reason: status.reason }]);
-      if (this.clock.now() >= deadline)
+      if (this.#clock.now() >= deadline)
         throw new OperationsFailedError([
           { operationId, context, reason: `still pending after ${timeoutMs} ms`, pending: true },
         ]);
@@ -318,12 +323,12 @@ export class OperationWaiter {
    * only counted.
    */
   async settleInFlight(timeoutMs: number): Promise<{ ids: string[]; failed: number }> {
-    const inFlight = await this.list([
+    const inFlight = await this.#list([
       { Name: 'STATUS', Condition: 'IN', Values: ['SUBMITTED', 'PENDING'] },
       { Name: 'TYPE', Condition: 'IN', Values: ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'] },
     ]);
     const ids = [...inFlight].filter(([, status]) => status === 'SUBMITTED' || status === 'PENDING').map(([id]) => id);
-    for (const id of ids) this.remember(id, {});
+    for (const id of ids) this.#remember(id, {});
     try {
       await this.wait(ids, timeoutMs);
       return { ids, failed: 0 };
@@ -342,13 +347,13 @@ export class OperationWaiter {
     sinceMs: number,
     types: readonly OperationType[] = ['REGISTER_INSTANCE', 'DEREGISTER_INSTANCE'],
   ): Promise<string[]> {
-    const done = await this.list([
+    const done = await this.#list([
       { Name: 'STATUS', Condition: 'IN', Values: ['SUCCESS'] },
       { Name: 'TYPE', Condition: 'IN', Values: [...types] },
       {
         Name: 'UPDATE_DATE',
         Condition: 'BETWEEN',
-        Values: [String(Math.ceil(sinceMs / 1000)), String(Math.floor((this.clock.now() + 60_000) / 1000))],
+        Values: [String(Math.ceil(sinceMs / 1000)), String(Math.floor((this.#clock.now() + 60_000) / 1000))],
       },
     ]);
     return [...done].filter(([, status]) => status === 'SUCCESS').map(([id]) => id);
@@ -359,8 +364,8 @@ export class OperationWaiter {
    * was submitted and when its status last changed (Unix ms).
    */
   async describe(operationId: string): Promise<OperationTargets> {
-    const out = await this.caller.call('GetOperation', { operationId }, (abortSignal) =>
-      this.client.send(new GetOperationCommand({ OperationId: operationId, ...this.owner }), { abortSignal }),
+    const out = await this.#caller.call('GetOperation', { operationId }, (abortSignal) =>
+      this.#client.send(new GetOperationCommand({ OperationId: operationId, ...this.#owner }), { abortSignal }),
     );
     const op = out.Operation;
     return {

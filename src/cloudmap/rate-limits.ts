@@ -8,58 +8,58 @@ import { clientLimits, OTHER_APIS, type ClientLimit, type ClientLimitInput } fro
 import { TokenBucket } from '../runtime/token-bucket.ts';
 
 export class RateLimiter {
-  private readonly limits: Readonly<Record<string, ClientLimit>>;
-  private readonly clock: Clock;
-  private readonly tuning: Partial<AdaptiveRateConfig>;
-  private readonly buckets = new Map<string, TokenBucket>();
+  readonly #limits: Readonly<Record<string, ClientLimit>>;
+  readonly #clock: Clock;
+  readonly #tuning: Partial<AdaptiveRateConfig>;
+  readonly #buckets = new Map<string, TokenBucket>();
 
   /** `tuning` overrides the AIMD parameters of every bucket. */
   constructor(limits: ClientLimitInput, clock: Clock, tuning: Partial<AdaptiveRateConfig> = {}) {
-    this.limits = clientLimits(limits);
-    this.clock = clock;
-    this.tuning = tuning;
+    this.#limits = clientLimits(limits);
+    this.#clock = clock;
+    this.#tuning = tuning;
   }
 
-  private bucket(api: string): TokenBucket {
-    let bucket = this.buckets.get(api);
+  #bucket(api: string): TokenBucket {
+    let bucket = this.#buckets.get(api);
     if (!bucket) {
-      const now = this.clock.now();
-      const limit = this.limits[api] ?? this.limits[OTHER_APIS]!;
+      const now = this.#clock.now();
+      const limit = this.#limits[api] ?? this.#limits[OTHER_APIS]!;
       bucket = new TokenBucket(
         new AdaptiveRate(
           adaptiveRateConfig(limit.rate, {
             ceilingRate: limit.ceiling,
             recoveryPerSecond: limit.ceiling / 20,
             quickRecoveryPerSecond: limit.ceiling / 4,
-            ...this.tuning,
+            ...this.#tuning,
           }),
           now,
         ),
-        this.clock,
+        this.#clock,
         limit.burst / limit.rate,
       );
-      this.buckets.set(api, bucket);
+      this.#buckets.set(api, bucket);
     }
     return bucket;
   }
 
   /** Waits until `api` may be called; an `urgent` caller goes ahead of those waiting (token-bucket.ts). */
   acquire(api: string, urgent = false): Promise<void> {
-    return this.bucket(api).take(urgent);
+    return this.#bucket(api).take(urgent);
   }
 
   /** Gives back a token taken by acquire() and not used for a request. */
   refund(api: string): void {
-    this.bucket(api).refund(this.clock.now());
+    this.#bucket(api).refund(this.#clock.now());
   }
 
   /** Slows `api` down after a throttling response; true when the rate was lowered. */
   onThrottle(api: string): boolean {
-    return this.bucket(api).onThrottle(this.clock.now());
+    return this.#bucket(api).onThrottle(this.#clock.now());
   }
 
   /** The rate `api` is currently allowed, in requests per second. */
   rate(api: string): number {
-    return this.bucket(api).rate(this.clock.now());
+    return this.#bucket(api).rate(this.#clock.now());
   }
 }

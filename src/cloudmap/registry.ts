@@ -87,29 +87,29 @@ function oldestByKey<T extends { id: string; createdAt: number }>(
 }
 
 export class CloudMapRegistry {
-  private readonly client: ServiceDiscoveryClient;
-  private readonly caller: CloudMapCaller;
-  private readonly operations: OperationWaiter;
-  private readonly logger: Logger | undefined;
-  private readonly namespaceIds = new Map<string, string>();
+  readonly #client: ServiceDiscoveryClient;
+  readonly #caller: CloudMapCaller;
+  readonly #operations: OperationWaiter;
+  readonly #logger: Logger | undefined;
+  readonly #namespaceIds = new Map<string, string>();
   /** True once every namespace was listed: a name not in namespaceIds then does not exist. */
-  private namespacesComplete = false;
+  #namespacesComplete = false;
   /** `<namespaceId>/<service name>` → service id. */
-  private readonly serviceIds = new Map<string, string>();
+  readonly #serviceIds = new Map<string, string>();
   /** Namespace ids whose services were all listed: a name not in serviceIds then does not exist there. */
-  private readonly servicesComplete = new Set<string>();
+  readonly #servicesComplete = new Set<string>();
   /** Namespace and name of services and namespaces looked up by id (an id never changes its name). */
-  private readonly namedServices = new Map<string, { namespaceId: string; name: string }>();
-  private readonly namedNamespaces = new Map<string, string>();
+  readonly #namedServices = new Map<string, { namespaceId: string; name: string }>();
+  readonly #namedNamespaces = new Map<string, string>();
   /** When each namespace's services were last listed after a CreateService met another cluster's creation. */
-  private readonly collisionListedAt = new Map<string, number>();
+  readonly #collisionListedAt = new Map<string, number>();
   /** One creation at a time per name within this process. */
-  private readonly creating = new Map<string, Promise<string>>();
+  readonly #creating = new Map<string, Promise<string>>();
   /**
    * The account that owns the ClusterSet's namespaces when it is not this one: only its namespaces are used, named by
    * ARN, and never created here (shared-namespaces.ts).
    */
-  private readonly owner: string | undefined;
+  readonly #owner: string | undefined;
 
   constructor(
     client: ServiceDiscoveryClient,
@@ -118,11 +118,11 @@ export class CloudMapRegistry {
     logger?: Logger,
     namespaceOwner?: string,
   ) {
-    this.client = client;
-    this.owner = namespaceOwner;
-    this.caller = caller;
-    this.operations = operations;
-    this.logger = logger;
+    this.#client = client;
+    this.#owner = namespaceOwner;
+    this.#caller = caller;
+    this.#operations = operations;
+    this.#logger = logger;
   }
 
   /** Every namespace of the account and Region (`name` narrows the server-side listing where supported). */
@@ -130,26 +130,26 @@ export class CloudMapRegistry {
     const Filters =
       name === undefined ? undefined : [{ Name: 'NAME' as const, Values: [name], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
-      const out = await this.caller.call(
+      const out = await this.#caller.call(
         'ListNamespaces',
         name === undefined ? {} : { namespace: name },
         (abortSignal) =>
-          this.client.send(new ListNamespacesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }),
+          this.#client.send(new ListNamespacesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }),
       );
       return { items: out.Namespaces ?? [], nextToken: out.NextToken };
     });
-    const shared = this.owner !== undefined;
+    const shared = this.#owner !== undefined;
     const namespaces = all
       .filter((n) => n.Id !== undefined && n.Name !== undefined && (name === undefined || n.Name === name))
-      .filter((n) => !shared || n.ResourceOwner === this.owner)
+      .filter((n) => !shared || n.ResourceOwner === this.#owner)
       .map((n) => ({
         id: resourceReference(n, shared)!,
         name: n.Name!,
         type: n.Type ?? 'HTTP',
         createdAt: n.CreateDate?.getTime() ?? 0,
       }));
-    for (const [n, id] of oldestByKey(namespaces, (ns) => ns.name)) this.namespaceIds.set(n, id);
-    if (name === undefined) this.namespacesComplete = true;
+    for (const [n, id] of oldestByKey(namespaces, (ns) => ns.name)) this.#namespaceIds.set(n, id);
+    if (name === undefined) this.#namespacesComplete = true;
     return namespaces;
   }
 
@@ -157,21 +157,21 @@ export class CloudMapRegistry {
   async listServices(namespaceId: string): Promise<ServiceSummary[]> {
     const Filters = [{ Name: 'NAMESPACE_ID' as const, Values: [namespaceId], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
-      const out = await this.caller.call('ListServices', { namespaceId }, (abortSignal) =>
-        this.client.send(new ListServicesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }),
+      const out = await this.#caller.call('ListServices', { namespaceId }, (abortSignal) =>
+        this.#client.send(new ListServicesCommand({ Filters, NextToken, MaxResults: 100 }), { abortSignal }),
       );
       return { items: out.Services ?? [], nextToken: out.NextToken };
     });
     const services = all
       .filter((s) => s.Id !== undefined && s.Name !== undefined)
       .map((s) => ({
-        id: resourceReference(s, this.owner !== undefined)!,
+        id: resourceReference(s, this.#owner !== undefined)!,
         name: s.Name!,
         namespaceId,
         createdAt: s.CreateDate?.getTime() ?? 0,
       }));
-    for (const [key, id] of oldestByKey(services, serviceKey)) this.serviceIds.set(key, id);
-    this.servicesComplete.add(namespaceId);
+    for (const [key, id] of oldestByKey(services, serviceKey)) this.#serviceIds.set(key, id);
+    this.#servicesComplete.add(namespaceId);
     return services;
   }
 
@@ -180,8 +180,8 @@ export class CloudMapRegistry {
    * unless `unlisted` says it may have been created since (the change marker named it).
    */
   async findNamespace(name: string, unlisted = false): Promise<string | undefined> {
-    const known = this.namespaceIds.get(name);
-    if (known !== undefined || (this.namespacesComplete && !unlisted)) return known;
+    const known = this.#namespaceIds.get(name);
+    if (known !== undefined || (this.#namespacesComplete && !unlisted)) return known;
     return oldest(await this.listNamespaces(name))?.id;
   }
 
@@ -192,8 +192,8 @@ export class CloudMapRegistry {
   async ensureNamespace(name: string, onCreating?: () => void): Promise<string> {
     const known = await this.findNamespace(name);
     if (known !== undefined) return known;
-    if (this.owner === undefined) onCreating?.();
-    return this.once(`ns/${name}`, () => this.createNamespace(name));
+    if (this.#owner === undefined) onCreating?.();
+    return this.#once(`ns/${name}`, () => this.#createNamespace(name));
   }
 
   /**
@@ -201,12 +201,12 @@ export class CloudMapRegistry {
    * no ListNamespaces (0.5 a second per account, shared with every cluster's listings) stands between the creation and
    * the first export in it (M7). A store whose operation names no id gets the lookup by name.
    */
-  private async createNamespace(name: string): Promise<string> {
-    if (this.owner !== undefined) {
+  async #createNamespace(name: string): Promise<string> {
+    if (this.#owner !== undefined) {
       // A consumer never creates: the namespace may have been shared since the last listing, so look once more.
       const shared = oldest(await this.listNamespaces(name))?.id;
-      if (shared === undefined) throw new NamespaceNotSharedError(name, this.owner);
-      return this.recordNamespace(name, shared, false);
+      if (shared === undefined) throw new NamespaceNotSharedError(name, this.#owner);
+      return this.#recordNamespace(name, shared, false);
     }
     const context = { namespace: name };
     const CreatorRequestId = randomUUID();
@@ -214,54 +214,54 @@ export class CloudMapRegistry {
     let operationId: string | undefined;
     try {
       // The watcher may learn the namespace while this waits for the quota (another cluster's marker named it).
-      const out = await this.caller.callUnlessSettled(
+      const out = await this.#caller.callUnlessSettled(
         'CreateHttpNamespace',
         context,
-        () => this.namespaceIds.has(name),
+        () => this.#namespaceIds.has(name),
         (abortSignal) =>
-          this.client.send(
+          this.#client.send(
             new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId }),
             { abortSignal },
           ),
       );
-      if (out === undefined) return this.namespaceIds.get(name)!;
+      if (out === undefined) return this.#namespaceIds.get(name)!;
       operationId = out.OperationId;
     } catch (err) {
       const existing = causeField(err, 'NamespaceId');
-      if (existing !== undefined) return this.recordNamespace(name, existing, false);
+      if (existing !== undefined) return this.#recordNamespace(name, existing, false);
       // The same creation is still running (another cluster's, or a retry after a lost response): wait for it.
       operationId = causeField(err, 'DuplicateOperationId');
       if (operationId === undefined) throw err;
       ours = false;
     }
     if (operationId !== undefined) {
-      this.operations.track(operationId, context);
-      const created = await this.operations.settleOne(operationId, 'NAMESPACE', NAMESPACE_OPERATION_POLL_MS);
-      if (created !== undefined) return this.recordNamespace(name, created, ours);
+      this.#operations.track(operationId, context);
+      const created = await this.#operations.settleOne(operationId, 'NAMESPACE', NAMESPACE_OPERATION_POLL_MS);
+      if (created !== undefined) return this.#recordNamespace(name, created, ours);
     }
     const id = oldest(await this.listNamespaces(name))?.id;
     if (id === undefined)
       throw new Error(
         `Cloud Map namespace "${name}" was created but cannot be found by ListNamespaces; it will be retried`,
       );
-    return this.recordNamespace(name, id, ours);
+    return this.#recordNamespace(name, id, ours);
   }
 
   /** A namespace this process just created holds no services yet: finding one in it needs no listing. */
-  private recordNamespace(name: string, id: string, createdHere: boolean): string {
-    this.namespaceIds.set(name, id);
-    if (createdHere) this.servicesComplete.add(id);
-    this.logger?.info({ namespace: name, namespaceId: id }, 'Cloud Map namespace ready');
+  #recordNamespace(name: string, id: string, createdHere: boolean): string {
+    this.#namespaceIds.set(name, id);
+    if (createdHere) this.#servicesComplete.add(id);
+    this.#logger?.info({ namespace: name, namespaceId: id }, 'Cloud Map namespace ready');
     return id;
   }
 
   /** The id of service `name` in the namespace, or undefined when there is none; no call once the namespace was listed. */
   async findService(namespaceId: string, name: string): Promise<string | undefined> {
-    const known = this.serviceIds.get(serviceKey({ namespaceId, name }));
-    if (known !== undefined || this.servicesComplete.has(namespaceId)) return known;
+    const known = this.#serviceIds.get(serviceKey({ namespaceId, name }));
+    if (known !== undefined || this.#servicesComplete.has(namespaceId)) return known;
     // Many exports of a namespace not listed yet share one listing.
-    await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
-    return this.serviceIds.get(serviceKey({ namespaceId, name }));
+    await this.#once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+    return this.#serviceIds.get(serviceKey({ namespaceId, name }));
   }
 
   /**
@@ -275,10 +275,10 @@ export class CloudMapRegistry {
     const key = serviceKey({ namespaceId, name });
     let id = await this.findService(namespaceId, name);
     if (id === undefined && existing) {
-      await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
-      id = this.serviceIds.get(key);
+      await this.#once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+      id = this.#serviceIds.get(key);
     }
-    return id ?? this.once(`svc/${namespaceId}/${name}`, () => this.createService(namespaceId, name));
+    return id ?? this.#once(`svc/${namespaceId}/${name}`, () => this.#createService(namespaceId, name));
   }
 
   /**
@@ -286,18 +286,18 @@ export class CloudMapRegistry {
    * name created meanwhile by another cluster answers ServiceAlreadyExists with its id; the CreatorRequestId makes the
    * caller's retry of a request whose response was lost return the same service.
    */
-  private async createService(namespaceId: string, name: string): Promise<string> {
+  async #createService(namespaceId: string, name: string): Promise<string> {
     const key = serviceKey({ namespaceId, name });
     const context = { namespaceId, service: name };
     const CreatorRequestId = randomUUID();
     let id: string | undefined;
     try {
-      const out = await this.caller.callUnlessSettled(
+      const out = await this.#caller.callUnlessSettled(
         'CreateService',
         context,
-        () => this.serviceIds.has(key),
+        () => this.#serviceIds.has(key),
         (abortSignal) =>
-          this.client.send(
+          this.#client.send(
             new CreateServiceCommand({
               Name: name,
               NamespaceId: namespaceId,
@@ -307,33 +307,28 @@ export class CloudMapRegistry {
             { abortSignal },
           ),
       );
-      if (out === undefined) return this.serviceIds.get(key)!;
-      id = out.Service === undefined ? undefined : resourceReference(out.Service, this.owner !== undefined);
+      if (out === undefined) return this.#serviceIds.get(key)!;
+      id = out.Service === undefined ? undefined : resourceReference(out.Service, this.#owner !== undefined);
     } catch (err) {
       // A cached namespace id can outlive its namespace: drop it so the next ensureNamespace looks again.
       if (isNotFound(err, 'NamespaceNotFound')) this.forgetNamespace(namespaceId);
       id = causeField(err, 'ServiceId');
       if (id === undefined) throw err;
-      if (this.owner !== undefined) id = serviceArnIn(namespaceId, id);
-      await this.learnCreatedServices(namespaceId);
+      if (this.#owner !== undefined) id = serviceArnIn(namespaceId, id);
+      await this.#learnCreatedServices(namespaceId);
     }
     if (id === undefined)
       throw new Error(
         `Cloud Map CreateService for service "${name}" in namespace id ${namespaceId} returned no service id; it will be retried`,
       );
-    this.serviceIds.set(key, id);
+    this.#serviceIds.set(key, id);
     return id;
   }
 
   /** Whether a service or namespace carries our description; says why one that does not is left in place. */
-  private ours(
-    kind: 'service' | 'namespace',
-    name: string | undefined,
-    id: string,
-    description: string | undefined,
-  ): boolean {
+  #ours(kind: 'service' | 'namespace', name: string | undefined, id: string, description: string | undefined): boolean {
     if (description === OWNED_DESCRIPTION) return true;
-    this.logger?.info(
+    this.#logger?.info(
       { [kind]: name, [`${kind}Id`]: id, description: description ?? null },
       `empty Cloud Map ${kind} left in place: mcs-cloudmap did not create it (its description is not "${OWNED_DESCRIPTION}")`,
     );
@@ -347,25 +342,25 @@ export class CloudMapRegistry {
    * clusters, a quarter of the CreateService calls, of 5 a second per account, had been answered ServiceAlreadyExists.
    * At most one such listing per namespace every COLLISION_LISTING_MS; one that fails costs only what it would save.
    */
-  private async learnCreatedServices(namespaceId: string): Promise<void> {
+  async #learnCreatedServices(namespaceId: string): Promise<void> {
     const now = Date.now();
-    if (now - (this.collisionListedAt.get(namespaceId) ?? Number.NEGATIVE_INFINITY) < COLLISION_LISTING_MS) return;
-    this.collisionListedAt.set(namespaceId, now);
+    if (now - (this.#collisionListedAt.get(namespaceId) ?? Number.NEGATIVE_INFINITY) < COLLISION_LISTING_MS) return;
+    this.#collisionListedAt.set(namespaceId, now);
     try {
-      await this.once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
+      await this.#once(`list/${namespaceId}`, async () => (await this.listServices(namespaceId), namespaceId));
     } catch (err) {
-      this.logger?.warn(
+      this.#logger?.warn(
         { namespaceId, err: err instanceof Error ? err.message : String(err) },
         'could not list the services another cluster is creating; creations go on one by one',
       );
     }
   }
 
-  private once(key: string, create: () => Promise<string>): Promise<string> {
-    let running = this.creating.get(key);
+  #once(key: string, create: () => Promise<string>): Promise<string> {
+    let running = this.#creating.get(key);
     if (!running) {
-      running = create().finally(() => this.creating.delete(key));
-      this.creating.set(key, running);
+      running = create().finally(() => this.#creating.delete(key));
+      this.#creating.set(key, running);
     }
     return running;
   }
@@ -376,14 +371,14 @@ export class CloudMapRegistry {
    * service or its namespace is gone.
    */
   async nameOfService(serviceId: string): Promise<{ namespace: string; service: string } | undefined> {
-    let named = this.namedServices.get(serviceId);
-    const key = named === undefined ? [...this.serviceIds].find(([, id]) => id === serviceId)?.[0] : undefined;
+    let named = this.#namedServices.get(serviceId);
+    const key = named === undefined ? [...this.#serviceIds].find(([, id]) => id === serviceId)?.[0] : undefined;
     if (key !== undefined)
       named = { namespaceId: key.slice(0, key.lastIndexOf('/')), name: key.slice(key.lastIndexOf('/') + 1) };
     if (named === undefined) {
-      const got = await this.caller
+      const got = await this.#caller
         .call('GetService', { serviceId }, (abortSignal) =>
-          this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }),
+          this.#client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }),
         )
         .catch((err: unknown) => {
           if (isNotFound(err, 'ServiceNotFound')) return undefined;
@@ -391,39 +386,39 @@ export class CloudMapRegistry {
         });
       if (got?.Service?.Name === undefined || got.Service.NamespaceId === undefined) return undefined;
       named = { namespaceId: got.Service.NamespaceId, name: got.Service.Name };
-      this.namedServices.set(serviceId, named);
+      this.#namedServices.set(serviceId, named);
     }
-    const namespace = await this.nameOfNamespace(named.namespaceId);
+    const namespace = await this.#nameOfNamespace(named.namespaceId);
     return namespace === undefined ? undefined : { namespace, service: named.name };
   }
 
-  private async nameOfNamespace(namespaceId: string): Promise<string | undefined> {
+  async #nameOfNamespace(namespaceId: string): Promise<string | undefined> {
     const known =
-      this.namedNamespaces.get(namespaceId) ?? [...this.namespaceIds].find(([, id]) => id === namespaceId)?.[0];
+      this.#namedNamespaces.get(namespaceId) ?? [...this.#namespaceIds].find(([, id]) => id === namespaceId)?.[0];
     if (known !== undefined) return known;
     const context = { namespaceId };
-    const got = await this.caller
+    const got = await this.#caller
       .call('GetNamespace', context, (abortSignal) =>
-        this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }),
+        this.#client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }),
       )
       .catch((err: unknown) => {
         if (isNotFound(err, 'NamespaceNotFound')) return undefined;
         throw err;
       });
     const name = got?.Namespace?.Name;
-    if (name !== undefined) this.namedNamespaces.set(namespaceId, name);
+    if (name !== undefined) this.#namedNamespaces.set(namespaceId, name);
     return name;
   }
 
   /** Drops cached ids after a NotFound, so the next find/ensure creates or looks again. */
   forgetService(serviceId: string): void {
-    for (const [key, id] of this.serviceIds) if (id === serviceId) this.serviceIds.delete(key);
+    for (const [key, id] of this.#serviceIds) if (id === serviceId) this.#serviceIds.delete(key);
   }
 
   forgetNamespace(namespaceId: string): void {
-    for (const [name, id] of this.namespaceIds) if (id === namespaceId) this.namespaceIds.delete(name);
-    for (const key of this.serviceIds.keys()) if (key.startsWith(`${namespaceId}/`)) this.serviceIds.delete(key);
-    this.servicesComplete.delete(namespaceId);
+    for (const [name, id] of this.#namespaceIds) if (id === namespaceId) this.#namespaceIds.delete(name);
+    for (const key of this.#serviceIds.keys()) if (key.startsWith(`${namespaceId}/`)) this.#serviceIds.delete(key);
+    this.#servicesComplete.delete(namespaceId);
   }
 
   /**
@@ -434,16 +429,16 @@ export class CloudMapRegistry {
   async deleteServiceIfEmpty(serviceId: string): Promise<boolean> {
     const context = { serviceId };
     try {
-      const page = await this.caller.call('ListInstances', context, (abortSignal) =>
-        this.client.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 1 }), { abortSignal }),
+      const page = await this.#caller.call('ListInstances', context, (abortSignal) =>
+        this.#client.send(new ListInstancesCommand({ ServiceId: serviceId, MaxResults: 1 }), { abortSignal }),
       );
       if ((page.Instances ?? []).length > 0) return false;
-      const got = await this.caller.call('GetService', context, (abortSignal) =>
-        this.client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }),
+      const got = await this.#caller.call('GetService', context, (abortSignal) =>
+        this.#client.send(new GetServiceCommand({ Id: serviceId }), { abortSignal }),
       );
-      if (!this.ours('service', got.Service?.Name, serviceId, got.Service?.Description)) return false;
-      await this.caller.call('DeleteService', context, (abortSignal) =>
-        this.client.send(new DeleteServiceCommand({ Id: serviceId }), { abortSignal }),
+      if (!this.#ours('service', got.Service?.Name, serviceId, got.Service?.Description)) return false;
+      await this.#caller.call('DeleteService', context, (abortSignal) =>
+        this.#client.send(new DeleteServiceCommand({ Id: serviceId }), { abortSignal }),
       );
     } catch (err) {
       if (err instanceof CloudMapCallError && err.code === 'ResourceInUse') return false;
@@ -458,20 +453,20 @@ export class CloudMapRegistry {
    * never deletes the owner's.
    */
   async deleteNamespaceIfEmpty(namespaceId: string): Promise<boolean> {
-    if (this.owner !== undefined) return false;
+    if (this.#owner !== undefined) return false;
     const context = { namespaceId };
     try {
       if ((await this.listServices(namespaceId)).length > 0) return false;
-      const got = await this.caller.call('GetNamespace', context, (abortSignal) =>
-        this.client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }),
+      const got = await this.#caller.call('GetNamespace', context, (abortSignal) =>
+        this.#client.send(new GetNamespaceCommand({ Id: namespaceId }), { abortSignal }),
       );
-      if (!this.ours('namespace', got.Namespace?.Name, namespaceId, got.Namespace?.Description)) return false;
-      const out = await this.caller.call('DeleteNamespace', context, (abortSignal) =>
-        this.client.send(new DeleteNamespaceCommand({ Id: namespaceId }), { abortSignal }),
+      if (!this.#ours('namespace', got.Namespace?.Name, namespaceId, got.Namespace?.Description)) return false;
+      const out = await this.#caller.call('DeleteNamespace', context, (abortSignal) =>
+        this.#client.send(new DeleteNamespaceCommand({ Id: namespaceId }), { abortSignal }),
       );
       if (out.OperationId) {
-        this.operations.track(out.OperationId, context);
-        await this.operations.wait([out.OperationId]);
+        this.#operations.track(out.OperationId, context);
+        await this.#operations.wait([out.OperationId]);
       }
     } catch (err) {
       if (err instanceof CloudMapCallError && err.code === 'ResourceInUse') return false;

@@ -61,24 +61,24 @@ export function adaptiveRateConfig(maxRate: number, overrides: Partial<AdaptiveR
 export class AdaptiveRate {
   readonly config: AdaptiveRateConfig;
   /** Rate right after the last decrease or change of demand, and when that was; the rate grows linearly from there. */
-  private floor: number;
-  private since: number;
-  private lastDecrease = Number.NEGATIVE_INFINITY;
-  private busy = false;
+  #floor: number;
+  #since: number;
+  #lastDecrease = Number.NEGATIVE_INFINITY;
+  #busy = false;
 
   constructor(config: AdaptiveRateConfig, now: number) {
     this.config = config;
-    this.floor = config.maxRate;
-    this.since = now;
+    this.#floor = config.maxRate;
+    this.#since = now;
   }
 
   /** Allowed requests per second at `now`. */
   rate(now: number): number {
-    const quickFrom = Math.max(this.since, this.lastDecrease + this.config.settleMs);
-    const slowMs = Math.max(0, Math.min(now, quickFrom) - this.since);
+    const quickFrom = Math.max(this.#since, this.#lastDecrease + this.config.settleMs);
+    const slowMs = Math.max(0, Math.min(now, quickFrom) - this.#since);
     const quickMs = Math.max(0, now - quickFrom);
     const regained = (this.config.recoveryPerSecond * slowMs + this.config.quickRecoveryPerSecond * quickMs) / 1000;
-    return Math.min(this.busy ? this.config.ceilingRate : this.config.maxRate, this.floor + regained);
+    return Math.min(this.#busy ? this.config.ceilingRate : this.config.maxRate, this.#floor + regained);
   }
 
   /**
@@ -86,18 +86,18 @@ export class AdaptiveRate {
    * jumps); becoming idle gives the borrowed rate back at once.
    */
   setBusy(now: number, busy: boolean): void {
-    if (busy === this.busy) return;
-    this.floor = this.rate(now);
-    this.since = now;
-    this.busy = busy;
+    if (busy === this.#busy) return;
+    this.#floor = this.rate(now);
+    this.#since = now;
+    this.#busy = busy;
   }
 
   /** Records a throttling response; returns true when it lowered the rate (false inside the cooldown). */
   onThrottle(now: number): boolean {
-    if (now - this.lastDecrease < this.config.decreaseCooldownMs) return false;
-    this.floor = Math.max(this.config.minRate, this.rate(now) * this.config.decreaseFactor);
-    this.since = now;
-    this.lastDecrease = now;
+    if (now - this.#lastDecrease < this.config.decreaseCooldownMs) return false;
+    this.#floor = Math.max(this.config.minRate, this.rate(now) * this.config.decreaseFactor);
+    this.#since = now;
+    this.#lastDecrease = now;
     return true;
   }
 }
