@@ -15,7 +15,9 @@ export interface CoreDns {
 }
 
 export interface CoreDnsSpec {
-  kubeconfigPath: string;
+  /** For the default Corefile: the cluster whose ServiceImports are served. */
+  kubeconfigPath?: string;
+  /** The kubeconfig's context; also names the process. */
   context: string;
   /** Holds the Corefile and coredns.log. */
   dir: string;
@@ -75,7 +77,7 @@ export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
   writeFileSync(
     corefile,
     spec.corefile?.(port) ??
-      [`.:${port} {`, '  errors', ...kubernetesBlock(spec.kubeconfigPath, spec.context), '}', ''].join('\n'),
+      [`.:${port} {`, '  errors', ...kubernetesBlock(spec.kubeconfigPath ?? '', spec.context), '}', ''].join('\n'),
   );
   const sup = new Supervisor(spec.dir);
   try {
