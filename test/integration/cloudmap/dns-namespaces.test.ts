@@ -150,13 +150,16 @@ describe('cloudmap adapter on the emulator: private DNS namespaces and their rec
         async () => JSON.stringify(await answer()) === '["10.1.0.7/15"]' || JSON.stringify(await answer()),
       );
       await a.waitForOperations(await a.deregisterInstance(service, 'e1'));
-      await eventually('web.prod.mcs.test.internal has no address', async () => {
-        try {
-          return JSON.stringify(await answer());
-        } catch (err) {
-          return (err as { code?: string }).code === 'ENODATA';
-        }
-      });
+      await eventually(
+        'web.prod.mcs.test.internal is gone (NXDOMAIN, as Route 53 answers for a name without records)',
+        async () => {
+          try {
+            return JSON.stringify(await answer());
+          } catch (err) {
+            return (err as { code?: string }).code === 'ENOTFOUND';
+          }
+        },
+      );
     });
   });
 });
