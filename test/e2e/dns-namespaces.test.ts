@@ -95,12 +95,15 @@ describe('e2e: exports that resolve outside Kubernetes (private DNS namespaces, 
 
   it('a host outside every cluster resolves echo.<ns>.<domain> to the exporting pods and reaches one; the records follow a scale-down', async () => {
     const { cs, cls1, cls2 } = e2e();
+    await cs.cloudMapControl.resetCalls();
+    const exported = Date.now();
     cls1.apply([serviceExport(NS, 'echo')]);
     const pods = await podIps(cls1);
     await eventually(`${NAME} resolves to ${pods.join(', ')} outside the clusters`, async () => {
       const got = await resolved(outside!);
       return JSON.stringify(got) === JSON.stringify(pods) || JSON.stringify(got);
     });
+    const resolvable = Date.now();
     // Cloud Map's view: one DNS namespace, named for the domain, whose A records carry the configured TTL.
     const zones = await cs.cloudMapControl.dnsZones();
     expect(zones[`${NS}.${DOMAIN}`]!.map((r) => [r.name, r.type, r.ttl, r.value])).to.deep.equal(
@@ -121,5 +124,21 @@ describe('e2e: exports that resolve outside Kubernetes (private DNS namespaces, 
       const got = await resolved(outside!);
       return JSON.stringify(got) === JSON.stringify(left) || JSON.stringify(got);
     });
+    // The figures of docs/non-kubernetes.md "Costs": Cloud Map calls of both clusters' workers, counted at the emulator.
+    const byApi = (await cs.cloudMapControl.calls()).byApi;
+    const writes = [
+      'CreatePrivateDnsNamespace',
+      'CreateHttpNamespace',
+      'CreateService',
+      'RegisterInstance',
+      'DeregisterInstance',
+    ];
+    console.log(
+      `      export → resolvable outside: ${((resolvable - exported) / 1000).toFixed(1)} s; Cloud Map writes: ${writes
+        .map((api) => `${api} ${Object.values(byApi[api] ?? {}).reduce((a, b) => a + b, 0)}`)
+        .join(', ')}; all calls: ${Object.values(byApi)
+        .flatMap((o) => Object.values(o))
+        .reduce((a, b) => a + b, 0)}`,
+    );
   });
 });
