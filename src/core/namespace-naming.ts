@@ -14,7 +14,7 @@ export type DnsRecordTypes = 'A' | 'AAAA' | 'A,AAAA';
 export interface DnsNamespaceSettings {
   /** The domain every DNS namespace's name ends in, e.g. `mcs.example.internal`. */
   readonly domain: string;
-  /** The VPC whose resolvers answer for the namespaces (CreatePrivateDnsNamespace's Vpc). */
+  /** The VPC a new namespace is created in (CreatePrivateDnsNamespace's Vpc); only a creator needs it. */
   readonly vpc: string;
   /** The record types of each service (DnsConfig.DnsRecords): A for IPv4 endpoints, AAAA for IPv6, or both. */
   readonly recordTypes: DnsRecordTypes;
@@ -60,16 +60,15 @@ export function domainProblem(domain: string): string | undefined {
 
 /**
  * The naming of a choice; throws an Error that names the setting to fix when a DNS namespace is asked for without a
- * usable domain or VPC. Names that are not DNS labels (our change markers' namespace) always stay HTTP namespaces.
+ * usable domain. Names that are not DNS labels (our change markers' namespace) always stay HTTP namespaces.
  */
 export function namespaceNaming(choice: NamingChoice): NamespaceNaming {
   const listed = new Set(choice.dnsNamespaces);
   if (choice.type === 'http' && listed.size === 0) return HTTP_NAMING;
   const settings = choice.dns;
-  if (settings === undefined) throw new Error('a DNS namespace needs a domain and a VPC id');
+  if (settings === undefined) throw new Error('a DNS namespace needs a domain');
   const problem = domainProblem(settings.domain);
   if (problem !== undefined) throw new Error(`the DNS namespaces' domain "${settings.domain}" ${problem}`);
-  if (settings.vpc === '') throw new Error('a DNS namespace needs the id of the VPC it answers in');
   const bad = [...listed].find((n) => !DNS_LABEL.test(n));
   if (bad !== undefined) throw new Error(`"${bad}" is not a Kubernetes namespace name`);
   const isDns = (namespace: string) => DNS_LABEL.test(namespace) && (choice.type === 'dns' || listed.has(namespace));

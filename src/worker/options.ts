@@ -3,7 +3,8 @@ import { DEFAULT_CALL_TIMEOUT_MS, longestCallMs } from '../cloudmap/call.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../cloudmap/client.ts';
 import { CLOUD_MAP_QUOTAS, DEFAULT_CONTROLLERS_SHARE } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
-import { namespaceNaming, type NamespaceNaming } from '../core/namespace-naming.ts';
+import { HTTP_NAMING, namespaceNaming, type NamespaceNaming } from '../core/namespace-naming.ts';
+import { listed, namespaceKindOptionSpecs } from '../config/namespace-options.ts';
 import {
   boolOption,
   ConfigError,
@@ -87,25 +88,7 @@ export const workerOptionSpecs = {
     'MCS_NAMESPACE_OWNER_ACCOUNT',
     "AWS account (12 digits) that owns the ClusterSet's Cloud Map namespaces and shares them with this cluster's account through AWS RAM; this cluster then uses only that account's namespaces and never creates one (a namespace not shared yet is reported on the ServiceExport). Empty: the namespaces are this account's own, created when missing.",
   ),
-  cloudMapNamespaceType: enumOption(
-    'cloudmap-namespace-type',
-    'MCS_CLOUDMAP_NAMESPACE_TYPE',
-    'http',
-    ['http', 'dns'],
-    'Kind of Cloud Map namespace of every Kubernetes namespace: http (the namespace of the same name, discovered by API only) or dns (the private DNS namespace <namespace>.<--dns-namespace-domain>, whose services Cloud Map also keeps Route 53 records of, so <service>.<namespace>.<domain> resolves in the VPC). Every cluster of the ClusterSet must be given the same.',
-  ),
-  dnsNamespaces: stringOption(
-    'dns-namespaces',
-    'MCS_DNS_NAMESPACES',
-    '',
-    'Comma-separated Kubernetes namespaces that use private DNS namespaces although --cloudmap-namespace-type is http. Every cluster of the ClusterSet must be given the same.',
-  ),
-  dnsNamespaceDomain: stringOption(
-    'dns-namespace-domain',
-    'MCS_DNS_NAMESPACE_DOMAIN',
-    '',
-    'Domain of the private DNS namespaces, e.g. mcs.example.internal: Kubernetes namespace ns is the Cloud Map namespace ns.<domain>. Needed with DNS namespaces.',
-  ),
+  ...namespaceKindOptionSpecs,
   dnsNamespaceVpc: stringOption(
     'dns-namespace-vpc',
     'MCS_DNS_NAMESPACE_VPC',
@@ -337,13 +320,11 @@ export function parseWorkerOptions(argv: readonly string[], env: NodeJS.ProcessE
 
 /** The Cloud Map namespaces of the Kubernetes namespaces; ConfigError naming the flag to fix. */
 export function namingOf(o: WorkerOptions): NamespaceNaming {
+  let naming: NamespaceNaming;
   try {
-    return namespaceNaming({
+    naming = namespaceNaming({
       type: o.cloudMapNamespaceType,
-      dnsNamespaces: o.dnsNamespaces
-        .split(',')
-        .map((n) => n.trim())
-        .filter((n) => n !== ''),
+      dnsNamespaces: listed(o.dnsNamespaces),
       dns: {
         domain: o.dnsNamespaceDomain,
         vpc: o.dnsNamespaceVpc,
@@ -356,6 +337,12 @@ export function namingOf(o: WorkerOptions): NamespaceNaming {
       `--cloudmap-namespace-type=${o.cloudMapNamespaceType} --dns-namespaces="${o.dnsNamespaces}": ${(err as Error).message} (set --dns-namespace-domain and --dns-namespace-vpc)`,
     );
   }
+  // Only the worker creates namespaces, and a DNS one is created in a VPC.
+  if (naming !== HTTP_NAMING && o.dnsNamespaceVpc === '')
+    throw new ConfigError(
+      '--dns-namespace-vpc: a DNS namespace is created in a VPC; give its id (vpc-...), the same in every cluster',
+    );
+  return naming;
 }
 
 export function workerHelp(): string {

@@ -1,4 +1,4 @@
-// Exports that resolve outside Kubernetes (issue 59, docs/non-kubernetes.md): with --cloudmap-namespace-type=dns the
+// Exports that resolve outside Kubernetes (docs/non-kubernetes.md): with --cloudmap-namespace-type=dns the
 // ClusterSet's exports live in the private DNS namespace <ns>.<domain>, whose records the emulator keeps as Route 53
 // would and the testbed's DNS server answers from. A host on the data path's bridge that belongs to no cluster (no
 // kubeconfig, nothing of ours; its resolver is that server, as an EC2 instance's is the VPC's) resolves
@@ -48,7 +48,7 @@ async function podIps(cluster: E2ECluster): Promise<string[]> {
     .sort();
 }
 
-describe('e2e: exports that resolve outside Kubernetes (private DNS namespaces, issue 59)', function () {
+describe('e2e: exports that resolve outside Kubernetes (private DNS namespaces)', function () {
   this.timeout(240_000);
   const zoneDir = mkdtempSync(join(tmpdir(), 'mcs-e2e-zones-'));
   before(function () {

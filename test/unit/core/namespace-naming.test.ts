@@ -62,14 +62,13 @@ describe('core: namespace naming (HTTP or private DNS namespaces)', () => {
     );
   });
 
-  it('a DNS namespace without a usable domain or VPC is refused with what to fix', () => {
+  it('a DNS namespace without a usable domain is refused with what to fix', () => {
     const cases: [Partial<DnsNamespaceSettings> | undefined, RegExp][] = [
-      [undefined, /needs a domain and a VPC id/],
+      [undefined, /needs a domain/],
       [{ domain: '' }, /domain "" is empty/],
       [{ domain: 'Mcs.Example' }, /"Mcs", which is not a lowercase DNS label/],
       [{ domain: 'a..b' }, /"", which is not a lowercase DNS label/],
       [{ domain: `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(10)}` }, /characters long/],
-      [{ vpc: '' }, /the id of the VPC/],
     ];
     for (const [change, message] of cases) {
       const dns = change === undefined ? undefined : { ...DNS, ...change };

@@ -58,7 +58,7 @@ describe('worker flags', () => {
     );
     expect(() =>
       parseWorkerOptions(['--dns-namespaces=payments', '--dns-namespace-domain=mcs.example.internal'], {}),
-    ).to.throw(ConfigError, /the id of the VPC/);
+    ).to.throw(ConfigError, /--dns-namespace-vpc: a DNS namespace is created in a VPC/);
   });
 
   it('dead clusters: heartbeat every 30s, withdrawn after 3m, never reaped unless asked; the three must fit together', () => {
