@@ -15,6 +15,11 @@ export interface CloudMapEmulatorOptions {
   quotas?: Partial<Record<CloudMapQuota, number>>;
   /** Seed of the fault switch's random draws. */
   seed?: number;
+  /**
+   * Where to write each private DNS namespace's records as the RFC 1035 zone file `db.<namespace name>`, kept current
+   * (a few times a second) for a DNS server to serve (namespace-dns.ts); default: none written.
+   */
+  zoneDir?: string;
 }
 
 export type CloudMapQuota =
@@ -105,6 +110,15 @@ export interface CloudMapRequest {
   clusterId: string;
 }
 
+/** One record Route 53 would keep for a Cloud Map instance of a DNS namespace (`GET /_emulator/dns`). */
+export interface DnsRecord {
+  /** Absolute, e.g. `echo.prod.mcs.internal.`. */
+  name: string;
+  type: 'A' | 'AAAA' | 'SRV' | 'CNAME';
+  ttl: number;
+  value: string;
+}
+
 /** Command-line flags of `python -m cloudmap_emulator` for these options. */
 export function emulatorArgs(opts: CloudMapEmulatorOptions): string[] {
   const args: string[] = [];
@@ -126,6 +140,7 @@ export function emulatorArgs(opts: CloudMapEmulatorOptions): string[] {
         .join(','),
     );
   if (opts.seed !== undefined) args.push('--seed', String(opts.seed));
+  if (opts.zoneDir !== undefined) args.push('--zone-dir', opts.zoneDir);
   return args;
 }
 
@@ -154,7 +169,7 @@ export class CloudMapEmulatorControl {
 
   /** Changes part of the configuration (`mode` resets the delay and throttling to the mode's, unless also given). */
   configure(
-    change: Omit<CloudMapEmulatorOptions, 'seed'> & { faults?: CloudMapFaults },
+    change: Omit<CloudMapEmulatorOptions, 'seed' | 'zoneDir'> & { faults?: CloudMapFaults },
   ): Promise<CloudMapEmulatorConfig> {
     return this.#request('POST', 'config', change);
   }
@@ -196,6 +211,11 @@ export class CloudMapEmulatorControl {
     share: Omit<NamespaceShare, 'withAccounts'> & { withAccounts?: string[] },
   ): Promise<NamespaceShare[]> {
     return (await this.#request<{ shares: NamespaceShare[] }>('DELETE', 'shares', share)).shares;
+  }
+
+  /** Every DNS namespace's records, by zone (the namespace's name), as the zone files hold them. */
+  async dnsZones(): Promise<Record<string, DnsRecord[]>> {
+    return (await this.#request<{ zones: Record<string, DnsRecord[]> }>('GET', 'dns')).zones;
   }
 
   async shares(): Promise<NamespaceShare[]> {

@@ -15,7 +15,9 @@ export interface CoreDns {
 }
 
 export interface CoreDnsSpec {
-  kubeconfigPath: string;
+  /** For the default Corefile: the cluster whose ServiceImports are served. */
+  kubeconfigPath?: string;
+  /** The kubeconfig's context; also names the process. */
   context: string;
   /** Holds the Corefile and coredns.log. */
   dir: string;
@@ -27,6 +29,11 @@ export interface CoreDnsSpec {
   probeName?: string;
   /** The Corefile for a server on `port`; default: one server block with `kubernetesBlock()` and `errors`. */
   corefile?: (port: number) => string;
+  /**
+   * Where the server is asked: this port (default: a free one) at this address (default 127.0.0.1). Binding to the
+   * address is the Corefile's (`bind`); without it CoreDNS listens on every address.
+   */
+  listen?: { host?: string; port?: number };
 }
 
 /**
@@ -70,12 +77,13 @@ export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
   const availability = coreDnsAvailability();
   if (!availability.available) throw new Error(`CoreDNS is unavailable: ${availability.reason}`);
   mkdirSync(spec.dir, { recursive: true });
-  const [port] = (await freePorts(1)) as [number];
+  const port = spec.listen?.port ?? ((await freePorts(1)) as [number])[0];
+  const address = `${spec.listen?.host ?? '127.0.0.1'}:${port}`;
   const corefile = join(spec.dir, 'Corefile');
   writeFileSync(
     corefile,
     spec.corefile?.(port) ??
-      [`.:${port} {`, '  errors', ...kubernetesBlock(spec.kubeconfigPath, spec.context), '}', ''].join('\n'),
+      [`.:${port} {`, '  errors', ...kubernetesBlock(spec.kubeconfigPath ?? '', spec.context), '}', ''].join('\n'),
   );
   const sup = new Supervisor(spec.dir);
   try {
@@ -86,11 +94,11 @@ export async function startCoreDns(spec: CoreDnsSpec): Promise<CoreDns> {
       logPath: join(spec.dir, 'coredns.log'),
     });
     const resolver = new Resolver({ timeout: 500, tries: 1 });
-    resolver.setServers([`127.0.0.1:${port}`]);
+    resolver.setServers([address]);
     await proc.waitReady('answers DNS queries', () => answers(resolver, spec.probeName), spec.timeoutMs ?? 30_000);
   } catch (err) {
     await sup.stopAll(1000);
     throw err;
   }
-  return { address: `127.0.0.1:${port}`, stop: () => sup.stopAll() };
+  return { address, stop: () => sup.stopAll() };
 }

@@ -8,6 +8,8 @@ export { coreDnsAvailability } from './paths.ts';
 export { DataPathUnavailableError, importIntoRealNode, missingDataPathPrerequisites } from './data-path/index.ts';
 export type { RealNode } from './data-path/index.ts';
 export { startCoreDns } from './coredns.ts';
+export { startNamespaceDns } from './namespace-dns.ts';
+export { addOutsideHost, type OutsideHost } from './data-path/outside-host.ts';
 export type { CoreDns, CoreDnsSpec } from './coredns.ts';
 export { hostAddress } from './host-address.ts';
 export { CloudMapEmulatorControl } from './cloudmap-emulator.ts';
@@ -17,4 +19,5 @@ export type {
   CloudMapFaults,
   CloudMapCallLog,
   CloudMapQuota,
+  DnsRecord,
 } from './cloudmap-emulator.ts';

@@ -14,6 +14,7 @@ import { createCloudMapClient } from '../cloudmap/client.ts';
 import { CloudMapCaller } from '../cloudmap/call.ts';
 import { resourceReference, sameResource } from '../cloudmap/shared-namespaces.ts';
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
+import { HTTP_NAMING, type NamespaceNaming } from '../core/namespace-naming.ts';
 import { explainCloudMapError } from './explain-error.ts';
 import type { CloudMapServiceView, CloudMapView, ClusterPlaces, EndpointCount } from './status-model.ts';
 
@@ -27,6 +28,8 @@ export interface CloudMapReadOptions {
   endpoint?: string;
   /** Only instances with this CLUSTERSET_ID are counted (M5); all instances when undefined. */
   clustersetId?: string;
+  /** Which Cloud Map namespace holds each Kubernetes namespace; default: the HTTP namespace of the same name. */
+  naming?: NamespaceNaming;
 }
 
 const READY_ATTRIBUTE = 'READY';
@@ -201,7 +204,7 @@ async function readRegion(
     for (const { namespace, name } of services) {
       const view: CloudMapServiceView = { namespace, name, found: false, instancesByCluster: {} };
       views.push(view);
-      const nsId = namespaces.get(namespace);
+      const nsId = namespaces.get((options.naming ?? HTTP_NAMING).cloudMapName(namespace));
       if (nsId === undefined) continue;
       try {
         const id = await serviceId(client, caller, namespace, nsId, name);

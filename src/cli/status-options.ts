@@ -2,6 +2,7 @@
 // the same thing, so one environment serves both).
 import {
   boolOption,
+  ConfigError,
   enumOption,
   formatHelp,
   parseOptions,
@@ -9,6 +10,8 @@ import {
   stringOption,
   type OptionValues,
 } from '../config/options.ts';
+import { listed, namespaceKindOptionSpecs } from '../config/namespace-options.ts';
+import { namespaceNaming, type NamespaceNaming } from '../core/namespace-naming.ts';
 
 export const statusOptionSpecs = {
   kubeconfig: stringOption(
@@ -47,6 +50,7 @@ export const statusOptionSpecs = {
     '',
     "AWS account owning the ClusterSet's namespaces when they are shared with yours through AWS RAM (the worker's flag of the same name); empty: your own.",
   ),
+  ...namespaceKindOptionSpecs,
   output: enumOption(
     'output',
     'MCS_OUTPUT',
@@ -59,7 +63,23 @@ export const statusOptionSpecs = {
 export type StatusOptions = OptionValues<typeof statusOptionSpecs>;
 
 export function parseStatusOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): StatusOptions {
-  return parseOptions(statusOptionSpecs, argv, env);
+  const o = parseOptions(statusOptionSpecs, argv, env);
+  statusNaming(o);
+  return o;
+}
+
+/** Where the status command looks for each namespace's services: the names the worker gives them (it only reads). */
+export function statusNaming(o: StatusOptions): NamespaceNaming {
+  try {
+    return namespaceNaming({
+      type: o.cloudMapNamespaceType,
+      dnsNamespaces: listed(o.dnsNamespaces),
+      // Record types, TTL and VPC matter to creators only.
+      dns: { domain: o.dnsNamespaceDomain, vpc: '', recordTypes: 'A', ttlSeconds: 0 },
+    });
+  } catch (err) {
+    throw new ConfigError(`--dns-namespace-domain: ${(err as Error).message}`);
+  }
 }
 
 export function statusHelp(): string {

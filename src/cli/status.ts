@@ -4,7 +4,7 @@ import { listedRegions } from '../config/options.ts';
 import { readCloudMap } from './read-cloudmap.ts';
 import { loadKubeconfigs, readCluster } from './read-cluster.ts';
 import { buildStatusReport, servicesOf, type StatusReport } from './status-model.ts';
-import type { StatusOptions } from './status-options.ts';
+import { statusNaming, type StatusOptions } from './status-options.ts';
 
 function splitContexts(raw: string): string[] {
   return raw
@@ -26,6 +26,7 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
       ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
       ...(options.cloudMapEndpoint ? { endpoint: options.cloudMapEndpoint } : {}),
       ...(clustersetId === undefined ? {} : { clustersetId }),
+      naming: statusNaming(options),
     },
     servicesOf(clusters),
   );

@@ -3,6 +3,7 @@
 // built over it, in src/change-detection).
 // Only plain data (CloudMapInstance, ids, names) crosses this boundary; SDK types stay in src/cloudmap.
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import type { NamespaceNaming } from '../core/namespace-naming.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { CloudMapCaller, type CallerOptions } from './call.ts';
@@ -23,6 +24,8 @@ export interface CloudMapAdapterOptions extends CallerOptions, Identity {
   namespaceOwner?: string;
   /** This cluster's AWS account, when known: instances claiming this cluster from another account are not its own (C4). */
   accountId?: string;
+  /** Which Cloud Map namespace, of which kind, holds each Kubernetes namespace; default: HTTP namespaces of the same name. */
+  naming?: NamespaceNaming;
 }
 
 export class CloudMapAdapter {
@@ -57,7 +60,14 @@ export class CloudMapAdapter {
       { ...DEFAULT_OPERATION_POLLING, ...options.operationPolling },
       namespaceOwner,
     );
-    this.registry = new CloudMapRegistry(this.#client, this.caller, this.operations, options.logger, namespaceOwner);
+    this.registry = new CloudMapRegistry(
+      this.#client,
+      this.caller,
+      this.operations,
+      options.logger,
+      namespaceOwner,
+      options.naming,
+    );
     this.instances = new CloudMapInstances(this.#client, this.caller, this.registry, this.operations, this.identity, {
       ...(namespaceOwner === undefined ? {} : { namespaceOwner }),
       ...(accountId === undefined ? {} : { accountId }),

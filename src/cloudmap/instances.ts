@@ -110,7 +110,7 @@ export class CloudMapInstances {
       out = await this.#caller.call('DiscoverInstances', context, (abortSignal) =>
         this.#client.send(
           new DiscoverInstancesCommand({
-            NamespaceName: namespace,
+            NamespaceName: this.#registry.naming.cloudMapName(namespace),
             ServiceName: service,
             HealthStatus: 'ALL',
             MaxResults: DISCOVER_MAX_RESULTS,
@@ -149,7 +149,11 @@ export class CloudMapInstances {
     try {
       const out = await this.#caller.call('DiscoverInstancesRevision', { namespace, service }, (abortSignal) =>
         this.#client.send(
-          new DiscoverInstancesRevisionCommand({ NamespaceName: namespace, ServiceName: service, ...this.#owner }),
+          new DiscoverInstancesRevisionCommand({
+            NamespaceName: this.#registry.naming.cloudMapName(namespace),
+            ServiceName: service,
+            ...this.#owner,
+          }),
           { abortSignal },
         ),
       );

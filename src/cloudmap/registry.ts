@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
   CreateHttpNamespaceCommand,
+  CreatePrivateDnsNamespaceCommand,
   CreateServiceCommand,
   DeleteNamespaceCommand,
   DeleteServiceCommand,
@@ -22,11 +23,13 @@ import {
   ListNamespacesCommand,
   ListServicesCommand,
 } from '@aws-sdk/client-servicediscovery';
+import { HTTP_NAMING, type NamespaceNaming } from '../core/namespace-naming.ts';
 import type { Logger } from '../observability/log.ts';
 import type { CloudMapCaller } from './call.ts';
 import { causeField, CloudMapCallError, isNotFound } from './errors.ts';
 import type { OperationWaiter } from './operations.ts';
 import { collectPages } from '../runtime/paging.ts';
+import { dnsConfig } from './dns-namespaces.ts';
 import { NamespaceNotSharedError, resourceReference, serviceArnIn } from './shared-namespaces.ts';
 
 export interface NamespaceSummary {
@@ -91,7 +94,10 @@ export class CloudMapRegistry {
   readonly #caller: CloudMapCaller;
   readonly #operations: OperationWaiter;
   readonly #logger: Logger | undefined;
+  /** Kubernetes namespace name → id of its Cloud Map namespace (named by `naming`). */
   readonly #namespaceIds = new Map<string, string>();
+  /** Namespace id → HTTP, DNS_PRIVATE or DNS_PUBLIC, as listed or created: a service gets DNS records only in a DNS one. */
+  readonly #namespaceTypes = new Map<string, string>();
   /** True once every namespace was listed: a name not in namespaceIds then does not exist. */
   #namespacesComplete = false;
   /** `<namespaceId>/<service name>` → service id. */
@@ -110,6 +116,8 @@ export class CloudMapRegistry {
    * ARN, and never created here (shared-namespaces.ts).
    */
   readonly #owner: string | undefined;
+  /** Which Cloud Map namespace, of which kind, holds each Kubernetes namespace (namespace-naming.ts). */
+  readonly naming: NamespaceNaming;
 
   constructor(
     client: ServiceDiscoveryClient,
@@ -117,18 +125,26 @@ export class CloudMapRegistry {
     operations: OperationWaiter,
     logger?: Logger,
     namespaceOwner?: string,
+    naming: NamespaceNaming = HTTP_NAMING,
   ) {
     this.#client = client;
     this.#owner = namespaceOwner;
+    this.naming = naming;
     this.#caller = caller;
     this.#operations = operations;
     this.#logger = logger;
   }
 
-  /** Every namespace of the account and Region (`name` narrows the server-side listing where supported). */
+  /**
+   * Every namespace of the account and Region that stands for a Kubernetes namespace, named by it (`name`, a
+   * Kubernetes namespace, narrows the server-side listing where supported).
+   */
   async listNamespaces(name?: string): Promise<NamespaceSummary[]> {
+    const cloudMapName = name === undefined ? undefined : this.naming.cloudMapName(name);
     const Filters =
-      name === undefined ? undefined : [{ Name: 'NAME' as const, Values: [name], Condition: 'EQ' as const }];
+      cloudMapName === undefined
+        ? undefined
+        : [{ Name: 'NAME' as const, Values: [cloudMapName], Condition: 'EQ' as const }];
     const all = await collectPages(async (NextToken) => {
       const out = await this.#caller.call(
         'ListNamespaces',
@@ -140,14 +156,21 @@ export class CloudMapRegistry {
     });
     const shared = this.#owner !== undefined;
     const namespaces = all
-      .filter((n) => n.Id !== undefined && n.Name !== undefined && (name === undefined || n.Name === name))
+      .filter((n) => n.Id !== undefined && n.Name !== undefined && (name === undefined || n.Name === cloudMapName))
       .filter((n) => !shared || n.ResourceOwner === this.#owner)
-      .map((n) => ({
-        id: resourceReference(n, shared)!,
-        name: n.Name!,
-        type: n.Type ?? 'HTTP',
-        createdAt: n.CreateDate?.getTime() ?? 0,
-      }));
+      .flatMap((n) => {
+        const namespace = this.naming.namespaceOf(n.Name!);
+        if (namespace === undefined) return [];
+        return [
+          {
+            id: resourceReference(n, shared)!,
+            name: namespace,
+            type: n.Type ?? 'HTTP',
+            createdAt: n.CreateDate?.getTime() ?? 0,
+          },
+        ];
+      });
+    for (const n of namespaces) this.#namespaceTypes.set(n.id, n.type);
     for (const [n, id] of oldestByKey(namespaces, (ns) => ns.name)) this.#namespaceIds.set(n, id);
     if (name === undefined) this.#namespacesComplete = true;
     return namespaces;
@@ -186,7 +209,9 @@ export class CloudMapRegistry {
   }
 
   /**
-   * The id of the namespace called `name`, created as an HTTP namespace when missing (M1). `onCreating` is called when
+   * The id of the namespace of Kubernetes namespace `name`, created when missing (M1): an HTTP namespace, or the private
+   * DNS namespace `naming` names when it says so. One that exists with the other kind is used as it is (its services'
+   * records then follow its kind, see createService). `onCreating` is called when
    * the caller has to wait for Cloud Map to create it (so the export can say so).
    */
   async ensureNamespace(name: string, onCreating?: () => void): Promise<string> {
@@ -208,21 +233,23 @@ export class CloudMapRegistry {
       if (shared === undefined) throw new NamespaceNotSharedError(name, this.#owner);
       return this.#recordNamespace(name, shared, false);
     }
-    const context = { namespace: name };
+    const dns = this.naming.dns(name);
+    const Name = this.naming.cloudMapName(name);
+    const context = { namespace: name, ...(dns === undefined ? {} : { cloudMapNamespace: Name, vpc: dns.vpc }) };
     const CreatorRequestId = randomUUID();
     let ours = true;
     let operationId: string | undefined;
     try {
+      const request = { Name, Description: OWNED_DESCRIPTION, CreatorRequestId };
       // The watcher may learn the namespace while this waits for the quota (another cluster's marker named it).
       const out = await this.#caller.callUnlessSettled(
-        'CreateHttpNamespace',
+        dns === undefined ? 'CreateHttpNamespace' : 'CreatePrivateDnsNamespace',
         context,
         () => this.#namespaceIds.has(name),
         (abortSignal) =>
-          this.#client.send(
-            new CreateHttpNamespaceCommand({ Name: name, Description: OWNED_DESCRIPTION, CreatorRequestId }),
-            { abortSignal },
-          ),
+          dns === undefined
+            ? this.#client.send(new CreateHttpNamespaceCommand(request), { abortSignal })
+            : this.#client.send(new CreatePrivateDnsNamespaceCommand({ ...request, Vpc: dns.vpc }), { abortSignal }),
       );
       if (out === undefined) return this.#namespaceIds.get(name)!;
       operationId = out.OperationId;
@@ -237,7 +264,10 @@ export class CloudMapRegistry {
     if (operationId !== undefined) {
       this.#operations.track(operationId, context);
       const created = await this.#operations.settleOne(operationId, 'NAMESPACE', NAMESPACE_OPERATION_POLL_MS);
-      if (created !== undefined) return this.#recordNamespace(name, created, ours);
+      if (created !== undefined) {
+        if (ours) this.#namespaceTypes.set(created, dns === undefined ? 'HTTP' : 'DNS_PRIVATE');
+        return this.#recordNamespace(name, created, ours);
+      }
     }
     const id = oldest(await this.listNamespaces(name))?.id;
     if (id === undefined)
@@ -290,6 +320,7 @@ export class CloudMapRegistry {
     const key = serviceKey({ namespaceId, name });
     const context = { namespaceId, service: name };
     const CreatorRequestId = randomUUID();
+    const DnsConfig = this.#dnsConfigIn(namespaceId);
     let id: string | undefined;
     try {
       const out = await this.#caller.callUnlessSettled(
@@ -303,6 +334,7 @@ export class CloudMapRegistry {
               NamespaceId: namespaceId,
               Description: OWNED_DESCRIPTION,
               CreatorRequestId,
+              ...(DnsConfig === undefined ? {} : { DnsConfig }),
             }),
             { abortSignal },
           ),
@@ -325,8 +357,32 @@ export class CloudMapRegistry {
     return id;
   }
 
+  /**
+   * The DnsConfig of a new service in the namespace: records when its Kubernetes namespace is a DNS one and Cloud Map's
+   * namespace is not an HTTP one (which refuses a DnsConfig). A DNS namespace we were not told of (made by hand, or by
+   * a cluster configured otherwise) gets services without records, which only the API discovers.
+   */
+  #dnsConfigIn(namespaceId: string): ReturnType<typeof dnsConfig> | undefined {
+    const name = [...this.#namespaceIds].find(([, id]) => id === namespaceId)?.[0];
+    const settings = name === undefined ? undefined : this.naming.dns(name);
+    if (settings === undefined) return undefined;
+    if (this.#namespaceTypes.get(namespaceId) === 'HTTP') {
+      this.#logger?.warn(
+        { namespace: name, namespaceId, cloudMapNamespace: this.naming.cloudMapName(name!) },
+        'Cloud Map namespace is an HTTP namespace although a DNS one is configured: its services get no DNS records (delete it while empty, or choose another domain)',
+      );
+      return undefined;
+    }
+    return dnsConfig(settings);
+  }
+
   /** Whether a service or namespace carries our description; says why one that does not is left in place. */
-  #ours(kind: 'service' | 'namespace', name: string | undefined, id: string, description: string | undefined): boolean {
+  #ours(
+    kind: 'service' | 'namespace',
+    name: string | undefined,
+    id: string,
+    description: string | undefined,
+  ): boolean {
     if (description === OWNED_DESCRIPTION) return true;
     this.#logger?.info(
       { [kind]: name, [`${kind}Id`]: id, description: description ?? null },
@@ -405,7 +461,7 @@ export class CloudMapRegistry {
         if (isNotFound(err, 'NamespaceNotFound')) return undefined;
         throw err;
       });
-    const name = got?.Namespace?.Name;
+    const name = got?.Namespace?.Name === undefined ? undefined : this.naming.namespaceOf(got.Namespace.Name);
     if (name !== undefined) this.#namedNamespaces.set(namespaceId, name);
     return name;
   }

@@ -42,7 +42,7 @@ import { InstanceView } from './instance-view.ts';
 import type { LoopProgress } from './liveness.ts';
 import { keptByUs } from './objects.ts';
 import { KubeCheckpointStore } from './checkpoint-store.ts';
-import type { WorkerOptions } from './options.ts';
+import { namingOf, type WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 import type { RegionState } from './regions.ts';
 
@@ -190,6 +190,7 @@ export class Member {
       ...(this.#o.fence ? { fence: this.#o.fence } : {}),
       ...(options.namespaceOwnerAccount ? { namespaceOwner: options.namespaceOwnerAccount } : {}),
       ...(options.accountId ? { accountId: options.accountId } : {}),
+      naming: namingOf(options),
       logger: cloudMapLog.child({ clusterId: identity.clusterId, ...(severalRegions ? { region } : {}) }),
     });
   }

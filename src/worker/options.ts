@@ -3,11 +3,14 @@ import { DEFAULT_CALL_TIMEOUT_MS, longestCallMs } from '../cloudmap/call.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../cloudmap/client.ts';
 import { CLOUD_MAP_QUOTAS, DEFAULT_CONTROLLERS_SHARE } from '../cloudmap/quotas.ts';
 import { SYSTEM_NAMESPACE } from '../core/names.ts';
+import { HTTP_NAMING, namespaceNaming, type NamespaceNaming } from '../core/namespace-naming.ts';
+import { listed, namespaceKindOptionSpecs } from '../config/namespace-options.ts';
 import {
   boolOption,
   ConfigError,
   regionListOption,
   durationOption,
+  enumOption,
   formatHelp,
   intOption,
   logLevelOption,
@@ -84,6 +87,28 @@ export const workerOptionSpecs = {
     'namespace-owner-account',
     'MCS_NAMESPACE_OWNER_ACCOUNT',
     "AWS account (12 digits) that owns the ClusterSet's Cloud Map namespaces and shares them with this cluster's account through AWS RAM; this cluster then uses only that account's namespaces and never creates one (a namespace not shared yet is reported on the ServiceExport). Empty: the namespaces are this account's own, created when missing.",
+  ),
+  ...namespaceKindOptionSpecs,
+  dnsNamespaceVpc: stringOption(
+    'dns-namespace-vpc',
+    'MCS_DNS_NAMESPACE_VPC',
+    '',
+    'Id of the VPC (vpc-...) a new private DNS namespace is created in (its Route 53 private hosted zone answers there). Needed with DNS namespaces.',
+  ),
+  dnsRecordTypes: enumOption(
+    'dns-record-types',
+    'MCS_DNS_RECORD_TYPES',
+    'A',
+    ['A', 'AAAA', 'A,AAAA'],
+    "Records of each new service in a DNS namespace: A (IPv4 endpoints), AAAA (IPv6 endpoints) or both. Cloud Map cannot change a service's record types once it exists.",
+  ),
+  dnsRecordTtl: intOption(
+    'dns-record-ttl',
+    'MCS_DNS_RECORD_TTL',
+    10,
+    "TTL in seconds of each new service's records in a DNS namespace: how long a resolver may keep answering with an endpoint that is gone.",
+    0,
+    2_147_483_647,
   ),
   accountId: accountOption(
     'account-id',
@@ -289,7 +314,35 @@ export function parseWorkerOptions(argv: readonly string[], env: NodeJS.ProcessE
       `--reap-dead-clusters-after: at least --dead-cluster-ttl and twice --heartbeat-interval (${Math.max(o.deadClusterTtl, 2 * o.heartbeatInterval)}ms), or 0s to never reap; got ${o.reapDeadClustersAfter}ms`,
     );
   }
+  namingOf(o);
   return o;
+}
+
+/** The Cloud Map namespaces of the Kubernetes namespaces; ConfigError naming the flag to fix. */
+export function namingOf(o: WorkerOptions): NamespaceNaming {
+  let naming: NamespaceNaming;
+  try {
+    naming = namespaceNaming({
+      type: o.cloudMapNamespaceType,
+      dnsNamespaces: listed(o.dnsNamespaces),
+      dns: {
+        domain: o.dnsNamespaceDomain,
+        vpc: o.dnsNamespaceVpc,
+        recordTypes: o.dnsRecordTypes,
+        ttlSeconds: o.dnsRecordTtl,
+      },
+    });
+  } catch (err) {
+    throw new ConfigError(
+      `--cloudmap-namespace-type=${o.cloudMapNamespaceType} --dns-namespaces="${o.dnsNamespaces}": ${(err as Error).message} (set --dns-namespace-domain and --dns-namespace-vpc)`,
+    );
+  }
+  // Only the worker creates namespaces, and a DNS one is created in a VPC.
+  if (naming !== HTTP_NAMING && o.dnsNamespaceVpc === '')
+    throw new ConfigError(
+      '--dns-namespace-vpc: a DNS namespace is created in a VPC; give its id (vpc-...), the same in every cluster',
+    );
+  return naming;
 }
 
 export function workerHelp(): string {

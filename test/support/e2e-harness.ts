@@ -249,6 +249,8 @@ export interface E2EOptions {
   clusterSet?: ClusterSetOptions;
   /** Namespaces the suite uses: unexported and deleted in every cluster after it, while the workers still run. */
   namespaces?: string[];
+  /** MCS_* settings given to every process of every cluster, over the kustomize ConfigMap's (the same everywhere). */
+  configEnv?: Record<string, string>;
 }
 
 /**
@@ -286,9 +288,10 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
         { stdio: 'pipe' },
       );
     // MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on failure) verbose.
-    const logLevel: Record<string, string> = process.env.MCS_E2E_LOG_LEVEL
-      ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL }
-      : {};
+    const logLevel: Record<string, string> = {
+      ...options.configEnv,
+      ...(process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {}),
+    };
     deployment = await deployLocally(cs, { configEnv: logLevel });
     const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!));
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);

@@ -9,7 +9,7 @@ from moto import backends as moto_backends
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import run_simple
 
-from . import backend, settings
+from . import backend, dns_zones, settings
 from .server import Emulator
 
 
@@ -39,6 +39,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     os.environ.setdefault("MOTO_PORT", str(port))
     print(f"cloudmap_emulator: {config.to_json()}", flush=True)
+    if config.zone_dir:
+        dns_zones.ZoneWriter(config.zone_dir).start()
     app = Emulator(DomainDispatcherApplication(create_backend_app), config)
     run_simple(host, port, app, threaded=True, request_handler=RequestHandler)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,7 @@ from moto.servicediscovery.exceptions import InstanceNotFound, NamespaceNotFound
 from moto.servicediscovery.models import Namespace, ServiceDiscoveryBackend, ServiceInstance, servicediscovery_backends
 from moto.servicediscovery.responses import ServiceDiscoveryResponse
 
-from . import listing, operations, routing, settings, visibility
+from . import dns_zones, listing, operations, routing, settings, visibility
 from .accounts import parse_arn
 from .errors import (
     duplicate_request, invalid_input, namespace_already_exists, resource_in_use, resource_limit_exceeded,
@@ -63,7 +64,26 @@ def _quota(name: str) -> int:
 # ---------- namespaces ----------
 
 def create_http_namespace(self, name: str, creator_request_id: str, description: str, tags: list[dict[str, str]]) -> str:
-    request = ("HTTP", name)
+    return _create_namespace(self, "HTTP", name, creator_request_id, description, tags)
+
+
+def create_private_dns_namespace(self, name: str, creator_request_id: str, description: str, vpc: str,
+                                 tags: list[dict[str, str]], properties: dict[str, Any] | None) -> str:
+    """As Cloud Map's CreatePrivateDnsNamespace: asynchronous like CreateHttpNamespace, the name a DNS name (its
+    records are `<service>.<name>`), a VPC required; moto's own version creates at once and refuses a second namespace
+    in the same VPC, which Cloud Map allows (docs/testbed.md)."""
+    problem = dns_zones.name_problem(name or "")
+    if problem is not None:
+        raise invalid_input(f"Namespace name {name!r} {problem}")
+    if not vpc:
+        raise invalid_input("Vpc is required for a private DNS namespace")
+    return _create_namespace(self, "DNS_PRIVATE", name, creator_request_id, description, tags, vpc=vpc,
+                             properties=properties)
+
+
+def _create_namespace(self, kind: str, name: str, creator_request_id: str, description: str,
+                      tags: list[dict[str, str]], vpc: str | None = None, properties: dict[str, Any] | None = None) -> str:
+    request = (kind, name, vpc)
     replay = _replay(self, "namespace", creator_request_id, request)
     if replay is not None:
         return replay
@@ -76,10 +96,12 @@ def create_http_namespace(self, name: str, creator_request_id: str, description:
     limit = _quota("namespacesPerRegion")
     if limit and len(self.namespaces) + len(operations.pending_of(self, "namespace-name")) >= limit:
         raise resource_limit_exceeded("Namespaces per Region", limit)
+    dns_properties = {"SOA": {}} if kind == "HTTP" else {
+        **((properties or {}).get("DnsProperties") or {}), "HostedZoneId": f"Z{random_hosted_zone_suffix()}"}
     namespace = Namespace(
-        account_id=self.account_id, region=self.region_name, name=name, ns_type="HTTP",
-        creator_request_id=creator_request_id, description=description, dns_properties={"SOA": {}},
-        http_properties={"HttpName": name},
+        account_id=self.account_id, region=self.region_name, name=name, ns_type=kind,
+        creator_request_id=creator_request_id, description=description, dns_properties=dns_properties,
+        http_properties={"HttpName": name}, vpc=vpc,
     )
 
     def apply() -> None:
@@ -90,6 +112,10 @@ def create_http_namespace(self, name: str, creator_request_id: str, description:
     op_id = operations.submit(self, "CREATE_NAMESPACE", {"NAMESPACE": namespace.id}, apply, ("namespace-name", name), namespace.id)
     _remember(self, "namespace", creator_request_id, request, op_id)
     return op_id
+
+
+def random_hosted_zone_suffix() -> str:
+    return uuid.uuid4().hex[:20].upper()
 
 
 def delete_namespace(self, namespace_id: str) -> str:
@@ -128,6 +154,9 @@ def create_service(self, name: str, namespace_id: str, creator_request_id: str, 
         return self.services[replay]
     if namespace_id not in self.namespaces:
         raise NamespaceNotFound(namespace_id)
+    problem = dns_zones.service_problem(self.namespaces[namespace_id], name, rest.get("dns_config"))
+    if problem is not None:
+        raise invalid_input(problem)
     for service in _services_of(self, namespace_id):
         if service.name == name:
             raise service_already_exists(name, service.id, service.arn, service.creator_request_id)
@@ -429,7 +458,8 @@ def apply_patches() -> None:
     ServiceDiscoveryResponse.call_action = call_action
     ServiceDiscoveryResponse.servicediscovery_backend = property(_routed_backend)
     for name, fn in {
-        "__init__": __init__, "create_http_namespace": create_http_namespace, "delete_namespace": delete_namespace,
+        "__init__": __init__, "create_http_namespace": create_http_namespace,
+        "create_private_dns_namespace": create_private_dns_namespace, "delete_namespace": delete_namespace,
         "create_service": create_service, "delete_service": delete_service, "register_instance": register_instance,
         "deregister_instance": deregister_instance, "discover_instances_revision": discover_instances_revision,
     }.items():

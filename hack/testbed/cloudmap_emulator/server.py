@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, NoReturn
 
 from moto.servicediscovery.models import servicediscovery_backends
 
-from . import operations, settings
+from . import dns_zones, operations, settings
 from .accounts import account_of, parse_arn
 from .backend import find_instance
 from .calls import Caller, CallLog, Request
@@ -166,7 +166,8 @@ class Emulator:
 
     def control(self, environ: dict, start_response: StartResponse) -> list[bytes]:
         """GET/POST /_emulator/config, GET/POST/DELETE /_emulator/faults, GET/DELETE /_emulator/calls,
-        GET /_emulator/requests?since=<epoch s>&apis=<Api,...>, GET/POST/DELETE /_emulator/shares, POST /_emulator/reset
+        GET /_emulator/requests?since=<epoch s>&apis=<Api,...>, GET/POST/DELETE /_emulator/shares, GET /_emulator/dns
+        (every DNS namespace's records, dns_zones.py), POST /_emulator/reset
         (state, shares, quotas, calls and configuration back to the start). Bodies are JSON; see docs/testbed.md."""
         path, method = environ["PATH_INFO"].rstrip("/"), environ["REQUEST_METHOD"]
         try:
@@ -191,7 +192,7 @@ class Emulator:
                     SHARES.reset()
                     self.quotas.reset()
                     self.calls.reset()
-                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/requests", "/_emulator/shares"):
+                elif method != "GET" or path not in ("/_emulator/config", "/_emulator/faults", "/_emulator/calls", "/_emulator/requests", "/_emulator/shares", "/_emulator/dns"):
                     return _json(start_response, 404, {"message": f"no control endpoint {method} {path}"})
                 if path == "/_emulator/requests":
                     query = parse_qs(environ.get("QUERY_STRING", ""))
@@ -200,6 +201,8 @@ class Emulator:
                     return _json(start_response, 200, self.calls.requests_json(since, apis))
                 if path == "/_emulator/shares":
                     return _json(start_response, 200, {"shares": SHARES.to_json()})
+                if path == "/_emulator/dns":
+                    return _json(start_response, 200, dns_zones.zones_json())
                 if path == "/_emulator/calls":
                     return _json(start_response, 200, self.calls.to_json())
                 if path == "/_emulator/faults":

@@ -106,6 +106,8 @@ class Settings:
     quotas: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_QUOTAS))
     faults: Faults = field(default_factory=Faults)
     seed: int = 42
+    # Where the DNS namespaces' zone files are written (dns_zones.py); empty: none are written.
+    zone_dir: str = ""
 
     def rate(self, api: str) -> tuple[float, float]:
         return self.rates.get(api) or self.rates["*"]
@@ -174,8 +176,10 @@ def parse(argv: list[str], env: dict[str, str]) -> tuple[str, int, Settings]:
     p.add_argument("--rates", default=env.get("CLOUDMAP_EMULATOR_RATES", ""), help="Api=rate/burst,... (* = other APIs)")
     p.add_argument("--quotas", default=env.get("CLOUDMAP_EMULATOR_QUOTAS", ""), help="name=value,...")
     p.add_argument("--seed", type=int, default=int(env.get("CLOUDMAP_EMULATOR_SEED", "42")))
+    p.add_argument("--zone-dir", default=env.get("CLOUDMAP_EMULATOR_ZONE_DIR", ""),
+                   help="write each DNS namespace's records as the zone file db.<namespace name> here")
     args = p.parse_args(argv)
-    s = Settings(seed=args.seed)
+    s = Settings(seed=args.seed, zone_dir=args.zone_dir)
     s.set_mode(args.mode)
     body: dict[str, Any] = {}
     if args.operation_delay_ms is not None:

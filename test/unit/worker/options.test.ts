@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError } from '../../../src/config/options.ts';
 import { keyOf, parseKey } from '../../../src/worker/objects.ts';
-import { parseWorkerOptions, workerHelp, workerOptionSpecs } from '../../../src/worker/options.ts';
+import { namingOf, parseWorkerOptions, workerHelp, workerOptionSpecs } from '../../../src/worker/options.ts';
 
 describe('worker flags', () => {
   it('every flag has an MCS_* environment fallback and appears in --help', () => {
@@ -37,6 +37,28 @@ describe('worker flags', () => {
       ConfigError,
       /--cloudmap-quota-share: expected a whole number from 1 to 100/,
     );
+  });
+
+  it('DNS namespaces: the type, domain and VPC fit together, or the worker does not start', () => {
+    const o = parseWorkerOptions(
+      ['--cloudmap-namespace-type=dns', '--dns-namespace-domain=mcs.example.internal', '--dns-namespace-vpc=vpc-1'],
+      {},
+    );
+    expect(namingOf(o).cloudMapName('prod')).to.equal('prod.mcs.example.internal');
+    expect(namingOf(o).dns('prod')).to.deep.equal({
+      domain: 'mcs.example.internal',
+      vpc: 'vpc-1',
+      recordTypes: 'A',
+      ttlSeconds: 10,
+    });
+    expect(namingOf(parseWorkerOptions([], {})).cloudMapName('prod')).to.equal('prod');
+    expect(() => parseWorkerOptions(['--cloudmap-namespace-type=dns'], {})).to.throw(
+      ConfigError,
+      /domain "" is empty \(set --dns-namespace-domain and --dns-namespace-vpc\)/,
+    );
+    expect(() =>
+      parseWorkerOptions(['--dns-namespaces=payments', '--dns-namespace-domain=mcs.example.internal'], {}),
+    ).to.throw(ConfigError, /--dns-namespace-vpc: a DNS namespace is created in a VPC/);
   });
 
   it('dead clusters: heartbeat every 30s, withdrawn after 3m, never reaped unless asked; the three must fit together', () => {
