@@ -31,6 +31,10 @@ CACHE=${MCS_CLOUDMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcs-cloudmap}
 BIN="$CACHE/bin"
 LOGS="$CACHE/install-logs"
 mkdir -p "$BIN" "$LOGS" "$CACHE/src"
+# One installer at a time per cache: runs started side by side (lanes, worktrees, a demo beside the tests) would build
+# into the same files. The later one waits, then finds every step done.
+exec 9>"$CACHE/install.lock"
+flock -n 9 || { printf '[install] another install into %s is running; waiting for it\n' "$CACHE" >&2; flock 9; }
 
 now() { date +%s; }
 step() { printf '[install] %s\n' "$*" >&2; }
