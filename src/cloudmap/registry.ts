@@ -19,6 +19,7 @@ import {
   GetNamespaceCommand,
   GetServiceCommand,
   ListInstancesCommand,
+  ListTagsForResourceCommand,
   ListNamespacesCommand,
   ListServicesCommand,
 } from '@aws-sdk/client-servicediscovery';
@@ -43,6 +44,10 @@ export interface ServiceSummary {
   readonly name: string;
   readonly namespaceId: string;
   readonly createdAt: number;
+  /** The service's ARN, as ListServices gives it (tags are read by ARN). */
+  readonly arn?: string;
+  /** True when it carries our description: this controller created it. */
+  readonly createdByUs?: boolean;
 }
 
 function serviceKey(s: { namespaceId: string; name: string }): string {
@@ -169,10 +174,20 @@ export class CloudMapRegistry {
         name: s.Name!,
         namespaceId,
         createdAt: s.CreateDate?.getTime() ?? 0,
+        ...(s.Arn === undefined ? {} : { arn: s.Arn }),
+        createdByUs: s.Description === OWNED_DESCRIPTION,
       }));
     for (const [key, id] of oldestByKey(services, serviceKey)) this.serviceIds.set(key, id);
     this.servicesComplete.add(namespaceId);
     return services;
+  }
+
+  /** The tags of a service or namespace, by its ARN (read only: we never tag what is not ours). */
+  async tags(arn: string): Promise<Record<string, string>> {
+    const out = await this.caller.call('ListTagsForResource', { serviceId: arn }, (abortSignal) =>
+      this.client.send(new ListTagsForResourceCommand({ ResourceARN: arn }), { abortSignal }),
+    );
+    return Object.fromEntries((out.Tags ?? []).map((t): [string, string] => [t.Key ?? '', t.Value ?? '']));
   }
 
   /**

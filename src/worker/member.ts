@@ -42,6 +42,7 @@ import { InstanceView } from './instance-view.ts';
 import type { LoopProgress } from './liveness.ts';
 import { keptByUs } from './objects.ts';
 import { KubeCheckpointStore } from './checkpoint-store.ts';
+import { RegistrantWatch } from './registrants.ts';
 import type { WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 import type { RegionState } from './regions.ts';
@@ -91,6 +92,8 @@ export class Member {
   readonly #others: RegionReader[];
   readonly #view: InstanceView;
   readonly #deadClusters: DeadClusters;
+  /** The opted-in Cloud Map services that no MCS controller registers (I9). */
+  readonly #registrants: RegistrantWatch;
   /** Services of every Region that Cloud Map tells of a change to. */
   readonly #cloudMapChanges = new Channel<ServiceKey>();
   /** Clusters that turned silent or were heard again. */
@@ -143,6 +146,15 @@ export class Member {
       log: this.#log,
     });
     this.#deadClusters = this.#createDeadClusters();
+    this.#registrants = new RegistrantWatch({
+      cloudMap: this.#cloudMap,
+      namespaces: () => o.informers.namespaces.list().map((ns) => ns.metadata.name),
+      scanIntervalMs: o.options.registrantScanInterval,
+      pollIntervalMs: o.options.registrantPollInterval,
+      onChange: (service) => this.#cloudMapChanges.emit(service),
+      signal: this.#stopped.signal,
+      log: this.#log.child({ controller: 'registrants' }),
+    });
     // The controllers, each declared in its folder under controllers/.
     this.#exports = this.#exportController();
     this.#imports = this.#importController();
@@ -316,6 +328,7 @@ export class Member {
       ...(this.#others.length > 0
         ? { regions: (namespace: string, service: string) => this.#regionStates(namespace, service) }
         : {}),
+      registrants: this.#registrants,
       namespaces: informers.namespaces,
       serviceImports: informers.serviceImports,
       services: informers.services,
@@ -335,7 +348,7 @@ export class Member {
       informers,
       cloudMapChanges: this.#cloudMapChanges,
       silenceChanges: this.#silenceChanges,
-      cloudMapServices: () => this.#services(),
+      cloudMapServices: () => [...this.#services(), ...this.#registrants.services()],
       // Silence is judged in this cluster's Region, where every cluster's heartbeat is.
       servicesOf: (clusters) =>
         this.#watcher
@@ -432,6 +445,8 @@ export class Member {
     const others = this.#others.map((r) => r.watcher.start().then(() => this.#requeueImports()));
     if (others.length > 0)
       await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
+    // Found and read before the imports start, or the imports of those services wait for them (I9).
+    await Promise.race([this.#registrants.start(), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
     for (const controller of this.#controllers) controller.start();
@@ -439,7 +454,7 @@ export class Member {
     this.#deadClusters.start();
     this.#exports.requeue(startOrder(this.identity.clusterId, exportKeys(informers.serviceExports)));
     this.#imports.requeue(importKeys(informers.serviceImports));
-    for (const change of this.#services()) this.#cloudMapChanges.emit(change);
+    for (const change of [...this.#services(), ...this.#registrants.services()]) this.#cloudMapChanges.emit(change);
     this.#log.info(
       {
         event: 'member-started',
@@ -473,6 +488,7 @@ export class Member {
     // Each stops taking keys at once, then waits for its reconciles in flight (the reaper's reap too).
     await Promise.all(this.#controllers.map((c) => c.stop()));
     await Promise.all([this.#watcher, ...this.#others.map((r) => r.watcher)].map((w) => w.stop()));
+    await this.#registrants.stop();
     for (const cloudMap of [this.#cloudMap, ...this.#others.map((r) => r.cloudMap)]) cloudMap.destroy();
     this.#log.info({ event: 'member-stopped' }, 'stopped reconciling');
   }
