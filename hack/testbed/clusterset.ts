@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type TestCluster } from './cluster.ts';
-import { prepareDataPath, type DataPath } from './data-path/index.ts';
+import { prepareDataPath, type DataPath, type DataPathPlan } from './data-path/index.ts';
 import {
   clusterIpFamilies,
   clusterNetwork,
@@ -35,6 +35,8 @@ export interface TestClusterSet {
   dir: string;
   /** Wall-clock time from startClusterSet() being called to every cluster being ready. */
   startupMs: number;
+  /** With `dataPath`: the bridge, the real nodes and their addresses (hosts outside every cluster join the bridge). */
+  dataPath?: DataPathPlan;
   stop(opts?: { keepLogs?: boolean }): Promise<void>;
 }
 
@@ -190,6 +192,7 @@ export async function startClusterSet(opts: ClusterSetOptions = {}): Promise<Tes
     region: REGION,
     dir,
     startupMs,
+    ...(dataPath && { dataPath: dataPath.plan }),
     stop(stopOpts = {}) {
       stopped ??= (async () => {
         const stopping = Date.now();

@@ -104,6 +104,8 @@ export class RegistrantWatch {
     try {
       const here = new Set(this.#o.namespaces());
       const found = new Map<string, ServiceRef>();
+      // One listing per scan: the platform team creates namespaces no change marker names (ListNamespaces: 0.5/s per
+      // account, so the scan interval is minutes by default).
       for (const ns of await cloudMap.registry.listNamespaces()) {
         if (!here.has(ns.name)) continue;
         for (const s of await cloudMap.registry.listServices(ns.id)) {
@@ -128,7 +130,7 @@ export class RegistrantWatch {
       if (this.#o.signal.aborted) return;
       log.warn(
         { event: 'registrant-scan-failed', err: errorText(err) },
-        'could not look for opted-in Cloud Map services; keeping those found before',
+        'could not look for opted-in Cloud Map services (this needs servicediscovery:ListServices and ListTagsForResource, docs/non-kubernetes.md); keeping those found before',
       );
     }
   }

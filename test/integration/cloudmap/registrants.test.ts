@@ -241,7 +241,7 @@ describe('members that are not clusters: ECS-style tasks on the emulator (I9–I
       expect(tagReads, 'tags are read only of services this controller did not create').to.have.length(1);
     });
 
-    it('idle cost: per poll interval one DiscoverInstances per opted-in service; per scan one ListNamespaces, one ListServices per namespace here, one ListTagsForResource per foreign service', async () => {
+    it('idle cost: per poll interval one DiscoverInstances per opted-in service; per scan one ListNamespaces, one ListServices per namespace here and one ListTagsForResource per foreign service', async () => {
       const payments = await createEcsRegistry(client, namespaceId, 'payments', { [IMPORT_TAG]: 'true' });
       await createEcsRegistry(client, namespaceId, 'orders', { [IMPORT_TAG]: 'true' });
       await createEcsRegistry(client, namespaceId, 'untagged');
