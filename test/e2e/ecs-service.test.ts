@@ -5,6 +5,7 @@
 // emulator's request log shows that no worker wrote anything of it.
 import { ServiceDiscoveryClient, CreateHttpNamespaceCommand } from '@aws-sdk/client-servicediscovery';
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { createBridgeHost, deleteBridgeHost, missingDataPathPrerequisites } from '../../hack/testbed/index.ts';
 import { IMPORT_TAG } from '../../src/worker/registrants.ts';
@@ -168,6 +169,25 @@ describe('e2e: an ECS service in the ClusterSet, on the data path (I9–I11)', f
         async () => JSON.stringify(await readyAddresses(c)) === JSON.stringify([tasks.get('task-3')!.ip]),
       );
     expect([...answeringTasks(cls2, 12)]).to.deep.equal(['task-3']);
+
+    // cls1's worker restarts while the opted-in service cannot be found (ListTagsForResource fails): the import, whose
+    // only member is the ECS service, is kept, not deleted (a failed call never drops an import), and follows again
+    // once Cloud Map answers.
+    const uid = (await cls1.serviceImport(NS, NAME))?.metadata.uid;
+    await cs.cloudMapControl.setFaults({ apis: ['ListTagsForResource'], errorRate: 1 });
+    await e2e().stopWorker(cls1);
+    await e2e().startWorker(cls1);
+    await eventually('the restarted cls1 worker to reconcile the import and keep it', () =>
+      readFileSync(cls1.worker.proc.logPath, 'utf8').includes('"event":"import-kept-registrants-unread"'),
+    );
+    expect((await cls1.serviceImport(NS, NAME))?.metadata.uid, 'the same ServiceImport').to.equal(uid);
+    expect(await readyAddresses(cls1)).to.deep.equal([tasks.get('task-3')!.ip]);
+    await cs.cloudMapControl.clearFaults();
+    await eventually('cls1 to find the opted-in service again', () =>
+      readFileSync(cls1.worker.proc.logPath, 'utf8').includes('"event":"registrant-service-opted-in"'),
+    );
+    expect((await cls1.serviceImport(NS, NAME))?.metadata.uid).to.equal(uid);
+    await eventually('task-3 to answer cls1', () => answered(cls1, (t) => t.size === 1 && t.has('task-3')));
 
     // Every task stops: the import goes (I2).
     await stopTask('task-3');

@@ -127,7 +127,13 @@ export class ImportReconciler {
     const registrants = registrantExports(this.#o.registrants?.instances(namespace, name) ?? [], target);
     const exports = [...clusters.exports, ...registrants.exports];
     const skipped = [...clusters.skipped, ...registrants.skipped];
-    if (exports.length === 0 && existing !== undefined && this.#o.registrants?.read === false) return;
+    if (exports.length === 0 && existing !== undefined && this.#o.registrants?.read === false) {
+      this.#o.log.info(
+        { event: 'import-kept-registrants-unread', namespace, name },
+        'no member found yet, but the opted-in Cloud Map services were not read since start: the import is kept',
+      );
+      return;
+    }
     if (skipped.length > 0) {
       this.#o.log.debug(
         { event: 'instances-skipped', namespace, name, skipped: skipped.slice(0, 5), count: skipped.length },
