@@ -445,8 +445,6 @@ export class Member {
     const others = this.#others.map((r) => r.watcher.start().then(() => this.#requeueImports()));
     if (others.length > 0)
       await Promise.race([Promise.all(others), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
-    // Found and read before the imports start, or the imports of those services wait for them (I9).
-    await Promise.race([this.#registrants.start(), sleep(OTHER_REGIONS_FIRST_READ_WAIT_MS, this.#stopped.signal)]);
     if (this.#stopped.signal.aborted) return;
     this.#synced = true;
     for (const controller of this.#controllers) controller.start();
@@ -454,7 +452,13 @@ export class Member {
     this.#deadClusters.start();
     this.#exports.requeue(startOrder(this.identity.clusterId, exportKeys(informers.serviceExports)));
     this.#imports.requeue(importKeys(informers.serviceImports));
-    for (const change of [...this.#services(), ...this.#registrants.services()]) this.#cloudMapChanges.emit(change);
+    for (const change of this.#services()) this.#cloudMapChanges.emit(change);
+    // The opted-in services of other registrants are found in the background: the start does not wait for their
+    // listings (ListServices is 2/s per account). Until they are read an import without members is kept (I9); once
+    // they are, every import is reconciled again, so one whose last member left meanwhile goes (I2).
+    void this.#registrants.start().then(() => {
+      if (!this.#stopped.signal.aborted) this.#requeueImports();
+    });
     this.#log.info(
       {
         event: 'member-started',
