@@ -5,8 +5,14 @@ export type { TestClusterSet, TestCluster, ClusterSetOptions, ClusterSetState } 
 export type { ClusterIpFamilies } from './network.ts';
 export { ipInCidr, urlHost } from './network.ts';
 export { coreDnsAvailability } from './paths.ts';
-export { DataPathUnavailableError, importIntoRealNode, missingDataPathPrerequisites } from './data-path/index.ts';
-export type { RealNode } from './data-path/index.ts';
+export {
+  createBridgeHost,
+  DataPathUnavailableError,
+  deleteBridgeHost,
+  importIntoRealNode,
+  missingDataPathPrerequisites,
+} from './data-path/index.ts';
+export type { DataPathPlan, RealNode } from './data-path/index.ts';
 export { startCoreDns } from './coredns.ts';
 export { startNamespaceDns } from './namespace-dns.ts';
 export { addOutsideHost, type OutsideHost } from './data-path/outside-host.ts';

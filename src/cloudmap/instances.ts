@@ -11,6 +11,7 @@ import {
   RegisterInstanceCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { ATTR_CLUSTER_ID, ATTR_CLUSTERSET_ID } from '../core/names.ts';
+import type { RegistrantInstance } from '../core/registrants.ts';
 import type { CloudMapInstance } from '../core/types.ts';
 import type { CloudMapCaller } from './call.ts';
 import { causeField, describeContext, isNotFound, OwnershipError, type CallContext } from './errors.ts';
@@ -141,6 +142,35 @@ export class CloudMapInstances {
         if (namespaceId !== undefined) this.#registry.forgetNamespace(namespaceId);
         if (attempt > 0) return undefined;
       }
+    }
+  }
+
+  /**
+   * Every instance of `namespace/service` whoever registered it, each with its health status (HealthStatus=ALL, no
+   * query filter): how the members that are not clusters are read (I9, I11). Undefined when the service does not exist.
+   */
+  async discoverAll(namespace: string, service: string): Promise<RegistrantInstance[] | undefined> {
+    try {
+      const out = await this.#caller.call('DiscoverInstances', { namespace, service }, (abortSignal) =>
+        this.#client.send(
+          new DiscoverInstancesCommand({
+            NamespaceName: this.#registry.naming.cloudMapName(namespace),
+            ServiceName: service,
+            HealthStatus: 'ALL',
+            MaxResults: DISCOVER_MAX_RESULTS,
+            ...this.#owner,
+          }),
+          { abortSignal },
+        ),
+      );
+      return (out.Instances ?? []).flatMap((i) =>
+        toInstance(i.InstanceId, i.Attributes).map((instance) =>
+          i.HealthStatus === undefined ? instance : { ...instance, health: i.HealthStatus },
+        ),
+      );
+    } catch (err) {
+      if (this.#invisible(err)) return undefined;
+      throw err;
     }
   }
 

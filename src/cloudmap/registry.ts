@@ -20,6 +20,7 @@ import {
   GetNamespaceCommand,
   GetServiceCommand,
   ListInstancesCommand,
+  ListTagsForResourceCommand,
   ListNamespacesCommand,
   ListServicesCommand,
 } from '@aws-sdk/client-servicediscovery';
@@ -46,6 +47,10 @@ export interface ServiceSummary {
   readonly name: string;
   readonly namespaceId: string;
   readonly createdAt: number;
+  /** The service's ARN, as ListServices gives it (tags are read by ARN). */
+  readonly arn?: string;
+  /** True when it carries our description: this controller created it. */
+  readonly createdByUs?: boolean;
 }
 
 function serviceKey(s: { namespaceId: string; name: string }): string {
@@ -192,10 +197,20 @@ export class CloudMapRegistry {
         name: s.Name!,
         namespaceId,
         createdAt: s.CreateDate?.getTime() ?? 0,
+        ...(s.Arn === undefined ? {} : { arn: s.Arn }),
+        createdByUs: s.Description === OWNED_DESCRIPTION,
       }));
     for (const [key, id] of oldestByKey(services, serviceKey)) this.#serviceIds.set(key, id);
     this.#servicesComplete.add(namespaceId);
     return services;
+  }
+
+  /** The tags of a service or namespace, by its ARN (read only: we never tag what is not ours). */
+  async tags(arn: string): Promise<Record<string, string>> {
+    const out = await this.#caller.call('ListTagsForResource', { serviceId: arn }, (abortSignal) =>
+      this.#client.send(new ListTagsForResourceCommand({ ResourceARN: arn }), { abortSignal }),
+    );
+    return Object.fromEntries((out.Tags ?? []).map((t): [string, string] => [t.Key ?? '', t.Value ?? '']));
   }
 
   /**
@@ -377,12 +392,7 @@ export class CloudMapRegistry {
   }
 
   /** Whether a service or namespace carries our description; says why one that does not is left in place. */
-  #ours(
-    kind: 'service' | 'namespace',
-    name: string | undefined,
-    id: string,
-    description: string | undefined,
-  ): boolean {
+  #ours(kind: 'service' | 'namespace', name: string | undefined, id: string, description: string | undefined): boolean {
     if (description === OWNED_DESCRIPTION) return true;
     this.#logger?.info(
       { [kind]: name, [`${kind}Id`]: id, description: description ?? null },

@@ -68,6 +68,6 @@ export function normalizeClusterExport(x: ClusterExport): ClusterExport {
     exportedAnnotations: { ...x.exportedAnnotations },
     endpoints: x.endpoints.map(normalizeEndpoint).sort((a, b) => compareText(a.address, b.address)),
   };
-  copyDefined(out, x, ['sessionAffinityTimeoutSeconds', 'internalTrafficPolicy', 'trafficDistribution']);
+  copyDefined(out, x, ['sessionAffinityTimeoutSeconds', 'internalTrafficPolicy', 'trafficDistribution', 'portsOnly']);
   return out;
 }

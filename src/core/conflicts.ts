@@ -79,7 +79,8 @@ const KUBERNETES_DEFAULT_AFFINITY_TIMEOUT = 10800;
 
 /**
  * The properties compared by X3 besides ports. `key` gives a comparable form of an export's value, or undefined when the
- * export states none: then it agrees with anyone and the oldest export that states one wins.
+ * export states none: then it agrees with anyone and the oldest export that states one wins. A member that states its
+ * ports only (I12) states none of them.
  */
 const PROPERTY_RULES: ReadonlyArray<{
   reason: ConflictReason;
@@ -207,11 +208,12 @@ export function checkExportAgainstImport(candidate: ExportFacts, current: readon
 
 function propertyDetails(ordered: readonly ExportFacts[]): ConflictDetail[] {
   const details: ConflictDetail[] = [];
+  const stating = ordered.filter((e) => e.portsOnly !== true);
   for (const rule of PROPERTY_RULES) {
-    const winner = ordered.find((e) => rule.key(e) !== undefined);
+    const winner = stating.find((e) => rule.key(e) !== undefined);
     if (winner === undefined) continue;
     const winningKey = rule.key(winner);
-    const losers = ordered.filter((e) => {
+    const losers = stating.filter((e) => {
       const key = rule.key(e);
       return key !== undefined && key !== winningKey;
     });

@@ -51,6 +51,11 @@ export interface ExportedServiceProperties {
   /** Only what ServiceExport.spec.exportedLabels / exportedAnnotations list (E7). */
   exportedLabels: Record<string, string>;
   exportedAnnotations: Record<string, string>;
+  /**
+   * Set on a member that is not a Kubernetes cluster (registrants.ts): it states its ports only, and agrees with every
+   * cluster on the other properties (I12).
+   */
+  portsOnly?: true;
 }
 
 /**

@@ -42,6 +42,7 @@ import { InstanceView } from './instance-view.ts';
 import type { LoopProgress } from './liveness.ts';
 import { keptByUs } from './objects.ts';
 import { KubeCheckpointStore } from './checkpoint-store.ts';
+import { RegistrantWatch } from './registrants.ts';
 import { namingOf, type WorkerOptions } from './options.ts';
 import type { KubeAccess } from '../kube/kube-access.ts';
 import type { RegionState } from './regions.ts';
@@ -91,6 +92,8 @@ export class Member {
   readonly #others: RegionReader[];
   readonly #view: InstanceView;
   readonly #deadClusters: DeadClusters;
+  /** The opted-in Cloud Map services that no MCS controller registers (I9). */
+  readonly #registrants: RegistrantWatch;
   /** Services of every Region that Cloud Map tells of a change to. */
   readonly #cloudMapChanges = new Channel<ServiceKey>();
   /** Clusters that turned silent or were heard again. */
@@ -143,6 +146,15 @@ export class Member {
       log: this.#log,
     });
     this.#deadClusters = this.#createDeadClusters();
+    this.#registrants = new RegistrantWatch({
+      cloudMap: this.#cloudMap,
+      namespaces: () => o.informers.namespaces.list().map((ns) => ns.metadata.name),
+      scanIntervalMs: o.options.registrantScanInterval,
+      pollIntervalMs: o.options.registrantPollInterval,
+      onChange: (service) => this.#cloudMapChanges.emit(service),
+      signal: this.#stopped.signal,
+      log: this.#log.child({ controller: 'registrants' }),
+    });
     // The controllers, each declared in its folder under controllers/.
     this.#exports = this.#exportController();
     this.#imports = this.#importController();
@@ -317,6 +329,7 @@ export class Member {
       ...(this.#others.length > 0
         ? { regions: (namespace: string, service: string) => this.#regionStates(namespace, service) }
         : {}),
+      registrants: this.#registrants,
       namespaces: informers.namespaces,
       serviceImports: informers.serviceImports,
       services: informers.services,
@@ -336,7 +349,7 @@ export class Member {
       informers,
       cloudMapChanges: this.#cloudMapChanges,
       silenceChanges: this.#silenceChanges,
-      cloudMapServices: () => this.#services(),
+      cloudMapServices: () => [...this.#services(), ...this.#registrants.services()],
       // Silence is judged in this cluster's Region, where every cluster's heartbeat is.
       servicesOf: (clusters) =>
         this.#watcher
@@ -441,6 +454,12 @@ export class Member {
     this.#exports.requeue(startOrder(this.identity.clusterId, exportKeys(informers.serviceExports)));
     this.#imports.requeue(importKeys(informers.serviceImports));
     for (const change of this.#services()) this.#cloudMapChanges.emit(change);
+    // The opted-in services of other registrants are found in the background: the start does not wait for their
+    // listings (ListServices is 2/s per account). Until they are read an import without members is kept (I9); once
+    // they are, every import is reconciled again, so one whose last member left meanwhile goes (I2).
+    void this.#registrants.start().then(() => {
+      if (!this.#stopped.signal.aborted) this.#requeueImports();
+    });
     this.#log.info(
       {
         event: 'member-started',
@@ -474,6 +493,7 @@ export class Member {
     // Each stops taking keys at once, then waits for its reconciles in flight (the reaper's reap too).
     await Promise.all(this.#controllers.map((c) => c.stop()));
     await Promise.all([this.#watcher, ...this.#others.map((r) => r.watcher)].map((w) => w.stop()));
+    await this.#registrants.stop();
     for (const cloudMap of [this.#cloudMap, ...this.#others.map((r) => r.cloudMap)]) cloudMap.destroy();
     this.#log.info({ event: 'member-stopped' }, 'stopped reconciling');
   }

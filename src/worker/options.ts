@@ -185,6 +185,18 @@ export const workerOptionSpecs = {
     4000,
     'How often the Cloud Map instance registrations of the account that succeeded since the last look are listed (one ListOperations), and each new one that another writer made looked up (one GetOperation), so that what a writer that does not bump the change marker (e.g. the AWS controller v0.3.1) registers is read within seconds wherever it lands, a new namespace included; 0s: only at the resync.',
   ),
+  registrantScanInterval: durationOption(
+    'registrant-scan-interval',
+    'MCS_REGISTRANT_SCAN_INTERVAL',
+    300_000,
+    "How often the Cloud Map services tagged mcs-cloudmap/import=true (registered by ECS or another writer that is not an MCS controller) are looked for in the Cloud Map namespaces named as this cluster's namespaces: one ListNamespaces, one ListServices per such namespace (per 100 services) and one ListTagsForResource per service this controller did not create.",
+  ),
+  registrantPollInterval: durationOption(
+    'registrant-poll-interval',
+    'MCS_REGISTRANT_POLL_INTERVAL',
+    5000,
+    'How often each opted-in Cloud Map service (tag mcs-cloudmap/import=true) is read whole (one DiscoverInstances), so that its instances, and their health, which moves no revision, show in the imports within this interval.',
+  ),
   resyncBudget: intOption(
     'resync-budget',
     'MCS_RESYNC_BUDGET',

@@ -287,15 +287,16 @@ export function withE2E(options: E2EOptions = {}): () => E2E {
         ['--kubeconfig', c.kubeconfigPath, 'delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS],
         { stdio: 'pipe' },
       );
-    // MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on failure) verbose.
-    const logLevel: Record<string, string> = {
+    // The suite's settings; MCS_E2E_LOG_LEVEL=debug makes the processes' logs (kept under the ClusterSet's directory on
+    // failure) verbose.
+    const settings: Record<string, string> = {
       ...options.configEnv,
       ...(process.env.MCS_E2E_LOG_LEVEL ? { MCS_LOG_LEVEL: process.env.MCS_E2E_LOG_LEVEL } : {}),
     };
-    deployment = await deployLocally(cs, { configEnv: logLevel });
+    deployment = await deployLocally(cs, { configEnv: settings });
     const clusters = cs.clusters.map((c, i) => new E2ECluster(c, deployment!.installs[i]!));
     for (const c of clusters) applyClusterProperties(c, cs.clustersetId);
-    const configEnv = { ...configMapEnv(kustomizeBase()), ...logLevel };
+    const configEnv = { ...configMapEnv(kustomizeBase()), ...settings };
     let generation = 0;
     const startReplica = async (
       cluster: E2ECluster,

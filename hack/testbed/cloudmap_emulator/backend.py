@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from moto.servicediscovery.exceptions import InstanceNotFound, NamespaceNotFound, ServiceNotFound
+from moto.servicediscovery.exceptions import CustomHealthNotFound, InstanceNotFound, NamespaceNotFound, ServiceNotFound
 from moto.servicediscovery.models import Namespace, ServiceDiscoveryBackend, ServiceInstance, servicediscovery_backends
 from moto.servicediscovery.responses import ServiceDiscoveryResponse
 
@@ -230,6 +230,7 @@ def register_instance(self, service_id: str, instance_id: str, creator_request_i
         changed = existing is None or existing.attributes != attributes
         if existing is None:
             existing = ServiceInstance(service_id, instance_id, creator_request_id, attributes)
+            existing.health_status = _initial_health(current, attributes)
             current.instances.append(existing)
         elif changed:
             existing.attributes = attributes
@@ -242,6 +243,23 @@ def register_instance(self, service_id: str, instance_id: str, creator_request_i
     op_id = operations.submit(self, "REGISTER_INSTANCE", {"INSTANCE": instance_id, "SERVICE": service_id}, apply, resource, service.namespace_id)
     _remember(self, scope, creator_request_id, request, op_id)
     return op_id
+
+
+def _initial_health(service, attributes: dict[str, str]) -> str:
+    """With a custom health check, AWS_INIT_HEALTH_STATUS (HEALTHY or UNHEALTHY, default HEALTHY) is the first status
+    of a new instance (API reference, RegisterInstance "Attributes"); a re-registration keeps the current status."""
+    if service.health_check_custom_config is None:
+        return "HEALTHY"
+    return "UNHEALTHY" if attributes.get("AWS_INIT_HEALTH_STATUS") == "UNHEALTHY" else "HEALTHY"
+
+
+def update_instance_custom_health_status(self, service_id: str, instance_id: str, status: str) -> None:
+    """Only for a service with HealthCheckCustomConfig: any other is refused with CustomHealthNotFound (API reference,
+    UpdateInstanceCustomHealthStatus). Health changes do not move InstancesRevision (DiscoverInstances response)."""
+    service = self.get_service(service_id)
+    if service.health_check_custom_config is None:
+        raise CustomHealthNotFound(service_id)
+    _original_update_health(self, service_id, instance_id, status)
 
 
 def _find(service, instance_id: str):
@@ -436,6 +454,7 @@ def __init__(self, region_name: str, account_id: str) -> None:
 
 
 _original_call_action = ServiceDiscoveryResponse.call_action
+_original_update_health = ServiceDiscoveryBackend.update_instance_custom_health_status
 
 
 def call_action(self):
@@ -462,6 +481,7 @@ def apply_patches() -> None:
         "create_private_dns_namespace": create_private_dns_namespace, "delete_namespace": delete_namespace,
         "create_service": create_service, "delete_service": delete_service, "register_instance": register_instance,
         "deregister_instance": deregister_instance, "discover_instances_revision": discover_instances_revision,
+        "update_instance_custom_health_status": update_instance_custom_health_status,
     }.items():
         setattr(ServiceDiscoveryBackend, name, fn)
     for name, fn in {

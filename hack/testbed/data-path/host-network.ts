@@ -1,7 +1,7 @@
 // The data path's links: the host bridge (the "VPC", IPv4 and IPv6), one network namespace per real node with a veth on
 // the bridge, and the routes between the nodes' pod ranges of each family; and the one host limit the nodes need raised. Only addresses of the plan are routed (no default route anywhere),
 // so pod traffic cannot leave the testbed's namespaces.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { DataPathPlan, RealNodePlan } from './plan.ts';
 import { run, tryRun } from './run.ts';
 
@@ -66,5 +66,51 @@ export async function createHostNetwork(plan: DataPathPlan): Promise<void> {
 /** Removes the namespaces (their veths go with them) and the bridge; whatever is already gone is skipped. */
 export async function deleteHostNetwork(plan: DataPathPlan): Promise<void> {
   for (const node of plan.nodes) await tryRun('ip', ['netns', 'delete', node.netns]);
+  for (const netns of bridgeHostNamespaces(plan)) await tryRun('ip', ['netns', 'delete', netns]);
   await tryRun('ip', ['link', 'delete', plan.bridge]);
+}
+
+/** First host number of the hosts outside every cluster (outside-host.ts, and the ECS tasks of the tests): clear of the host (.1) and the nodes (.11-). */
+const BRIDGE_HOST_BASE = 100;
+
+/** The network namespace of bridge host `index`, named after the bridge so that clean-up finds it. */
+export function bridgeHostNamespace(plan: DataPathPlan, index: number): string {
+  return `${plan.bridge}-host${index}`;
+}
+
+/** Every bridge host's namespace that exists now (one a test left behind included). */
+function bridgeHostNamespaces(plan: DataPathPlan): string[] {
+  if (!existsSync('/run/netns')) return [];
+  const own = new RegExp(`^${plan.bridge}-host\\d+$`);
+  return readdirSync('/run/netns').filter((name) => own.test(name));
+}
+
+/**
+ * A host on the bridge outside every cluster, as an ECS task or an EC2 instance sits in the VPC: its own network
+ * namespace with an address on the bridge (172.31.<slot>.<100 + index>) and routes to every real node's pod ranges, so
+ * pods reach it and it answers them; nothing else is routed. Returns its namespace and address.
+ */
+export async function createBridgeHost(plan: DataPathPlan, index: number): Promise<{ netns: string; ip: string }> {
+  if (!Number.isInteger(index) || index < 0 || index > 150)
+    throw new RangeError(`bridge host index must be a whole number from 0 to 150, got ${index}`);
+  const netns = bridgeHostNamespace(plan, index);
+  const veth = `${plan.bridge}b${index}`;
+  const address = `172.31.${plan.slot}.${BRIDGE_HOST_BASE + index}`;
+  const what = `bridge host ${netns}`;
+  await ip(['netns', 'add', netns], what);
+  await ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns], what);
+  await ip(['link', 'set', veth, 'master', plan.bridge, 'up'], what);
+  const inNs = (args: string[]) => ip(['-n', netns, ...args], what);
+  await inNs(['link', 'set', 'lo', 'up']);
+  await inNs(['addr', 'add', `${address}/24`, 'dev', 'eth0']);
+  await inNs(['link', 'set', 'eth0', 'up']);
+  for (const node of plan.nodes)
+    for (const podCidr of node.podCidrs.filter((c) => !c.includes(':')))
+      await inNs(['route', 'add', podCidr, 'via', node.underlay.IPv4, 'dev', 'eth0']);
+  return { netns, ip: address };
+}
+
+/** Removes a bridge host's namespace (its veth goes with it); nothing when it is gone already. */
+export async function deleteBridgeHost(plan: DataPathPlan, index: number): Promise<void> {
+  await tryRun('ip', ['netns', 'delete', bridgeHostNamespace(plan, index)]);
 }

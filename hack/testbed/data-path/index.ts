@@ -13,6 +13,7 @@ import { tryRun } from './run.ts';
 export type { DataPathPlan, RealNodePlan } from './plan.ts';
 export type { RealNode } from './real-node.ts';
 export { importIntoRealNode, startRealNode } from './real-node.ts';
+export { createBridgeHost, deleteBridgeHost } from './host-network.ts';
 export { DataPathUnavailableError, missingDataPathPrerequisites } from './prerequisites.ts';
 
 /** One file per slot in use: its owner, directory and plan (on tmpfs, so a reboot forgets them with the namespaces). */

@@ -15,6 +15,7 @@ import {
 } from '../../../core/derived-service.ts';
 import { diffEndpointSlices, planEndpointSlices } from '../../../core/endpoint-slices.ts';
 import { partialExports, type QuotaCounts } from '../../../core/instance-quota.ts';
+import { registrantExports, type RegistrantInstance } from '../../../core/registrants.ts';
 import { servedWhilePortsChange, type ServedPorts } from '../../../core/ports.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../../../core/names.ts';
 import {
@@ -54,6 +55,14 @@ export interface ImportReconcilerOptions {
    * condition). While a Region was never read, nothing is removed that its clusters may still export.
    */
   regions?: (namespace: string, service: string) => readonly RegionState[];
+  /**
+   * The members that are not clusters (I9): instances of the service when its owner opted it in, and whether every
+   * opted-in service was read since start (until then a missing member proves nothing).
+   */
+  registrants?: {
+    instances(namespace: string, service: string): readonly RegistrantInstance[];
+    readonly read: boolean;
+  };
   namespaces: Informer<NamespaceObject>;
   serviceImports: Informer<ServiceImportObject>;
   services: Informer<ServiceObject>;
@@ -113,11 +122,18 @@ export class ImportReconciler {
         'taking over a ServiceImport the AWS controller v0.3.1 created (delete its derived Service once every import is taken over)',
       );
     }
-    const { exports, skipped } = exportsFromInstances(this.#o.view.instances(namespace, name), {
-      clustersetId: this.#o.identity.clustersetId,
-      namespace,
-      name,
-    });
+    const target = { clustersetId: this.#o.identity.clustersetId, namespace, name };
+    const clusters = exportsFromInstances(this.#o.view.instances(namespace, name), target);
+    const registrants = registrantExports(this.#o.registrants?.instances(namespace, name) ?? [], target);
+    const exports = [...clusters.exports, ...registrants.exports];
+    const skipped = [...clusters.skipped, ...registrants.skipped];
+    if (exports.length === 0 && existing !== undefined && this.#o.registrants?.read === false) {
+      this.#o.log.info(
+        { event: 'import-kept-registrants-unread', namespace, name },
+        'no member found yet, but the opted-in Cloud Map services were not read since start: the import is kept',
+      );
+      return;
+    }
     if (skipped.length > 0) {
       this.#o.log.debug(
         { event: 'instances-skipped', namespace, name, skipped: skipped.slice(0, 5), count: skipped.length },
