@@ -24,7 +24,7 @@ export interface SliceEndpoint {
   hostname?: string;
   nodeName?: string;
   zone?: string;
-  /** The endpoint's own zone, so kube-proxy prefers close endpoints for a derived Service with trafficDistribution. */
+  /** The endpoint's own zone, so kube-proxy prefers close endpoints: only under trafficDistribution PreferClose. */
   hints?: { forZones: [{ name: string }] };
 }
 
@@ -86,6 +86,12 @@ export interface EndpointSlicePlanInput {
    * cluster whose Service does not expose it as the ServiceImport states it.
    */
   served: ServedPorts;
+  /**
+   * The import's trafficDistribution is PreferClose: each endpoint's zone becomes its zone hint. Only then, as
+   * Kubernetes' own EndpointSlice controller does: kube-proxy (1.31 and later) follows hints wherever slices carry them,
+   * so hints on every import would keep traffic in the node's zone although the exporter never asked for it.
+   */
+  zoneHints?: boolean;
 }
 
 /** Something in a peer's export the API server would refuse; it is left out and the rest is imported. */
@@ -147,7 +153,7 @@ export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlice
       }));
       // The same address twice within a cluster and port set is one endpoint. Which report is kept must not depend on
       // the order Cloud Map listed them in, or the slice would flap between the two: the smaller JSON form wins.
-      const candidate = sliceEndpoint(clusterId, endpoint, problems);
+      const candidate = sliceEndpoint(clusterId, endpoint, input.zoneHints === true, problems);
       const kept = group.endpoints.get(endpoint.address);
       if (kept === undefined || JSON.stringify(candidate) < JSON.stringify(kept))
         group.endpoints.set(endpoint.address, candidate);
@@ -224,6 +230,7 @@ const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-
 function sliceEndpoint(
   clusterId: string,
   endpoint: ClusterExport['endpoints'][number],
+  zoneHints: boolean,
   problems: EndpointProblem[],
 ): SliceEndpoint {
   const out: SliceEndpoint = {
@@ -252,7 +259,7 @@ function sliceEndpoint(
   if (endpoint.zone !== undefined && endpoint.zone !== '') {
     if (LABEL_VALUE.test(endpoint.zone)) {
       out.zone = endpoint.zone;
-      out.hints = { forZones: [{ name: endpoint.zone }] };
+      if (zoneHints) out.hints = { forZones: [{ name: endpoint.zone }] };
     } else
       problems.push({
         clusterId,

@@ -1,6 +1,6 @@
 // An "ECS service" stand-in on the data path (I9–I11): each task is a server in its own network namespace on the
 // testbed's bridge (the VPC), registered in Cloud Map as ECS service discovery registers tasks
-// (test/support/ecs-tasks.ts), in a service the platform team tagged mcs-cloudmap/import=true. Pods of both clusters
+// (hack/testbed/ecs-tasks.ts), in a service the platform team tagged mcs-cloudmap/import=true. Pods of both clusters
 // reach it by its clusterset name while it scales up, turns unhealthy and scales down, and the imports follow; the
 // emulator's request log shows that no worker wrote anything of it.
 import { ServiceDiscoveryClient, CreateHttpNamespaceCommand } from '@aws-sdk/client-servicediscovery';
@@ -12,7 +12,7 @@ import { IMPORT_TAG } from '../../src/worker/registrants.ts';
 import { cloudMapClientConfig, operationDone } from '../support/cloudmap.ts';
 import { clientPod, dig, requests } from '../support/data-path-pods.ts';
 import { withE2E, type E2ECluster } from '../support/e2e-harness.ts';
-import { createEcsRegistry, EcsServiceRegistrant, startTaskServer } from '../support/ecs-tasks.ts';
+import { createEcsRegistry, EcsServiceRegistrant, startTaskServer } from '../../hack/testbed/ecs-tasks.ts';
 import { eventually } from '../support/eventually.ts';
 import { requirePrerequisite } from '../support/prerequisites.ts';
 import { createNamespaces } from '../support/workloads.ts';
@@ -122,11 +122,13 @@ describe('e2e: an ECS service in the ClusterSet, on the data path (I9–I11)', f
   it('I9, I10, I11: pods of both clusters reach the tasks by the clusterset name as they start, turn unhealthy and stop; nothing of theirs is written', async () => {
     const { cls1, cls2, clusters, cs } = e2e();
     const since = Date.now();
-    // In the real nodes' zone: every imported endpoint carries its zone as a hint (endpoint-slices.ts), and kube-proxy
-    // keeps to the node's zone when some endpoint is in it.
+    // Tasks in two zones, one of them the real nodes': the member states no trafficDistribution, so its endpoints carry
+    // their zones without zone hints (endpoint-slices.ts) and kube-proxy sends traffic to every task, as to a Service
+    // without PreferClose; with hints it would keep each node's traffic in the node's zone.
     const zone = `${cs.region}a`;
+    const otherZone = `${cs.region}b`;
     await startTask('task-1', 1, zone);
-    await startTask('task-2', 2, zone);
+    await startTask('task-2', 2, otherZone);
     const ips = () => [...tasks.values()].map((t) => t.ip).sort();
 
     for (const c of clusters) {
@@ -140,9 +142,9 @@ describe('e2e: an ECS service in the ClusterSet, on the data path (I9–I11)', f
     expect(slices.map((s) => s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster'])).to.deep.equal([
       'ecs.prod',
     ]);
-    expect((slices[0]!.endpoints ?? []).map((e) => [e.zone, e.hints?.forZones?.[0]?.name])).to.deep.equal([
-      [zone, zone],
-      [zone, zone],
+    expect((slices[0]!.endpoints ?? []).map((e) => [e.zone, e.hints])).to.deep.equal([
+      [zone, undefined],
+      [otherZone, undefined],
     ]);
 
     // Scale up.

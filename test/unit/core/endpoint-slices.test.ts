@@ -30,6 +30,7 @@ function servingAll(exports: EndpointSlicePlanInput['exports']): ServedPorts {
 function plan(
   exports: EndpointSlicePlanInput['exports'],
   served = servingAll(exports),
+  zoneHints = false,
 ): ReturnType<typeof planEndpointSlices> {
   return planEndpointSlices({
     namespace: 'default',
@@ -38,6 +39,7 @@ function plan(
     owner,
     exports,
     served,
+    zoneHints,
   });
 }
 
@@ -252,11 +254,13 @@ describe('core/endpoint-slices', () => {
   });
 
   describe('zones', () => {
-    it("an endpoint's zone is kept, with itself as the zone hint, so topology-aware routing can prefer close endpoints", () => {
-      const { slices, problems } = plan([
-        { clusterId: 'east', endpoints: [endpoint('10.0.0.1', { zone: 'us-east-1a' }), endpoint('10.0.0.2')] },
-        { clusterId: 'west', endpoints: [endpoint('10.0.0.3', { zone: 'bad zone!' })] },
-      ]);
+    const zoned = [
+      { clusterId: 'east', endpoints: [endpoint('10.0.0.1', { zone: 'us-east-1a' }), endpoint('10.0.0.2')] },
+      { clusterId: 'west', endpoints: [endpoint('10.0.0.3', { zone: 'bad zone!' })] },
+    ];
+
+    it("under trafficDistribution PreferClose an endpoint's zone is kept with itself as the zone hint, so kube-proxy prefers close endpoints", () => {
+      const { slices, problems } = plan(zoned, servingAll(zoned), true);
       expect(slices[0]?.endpoints.map((e) => [e.zone, e.hints])).to.deep.equal([
         ['us-east-1a', { forZones: [{ name: 'us-east-1a' }] }],
         [undefined, undefined],
@@ -264,6 +268,14 @@ describe('core/endpoint-slices', () => {
       expect(slices[1]?.endpoints[0]).to.not.have.property('zone');
       expect(problems).to.deep.equal([
         { clusterId: 'west', address: '10.0.0.3', problem: 'zone "bad zone!" is not a label value; zone left out' },
+      ]);
+    });
+
+    it('without PreferClose the zone is kept but no endpoint has a hint: kube-proxy then uses every endpoint', () => {
+      const { slices } = plan(zoned);
+      expect(slices[0]?.endpoints.map((e) => [e.zone, e.hints])).to.deep.equal([
+        ['us-east-1a', undefined],
+        [undefined, undefined],
       ]);
     });
 

@@ -202,9 +202,10 @@ export class ImportReconciler {
 
     const sliceExports = exports.filter((e) => !silent.has(e.clusterId));
     const keepOthers = regions.some((r) => !r.read);
+    const zoneHints = resolution.properties.trafficDistribution === 'PreferClose';
     const interim = await this.#servedWhilePortsChange(namespace, serviceImport, derivedName, resolution);
     if (interim !== undefined)
-      await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, interim, keepOthers);
+      await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, interim, keepOthers, zoneHints);
 
     const derived = await this.#syncDerivedService(
       desiredDerivedService({ namespace, importName: name, owner, properties: resolution.properties }),
@@ -216,7 +217,7 @@ export class ImportReconciler {
       // A spec change moved the generation: the conditions must observe the new one, or the next pass writes them again.
       desired = desiredFor(serviceImport, derived);
     }
-    await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, resolution.served, keepOthers);
+    await this.#syncSlices(namespace, name, derivedName, owner, sliceExports, resolution.served, keepOthers, zoneHints);
     // After the slices: status.endpointSliceObjects says they are Present, and status.clusters names no cluster before
     // its endpoints are in place.
     if (serviceImportNeedsUpdate(desired, serviceImport).status) {
@@ -353,6 +354,7 @@ export class ImportReconciler {
     exports: ClusterExport[],
     served: ServedPorts,
     keepOthers: boolean,
+    zoneHints: boolean,
   ): Promise<void> {
     const plan = planEndpointSlices({
       namespace,
@@ -361,6 +363,7 @@ export class ImportReconciler {
       owner,
       exports,
       served,
+      zoneHints,
     });
     if (plan.problems.length > 0) {
       this.#o.log.warn(
