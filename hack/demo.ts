@@ -6,12 +6,15 @@
 // does, so a fresh clone needs nothing else. Stays up until Ctrl-C; `--once` exits after the replay (used by a test).
 // `--image REF` runs both processes from the production image (`npm run image`) in containers instead of from source.
 // `--no-data-path` replays without real nodes (pods are simulated, no curl), for a machine that cannot host them.
+// `--beyond-kubernetes` goes on past the curl (hack/demo/beyond-kubernetes.ts, docs/non-kubernetes.md): a host outside
+// every cluster resolves nginx-hello by Cloud Map's DNS records and curls it, and an ECS service's tasks are imported.
 import { execFileSync, spawn } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { LABEL_SERVICE_NAME, MCS_GROUP, SERVICE_IMPORT_PLURAL, STORAGE_VERSION } from '../src/core/names.ts';
+import { BeyondKubernetes, WORKER_SETTINGS, zoneDirectory } from './demo/beyond-kubernetes.ts';
 import { clusterProperties } from './demo/cluster-properties.ts';
 import { deployLocally, type LocalDeployment } from './local/deploy.ts';
 import {
@@ -29,16 +32,22 @@ const argv = process.argv.slice(2);
 const once = argv.includes('--once');
 const keepLogs = argv.includes('--keep-logs');
 const dataPath = !argv.includes('--no-data-path');
+const beyondKubernetes = argv.includes('--beyond-kubernetes');
 const imageAt = argv.indexOf('--image');
 const image = imageAt >= 0 ? argv[imageAt + 1] : undefined;
 const unknown = argv.filter(
   (a, i) =>
-    !['--once', '--keep-logs', '--no-data-path'].includes(a) && !(imageAt >= 0 && (i === imageAt || i === imageAt + 1)),
+    !['--once', '--keep-logs', '--no-data-path', '--beyond-kubernetes'].includes(a) &&
+    !(imageAt >= 0 && (i === imageAt || i === imageAt + 1)),
 );
 if (unknown.length > 0 || (imageAt >= 0 && !image)) {
   process.stderr.write(
-    `unknown argument(s) ${unknown.join(' ') || '--image without a reference'}; usage: npm run demo [-- --once] [--keep-logs] [--no-data-path] [--image REF]\n`,
+    `unknown argument(s) ${unknown.join(' ') || '--image without a reference'}; usage: npm run demo [-- --once] [--keep-logs] [--no-data-path] [--beyond-kubernetes] [--image REF]\n`,
   );
+  process.exit(2);
+}
+if (beyondKubernetes && !dataPath) {
+  process.stderr.write('--beyond-kubernetes needs the real nodes: leave out --no-data-path\n');
   process.exit(2);
 }
 
@@ -351,8 +360,10 @@ function usage(set: TestClusterSet, dns: CoreDns): string {
 }
 
 let set: TestClusterSet | undefined;
+const zoneDir = beyondKubernetes ? zoneDirectory() : '';
 let deployment: LocalDeployment | undefined;
 let dns: CoreDns | undefined;
+const beyond = new BeyondKubernetes();
 let failed = false;
 try {
   await step(`Install the testbed binaries into ${cacheDir()} (hack/install-testbed.sh)`, installTestbed);
@@ -365,17 +376,23 @@ try {
   }
   set = await step(
     `Start a 2-cluster ClusterSet (cls1, cls2) and the Cloud Map emulator${dataPath ? ', each cluster with a real node' : ''}`,
-    () => startClusterSet({ log: (l) => say(`  ${l}`), dataPath }),
+    () =>
+      startClusterSet({
+        log: (l) => say(`  ${l}`),
+        dataPath,
+        ...(beyondKubernetes && { cloudMap: { zoneDir } }),
+      }),
   );
   say(`  ClusterSet ready in ${(set.startupMs / 1000).toFixed(1)}s`);
   const s = set;
   const where = image ? `in containers of ${image}` : 'on the host';
   deployment = await step(`Install mcs-cloudmap in both clusters (webhook server and worker ${where})`, () =>
-    deployLocally(s, { log: (l) => say(`  ${l}`), image }),
+    deployLocally(s, { log: (l) => say(`  ${l}`), image, ...(beyondKubernetes && { configEnv: WORKER_SETTINGS }) }),
   );
   const replayed = await replay(set);
   dns = replayed.dns;
   if (dataPath) await curlFromCls2(set, replayed.imported);
+  if (beyondKubernetes) await beyond.run(set, zoneDir, { step, say, kubectl });
   say('Tutorial replay complete.');
   if (!once) {
     process.stdout.write(`${usage(set, dns)}\n`);
@@ -391,6 +408,7 @@ try {
   failed = true;
   process.stderr.write(`demo failed: ${(err as Error).stack ?? String(err)}\n`);
 } finally {
+  await beyond.stop();
   await dns?.stop();
   await deployment?.stop();
   await set?.stop({ keepLogs: keepLogs || failed });

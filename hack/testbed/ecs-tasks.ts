@@ -10,7 +10,7 @@ import {
   UpdateInstanceCustomHealthStatusCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { operationDone } from './cloudmap.ts';
+import { operationDone } from './cloudmap-operation.ts';
 
 export interface EcsServiceSettings {
   /** ECS_CLUSTER_NAME. */
@@ -32,13 +32,15 @@ export interface EcsTask {
 
 /**
  * A Cloud Map service as the platform team creates one for ECS: a custom health check (ECS reports task health), and
- * `tags` (e.g. the opt-in tag). Returns its id and ARN.
+ * `tags` (e.g. the opt-in tag). In a private DNS namespace, `dnsTtlSeconds` gives it A records (MULTIVALUE), as ECS
+ * service discovery's services have, so the tasks resolve in the VPC too. Returns its id and ARN.
  */
 export async function createEcsRegistry(
   client: ServiceDiscoveryClient,
   namespaceId: string,
   name: string,
   tags: Record<string, string> = {},
+  dnsTtlSeconds?: number,
 ): Promise<{ id: string; arn: string }> {
   const { Service } = await client.send(
     new CreateServiceCommand({
@@ -46,6 +48,9 @@ export async function createEcsRegistry(
       NamespaceId: namespaceId,
       HealthCheckCustomConfig: {},
       Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+      ...(dnsTtlSeconds === undefined
+        ? {}
+        : { DnsConfig: { RoutingPolicy: 'MULTIVALUE', DnsRecords: [{ Type: 'A', TTL: dnsTtlSeconds }] } }),
     }),
   );
   return { id: Service!.Id!, arn: Service!.Arn! };

@@ -107,13 +107,12 @@ export class RegistrantWatch {
       // One listing per scan: the platform team creates namespaces no change marker names (ListNamespaces: 0.5/s per
       // account, so the scan interval is minutes by default).
       for (const ns of await cloudMap.registry.listNamespaces()) {
-        // The Kubernetes namespace this Cloud Map namespace holds: the same name, or <ns>.<domain> for a DNS namespace.
-        const namespace = cloudMap.registry.naming.namespaceOf(ns.name);
-        if (namespace === undefined || !here.has(namespace)) continue;
+        // ns.name is the Kubernetes namespace: the registry names a DNS namespace <ns>.<domain> as <ns>.
+        if (!here.has(ns.name)) continue;
         for (const s of await cloudMap.registry.listServices(ns.id)) {
           if (s.createdByUs === true || s.arn === undefined) continue;
           const tags = await cloudMap.registry.tags(s.arn);
-          if (tags[IMPORT_TAG] === 'true') found.set(keyOf(namespace, s.name), { namespace, service: s.name });
+          if (tags[IMPORT_TAG] === 'true') found.set(keyOf(ns.name, s.name), { namespace: ns.name, service: s.name });
         }
       }
       for (const [key, watched] of this.#watched) {

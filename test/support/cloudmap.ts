@@ -1,11 +1,9 @@
 // AWS SDK settings that point the Cloud Map (servicediscovery) client at the testbed's emulator.
-import {
-  GetOperationCommand,
-  type ServiceDiscoveryClient,
-  type ServiceDiscoveryClientConfig,
-} from '@aws-sdk/client-servicediscovery';
+import type { ServiceDiscoveryClientConfig } from '@aws-sdk/client-servicediscovery';
 import { credentialsFor } from '../../hack/testbed/cloudmap-emulator.ts';
 import type { TestClusterSet } from '../../hack/testbed/index.ts';
+
+export { operationDone } from '../../hack/testbed/cloudmap-operation.ts';
 
 /**
  * `disableHostPrefix` matters: the SDK otherwise sends DiscoverInstances(Revision) to `data-<host>`, which does not
@@ -23,27 +21,6 @@ export function cloudMapClientConfig(
     disableHostPrefix: true,
     maxAttempts: 1,
   };
-}
-
-/**
- * Resolves once a Cloud Map operation finished (the emulator, like Cloud Map, applies writes asynchronously); throws
- * when it failed. Returns the operation's targets (NAMESPACE, SERVICE, INSTANCE ids). `ownerAccount`: the namespace
- * owner's account, for an operation in a namespace shared with the client's account.
- */
-export async function operationDone(
-  client: ServiceDiscoveryClient,
-  operationId: string | undefined,
-  ownerAccount?: string,
-): Promise<Record<string, string>> {
-  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
-    const { Operation } = await client.send(
-      new GetOperationCommand({ OperationId: operationId, OwnerAccount: ownerAccount }),
-    );
-    if (Operation?.Status === 'SUCCESS') return Operation.Targets ?? {};
-    if (Operation?.Status === 'FAIL')
-      throw new Error(`Cloud Map operation ${operationId} failed: ${Operation.ErrorCode}: ${Operation.ErrorMessage}`);
-    await new Promise((r) => setTimeout(r, delay));
-  }
 }
 
 /** An AWS SDK error: `name` is the error code, modelled fields (e.g. DuplicateOperationId) are properties. */
