@@ -91,6 +91,28 @@ describe('cloudmap adapter on the emulator: private DNS namespaces and their rec
     expect((await recordsOf('prod.mcs.test.internal')).map((r) => r.value)).to.deep.equal(['10.1.0.6']);
   });
 
+  it('dual-stack: with record types A,AAAA an IPv4 endpoint is an A record and an IPv6 one an AAAA record', async () => {
+    const naming = namespaceNaming({ type: 'dns', dnsNamespaces: [], dns: { ...DNS, recordTypes: 'A,AAAA' } });
+    const a = adapterFor(moto.endpoint, 'cls1', { naming }).adapter;
+    const service = await a.ensureService(await a.ensureNamespace('prod'), 'web');
+    expect((await raw.send(new GetServiceCommand({ Id: service }))).Service?.DnsConfig?.DnsRecords).to.deep.equal([
+      { Type: 'A', TTL: 15 },
+      { Type: 'AAAA', TTL: 15 },
+    ]);
+    // One instance per endpoint address, as the worker registers a dual-stack pod (docs/install.md, IP families).
+    const { AWS_INSTANCE_IPV4: _, ...ipv6Only } = instanceOf('cls1', 'e2', {
+      AWS_INSTANCE_IPV6: 'fd00:10:244::5',
+    }).attributes;
+    await registerAll(a, service, [
+      instanceOf('cls1', 'e1', { AWS_INSTANCE_IPV4: '10.1.0.5' }),
+      { id: 'e2', attributes: ipv6Only },
+    ]);
+    expect(await recordsOf('prod.mcs.test.internal')).to.deep.equal([
+      { name: 'web.prod.mcs.test.internal.', type: 'A', ttl: 15, value: '10.1.0.5' },
+      { name: 'web.prod.mcs.test.internal.', type: 'AAAA', ttl: 15, value: 'fd00:10:244::5' },
+    ]);
+  });
+
   it('a namespace of the other kind is used as it is: DNS names in an HTTP namespace, and no records there', async () => {
     // Made by hand before the clusters were told to use DNS namespaces.
     await operationDone(
