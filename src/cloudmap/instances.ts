@@ -105,26 +105,8 @@ export class CloudMapInstances {
     options: { clustersetId?: string } = {},
   ): Promise<DiscoveredInstances | undefined> {
     const clustersetId = options.clustersetId ?? this.#identity.clustersetId;
-    const context = { namespace, service };
-    let out;
-    try {
-      out = await this.#caller.call('DiscoverInstances', context, (abortSignal) =>
-        this.#client.send(
-          new DiscoverInstancesCommand({
-            NamespaceName: this.#registry.naming.cloudMapName(namespace),
-            ServiceName: service,
-            HealthStatus: 'ALL',
-            MaxResults: DISCOVER_MAX_RESULTS,
-            ...this.#owner,
-            QueryParameters: { [ATTR_CLUSTERSET_ID]: clustersetId },
-          }),
-          { abortSignal },
-        ),
-      );
-    } catch (err) {
-      if (this.#invisible(err)) return undefined;
-      throw err;
-    }
+    const out = await this.#discover(namespace, service, { [ATTR_CLUSTERSET_ID]: clustersetId });
+    if (out === undefined) return undefined;
     const revision = out.InstancesRevision;
     const found = out.Instances ?? [];
     if (found.length < DISCOVER_MAX_RESULTS) {
@@ -150,8 +132,19 @@ export class CloudMapInstances {
    * query filter): how the members that are not clusters are read (I9, I11). Undefined when the service does not exist.
    */
   async discoverAll(namespace: string, service: string): Promise<RegistrantInstance[] | undefined> {
+    const out = await this.#discover(namespace, service);
+    if (out === undefined) return undefined;
+    return (out.Instances ?? []).flatMap((i) =>
+      toInstance(i.InstanceId, i.Attributes).map((instance) =>
+        i.HealthStatus === undefined ? instance : { ...instance, health: i.HealthStatus },
+      ),
+    );
+  }
+
+  /** One DiscoverInstances page of `namespace/service` (every health status); undefined when it does not exist here. */
+  async #discover(namespace: string, service: string, QueryParameters?: Record<string, string>) {
     try {
-      const out = await this.#caller.call('DiscoverInstances', { namespace, service }, (abortSignal) =>
+      return await this.#caller.call('DiscoverInstances', { namespace, service }, (abortSignal) =>
         this.#client.send(
           new DiscoverInstancesCommand({
             NamespaceName: this.#registry.naming.cloudMapName(namespace),
@@ -159,13 +152,9 @@ export class CloudMapInstances {
             HealthStatus: 'ALL',
             MaxResults: DISCOVER_MAX_RESULTS,
             ...this.#owner,
+            ...(QueryParameters === undefined ? {} : { QueryParameters }),
           }),
           { abortSignal },
-        ),
-      );
-      return (out.Instances ?? []).flatMap((i) =>
-        toInstance(i.InstanceId, i.Attributes).map((instance) =>
-          i.HealthStatus === undefined ? instance : { ...instance, health: i.HealthStatus },
         ),
       );
     } catch (err) {
