@@ -77,6 +77,10 @@ const RSS_GOALS: Record<number, number> = { 300: 100, 5000: 200, 10000: 250 };
 const log = createLogger('bench-runtime', process.env.MCS_LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/** The 1-minute load average every 5 s while the benchmark runs: the machine is shared, and the load moves figures. */
+const loads: number[] = [];
+setInterval(() => loads.push(loadavg()[0]!), 5000).unref();
+
 interface Config {
   label: string;
   dist: string;
@@ -181,7 +185,7 @@ async function clusterSetRun(
     const t = performance.now();
     await createServices(kubeClientFor(cluster.kubeConfig()), 0, services, o.namespaces, o.endpoints, true);
     say(
-      `${services} services × ${o.endpoints} endpoints with ServiceExports created in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      `${services} services × ${o.endpoints} endpoints with ServiceExports created in ${((performance.now() - t) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`,
     );
     const watch = new ImportWatch(cluster.kubeConfig(), log);
     await watch.start();
@@ -371,11 +375,12 @@ async function main(): Promise<void> {
               throw new Error(`--sync-configs: no configuration "${l}"`);
             })(),
         );
-  const loadAtStart = loadavg()[0]!.toFixed(1);
   for (const n of counts) {
+    const loadAtStart = loadavg()[0]!.toFixed(1);
+    loads.length = 0;
     const runs = new Map(configs.map((c) => [c.label, { syncs: [], starts: [] }]));
     for (const first of syncing) await clusterSetRun(o, n, first, configs, runs);
-    const load = `${loadAtStart} at the start, ${loadavg()[0]!.toFixed(1)} at the end`;
+    const load = `${loadAtStart} at the start, ${loadavg()[0]!.toFixed(1)} at the end, ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} during`;
     say('');
     say(
       `bench:runtime — ${n} services, ${new Date().toISOString().slice(0, 16)}Z, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${load}; Cloud Map emulator ${o.cloudMap}`,
