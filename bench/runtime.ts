@@ -7,6 +7,8 @@
 //   configuration in turn (a warm start, from the checkpoints the first one saved): the time and CPU seconds from its
 //   start to ready (Cloud Map read, informers synced) and to its work queues drained, its peak RSS, and its RSS over
 //   --steady after.
+// --worker-env sets worker settings over the ConfigMap's, e.g. client limits lifted so that a large sync is bound by
+// CPU rather than paced by Cloud Map's quotas (the default's 4 CreateService calls a second take 42 minutes for 10,000).
 // A configuration is `label:dist:flags`: a label in words, the build directory, and Node.js flags (empty: those of the
 // Deployment's command in kustomize/base). Prints a Markdown table and writes
 // bench/results/runtime-<label>-<N>-services.json per configuration and count, the rows of docs/benchmarks.md.
@@ -26,6 +28,7 @@ import { createLogger } from '../src/observability/log.ts';
 import { resultOfThisRun, resultsOption, writeResult, type Figure } from '../hack/results/result-file.ts';
 import { cpuSeconds, createServices, mib, name, ns, prepare, processMemory } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
+import { workerEnv } from './worker-env.ts';
 import { isReady, queuesIdle, reconciled, stopWorkers, until } from './worker-probes.ts';
 
 const specs = {
@@ -55,6 +58,12 @@ const specs = {
     'BENCH_STEADY',
     30_000,
     'How long RSS is sampled after the sync and after each warm start.',
+  ),
+  workerEnv: stringOption(
+    'worker-env',
+    'BENCH_WORKER_ENV',
+    '',
+    "Worker settings over kustomize/base's ConfigMap, `;` between them: e.g. `MCS_RATE_LIMITS=CreateService=500,RegisterInstance=500` lifts the client limits that pace a large sync (4 CreateService calls a second by default).",
   ),
   cloudMap: stringOption(
     'cloudmap',
@@ -145,6 +154,7 @@ async function startWorker(
   sup: Supervisor,
   config: Config,
   logsDir: string,
+  settings: Record<string, string>,
 ): Promise<HostProcess> {
   const [metricsPort, healthPort] = (await freePorts(2)) as [number, number];
   mkdirSync(logsDir, { recursive: true });
@@ -152,7 +162,7 @@ async function startWorker(
     dist: config.dist,
     nodeArgs: config.nodeArgs,
     clusterId: cluster.id,
-    configEnv: configMapEnv(kustomizeBase()),
+    configEnv: { ...configMapEnv(kustomizeBase()), ...settings },
     kubeconfig: cluster.kubeconfigPath,
     namespace: SYSTEM_NAMESPACE,
     metricsPort,
@@ -179,6 +189,7 @@ async function clusterSetRun(
   mkdirSync(benchDir);
   const sup = new Supervisor(benchDir);
   const cluster = cs.clusters[0]!;
+  const settings = workerEnv(o.workerEnv);
   let failed = true;
   try {
     await prepare(cs, o.namespaces);
@@ -192,7 +203,7 @@ async function clusterSetRun(
     let worker: HostProcess;
     try {
       const startedAt = performance.now();
-      worker = await startWorker(cs, cluster, sup, first, join(benchDir, 'sync'));
+      worker = await startWorker(cs, cluster, sup, first, join(benchDir, 'sync'), settings);
       const all = Array.from({ length: services }, (_, i) => i);
       await watch.when(
         () => all.every((i) => watch.imported(ns(i, o.namespaces), name(i), o.endpoints)),
@@ -214,7 +225,14 @@ async function clusterSetRun(
       for (const config of configs) {
         await stopWorkers([worker]);
         const startedAt = performance.now();
-        worker = await startWorker(cs, cluster, sup, config, join(benchDir, `${slug(config.label)}-${round}`));
+        worker = await startWorker(
+          cs,
+          cluster,
+          sup,
+          config,
+          join(benchDir, `${slug(config.label)}-${round}`),
+          settings,
+        );
         const { pid } = worker.proc;
         const w = worker;
         const ready = (await until(() => isReady(w), o.timeout, 'ready')) - startedAt;
@@ -398,7 +416,7 @@ async function main(): Promise<void> {
           scenario: `${slug(config.label)}-${n}-services`,
           size: `worker, ${n.toLocaleString('en-US')} services, 1 cluster: ${config.label}`,
           load,
-          note: `build ${config.dist}, Node.js flags \`${config.nodeArgs.join(' ')}\`; Cloud Map emulator ${o.cloudMap}`,
+          note: `build ${config.dist}, Node.js flags \`${config.nodeArgs.join(' ')}\`; Cloud Map emulator ${o.cloudMap}${o.workerEnv === '' ? '' : `; worker settings ${o.workerEnv}`}`,
           figures: fs,
         }),
         o.results,
