@@ -7,6 +7,8 @@
 //   configuration in turn (a warm start, from the checkpoints the first one saved): the time and CPU seconds from its
 //   start to ready (Cloud Map read, informers synced) and to its work queues drained, its peak RSS, and its RSS over
 //   --steady after.
+// --worker-env sets worker settings over the ConfigMap's, e.g. client limits lifted so that a large sync is bound by
+// CPU rather than paced by Cloud Map's quotas (the default's 4 CreateService calls a second take 42 minutes for 10,000).
 // A configuration is `label:dist:flags`: a label in words, the build directory, and Node.js flags (empty: those of the
 // Deployment's command in kustomize/base). Prints a Markdown table and writes
 // bench/results/runtime-<label>-<N>-services.json per configuration and count, the rows of docs/benchmarks.md.
@@ -26,6 +28,7 @@ import { createLogger } from '../src/observability/log.ts';
 import { resultOfThisRun, resultsOption, writeResult, type Figure } from '../hack/results/result-file.ts';
 import { cpuSeconds, createServices, mib, name, ns, prepare, processMemory } from './load.ts';
 import { ImportWatch } from './sync-imports.ts';
+import { workerEnv } from './worker-env.ts';
 import { isReady, queuesIdle, reconciled, stopWorkers, until } from './worker-probes.ts';
 
 const specs = {
@@ -56,6 +59,12 @@ const specs = {
     30_000,
     'How long RSS is sampled after the sync and after each warm start.',
   ),
+  workerEnv: stringOption(
+    'worker-env',
+    'BENCH_WORKER_ENV',
+    '',
+    "Worker settings over kustomize/base's ConfigMap, `;` between them: e.g. `MCS_RATE_LIMITS=CreateService=500,RegisterInstance=500` lifts the client limits that pace a large sync (4 CreateService calls a second by default).",
+  ),
   cloudMap: stringOption(
     'cloudmap',
     'BENCH_CLOUDMAP',
@@ -76,6 +85,10 @@ const RSS_GOALS: Record<number, number> = { 300: 100, 5000: 200, 10000: 250 };
 
 const log = createLogger('bench-runtime', process.env.MCS_LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** The 1-minute load average every 5 s while the benchmark runs: the machine is shared, and the load moves figures. */
+const loads: number[] = [];
+setInterval(() => loads.push(loadavg()[0]!), 5000).unref();
 
 interface Config {
   label: string;
@@ -141,6 +154,7 @@ async function startWorker(
   sup: Supervisor,
   config: Config,
   logsDir: string,
+  settings: Record<string, string>,
 ): Promise<HostProcess> {
   const [metricsPort, healthPort] = (await freePorts(2)) as [number, number];
   mkdirSync(logsDir, { recursive: true });
@@ -148,7 +162,7 @@ async function startWorker(
     dist: config.dist,
     nodeArgs: config.nodeArgs,
     clusterId: cluster.id,
-    configEnv: configMapEnv(kustomizeBase()),
+    configEnv: { ...configMapEnv(kustomizeBase()), ...settings },
     kubeconfig: cluster.kubeconfigPath,
     namespace: SYSTEM_NAMESPACE,
     metricsPort,
@@ -175,20 +189,21 @@ async function clusterSetRun(
   mkdirSync(benchDir);
   const sup = new Supervisor(benchDir);
   const cluster = cs.clusters[0]!;
+  const settings = workerEnv(o.workerEnv);
   let failed = true;
   try {
     await prepare(cs, o.namespaces);
     const t = performance.now();
     await createServices(kubeClientFor(cluster.kubeConfig()), 0, services, o.namespaces, o.endpoints, true);
     say(
-      `${services} services × ${o.endpoints} endpoints with ServiceExports created in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      `${services} services × ${o.endpoints} endpoints with ServiceExports created in ${((performance.now() - t) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`,
     );
     const watch = new ImportWatch(cluster.kubeConfig(), log);
     await watch.start();
     let worker: HostProcess;
     try {
       const startedAt = performance.now();
-      worker = await startWorker(cs, cluster, sup, first, join(benchDir, 'sync'));
+      worker = await startWorker(cs, cluster, sup, first, join(benchDir, 'sync'), settings);
       const all = Array.from({ length: services }, (_, i) => i);
       await watch.when(
         () => all.every((i) => watch.imported(ns(i, o.namespaces), name(i), o.endpoints)),
@@ -210,7 +225,14 @@ async function clusterSetRun(
       for (const config of configs) {
         await stopWorkers([worker]);
         const startedAt = performance.now();
-        worker = await startWorker(cs, cluster, sup, config, join(benchDir, `${slug(config.label)}-${round}`));
+        worker = await startWorker(
+          cs,
+          cluster,
+          sup,
+          config,
+          join(benchDir, `${slug(config.label)}-${round}`),
+          settings,
+        );
         const { pid } = worker.proc;
         const w = worker;
         const ready = (await until(() => isReady(w), o.timeout, 'ready')) - startedAt;
@@ -371,11 +393,12 @@ async function main(): Promise<void> {
               throw new Error(`--sync-configs: no configuration "${l}"`);
             })(),
         );
-  const loadAtStart = loadavg()[0]!.toFixed(1);
   for (const n of counts) {
+    const loadAtStart = loadavg()[0]!.toFixed(1);
+    loads.length = 0;
     const runs = new Map(configs.map((c) => [c.label, { syncs: [], starts: [] }]));
     for (const first of syncing) await clusterSetRun(o, n, first, configs, runs);
-    const load = `${loadAtStart} at the start, ${loadavg()[0]!.toFixed(1)} at the end`;
+    const load = `${loadAtStart} at the start, ${loadavg()[0]!.toFixed(1)} at the end, ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} during`;
     say('');
     say(
       `bench:runtime — ${n} services, ${new Date().toISOString().slice(0, 16)}Z, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${load}; Cloud Map emulator ${o.cloudMap}`,
@@ -393,7 +416,7 @@ async function main(): Promise<void> {
           scenario: `${slug(config.label)}-${n}-services`,
           size: `worker, ${n.toLocaleString('en-US')} services, 1 cluster: ${config.label}`,
           load,
-          note: `build ${config.dist}, Node.js flags \`${config.nodeArgs.join(' ')}\`; Cloud Map emulator ${o.cloudMap}`,
+          note: `build ${config.dist}, Node.js flags \`${config.nodeArgs.join(' ')}\`; Cloud Map emulator ${o.cloudMap}${o.workerEnv === '' ? '' : `; worker settings ${o.workerEnv}`}`,
           figures: fs,
         }),
         o.results,

@@ -68,6 +68,7 @@ import {
   type HeapAccount,
 } from './load.ts';
 import { describeLayout, exportRanges, expectedEndpoints, unavoidableWrites } from './sync-layout.ts';
+import { workerEnv } from './worker-env.ts';
 import { ImportWatch } from './sync-imports.ts';
 import {
   isReady,
@@ -329,24 +330,6 @@ async function countIdle(cs: TestClusterSet, workers: readonly HostProcess[], wi
 /** The worker Deployment's Node.js flags, as the image runs them, or `instead` (--node-flags) when given. */
 const deploymentFlags = (instead = '') =>
   instead.trim() === '' ? deploymentNodeFlags(kustomizeBase(), 'mcs-cloudmap-worker') : instead.trim().split(/\s+/);
-
-/** `--worker-env`'s `MCS_A=1;MCS_B=2`. */
-function workerEnv(text: string): Record<string, string> {
-  const settings = text
-    .split(';')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  return Object.fromEntries(
-    settings.map((setting) => {
-      const match = /^(MCS_[A-Z0-9_]+)=(.*)$/.exec(setting);
-      if (!match)
-        throw new ConfigError(
-          `--worker-env: "${setting}" is not MCS_<SETTING>=<value>; the worker's settings are listed in docs/configuration.md`,
-        );
-      return [match[1]!, match[2]!];
-    }),
-  );
-}
 
 /**
  * Starts the workers of `clusters` (logs under bench/<round>/<cluster>) with `nodeFlags`; with `profileDir`, each with
