@@ -133,15 +133,15 @@ describe('e2e: a ClusterSet across accounts and Regions (us-east-1: cls1 in A, c
         { cluster: 'cls2' },
         { cluster: 'cls3' },
       ]);
-      // Zone hints: every imported endpoint carries the zone of the exporting cluster's node (cls3's nodes are in
-      // eu-west-1), as its hint too.
+      // Zones: every imported endpoint carries the zone of the exporting cluster's node (cls3's nodes are in
+      // eu-west-1); no zone hint, since the export does not ask for trafficDistribution PreferClose.
       const endpoints = (await cluster.endpointSlices(NS, `${LABEL_SERVICE_NAME}=west`)).flatMap(
         (slice) => slice.endpoints ?? [],
       );
       expect(endpoints).to.have.length(2);
       for (const e of endpoints) {
         expect(e.zone, `zone of ${e.addresses[0]}`).to.match(new RegExp(`^${WEST}[a-c]$`));
-        expect(e.hints?.forZones).to.deep.equal([{ name: e.zone }]);
+        expect(e.hints, `hints of ${e.addresses[0]}`).to.equal(undefined);
       }
       expect(await cluster.metric('mcs_cloudmap_region_reachable', `region="${WEST}"`)).to.equal(1);
     }
