@@ -20,7 +20,7 @@ import { failure, operationDone } from '../../support/cloudmap.ts';
 import { eventually } from '../../support/eventually.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
 import { requirePrerequisite } from '../../support/prerequisites.ts';
-import { adapterFor, instanceOf, REGION, registerAll } from './fixtures.ts';
+import { adapterFor, instanceOf, rawClient, registerAll } from './fixtures.ts';
 
 const DNS: DnsNamespaceSettings = {
   domain: 'mcs.test.internal',
@@ -38,12 +38,7 @@ describe('cloudmap adapter on the emulator: private DNS namespaces and their rec
 
   before(async () => {
     moto = await startStandaloneMoto({ zoneDir });
-    raw = new ServiceDiscoveryClient({
-      region: REGION,
-      endpoint: moto.endpoint,
-      disableHostPrefix: true,
-      credentials: { accessKeyId: 't', secretAccessKey: 't' },
-    });
+    raw = rawClient(moto.endpoint);
   });
   after(async () => {
     raw?.destroy();

@@ -1,5 +1,6 @@
 // Shared setup of the Cloud Map adapter's integration tests: adapters for pretend clusters on one emulator, instances
 // labelled as a cluster's, and polling helpers that count rather than time.
+import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { CloudMapAdapter, type CloudMapAdapterOptions } from '../../../src/cloudmap/adapter.ts';
 import { CallCounter } from '../../../src/cloudmap/metrics.ts';
 import type { CloudMapWatcher } from '../../../src/change-detection/cloudmap-watcher.ts';
@@ -8,6 +9,16 @@ import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts'
 
 export const CLUSTERSET = 'clusterset-it';
 export const REGION = 'us-east-1';
+
+/** A plain AWS SDK client of the emulator at `endpoint`, for what a test does beside the adapter. */
+export function rawClient(endpoint: string): ServiceDiscoveryClient {
+  return new ServiceDiscoveryClient({
+    region: REGION,
+    endpoint,
+    disableHostPrefix: true,
+    credentials: { accessKeyId: 't', secretAccessKey: 't' },
+  });
+}
 
 export interface TestAdapter {
   adapter: CloudMapAdapter;

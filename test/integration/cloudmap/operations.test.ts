@@ -5,7 +5,7 @@
 import { RegisterInstanceCommand, ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import { expect } from 'chai';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
-import { adapterFor, instanceOf, REGION, registerAll } from './fixtures.ts';
+import { adapterFor, instanceOf, rawClient, registerAll } from './fixtures.ts';
 
 describe('cloudmap operations on the emulator (M6)', function () {
   this.timeout(60_000);
@@ -14,12 +14,7 @@ describe('cloudmap operations on the emulator (M6)', function () {
 
   before(async () => {
     moto = await startStandaloneMoto({ operationDelayMs: 1000 });
-    raw = new ServiceDiscoveryClient({
-      region: REGION,
-      endpoint: moto.endpoint,
-      disableHostPrefix: true,
-      credentials: { accessKeyId: 't', secretAccessKey: 't' },
-    });
+    raw = rawClient(moto.endpoint);
   });
   after(async () => {
     raw?.destroy();

@@ -17,7 +17,7 @@ import { NAMESPACE_OPERATION_POLL_MS } from '../../../src/cloudmap/registry.ts';
 import { operationDone } from '../../support/cloudmap.ts';
 import { RecordingClock } from '../../support/fake-clock.ts';
 import { startStandaloneMoto, type StandaloneMoto } from '../../support/moto.ts';
-import { adapterFor, instanceOf, REGION, registerAll } from './fixtures.ts';
+import { adapterFor, instanceOf, rawClient, registerAll } from './fixtures.ts';
 
 describe('cloudmap adapter on the emulator: registry and instances', function () {
   this.timeout(60_000);
@@ -27,12 +27,7 @@ describe('cloudmap adapter on the emulator: registry and instances', function ()
   before(async () => {
     // S4 is about services past Cloud Map's 1,000 instances (registered before the quota, or by another tool): off here.
     moto = await startStandaloneMoto({ quotas: { instancesPerService: 0 } });
-    raw = new ServiceDiscoveryClient({
-      region: REGION,
-      endpoint: moto.endpoint,
-      disableHostPrefix: true,
-      credentials: { accessKeyId: 't', secretAccessKey: 't' },
-    });
+    raw = rawClient(moto.endpoint);
   });
   after(async () => {
     raw?.destroy();
