@@ -83,7 +83,7 @@ export class BeyondKubernetes {
       await waitFor(
         `${name} to resolve outside the clusters`,
         async () => {
-          addresses = await ipv4Of(outside, name);
+          addresses = await outside.resolve4(name);
           return addresses.length === 3;
         },
         { timeoutMs: 60_000, intervalMs: 500 },
@@ -180,15 +180,5 @@ export class BeyondKubernetes {
     }
     await this.#outside?.remove();
     await this.#dns?.stop();
-  }
-}
-
-async function ipv4Of(host: OutsideHost, name: string): Promise<string[]> {
-  try {
-    const out = await host.exec('getent', ['ahostsv4', name]);
-    return [...new Set(out.split('\n').map((l) => l.split(/\s+/)[0] ?? ''))].filter(Boolean).sort();
-  } catch {
-    // getent exits 2 for a name without addresses.
-    return [];
   }
 }

@@ -27,17 +27,6 @@ const DOMAIN = 'mcs.testbed.internal';
 const NAME = `echo.${NS}.${DOMAIN}`;
 const TTL_SECONDS = 5;
 
-/** The IPv4 addresses the outside host's resolver gives for NAME, sorted; [] for none. */
-async function resolved(host: OutsideHost): Promise<string[]> {
-  try {
-    const out = await host.exec('getent', ['ahostsv4', NAME]);
-    return [...new Set(out.split('\n').map((l) => l.split(/\s+/)[0]!))].filter(Boolean).sort();
-  } catch {
-    // getent exits 2 for a name without addresses.
-    return [];
-  }
-}
-
 async function podIps(cluster: E2ECluster): Promise<string[]> {
   const pods = await cluster.kubeConfig
     .makeApiClient(CoreV1Api)
@@ -100,7 +89,7 @@ describe('e2e: exports that resolve outside Kubernetes (private DNS namespaces)'
     cls1.apply([serviceExport(NS, 'echo')]);
     const pods = await podIps(cls1);
     await eventually(`${NAME} resolves to ${pods.join(', ')} outside the clusters`, async () => {
-      const got = await resolved(outside!);
+      const got = await outside!.resolve4(NAME);
       return JSON.stringify(got) === JSON.stringify(pods) || JSON.stringify(got);
     });
     const resolvable = Date.now();
@@ -121,7 +110,7 @@ describe('e2e: exports that resolve outside Kubernetes (private DNS namespaces)'
     await readyPods(cls1, NS, 'echo', 1);
     const left = await podIps(cls1);
     await eventually(`${NAME} resolves to ${left.join(', ')} only`, async () => {
-      const got = await resolved(outside!);
+      const got = await outside!.resolve4(NAME);
       return JSON.stringify(got) === JSON.stringify(left) || JSON.stringify(got);
     });
     // The figures of docs/non-kubernetes.md "Costs": Cloud Map calls of both clusters' workers, counted at the emulator.

@@ -18,6 +18,8 @@ export interface OutsideHost {
   address: string;
   /** Runs a command inside its network namespace; resolves to stdout, rejects with the command line and stderr. */
   exec(command: string, args: readonly string[]): Promise<string>;
+  /** The IPv4 addresses its resolver gives for `name`, sorted; [] for none. */
+  resolve4(name: string): Promise<string[]>;
   remove(): Promise<void>;
 }
 
@@ -40,10 +42,16 @@ export async function addOutsideHost(plan: DataPathPlan, nameserver: string): Pr
     throw err;
   }
   const what = `outside host ${netns}`;
-  return {
-    netns,
-    address,
-    exec: (command, args) => run('ip', ['netns', 'exec', netns, command, ...args], `${what}: ${command}`),
-    remove,
+  const exec = (command: string, args: readonly string[]) =>
+    run('ip', ['netns', 'exec', netns, command, ...args], `${what}: ${command}`);
+  const resolve4 = async (name: string) => {
+    try {
+      const out = await exec('getent', ['ahostsv4', name]);
+      return [...new Set(out.split('\n').map((l) => l.split(/\s+/)[0] ?? ''))].filter(Boolean).sort();
+    } catch {
+      // getent exits 2 for a name without addresses.
+      return [];
+    }
   };
+  return { netns, address, exec, resolve4, remove };
 }
